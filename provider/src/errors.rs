@@ -1,0 +1,141 @@
+//! The one place where failures become diagnostics. Each diagnostic names the object, what was expected, what
+//! was seen (Liqo's reason and message when there is one) and the next step.
+use crate::kube_ops::OpError;
+use liqo_schema::tf::{Diagnostic, Diagnostics};
+
+/// Turns an operation error into a user-facing diagnostic.
+pub fn op_error(e: &OpError) -> Diagnostic {
+    match e {
+        OpError::Api { action, object, source } => api_error(action, object, source),
+        OpError::Timeout { object, waiting_for, last_seen, after } => Diagnostic::error(
+            format!("Timed out waiting for {object}"),
+            format!(
+                "Waited {} for {waiting_for}, which never came.\nLast seen: {last_seen}.\n\
+                 Check that Liqo's controllers are running on this cluster and look at the object's events \
+                 (kubectl describe), or raise the resource's `timeouts` if the cluster is just slow.",
+                human(*after)
+            ),
+        ),
+        OpError::Failed { object, reason, hint } => {
+            Diagnostic::error(format!("Liqo reported a failure on {object}"), format!("{reason}\n{hint}").trim_end().to_string())
+        }
+        OpError::Cancelled { object, waiting_for } => Diagnostic::error(
+            "Operation cancelled",
+            format!(
+                "Stopped waiting for {object} ({waiting_for}) because Terraform was interrupted. Objects already \
+                 written stay in place and are recorded in state where possible; run the same command again to resume."
+            ),
+        ),
+        OpError::StuckDelete { object, finalizers, after } => Diagnostic::error(
+            format!("{object} could not be deleted"),
+            format!(
+                "It is still present after {}, held by finalizer(s) {}. Liqo's controller that owns each finalizer \
+                 releases it once its clean-up is done; check that Liqo is running on this cluster and that the \
+                 objects this one depends on (credentials, tenant, peer cluster) still exist. Do not remove \
+                 finalizers by hand unless the peer cluster is gone for good.",
+                human(*after),
+                finalizers.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+            ),
+        ),
+    }
+}
+
+/// Convenience for the common `Result<_, OpError>` → diagnostics step.
+pub fn op_diags(e: &OpError) -> Diagnostics {
+    op_error(e).into()
+}
+
+fn api_error(action: &str, object: &str, source: &kube::Error) -> Diagnostic {
+    match source {
+        kube::Error::Api(s) if s.code == 401 => Diagnostic::error(
+            format!("Unauthorized to {action} {object}"),
+            format!(
+                "The Kubernetes API server rejected the provider's credentials: {}. Check the `kubernetes` \
+                 settings of this provider block (certificate, token or exec plugin may have expired).",
+                s.message
+            ),
+        ),
+        kube::Error::Api(s) if s.code == 403 => Diagnostic::error(
+            format!("Forbidden to {action} {object}"),
+            format!(
+                "{}\nThe identity in this provider block's `kubernetes` settings lacks the RBAC permission. Grant it, \
+                 or use credentials of a cluster administrator for the Liqo resources.",
+                s.message
+            ),
+        ),
+        kube::Error::Api(s) if s.code == 404 && s.reason == "NotFound" && s.message.contains("the server could not find the requested resource") => {
+            Diagnostic::error(
+                format!("Liqo is not installed where {object} should live"),
+                format!(
+                    "The API server does not know this kind ({}). Install Liqo 1.0.3 or later on this cluster \
+                     (its CRDs must be present), or point the provider block at the right cluster.",
+                    s.message
+                ),
+            )
+        }
+        kube::Error::Api(s) if s.code == 422 || s.code == 400 => Diagnostic::error(
+            format!("The API server refused to {action} {object}"),
+            format!("{}\nThis usually means a value does not fit Liqo's CRD schema; check the resource's arguments.", s.message),
+        ),
+        kube::Error::Api(s) => Diagnostic::error(format!("Failed to {action} {object}"), format!("{} ({}, HTTP {})", s.message, s.reason, s.code)),
+        kube::Error::HyperError(_) | kube::Error::Service(_) => Diagnostic::error(
+            format!("Cannot reach the Kubernetes API server to {action} {object}"),
+            format!(
+                "{source}\nCheck the `kubernetes` settings of this provider block (host, config_path, config_context) \
+                 and that the cluster is up."
+            ),
+        ),
+        other => Diagnostic::error(format!("Failed to {action} {object}"), other.to_string()),
+    }
+}
+
+/// `90s` → "1m30s": durations the way Terraform users write them.
+pub fn human(d: std::time::Duration) -> String {
+    let secs = d.as_secs();
+    if secs == 0 {
+        return format!("{}ms", d.as_millis());
+    }
+    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
+    let mut out = String::new();
+    if h > 0 {
+        out += &format!("{h}h");
+    }
+    if m > 0 {
+        out += &format!("{m}m");
+    }
+    if s > 0 || out.is_empty() {
+        out += &format!("{s}s");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn stuck_delete_names_object_and_finalizer() {
+        let d = op_error(&OpError::StuckDelete {
+            object: "ResourceSlice liqo-tenant-milan/milan".into(),
+            finalizers: vec!["crdreplicator.liqo.io/resource".into()],
+            after: Duration::from_secs(90),
+        });
+        assert!(d.summary.contains("ResourceSlice liqo-tenant-milan/milan"));
+        assert!(d.detail.contains("`crdreplicator.liqo.io/resource`"));
+        assert!(d.detail.contains("1m30s"));
+    }
+
+    #[test]
+    fn timeout_says_which_condition_never_came() {
+        let d = op_error(&OpError::Timeout {
+            object: "Connection liqo-tenant-milan labelled".into(),
+            waiting_for: "status.value == Connected".into(),
+            last_seen: "status.value = Connecting".into(),
+            after: Duration::from_secs(120),
+        });
+        assert!(d.detail.contains("status.value == Connected"));
+        assert!(d.detail.contains("Connecting"));
+        assert!(d.detail.contains("2m"));
+    }
+}

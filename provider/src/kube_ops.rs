@@ -1,0 +1,285 @@
+//! The one place that touches Kubernetes objects: server-side apply, get, wait (watch-based, with timeout and
+//! cancellation) and delete-and-wait. Resources describe *what* they want; this module owns *how*, so retries,
+//! field ownership and error shapes are the same everywhere.
+use crate::protocol::Ctx;
+use futures::StreamExt;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::watcher;
+use kube::runtime::WatchStreamExt;
+use kube::Resource;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::time::{Duration, Instant};
+
+/// Field manager for every server-side apply: fields written by Liqo's controllers stay theirs, so they never
+/// show up as drift and we never fight over them.
+pub const FIELD_MANAGER: &str = "terraform-provider-liqo";
+
+/// How long transient failures (API server restarting, 409 conflicts, 429/5xx) are retried before giving up.
+const RETRY_BUDGET: Duration = Duration::from_secs(30);
+
+/// What went wrong while operating on one object. Turned into diagnostics in `crate::errors`.
+#[derive(Debug, thiserror::Error)]
+pub enum OpError {
+    #[error("{action} {object}: {source}")]
+    Api { action: &'static str, object: String, source: kube::Error },
+    #[error("timed out after {after:?} waiting for {object}: {waiting_for}")]
+    Timeout { object: String, waiting_for: String, last_seen: String, after: Duration },
+    #[error("{object}: {reason}")]
+    Failed { object: String, reason: String, hint: String },
+    #[error("cancelled while waiting for {object}: {waiting_for}")]
+    Cancelled { object: String, waiting_for: String },
+    #[error("{object} is still present after {after:?}, held by finalizers {finalizers:?}")]
+    StuckDelete { object: String, finalizers: Vec<String>, after: Duration },
+}
+
+impl OpError {
+    /// True when the error is an HTTP 404 from the API server.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, OpError::Api { source: kube::Error::Api(s), .. } if s.code == 404)
+    }
+}
+
+/// `Kind namespace/name` (or `Kind name` for cluster-scoped objects), the way errors name objects.
+pub fn describe<K: Resource<DynamicType = ()>>(namespace: Option<&str>, name: &str) -> String {
+    match namespace {
+        Some(ns) => format!("{} {ns}/{name}", K::kind(&())),
+        None => format!("{} {name}", K::kind(&())),
+    }
+}
+
+fn describe_api<K: Resource<DynamicType = ()>>(api: &Api<K>, name: &str) -> String {
+    describe::<K>(api.namespace(), name)
+}
+
+/// Errors worth retrying: the API server is briefly unreachable, overloaded, or another writer raced us.
+fn is_transient(e: &kube::Error) -> bool {
+    match e {
+        kube::Error::Api(s) => matches!(s.code, 409 | 429 | 500 | 502 | 503 | 504),
+        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
+        _ => false,
+    }
+}
+
+/// Runs `op` until it succeeds, fails permanently, the retry budget is spent, or the user cancels.
+async fn with_retry<T, F, Fut>(ctx: &Ctx, action: &'static str, object: &str, mut op: F) -> Result<T, OpError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, kube::Error>>,
+{
+    let start = Instant::now();
+    let mut delay = Duration::from_millis(100);
+    loop {
+        match op().await {
+            Ok(v) => return Ok(v),
+            Err(e) if is_transient(&e) && start.elapsed() + delay < RETRY_BUDGET => {
+                tokio::select! {
+                    _ = ctx.cancel.cancelled() => {
+                        return Err(OpError::Cancelled { object: object.to_string(), waiting_for: format!("{action} to succeed") });
+                    }
+                    _ = tokio::time::sleep(delay) => {}
+                }
+                delay = (delay * 2).min(Duration::from_secs(2));
+            }
+            Err(source) => return Err(OpError::Api { action, object: object.to_string(), source }),
+        }
+    }
+}
+
+/// Server-side apply of `obj` (which must carry apiVersion, kind and name) as [`FIELD_MANAGER`], forcing
+/// ownership of the fields we set: an out-of-band edit of one of our fields is repaired, not reported as a
+/// conflict.
+pub async fn apply<K>(ctx: &Ctx, api: &Api<K>, obj: &K) -> Result<K, OpError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let name = obj.meta().name.clone().unwrap_or_default();
+    let object = describe_api(api, &name);
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let patch = Patch::Apply(obj);
+    with_retry(ctx, "apply", &object, || api.patch(&name, &params, &patch)).await
+}
+
+/// Creates `obj`; used where an object must be written once and never overwritten (e.g. a CSR).
+pub async fn create<K>(ctx: &Ctx, api: &Api<K>, obj: &K) -> Result<K, OpError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug,
+{
+    let name = obj.meta().name.clone().unwrap_or_default();
+    let object = describe_api(api, &name);
+    let params = PostParams::default();
+    with_retry(ctx, "create", &object, || api.create(&params, obj)).await
+}
+
+/// Reads one object; `None` when it does not exist.
+pub async fn get_opt<K>(ctx: &Ctx, api: &Api<K>, name: &str) -> Result<Option<K>, OpError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    let object = describe_api(api, name);
+    with_retry(ctx, "read", &object, || api.get_opt(name)).await
+}
+
+/// Lists objects matching a label selector.
+pub async fn list<K>(ctx: &Ctx, api: &Api<K>, label_selector: &str) -> Result<Vec<K>, OpError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    let object = format!("{} objects labelled {label_selector}", K::kind(&()));
+    let lp = kube::api::ListParams::default().labels(label_selector);
+    with_retry(ctx, "list", &object, || api.list(&lp)).await.map(|l| l.items)
+}
+
+/// The answer of a wait check on the objects seen so far.
+pub enum Check<T> {
+    /// Done; the wait returns this value.
+    Ready(T),
+    /// Not yet; the text says what is seen now (it ends up in the timeout error).
+    Pending(String),
+    /// Liqo reported a failure: stop waiting. `hint` is the next step for the user.
+    Failed { reason: String, hint: String },
+}
+
+/// What a wait is about: the object (for messages) and how to watch it.
+pub struct WaitTarget {
+    pub object: String,
+    pub waiting_for: String,
+    pub config: watcher::Config,
+}
+
+impl WaitTarget {
+    /// One object by name.
+    pub fn named<K: Resource<DynamicType = ()>>(api: &Api<K>, name: &str, waiting_for: impl Into<String>) -> WaitTarget {
+        WaitTarget {
+            object: describe_api(api, name),
+            waiting_for: waiting_for.into(),
+            config: watcher::Config::default().fields(&format!("metadata.name={name}")),
+        }
+    }
+    /// All objects with a label selector (e.g. the Connection of a peer, found by label as Liqo does).
+    pub fn labelled<K: Resource<DynamicType = ()>>(api: &Api<K>, selector: &str, waiting_for: impl Into<String>) -> WaitTarget {
+        let scope = api.namespace().map(|ns| format!(" in namespace {ns}")).unwrap_or_default();
+        WaitTarget {
+            object: format!("{} labelled {selector}{scope}", K::kind(&())),
+            waiting_for: waiting_for.into(),
+            config: watcher::Config::default().labels(selector),
+        }
+    }
+}
+
+/// Watches the target until `check` says Ready or Failed, the timeout passes, or the user cancels. The check sees
+/// every matching object currently present (an empty slice when none exists yet). Watch-based, so a status change
+/// is seen within one event round trip; a dropped watch is re-established by the watcher's backoff.
+pub async fn wait_until<K, T>(
+    ctx: &Ctx,
+    api: &Api<K>,
+    target: WaitTarget,
+    timeout: Duration,
+    check: impl Fn(&[K]) -> Check<T>,
+) -> Result<T, OpError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    let start = Instant::now();
+    let mut stream = watcher(api.clone(), target.config.clone()).default_backoff().boxed();
+    let mut seen: BTreeMap<String, K> = BTreeMap::new();
+    let mut init: BTreeMap<String, K> = BTreeMap::new();
+    let mut last_seen = String::from("no matching object yet");
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    loop {
+        let event = tokio::select! {
+            _ = ctx.cancel.cancelled() => {
+                return Err(OpError::Cancelled { object: target.object, waiting_for: target.waiting_for });
+            }
+            _ = &mut deadline => {
+                return Err(OpError::Timeout { object: target.object, waiting_for: target.waiting_for, last_seen, after: start.elapsed() });
+            }
+            e = stream.next() => e,
+        };
+        let key = |o: &K| o.meta().name.clone().unwrap_or_default();
+        match event {
+            None => {
+                return Err(OpError::Timeout { object: target.object, waiting_for: target.waiting_for, last_seen, after: start.elapsed() });
+            }
+            // Transient watch errors: the watcher retries with backoff; keep the last known objects.
+            Some(Err(_)) => continue,
+            Some(Ok(watcher::Event::Init)) => {
+                init.clear();
+                continue;
+            }
+            Some(Ok(watcher::Event::InitApply(o))) => {
+                init.insert(key(&o), o);
+                continue;
+            }
+            Some(Ok(watcher::Event::InitDone)) => seen = std::mem::take(&mut init),
+            Some(Ok(watcher::Event::Apply(o))) => {
+                seen.insert(key(&o), o);
+            }
+            Some(Ok(watcher::Event::Delete(o))) => {
+                seen.remove(&key(&o));
+            }
+        }
+        let objects: Vec<K> = seen.values().cloned().collect();
+        match check(&objects) {
+            Check::Ready(v) => return Ok(v),
+            Check::Pending(now) => last_seen = now,
+            Check::Failed { reason, hint } => return Err(OpError::Failed { object: target.object, reason, hint }),
+        }
+    }
+}
+
+/// Waits on one named object; the check sees `None` while it does not exist.
+pub async fn wait_for<K, T>(
+    ctx: &Ctx,
+    api: &Api<K>,
+    name: &str,
+    waiting_for: &str,
+    timeout: Duration,
+    check: impl Fn(Option<&K>) -> Check<T>,
+) -> Result<T, OpError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    let target = WaitTarget::named(api, name, waiting_for);
+    wait_until(ctx, api, target, timeout, |objs: &[K]| check(objs.first())).await
+}
+
+/// Deletes an object (if present) and waits until it is gone. Finalizers are never stripped: Liqo's
+/// controllers release them; a delete that cannot finish names the object and the finalizers holding it.
+pub async fn delete_and_wait<K>(ctx: &Ctx, api: &Api<K>, name: &str, timeout: Duration) -> Result<(), OpError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    let object = describe_api(api, name);
+    let params = DeleteParams::background();
+    let deleted = with_retry(ctx, "delete", &object, || async {
+        match api.delete(name, &params).await {
+            Ok(_) => Ok(true),
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(false),
+            Err(e) => Err(e),
+        }
+    })
+    .await?;
+    if !deleted {
+        return Ok(());
+    }
+    let start = Instant::now();
+    let gone = wait_for(ctx, api, name, "deletion to finish", timeout, |o: Option<&K>| match o {
+        None => Check::Ready(()),
+        Some(o) => Check::Pending(format!("finalizers {:?}", o.meta().finalizers.clone().unwrap_or_default())),
+    })
+    .await;
+    match gone {
+        Err(OpError::Timeout { .. }) => {
+            let finalizers = get_opt(ctx, api, name)
+                .await?
+                .and_then(|o| o.meta().finalizers.clone())
+                .unwrap_or_default();
+            Err(OpError::StuckDelete { object, finalizers, after: start.elapsed() })
+        }
+        other => other,
+    }
+}

@@ -1,0 +1,115 @@
+//! The tfplugin6 protocol layer: go-plugin handshake, mTLS, the gRPC service, cty value codec and schema
+//! conversion. It knows nothing about Liqo; the provider implements the traits below and the layer does the
+//! rest. Nothing here talks to Kubernetes.
+use async_trait::async_trait;
+use liqo_schema::tf::{AttributePath, Diagnostics, Schema, Value};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Per-request context. `cancel` fires when Terraform sends StopProvider (Ctrl-C): long waits must select on it
+/// and return promptly with an error diagnostic, while the gRPC server keeps serving.
+#[derive(Clone, Debug)]
+pub struct Ctx {
+    pub cancel: CancellationToken,
+}
+
+/// The provider as the protocol layer sees it.
+#[async_trait]
+pub trait Provider: Send + Sync + 'static {
+    /// Schema of the `provider "liqo" { … }` block.
+    fn provider_schema(&self) -> Schema;
+    fn resources(&self) -> Vec<Arc<dyn Resource>>;
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource>>;
+    /// Static checks of the provider block (values may be unknown). Must not call any API.
+    fn validate_config(&self, config: &Value) -> Diagnostics;
+    /// ConfigureProvider. Must not call any API either: clients connect lazily on first use.
+    async fn configure(&self, config: Value, terraform_version: &str) -> Diagnostics;
+}
+
+pub struct PlanRequest {
+    /// Null when the resource is being created.
+    pub prior: Value,
+    /// Null when the resource is being destroyed.
+    pub proposed: Value,
+    pub config: Value,
+    pub private: Vec<u8>,
+}
+
+pub struct PlanResponse {
+    pub planned: Value,
+    pub requires_replace: Vec<AttributePath>,
+    pub private: Vec<u8>,
+    pub diagnostics: Diagnostics,
+}
+
+pub struct ApplyRequest {
+    /// Null on create.
+    pub prior: Value,
+    /// Null on destroy.
+    pub planned: Value,
+    pub config: Value,
+    pub private: Vec<u8>,
+}
+
+pub struct ApplyResponse {
+    /// Null after a destroy. On a failed create, the partial state (if any object was created) so nothing is
+    /// orphaned; Null otherwise.
+    pub new_state: Value,
+    pub private: Vec<u8>,
+    pub diagnostics: Diagnostics,
+}
+
+pub struct ReadResponse {
+    /// Null when the object is gone (Terraform then plans to recreate it).
+    pub new_state: Value,
+    pub private: Vec<u8>,
+    pub diagnostics: Diagnostics,
+}
+
+pub struct ImportedResource {
+    pub state: Value,
+    pub private: Vec<u8>,
+}
+
+/// A managed resource type (`liqo_generate`, `liqo_gateway`, …).
+#[async_trait]
+pub trait Resource: Send + Sync {
+    fn type_name(&self) -> &'static str;
+    fn schema(&self) -> Schema;
+    /// Static checks of the resource block (values may be unknown). Must not call any API.
+    fn validate(&self, _config: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+    async fn plan(&self, ctx: &Ctx, req: PlanRequest) -> PlanResponse;
+    async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse;
+    async fn read(&self, ctx: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse;
+    /// `terraform import` / `import {}`: returns the state for the documented import ID. The protocol layer
+    /// follows up with ReadResource as Terraform does.
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics>;
+    /// Upgrades stored state JSON written with schema `version` to the current schema. The default accepts
+    /// only the current version.
+    fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
+        let current = self.schema().version;
+        if version == current {
+            Ok(state)
+        } else {
+            Err(liqo_schema::tf::Diagnostic::error(
+                format!("Cannot upgrade {} state from schema version {version}", self.type_name()),
+                format!("This provider knows schema version {current}. Use the provider version that wrote the state, or remove the resource from state and import it again."),
+            )
+            .into())
+        }
+    }
+}
+
+/// A data source type (`liqo_cluster`, `liqo_peering`).
+#[async_trait]
+pub trait DataSource: Send + Sync {
+    fn type_name(&self) -> &'static str;
+    fn schema(&self) -> Schema;
+    fn validate(&self, _config: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+    /// Returns the new state (config with computed attributes filled in).
+    async fn read(&self, ctx: &Ctx, config: Value) -> (Value, Diagnostics);
+}

@@ -1,0 +1,287 @@
+//! Pieces every resource shares: the `timeouts` block, plan-time validators (each names the attribute and the
+//! fix, and runs before anything touches a cluster) and small plan helpers.
+use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, NestedBlock, Type, Value};
+use std::time::Duration;
+
+/// Default and configured wait budgets of one resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    pub create: Duration,
+    pub update: Duration,
+    pub delete: Duration,
+}
+
+impl Timeouts {
+    pub const fn uniform(d: Duration) -> Timeouts {
+        Timeouts { create: d, update: d, delete: d }
+    }
+
+    /// `timeouts { create = "10m" … }` from a config/plan/state value, falling back to `defaults`. Invalid
+    /// strings were rejected at validation, so they fall back silently here.
+    pub fn from_value(resource: &Value, defaults: Timeouts) -> Timeouts {
+        let t = resource.get("timeouts");
+        let pick = |name: &str, d: Duration| t.get(name).as_str().and_then(|s| parse_duration(s).ok()).unwrap_or(d);
+        Timeouts {
+            create: pick("create", defaults.create),
+            update: pick("update", defaults.update),
+            delete: pick("delete", defaults.delete),
+        }
+    }
+}
+
+/// The `timeouts { create, update, delete }` block, as in HashiCorp providers.
+pub fn timeouts_block(defaults: Timeouts) -> NestedBlock {
+    let attr = |name: &str, d: Duration| {
+        Attribute::optional(name, Type::String).describe(format!(
+            "How long to wait for the {name} to finish, as a duration like `90s` or `10m` (default `{}`).",
+            crate::errors::human(d)
+        ))
+    };
+    NestedBlock::single(
+        "timeouts",
+        Block::new(
+            "Wait budgets of this resource.",
+            vec![attr("create", defaults.create), attr("update", defaults.update), attr("delete", defaults.delete)],
+        ),
+    )
+}
+
+/// Parses Go-style durations (`1h30m`, `90s`, `500ms`), the format Terraform users know from `timeouts`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("empty duration".into());
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        if num_len == 0 {
+            return Err(format!("`{s}` is not a duration"));
+        }
+        let n: f64 = rest[..num_len].parse().map_err(|_| format!("`{s}` is not a duration"))?;
+        rest = &rest[num_len..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let factor = match &rest[..unit_len] {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "" => return Err(format!("`{s}` has a number without a unit (use s, m or h)")),
+            u => return Err(format!("`{s}` has unknown unit `{u}` (use ms, s, m or h)")),
+        };
+        rest = &rest[unit_len..];
+        total += n * factor;
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// Validation helpers: each checks one attribute when its value is known and pushes an error naming the
+/// attribute and the fix. Unknown and null values pass (required-ness is Terraform's job).
+pub struct Check<'a> {
+    pub config: &'a Value,
+    pub diags: Diagnostics,
+}
+
+impl<'a> Check<'a> {
+    pub fn new(config: &'a Value) -> Check<'a> {
+        Check { config, diags: Diagnostics::new() }
+    }
+
+    /// The value at a dotted path (`server.port`).
+    pub fn value(&self, path: &str) -> &'a Value {
+        path.split('.').fold(self.config, |v, step| v.get(step))
+    }
+
+    pub fn error(&mut self, path: AttributePath, summary: impl Into<String>, detail: impl Into<String>) {
+        self.diags.push(Diagnostic::error(summary, detail).at(path));
+    }
+
+    fn known_str(&self, path: &str) -> Option<&'a str> {
+        self.value(path).as_str()
+    }
+
+    /// A Liqo cluster ID: a DNS-1123 label (`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, at most 63 characters).
+    pub fn cluster_id(&mut self, path: &str) {
+        if let Some(s) = self.known_str(path) {
+            if let Err(why) = check_dns_label(s) {
+                self.error(
+                    AttributePath::parse(path),
+                    format!("Invalid cluster ID for `{path}`"),
+                    format!("`{s}` {why}. Liqo cluster IDs are DNS labels: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters (e.g. `milan`). Read it with `liqoctl info --get clusterid` or from liqo_generate's `cluster_id`."),
+                );
+            }
+        }
+    }
+
+    /// A Kubernetes namespace name (also a DNS label).
+    pub fn namespace(&mut self, path: &str) {
+        if let Some(s) = self.known_str(path) {
+            if let Err(why) = check_dns_label(s) {
+                self.error(
+                    AttributePath::parse(path),
+                    format!("Invalid namespace name for `{path}`"),
+                    format!("`{s}` {why}. Namespace names are DNS labels: lowercase letters, digits and '-', at most 63 characters."),
+                );
+            }
+        }
+    }
+
+    /// An IPv4 or IPv6 CIDR such as `10.243.0.0/16`.
+    pub fn cidr(&mut self, path: AttributePath, value: &Value) {
+        if let Some(s) = value.as_str() {
+            if let Err(why) = check_cidr(s) {
+                self.error(
+                    path.clone(),
+                    format!("Invalid CIDR for `{path}`"),
+                    format!("`{s}` {why}. Give a network in CIDR notation, e.g. `10.243.0.0/16` (read it with liqo_generate's `pod_cidrs` / `external_cidr`)."),
+                );
+            }
+        }
+    }
+
+    /// A WireGuard public key: standard base64 of exactly 32 bytes (44 characters).
+    pub fn wireguard_key(&mut self, path: &str) {
+        if let Some(s) = self.known_str(path) {
+            if let Err(why) = check_wireguard_key(s) {
+                self.error(
+                    AttributePath::parse(path),
+                    format!("Invalid WireGuard public key for `{path}`"),
+                    format!("{why}. A WireGuard key is 32 bytes in standard base64 (44 characters ending in '='), as `wg pubkey` prints it; use the peer's liqo_generate `wireguard_public_key`."),
+                );
+            }
+        }
+    }
+
+    /// A TCP/UDP port in `range`.
+    pub fn port(&mut self, path: &str, range: std::ops::RangeInclusive<i64>) {
+        let v = self.value(path);
+        if let Value::Number(n) = v {
+            let ok = v.as_i64().is_some_and(|p| range.contains(&p));
+            if !ok {
+                self.error(
+                    AttributePath::parse(path),
+                    format!("Port out of range for `{path}`"),
+                    format!("{n} is not a whole number between {} and {}.", range.start(), range.end()),
+                );
+            }
+        }
+    }
+
+    /// One of a fixed set of strings (Liqo enum values are case-sensitive).
+    pub fn one_of(&mut self, path: &str, allowed: &[&str]) {
+        if let Some(s) = self.known_str(path) {
+            if !allowed.contains(&s) {
+                self.error(
+                    AttributePath::parse(path),
+                    format!("Unsupported value for `{path}`"),
+                    format!("`{s}` is not one of {} (case-sensitive).", allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")),
+                );
+            }
+        }
+    }
+
+    /// A duration string such as `90s` or `10m`.
+    pub fn duration(&mut self, path: &str) {
+        if let Some(s) = self.known_str(path) {
+            if let Err(why) = parse_duration(s) {
+                self.error(AttributePath::parse(path), format!("Invalid duration for `{path}`"), format!("{why}. Write durations like `90s`, `10m` or `1h30m`."));
+            }
+        }
+    }
+
+    /// Every entry of the `timeouts` block is a valid duration.
+    pub fn timeouts(&mut self) {
+        for t in ["create", "update", "delete"] {
+            self.duration(&format!("timeouts.{t}"));
+        }
+    }
+
+    pub fn finish(self) -> Diagnostics {
+        self.diags
+    }
+}
+
+pub fn check_dns_label(s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("is empty".into());
+    }
+    if s.len() > 63 {
+        return Err(format!("is {} characters long", s.len()));
+    }
+    if !s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        return Err("contains characters other than lowercase letters, digits and '-'".into());
+    }
+    if s.starts_with('-') || s.ends_with('-') {
+        return Err("starts or ends with '-'".into());
+    }
+    Ok(())
+}
+
+pub fn check_cidr(s: &str) -> Result<(), String> {
+    let (addr, len) = s.split_once('/').ok_or_else(|| "has no prefix length (`/16`)".to_string())?;
+    let ip: std::net::IpAddr = addr.parse().map_err(|_| format!("has an invalid address `{addr}`"))?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    match len.parse::<u8>() {
+        Ok(l) if l <= max => Ok(()),
+        _ => Err(format!("has an invalid prefix length `{len}` (0–{max})")),
+    }
+}
+
+pub fn check_wireguard_key(s: &str) -> Result<(), String> {
+    use base64::Engine;
+    match base64::engine::general_purpose::STANDARD.decode(s) {
+        Ok(b) if b.len() == 32 => Ok(()),
+        Ok(b) => Err(format!("the value decodes to {} bytes, not 32", b.len())),
+        Err(_) => Err("the value is not valid standard base64".into()),
+    }
+}
+
+/// True when the attribute differs between prior state and the proposed new state.
+pub fn changed(prior: &Value, proposed: &Value, attr: &str) -> bool {
+    !prior.is_null() && prior.get(attr) != proposed.get(attr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_like_go() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_duration("10").unwrap_err().contains("without a unit"));
+        assert!(parse_duration("5 minutes").is_err());
+    }
+
+    #[test]
+    fn validators_name_the_attribute() {
+        let cfg = Value::object([
+            ("remote_cluster_id", Value::string("Milan_1")),
+            ("remote_public_key", Value::string("dG9vIHNob3J0")),
+            ("server", Value::object([("port", Value::Number(70000.0))])),
+            ("mode", Value::string("nodeport")),
+            ("ok", Value::Unknown),
+        ]);
+        let mut c = Check::new(&cfg);
+        c.cluster_id("remote_cluster_id");
+        c.wireguard_key("remote_public_key");
+        c.port("server.port", 1..=65535);
+        c.one_of("mode", &["NodePort", "LoadBalancer"]);
+        c.cluster_id("ok");
+        let d = c.finish();
+        let paths: Vec<String> = d.iter().map(|d| d.attribute.as_ref().unwrap().to_string()).collect();
+        assert_eq!(paths, ["remote_cluster_id", "remote_public_key", "server.port", "mode"]);
+        assert!(d.0[1].detail.contains("decodes to 9 bytes"));
+    }
+
+    #[test]
+    fn cidrs_are_checked() {
+        assert!(check_cidr("10.243.0.0/16").is_ok());
+        assert!(check_cidr("fd00::/64").is_ok());
+        assert!(check_cidr("10.243.0.0").is_err());
+        assert!(check_cidr("10.243.0.0/33").is_err());
+        assert!(check_cidr("10.243.0/16").is_err());
+    }
+}
