@@ -6,6 +6,16 @@ use liqo_schema::tf::{AttributePath, Diagnostics, Schema, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
+pub mod codec;
+mod controller;
+mod convert;
+pub mod log;
+mod server;
+mod tls;
+mod transport;
+
+pub use transport::{MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, Mode, ServeError, serve};
+
 /// Per-request context. `cancel` fires when Terraform sends StopProvider (Ctrl-C): long waits must select on it
 /// and return promptly with an error diagnostic, while the gRPC server keeps serving.
 #[derive(Clone, Debug)]

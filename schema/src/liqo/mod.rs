@@ -6,20 +6,22 @@
 //! [`k8s_openapi::ByteString`] (raw bytes, base64 on the wire); resource lists are `Quantity` maps; status
 //! values are strings with the documented values as constants next to each kind (so an unknown value from a
 //! newer Liqo still deserialises).
-mod authentication;
-mod conditions;
-mod core;
-mod ipam;
+//!
+//! Kinds live in one module per API group and are also re-exported here (`liqo::Tenant` = `liqo::authentication::Tenant`).
+pub mod authentication;
+pub mod conditions;
+pub mod core;
+pub mod ipam;
 pub mod labels;
-mod networking;
-mod offloading;
+pub mod networking;
+pub mod offloading;
 
-pub use authentication::*;
-pub use conditions::{ConditionLike, LiqoCondition, find_condition, upsert_liqo_condition};
-pub use core::*;
-pub use ipam::*;
-pub use networking::*;
-pub use offloading::*;
+pub use self::authentication::*;
+pub use self::conditions::{ConditionLike, LiqoCondition, find_condition, upsert_liqo_condition};
+pub use self::core::*;
+pub use self::ipam::*;
+pub use self::networking::*;
+pub use self::offloading::*;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,110 @@
+//! `acceptance-tests/ground` — the test ground on its own, for people exploring the provider and for the demo.
+//!
+//! ```text
+//! ground up [--dir DIR] [--clusters milan,rome]   start, bootstrap, start the simulator; print `export` lines
+//! ground down [--dir DIR]                         stop exactly what `up` started in DIR
+//! ground simulate --dir DIR                       run the simulated Liqo control plane (started by `up`)
+//! ```
+//! DIR defaults to `$LIQO_GROUND_DIR`, else `$TMPDIR/liqo-ground`. Progress goes to stderr, the `export` lines
+//! to stdout, so `eval "$(acceptance-tests/ground up)"` works.
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use liqo_acceptance::ground::{Ground, Lifetime, MILAN, Options, ROME};
+use liqo_acceptance::simulator::{self, SimCluster};
+
+const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] | ground down [--dir DIR] | ground simulate --dir DIR";
+
+struct Args {
+    command: String,
+    dir: PathBuf,
+    clusters: Vec<String>,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut args = std::env::args().skip(1);
+    let command = args.next().context(USAGE)?;
+    let mut dir = None;
+    let mut clusters = vec![MILAN.to_owned(), ROME.to_owned()];
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--dir" => dir = Some(PathBuf::from(args.next().context("--dir needs a directory")?)),
+            "--clusters" if command == "up" => {
+                clusters = args.next().context("--clusters needs names")?.split(',').map(str::to_owned).collect();
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?}\n{USAGE}"),
+        }
+    }
+    let dir = dir
+        .or_else(|| std::env::var_os("LIQO_GROUND_DIR").map(PathBuf::from))
+        .unwrap_or_else(|| std::env::temp_dir().join("liqo-ground"));
+    Ok(Args { command, dir, clusters })
+}
+
+fn main() -> ExitCode {
+    let result = parse_args().and_then(|args| {
+        let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
+        match args.command.as_str() {
+            "up" => runtime.block_on(up(&args)),
+            "down" => down(&args),
+            "simulate" => runtime.block_on(simulate(&args)),
+            other => bail!("unknown command {other:?}\n{USAGE}"),
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("[ground] error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn up(args: &Args) -> Result<()> {
+    let names: Vec<&str> = args.clusters.iter().map(String::as_str).collect();
+    eprintln!("[ground] starting {} in {}", names.join(", "), args.dir.display());
+    let options = Options { dir: Some(args.dir.clone()), lifetime: Lifetime::Detached, simulator: true };
+    let ground = Ground::start_with(&names, options).await?;
+    for cluster in ground.clusters() {
+        eprintln!("[ground] {}: {} (pods {}, external {})", cluster.name, cluster.api_server, cluster.pod_cidr, cluster.external_cidr);
+    }
+    eprintln!(
+        "[ground] Liqo's controllers are SIMULATED here (no kubelets, no gateways); log: {}",
+        ground.dir().join("logs/simulator.log").display()
+    );
+    eprintln!("[ground] stop with: acceptance-tests/ground down --dir {}", ground.dir().display());
+    for cluster in ground.clusters() {
+        let var = format!("KUBECONFIG_{}", cluster.name.to_uppercase().replace('-', "_"));
+        println!("export {var}={}", shell_quote(&cluster.kubeconfig.display().to_string()));
+    }
+    println!("export LIQO_GROUND_DIR={}", shell_quote(&ground.dir().display().to_string()));
+    ground.detach();
+    Ok(())
+}
+
+fn down(args: &Args) -> Result<()> {
+    let stopped = Ground::down(&args.dir)?;
+    if stopped.is_empty() {
+        eprintln!("[ground] nothing was running in {}", args.dir.display());
+    } else {
+        eprintln!("[ground] stopped {} in {}", stopped.join(", "), args.dir.display());
+    }
+    Ok(())
+}
+
+async fn simulate(args: &Args) -> Result<()> {
+    let clusters = Ground::recorded_clusters(&args.dir)?
+        .into_iter()
+        .map(|cluster| SimCluster { name: cluster.name, kubeconfig: cluster.kubeconfig })
+        .collect();
+    simulator::run(clusters).await
+}
+
+fn shell_quote(value: &str) -> String {
+    format!("'{}'", value.replace('\'', r"'\''"))
+}

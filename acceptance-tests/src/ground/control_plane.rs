@@ -1,0 +1,248 @@
+//! One ground cluster's control plane: etcd, kube-apiserver (client-certificate authentication, RBAC,
+//! service-account keys) and kube-controller-manager, all on 127.0.0.1.
+//!
+//! The controller-manager runs the controllers a Liqo peering depends on — namespace (termination),
+//! garbage collector (owner references), CSR signing with the cluster CA (`kubernetes.io/kube-apiserver-client`),
+//! service accounts and their tokens, ClusterRole aggregation, root-CA publishing — and deliberately NOT the
+//! node-lifecycle controller: there are no kubelets, and the simulator's Nodes must stay Ready.
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use super::kubeconfig;
+use super::pki::{self, Ca};
+use super::process::{self, Lifetime, Spec, Supervised};
+use super::upstream::Upstream;
+
+/// Controllers the ground's controller-manager runs (names as `kube-controller-manager --controllers` takes them).
+const CONTROLLERS: &str = "namespace-controller,garbage-collector-controller,\
+certificatesigningrequest-signing-controller,serviceaccount-token-controller,serviceaccount-controller,\
+clusterrole-aggregation-controller,root-ca-certificate-publisher-controller";
+
+/// Service network of every ground cluster (never exchanged between clusters, so it may be the same).
+pub const SERVICE_CIDR: &str = "10.96.0.0/16";
+const SERVICE_IP: &str = "10.96.0.1";
+
+/// How long an API server may take to become ready (it is usually a few seconds).
+const READY_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Ports one cluster listens on (all on 127.0.0.1).
+#[derive(Clone, Copy, Debug)]
+pub struct Ports {
+    pub etcd_client: u16,
+    pub etcd_peer: u16,
+    pub apiserver: u16,
+}
+
+/// Picks free ports for `clusters` clusters at once, holding every listener until all are chosen so that no
+/// port is handed out twice.
+pub fn allocate_ports(clusters: usize) -> Result<Vec<Ports>> {
+    let listeners = (0..clusters * 3)
+        .map(|_| TcpListener::bind("127.0.0.1:0"))
+        .collect::<std::io::Result<Vec<_>>>()
+        .context("finding free ports on 127.0.0.1")?;
+    let ports = listeners
+        .iter()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .collect::<std::io::Result<Vec<_>>>()
+        .context("reading a listener's port")?;
+    Ok(ports.chunks(3).map(|p| Ports { etcd_client: p[0], etcd_peer: p[1], apiserver: p[2] }).collect())
+}
+
+/// Where one cluster's files go and what it listens on.
+pub struct Layout {
+    pub name: String,
+    /// `<ground dir>/<name>`: PKI, etcd data, the controller-manager's kubeconfig.
+    pub dir: PathBuf,
+    /// `<ground dir>/<name>.kubeconfig`: the admin kubeconfig handed to users and tests.
+    pub kubeconfig: PathBuf,
+    pub logs: PathBuf,
+    pub ports: Ports,
+}
+
+impl Layout {
+    pub fn api_server(&self) -> String {
+        format!("https://127.0.0.1:{}", self.ports.apiserver)
+    }
+}
+
+/// Starts etcd and kube-apiserver, waits until the API server is ready, then starts the controller-manager.
+/// Every started process is pushed to `started` at once, so the caller can stop it if a later step fails.
+pub async fn start(layout: &Layout, upstream: &Upstream, lifetime: Lifetime, started: &Mutex<Vec<Supervised>>) -> Result<()> {
+    let pki_dir = layout.dir.join("pki");
+    std::fs::create_dir_all(&pki_dir).with_context(|| format!("creating {}", pki_dir.display()))?;
+    let files = write_pki(layout, &pki_dir)?;
+    let name = &layout.name;
+    let Ports { etcd_client, etcd_peer, apiserver } = layout.ports;
+
+    let etcd = Spec {
+        name: format!("{name}/etcd"),
+        program: upstream.etcd.clone(),
+        args: vec![
+            format!("--name={name}"),
+            format!("--data-dir={}", layout.dir.join("etcd").display()),
+            format!("--listen-client-urls=http://127.0.0.1:{etcd_client}"),
+            format!("--advertise-client-urls=http://127.0.0.1:{etcd_client}"),
+            format!("--listen-peer-urls=http://127.0.0.1:{etcd_peer}"),
+            format!("--initial-advertise-peer-urls=http://127.0.0.1:{etcd_peer}"),
+            format!("--initial-cluster={name}=http://127.0.0.1:{etcd_peer}"),
+            // Throwaway data: durability buys nothing and fsync dominates start-up and write latency.
+            "--unsafe-no-fsync".into(),
+            "--log-level=warn".into(),
+        ],
+        log: layout.logs.join(format!("{name}-etcd.log")),
+    };
+    let apiserver_spec = Spec {
+        name: format!("{name}/kube-apiserver"),
+        program: upstream.kube_apiserver.clone(),
+        args: vec![
+            format!("--etcd-servers=http://127.0.0.1:{etcd_client}"),
+            "--bind-address=127.0.0.1".into(),
+            "--advertise-address=127.0.0.1".into(),
+            format!("--secure-port={apiserver}"),
+            format!("--cert-dir={}", pki_dir.display()),
+            format!("--tls-cert-file={}", files.apiserver_cert.display()),
+            format!("--tls-private-key-file={}", files.apiserver_key.display()),
+            format!("--client-ca-file={}", files.ca_cert.display()),
+            "--authorization-mode=RBAC".into(),
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+            format!("--service-account-key-file={}", files.service_account_key.display()),
+            format!("--service-account-signing-key-file={}", files.service_account_key.display()),
+            format!("--service-cluster-ip-range={SERVICE_CIDR}"),
+            "--allow-privileged=true".into(),
+            // Endpoints may not point at loopback; without kubelets nobody needs the `kubernetes` endpoints.
+            "--endpoint-reconciler-type=none".into(),
+            "--profiling=false".into(),
+        ],
+        log: layout.logs.join(format!("{name}-kube-apiserver.log")),
+    };
+    started.lock().expect("process list").push(process::spawn(&etcd, lifetime)?);
+    started.lock().expect("process list").push(process::spawn(&apiserver_spec, lifetime)?);
+
+    std::fs::write(&layout.kubeconfig, &files.admin_kubeconfig)
+        .with_context(|| format!("writing {}", layout.kubeconfig.display()))?;
+    let kcm_kubeconfig = layout.dir.join("controller-manager.kubeconfig");
+    std::fs::write(&kcm_kubeconfig, &files.controller_manager_kubeconfig)
+        .with_context(|| format!("writing {}", kcm_kubeconfig.display()))?;
+
+    wait_ready(layout, started).await?;
+
+    let controller_manager = Spec {
+        name: format!("{name}/kube-controller-manager"),
+        program: upstream.kube_controller_manager.clone(),
+        args: vec![
+            format!("--kubeconfig={}", kcm_kubeconfig.display()),
+            format!("--controllers={CONTROLLERS}"),
+            // Each controller acts as its own service account, as in kubeadm clusters, so RBAC is real.
+            "--use-service-account-credentials=true".into(),
+            format!("--service-account-private-key-file={}", files.service_account_key.display()),
+            format!("--root-ca-file={}", files.ca_cert.display()),
+            format!("--cluster-signing-cert-file={}", files.ca_cert.display()),
+            format!("--cluster-signing-key-file={}", files.ca_key.display()),
+            "--leader-elect=false".into(),
+            // No metrics/health endpoint: nothing scrapes it, and it would need one more free port.
+            "--secure-port=0".into(),
+        ],
+        log: layout.logs.join(format!("{name}-kube-controller-manager.log")),
+    };
+    started.lock().expect("process list").push(process::spawn(&controller_manager, lifetime)?);
+    Ok(())
+}
+
+struct PkiFiles {
+    ca_cert: PathBuf,
+    ca_key: PathBuf,
+    apiserver_cert: PathBuf,
+    apiserver_key: PathBuf,
+    service_account_key: PathBuf,
+    admin_kubeconfig: String,
+    controller_manager_kubeconfig: String,
+}
+
+fn write_pki(layout: &Layout, pki_dir: &Path) -> Result<PkiFiles> {
+    let name = &layout.name;
+    let ca = Ca::generate(name)?;
+    let serving = ca.issue_server(
+        "kube-apiserver",
+        &[
+            "127.0.0.1",
+            "localhost",
+            SERVICE_IP,
+            "kubernetes",
+            "kubernetes.default",
+            "kubernetes.default.svc",
+            "kubernetes.default.svc.cluster.local",
+        ],
+    )?;
+    let admin = ca.issue_client("admin", Some("system:masters"))?;
+    // The bootstrap RBAC policy grants this user what the controller-manager needs to mint controller tokens.
+    let controller_manager = ca.issue_client("system:kube-controller-manager", None)?;
+    let write = |file: &str, content: &str| -> Result<PathBuf> {
+        let path = pki_dir.join(file);
+        std::fs::write(&path, content).with_context(|| format!("writing {}", path.display()))?;
+        Ok(path)
+    };
+    let server = layout.api_server();
+    Ok(PkiFiles {
+        ca_cert: write("ca.crt", &ca.cert_pem)?,
+        ca_key: write("ca.key", &ca.key_pem)?,
+        apiserver_cert: write("apiserver.crt", &serving.cert_pem)?,
+        apiserver_key: write("apiserver.key", &serving.key_pem)?,
+        service_account_key: write("sa.key", &pki::service_account_key()?)?,
+        admin_kubeconfig: kubeconfig::render(name, "admin", &server, &ca.cert_pem, &admin.cert_pem, &admin.key_pem)?,
+        controller_manager_kubeconfig: kubeconfig::render(
+            name,
+            "controller-manager",
+            &server,
+            &ca.cert_pem,
+            &controller_manager.cert_pem,
+            &controller_manager.key_pem,
+        )?,
+    })
+}
+
+/// Polls `/readyz` (which includes RBAC's bootstrap roles and the CRD informers) until it answers `ok`,
+/// failing fast with the log tail when etcd or the API server exits.
+async fn wait_ready(layout: &Layout, started: &Mutex<Vec<Supervised>>) -> Result<()> {
+    let client = kubeconfig::client(&layout.kubeconfig).await?;
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        {
+            let mut started = started.lock().expect("process list");
+            let prefix = format!("{}/", layout.name);
+            for supervised in started.iter_mut().filter(|s| s.record().name.starts_with(&prefix)) {
+                if let Some(status) = supervised.exited() {
+                    let record = supervised.record();
+                    bail!(
+                        "{} exited ({status}) before the API server of cluster {} became ready; last lines of {}:\n{}",
+                        record.name,
+                        layout.name,
+                        record.log.display(),
+                        process::log_tail(&record.log, 20)
+                    );
+                }
+            }
+        }
+        let request = http::Request::get("/readyz").body(Vec::new()).expect("a static request is valid");
+        let answer = match client.request_text(request).await {
+            Ok(body) if body.trim() == "ok" => return Ok(()),
+            Ok(body) => body,
+            Err(err) => err.to_string(),
+        };
+        if Instant::now() > deadline {
+            let log = layout.logs.join(format!("{}-kube-apiserver.log", layout.name));
+            bail!(
+                "the API server of cluster {} ({}) was not ready after {:?}; last answer: {answer}; last lines of {}:\n{}",
+                layout.name,
+                layout.api_server(),
+                READY_TIMEOUT,
+                log.display(),
+                process::log_tail(&log, 20)
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

@@ -1,0 +1,408 @@
+//! The test ground: N real Kubernetes control planes on loopback (etcd + kube-apiserver +
+//! kube-controller-manager, built from upstream), each bootstrapped as a cluster with Liqo 1.2 installed, plus
+//! the simulated Liqo control plane running as its own process (`liqo-ground simulate --dir DIR`).
+//!
+//! Tests use [`Ground::shared`] (one `milan` + `rome` ground per test binary); benchmarks and examples with more
+//! clusters use [`Ground::start`]; `acceptance-tests/ground up|down` uses [`Ground::start_with`] and
+//! [`Ground::down`].
+//!
+//! Ground directory layout: `ground.json` (clusters and started processes), `<cluster>.kubeconfig` (admin),
+//! `<cluster>/` (PKI, etcd data), `logs/<cluster>-<component>.log`, `logs/simulator.log`.
+pub mod bootstrap;
+mod control_plane;
+pub mod kubeconfig;
+pub mod pki;
+pub mod process;
+mod shared;
+mod upstream;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kube::api::{Patch, PatchParams};
+use serde::{Deserialize, Serialize};
+
+pub use bootstrap::{FAULTS_CONFIGMAP, LIQO_VERSION};
+use control_plane::Layout;
+pub use process::Lifetime;
+use process::Supervised;
+pub use upstream::Upstream;
+
+/// Names of the two clusters of the contract's examples: `milan` provides resources, `rome` consumes them.
+pub const MILAN: &str = "milan";
+pub const ROME: &str = "rome";
+
+const STATE_FILE: &str = "ground.json";
+/// Each cluster gets 10.<100+k>.0.0/16 pods and 10.<150+k>.0.0/16 external CIDR, hence the limit.
+const MAX_CLUSTERS: usize = 50;
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// One cluster of the ground, as users and tests see it.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Cluster {
+    /// Cluster name, also its Liqo cluster ID and its kubeconfig context name.
+    pub name: String,
+    /// Admin kubeconfig (client certificate in group `system:masters`).
+    pub kubeconfig: PathBuf,
+    pub api_server: String,
+    pub pod_cidr: String,
+    pub external_cidr: String,
+}
+
+/// What `ground.json` records, so that `ground down` and `ground simulate` can work from the directory alone.
+#[derive(Debug, Serialize, Deserialize)]
+struct State {
+    clusters: Vec<Cluster>,
+    processes: Vec<process::Record>,
+}
+
+/// How to start a ground.
+pub struct Options {
+    /// Ground directory; `None` = a fresh directory in this process's session directory, removed on drop.
+    pub dir: Option<PathBuf>,
+    pub lifetime: Lifetime,
+    /// Start the simulated Liqo control plane (tests of the bare control planes may go without it).
+    pub simulator: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { dir: None, lifetime: Lifetime::Attached, simulator: true }
+    }
+}
+
+/// A running ground. Dropping it stops every process it started (unless [`Ground::detach`]ed).
+pub struct Ground {
+    dir: PathBuf,
+    remove_dir: bool,
+    clusters: Vec<Cluster>,
+    processes: Mutex<Vec<Supervised>>,
+    startup: Duration,
+}
+
+impl Ground {
+    /// The ground shared by all tests of one test binary: `milan` and `rome`, started on first use, killed with
+    /// the test process. Panics (failing the calling test) with the reason if it cannot start.
+    pub fn shared() -> &'static Ground {
+        shared::get()
+    }
+
+    /// Starts a ground with the given clusters, attached to this process, with the simulator.
+    pub async fn start(names: &[&str]) -> Result<Ground> {
+        Ground::start_with(names, Options::default()).await
+    }
+
+    pub async fn start_with(names: &[&str], options: Options) -> Result<Ground> {
+        let began = Instant::now();
+        validate_names(names)?;
+        let crds_dir = crds_dir();
+        if !crds_dir.is_dir() {
+            bail!(
+                "LIQO_CRDS_DIR: Liqo's CRD directory {} does not exist; set LIQO_CRDS_DIR to the directory holding \
+                 Liqo v1.2.0's CRD YAML files and rbac/ (default: ../shared/liqo-crds next to the repository)",
+                crds_dir.display()
+            );
+        }
+        let upstream = tokio::task::spawn_blocking(Upstream::locate).await.context("locating upstream binaries")??;
+        let (dir, remove_dir) = match options.dir {
+            Some(dir) => (prepare_dir(&dir)?, false),
+            None => (fresh_session_ground_dir()?, true),
+        };
+        let logs = dir.join("logs");
+        std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
+
+        let ports = control_plane::allocate_ports(names.len())?;
+        let layouts: Vec<Layout> = names
+            .iter()
+            .zip(ports)
+            .map(|(name, ports)| Layout {
+                name: (*name).to_owned(),
+                dir: dir.join(name),
+                kubeconfig: dir.join(format!("{name}.kubeconfig")),
+                logs: logs.clone(),
+                ports,
+            })
+            .collect();
+        let clusters: Vec<Cluster> = layouts
+            .iter()
+            .enumerate()
+            .map(|(k, layout)| Cluster {
+                name: layout.name.clone(),
+                kubeconfig: layout.kubeconfig.clone(),
+                api_server: layout.api_server(),
+                pod_cidr: format!("10.{}.0.0/16", 100 + k),
+                external_cidr: format!("10.{}.0.0/16", 150 + k),
+            })
+            .collect();
+        // From here on, dropping `ground` (e.g. on an error below) stops whatever was started.
+        let mut ground =
+            Ground { dir, remove_dir, clusters, processes: Mutex::new(Vec::new()), startup: Duration::ZERO };
+
+        let starts = layouts.iter().zip(&ground.clusters).map(|(layout, cluster)| {
+            ground.start_cluster(layout, cluster, &upstream, &crds_dir, options.lifetime)
+        });
+        let results = futures::future::join_all(starts).await;
+        ground.save_state()?;
+        let failures: Vec<String> = results.into_iter().filter_map(|r| r.err()).map(|e| format!("{e:#}")).collect();
+        if !failures.is_empty() {
+            bail!("the ground did not start (logs in {}):\n{}", ground.dir.join("logs").display(), failures.join("\n"));
+        }
+
+        if options.simulator {
+            ground.start_simulator(options.lifetime)?;
+            ground.save_state()?;
+        }
+        ground.startup = began.elapsed();
+        eprintln!(
+            "[ground] {} ready in {:.1}s ({})",
+            names.join(", "),
+            ground.startup.as_secs_f64(),
+            ground.dir.display()
+        );
+        Ok(ground)
+    }
+
+    async fn start_cluster(
+        &self,
+        layout: &Layout,
+        cluster: &Cluster,
+        upstream: &Upstream,
+        crds_dir: &Path,
+        lifetime: Lifetime,
+    ) -> Result<()> {
+        let name = &cluster.name;
+        control_plane::start(layout, upstream, lifetime, &self.processes)
+            .await
+            .with_context(|| format!("cluster {name}: starting the control plane"))?;
+        let client = kubeconfig::client(&cluster.kubeconfig).await?;
+        let install = bootstrap::Install {
+            cluster_id: name,
+            pod_cidr: &cluster.pod_cidr,
+            external_cidr: &cluster.external_cidr,
+            api_server: &cluster.api_server,
+            crds_dir,
+        };
+        bootstrap::install_liqo(&client, &install)
+            .await
+            .with_context(|| format!("cluster {name}: installing Liqo's CRDs and objects"))?;
+        bootstrap::wait_controllers(&client, name).await
+    }
+
+    fn start_simulator(&self, lifetime: Lifetime) -> Result<()> {
+        let spec = process::Spec {
+            name: "simulator".into(),
+            program: ground_binary()?,
+            args: vec!["simulate".into(), "--dir".into(), self.dir.display().to_string()],
+            log: self.dir.join("logs/simulator.log"),
+        };
+        let mut simulator = process::spawn(&spec, lifetime)?;
+        // A simulator that cannot read the ground (bad state file, unreachable cluster) exits at once.
+        std::thread::sleep(Duration::from_millis(300));
+        if let Some(status) = simulator.exited() {
+            bail!(
+                "the simulator exited at start ({status}); last lines of {}:\n{}",
+                spec.log.display(),
+                process::log_tail(&spec.log, 20)
+            );
+        }
+        self.processes.lock().expect("process list").push(simulator);
+        Ok(())
+    }
+
+    fn save_state(&self) -> Result<()> {
+        let processes = self.processes.lock().expect("process list").iter().map(|p| p.record().clone()).collect();
+        let state = State { clusters: self.clusters.clone(), processes };
+        let path = self.dir.join(STATE_FILE);
+        std::fs::write(&path, serde_json::to_vec_pretty(&state)?).with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// Leaves the processes running after this value (and this process) is gone; `Ground::down` stops them.
+    pub fn detach(mut self) {
+        // Dropping a `Child` neither kills nor waits for it; the processes are re-parented when we exit.
+        self.processes.get_mut().expect("process list").clear();
+        self.remove_dir = false;
+    }
+
+    /// Stops what `ground up --dir dir` started (by the PIDs it recorded). Returns the names of the processes
+    /// that were still running.
+    pub fn down(dir: &Path) -> Result<Vec<String>> {
+        let state = read_state(dir)?;
+        Ok(process::stop_recorded(&state.processes, STOP_GRACE))
+    }
+
+    /// The processes recorded in a ground directory.
+    pub fn recorded_processes(dir: &Path) -> Result<Vec<process::Record>> {
+        Ok(read_state(dir)?.processes)
+    }
+
+    /// The clusters recorded in a ground directory (what `liqo-ground simulate` serves).
+    pub fn recorded_clusters(dir: &Path) -> Result<Vec<Cluster>> {
+        Ok(read_state(dir)?.clusters)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn clusters(&self) -> &[Cluster] {
+        &self.clusters
+    }
+
+    /// The named cluster; panics naming the known ones if there is none (a mistake in the test itself).
+    pub fn cluster(&self, name: &str) -> &Cluster {
+        self.clusters.iter().find(|c| c.name == name).unwrap_or_else(|| {
+            let known: Vec<&str> = self.clusters.iter().map(|c| c.name.as_str()).collect();
+            panic!("the ground has no cluster {name:?}; it has {known:?}")
+        })
+    }
+
+    pub fn kubeconfig(&self, name: &str) -> &Path {
+        &self.cluster(name).kubeconfig
+    }
+
+    /// A fresh admin client for the named cluster. Clients are not cached: each test may run on its own tokio
+    /// runtime, and a client's connections belong to the runtime that made them.
+    pub async fn client(&self, name: &str) -> Result<kube::Client> {
+        kubeconfig::client(self.kubeconfig(name)).await
+    }
+
+    /// The named cluster's CA certificate (PEM): it signs client certificates and approved CSRs.
+    pub fn ca_certificate(&self, name: &str) -> Result<String> {
+        let path = self.dir.join(&self.cluster(name).name).join("pki/ca.crt");
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))
+    }
+
+    /// Time from the call to `start` until every cluster was bootstrapped and the simulator started.
+    pub fn startup_time(&self) -> Duration {
+        self.startup
+    }
+
+    /// Switches a simulator fault on in one cluster (keys: `deny-resource-slices`, `fail-connections`,
+    /// `status-delay-ms`, `drop-watch`; values as the simulator documents them).
+    pub async fn set_fault(&self, cluster: &str, key: &str, value: &str) -> Result<()> {
+        let patch = serde_json::json!({"data": {key: value}});
+        self.patch_faults(cluster, &patch).await.with_context(|| format!("setting fault {key}={value}"))
+    }
+
+    /// Switches every simulator fault off in one cluster.
+    pub async fn clear_faults(&self, cluster: &str) -> Result<()> {
+        let patch = serde_json::json!({"data": null});
+        self.patch_faults(cluster, &patch).await.context("clearing faults")
+    }
+
+    async fn patch_faults(&self, cluster: &str, patch: &serde_json::Value) -> Result<()> {
+        let api: Api<ConfigMap> = Api::namespaced(self.client(cluster).await?, liqo_schema::liqo::labels::DEFAULT_LIQO_NAMESPACE);
+        api.patch(FAULTS_CONFIGMAP, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .with_context(|| format!("ConfigMap liqo/{FAULTS_CONFIGMAP} in cluster {cluster}"))?;
+        Ok(())
+    }
+}
+
+impl Drop for Ground {
+    fn drop(&mut self) {
+        let processes = self.processes.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
+        process::stop_owned(processes, STOP_GRACE);
+        if self.remove_dir && std::env::var_os("LIQO_KEEP_GROUND").is_none() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// `LIQO_CRDS_DIR`, default `<repository>/../shared/liqo-crds`.
+pub fn crds_dir() -> PathBuf {
+    match std::env::var_os("LIQO_CRDS_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => repository_root().join("../shared/liqo-crds"),
+    }
+}
+
+/// The repository this crate was built from.
+pub fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the crate lives in the repository").to_path_buf()
+}
+
+fn validate_names(names: &[&str]) -> Result<()> {
+    if names.is_empty() || names.len() > MAX_CLUSTERS {
+        bail!("a ground has 1 to {MAX_CLUSTERS} clusters, {} were requested", names.len());
+    }
+    for (k, name) in names.iter().enumerate() {
+        let dns_label = !name.is_empty()
+            && name.len() <= 63
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !name.starts_with('-')
+            && !name.ends_with('-');
+        if !dns_label {
+            bail!("cluster name {name:?} is not a DNS label (lowercase letters, digits, '-'); Liqo cluster IDs must be");
+        }
+        if names[..k].contains(name) {
+            bail!("cluster name {name:?} is given twice");
+        }
+    }
+    Ok(())
+}
+
+/// Makes a user-given directory ready: refuses a running ground or a directory that is not a ground's,
+/// clears a previous (stopped) ground.
+fn prepare_dir(dir: &Path) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating ground directory {}", dir.display()))?;
+    let dir = dir.canonicalize().with_context(|| format!("resolving {}", dir.display()))?;
+    if dir.join(STATE_FILE).is_file() {
+        let state = read_state(&dir)?;
+        let running: Vec<&str> =
+            state.processes.iter().filter(|r| process::is_running(r)).map(|r| r.name.as_str()).collect();
+        if !running.is_empty() {
+            bail!(
+                "a ground is already running in {} ({}); stop it with `acceptance-tests/ground down --dir {}`",
+                dir.display(),
+                running.join(", "),
+                dir.display()
+            );
+        }
+        std::fs::remove_dir_all(&dir).with_context(|| format!("clearing the stopped ground in {}", dir.display()))?;
+        std::fs::create_dir_all(&dir)?;
+    } else if std::fs::read_dir(&dir)?.next().is_some() {
+        bail!("{} is neither empty nor a ground directory (no {STATE_FILE}); choose another --dir", dir.display());
+    }
+    Ok(dir)
+}
+
+fn fresh_session_ground_dir() -> Result<PathBuf> {
+    let dir = tempfile::Builder::new()
+        .prefix("ground-")
+        .tempdir_in(crate::session::dir()?)
+        .context("creating a ground directory")?
+        .keep();
+    Ok(dir)
+}
+
+fn read_state(dir: &Path) -> Result<State> {
+    let path = dir.join(STATE_FILE);
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("reading {} (is {} a ground directory started by `ground up`?)", path.display(), dir.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// The `liqo-ground` binary, which runs the simulator: `$LIQO_GROUND_BIN`, this executable if it is
+/// `liqo-ground`, else the one cargo builds next to test and bench executables (`target/<profile>/`).
+fn ground_binary() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("LIQO_GROUND_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let me = std::env::current_exe().context("locating the current executable")?;
+    if me.file_name().is_some_and(|n| n == "liqo-ground") {
+        return Ok(me);
+    }
+    let candidates: Vec<PathBuf> = me.ancestors().skip(1).take(2).map(|dir| dir.join("liqo-ground")).collect();
+    candidates.iter().find(|path| path.is_file()).cloned().with_context(|| {
+        format!(
+            "the liqo-ground binary (it runs the simulator) is not at {:?}; build it with `cargo build -p liqo-acceptance \
+             --bin liqo-ground` or set LIQO_GROUND_BIN",
+            candidates
+        )
+    })
+}

@@ -1,0 +1,64 @@
+//! Locating the upstream binaries (etcd, kube-apiserver, kube-controller-manager, tofu), building them with
+//! `scripts/build-upstream.sh` when the version-keyed cache does not have them yet.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+/// Paths of the upstream binaries the ground and the tests run.
+#[derive(Clone, Debug)]
+pub struct Upstream {
+    pub etcd: PathBuf,
+    pub kube_apiserver: PathBuf,
+    pub kube_controller_manager: PathBuf,
+    pub tofu: PathBuf,
+}
+
+const NAMES: [&str; 4] = ["etcd", "kube-apiserver", "kube-controller-manager", "tofu"];
+
+impl Upstream {
+    /// Finds the binaries in the cache (`$LIQO_TEST_CACHE/bin`, default `~/.cache/terraform-provider-liqo/bin`),
+    /// running the build script first if any is missing (the first run takes several minutes).
+    pub fn locate() -> Result<Upstream> {
+        let bin = cache_bin_dir()?;
+        if NAMES.iter().all(|name| bin.join(name).is_file()) {
+            return Ok(Upstream::in_dir(&bin));
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-upstream.sh");
+        eprintln!("[ground] upstream binaries missing in {}; running {}", bin.display(), script.display());
+        let output = Command::new(&script)
+            .stderr(Stdio::inherit())
+            .output()
+            .with_context(|| format!("running {}", script.display()))?;
+        if !output.status.success() {
+            bail!("{} failed ({}); its output above says which build broke", script.display(), output.status);
+        }
+        let printed = String::from_utf8_lossy(&output.stdout);
+        let dir = PathBuf::from(printed.lines().last().unwrap_or_default().trim());
+        for name in NAMES {
+            if !dir.join(name).is_file() {
+                bail!("{} finished but {} is missing; check the script's output", script.display(), dir.join(name).display());
+            }
+        }
+        Ok(Upstream::in_dir(&dir))
+    }
+
+    fn in_dir(dir: &Path) -> Upstream {
+        Upstream {
+            etcd: dir.join("etcd"),
+            kube_apiserver: dir.join("kube-apiserver"),
+            kube_controller_manager: dir.join("kube-controller-manager"),
+            tofu: dir.join("tofu"),
+        }
+    }
+}
+
+/// The same directory `build-upstream.sh` uses.
+fn cache_bin_dir() -> Result<PathBuf> {
+    let root = match std::env::var_os("LIQO_TEST_CACHE") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set and LIQO_TEST_CACHE is not set")?)
+            .join(".cache/terraform-provider-liqo"),
+    };
+    Ok(root.join("bin"))
+}

@@ -1,0 +1,9 @@
+//! Test ground for terraform-provider-liqo: real Kubernetes control planes on loopback with Liqo's CRDs,
+//! a simulated Liqo control plane (labelled as such everywhere), and helpers for running real Terraform and
+//! OpenTofu against them.
+pub mod ground;
+mod session;
+pub mod simulator;
+pub mod tf;
+
+pub use ground::{Cluster, Ground, MILAN, ROME};

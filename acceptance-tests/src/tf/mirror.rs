@@ -1,0 +1,108 @@
+//! Installing the provider under test the way users get it: its release archive (made by `release.sh
+//! package`) in a filesystem mirror, selected by a CLI configuration file. Built once per test process.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use anyhow::{Context, Result, bail};
+
+use crate::ground::repository_root;
+
+/// The provider's version: the workspace version, which this crate shares.
+pub const PROVIDER_VERSION: &str = env!("CARGO_PKG_VERSION");
+/// `source` in `required_providers`.
+pub const PROVIDER_SOURCE: &str = "liqotech/liqo";
+/// Terraform resolves `liqotech/liqo` on registry.terraform.io, OpenTofu on registry.opentofu.org; the mirror
+/// serves the same archive under both.
+const ADDRESSES: [&str; 2] = ["registry.terraform.io/liqotech/liqo", "registry.opentofu.org/liqotech/liqo"];
+const BINARY: &str = "terraform-provider-liqo";
+
+/// A filesystem mirror holding the provider archive and the CLI configuration that installs from it.
+pub struct Mirror {
+    pub dir: PathBuf,
+    pub cli_config: PathBuf,
+}
+
+/// The process's mirror, built on first use.
+pub fn get() -> Result<&'static Mirror> {
+    static MIRROR: OnceLock<Result<Mirror, String>> = OnceLock::new();
+    MIRROR.get_or_init(|| build().map_err(|e| format!("{e:#}"))).as_ref().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+fn build() -> Result<Mirror> {
+    let binary = provider_binary()?;
+    let root = crate::session::dir()?.join("provider");
+    let dist = root.join("dist");
+    let script = repository_root().join("release.sh");
+    let output = Command::new("bash")
+        .arg(&script)
+        .args(["package", "--binary"])
+        .arg(&binary)
+        .arg("--out")
+        .arg(&dist)
+        .output()
+        .with_context(|| format!("running {}", script.display()))?;
+    if !output.status.success() {
+        bail!("{} package failed ({}):\n{}", script.display(), output.status, String::from_utf8_lossy(&output.stderr));
+    }
+    let zip = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    let file_name = zip.file_name().context("release.sh printed no archive path")?;
+
+    let dir = root.join("mirror");
+    for address in ADDRESSES {
+        let target = dir.join(address);
+        std::fs::create_dir_all(&target).with_context(|| format!("creating {}", target.display()))?;
+        std::fs::copy(&zip, target.join(file_name)).with_context(|| format!("copying {} into the mirror", zip.display()))?;
+    }
+    let cli_config = root.join("cli.tfrc");
+    std::fs::write(&cli_config, cli_config_text(&dir)).with_context(|| format!("writing {}", cli_config.display()))?;
+    Ok(Mirror { dir, cli_config })
+}
+
+/// The provider comes only from the mirror; everything else would come from the registries directly (the
+/// tests use no other provider, so nothing is ever downloaded).
+fn cli_config_text(mirror: &Path) -> String {
+    let addresses = ADDRESSES.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
+    format!(
+        "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [{addresses}]\n  }}\n  \
+         direct {{\n    exclude = [{addresses}]\n  }}\n}}\n",
+        mirror.display()
+    )
+}
+
+/// `$LIQO_PROVIDER_BIN`, else the debug build, brought up to date with `cargo build` (a no-op when
+/// `acceptance-tests/test` already built it).
+fn provider_binary() -> Result<PathBuf> {
+    if let Some(path) = std::env::var_os("LIQO_PROVIDER_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(&cargo)
+        .args(["build", "--quiet", "-p", BINARY, "--bin", BINARY])
+        .current_dir(repository_root())
+        .status()
+        .context("running cargo build for the provider")?;
+    if !status.success() {
+        bail!("cargo build -p {BINARY} failed ({status}); fix the build or set LIQO_PROVIDER_BIN to a built provider");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repository_root().join("target"));
+    let binary = target.join("debug").join(BINARY);
+    if !binary.is_file() {
+        bail!("cargo built the provider but {} does not exist; set LIQO_PROVIDER_BIN to the binary", binary.display());
+    }
+    Ok(binary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_config_mirrors_both_registry_addresses_and_excludes_them_from_direct() {
+        let text = cli_config_text(Path::new("/m"));
+        assert!(text.contains("path    = \"/m\""), "{text}");
+        let both = "[\"registry.terraform.io/liqotech/liqo\", \"registry.opentofu.org/liqotech/liqo\"]";
+        assert!(text.contains(&format!("include = {both}")), "{text}");
+        assert!(text.contains(&format!("exclude = {both}")), "{text}");
+    }
+}

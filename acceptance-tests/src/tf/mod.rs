@@ -1,0 +1,347 @@
+//! Running real Terraform and OpenTofu against the ground, with the provider installed from a filesystem
+//! mirror of its release archive.
+//!
+//! ```no_run
+//! # async fn example() -> anyhow::Result<()> {
+//! use liqo_acceptance::{Ground, tf::{self, Cli, Workdir}};
+//! let ground = Ground::shared();
+//! for cli in Cli::available() {
+//!     let config = format!("{}\nresource \"liqo_generate\" \"rome\" {{ provider = liqo.milan, remote_cluster_id = \"rome\" }}\n",
+//!         tf::provider_config(ground));
+//!     let work = Workdir::new(cli, &config).await?;   // writes main.tf, runs init
+//!     work.apply().await?;
+//!     assert!(work.plan().await?.is_empty(), "a second plan must be empty");
+//!     work.destroy().await?;
+//! }
+//! # Ok(()) }
+//! ```
+pub mod mirror;
+
+use std::fmt;
+use std::fs::File;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tempfile::TempDir;
+
+use crate::ground::{Ground, Upstream, process};
+pub use mirror::{PROVIDER_SOURCE, PROVIDER_VERSION};
+
+/// A single Terraform command may not take longer than this (the provider's own timeouts are shorter).
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Which command-line client runs the configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Cli {
+    Terraform,
+    OpenTofu,
+}
+
+impl Cli {
+    /// OpenTofu always (built from its Go module by the ground's build script); Terraform when `terraform` is
+    /// on PATH. Every acceptance test runs once per available client.
+    pub fn available() -> Vec<Cli> {
+        let mut clis = Vec::new();
+        if terraform_on_path().is_some() {
+            clis.push(Cli::Terraform);
+        }
+        clis.push(Cli::OpenTofu);
+        clis
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Cli::Terraform => "terraform",
+            Cli::OpenTofu => "tofu",
+        }
+    }
+
+    pub fn program(self) -> Result<PathBuf> {
+        match self {
+            Cli::Terraform => terraform_on_path().context("terraform is not on PATH"),
+            Cli::OpenTofu => Ok(Upstream::locate()?.tofu),
+        }
+    }
+
+    /// `terraform version` / `tofu version`, first line (e.g. `Terraform v1.11.4`).
+    pub fn version(self) -> Result<String> {
+        let output = Command::new(self.program()?).arg("version").env("CHECKPOINT_DISABLE", "1").output()?;
+        Ok(String::from_utf8_lossy(&output.stdout).lines().next().unwrap_or_default().to_owned())
+    }
+}
+
+impl fmt::Display for Cli {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+fn terraform_on_path() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join("terraform")).find(|candidate| candidate.is_file())
+}
+
+/// `terraform { required_providers }` and one `provider "liqo"` block per ground cluster, aliased by the
+/// cluster's name and pointing at its admin kubeconfig.
+pub fn provider_config(ground: &Ground) -> String {
+    let mut hcl = format!(
+        "terraform {{\n  required_providers {{\n    liqo = {{\n      source  = \"{PROVIDER_SOURCE}\"\n      \
+         version = \"{PROVIDER_VERSION}\"\n    }}\n  }}\n}}\n"
+    );
+    for cluster in ground.clusters() {
+        hcl.push_str(&format!(
+            "\nprovider \"liqo\" {{\n  alias      = \"{name}\"\n  kubernetes = {{\n    config_path    = \"{path}\"\n    \
+             config_context = \"{name}\"\n  }}\n}}\n",
+            name = cluster.name,
+            path = cluster.kubeconfig.display()
+        ));
+    }
+    hcl
+}
+
+/// What one command printed and how it ended.
+#[derive(Debug)]
+pub struct Run {
+    /// e.g. `tofu apply -auto-approve …`
+    pub command: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+    pub duration: Duration,
+}
+
+impl Run {
+    pub fn success(&self) -> bool {
+        self.status.success()
+    }
+
+    fn into_result(self) -> Result<Run> {
+        if self.success() {
+            Ok(self)
+        } else {
+            bail!("{self}")
+        }
+    }
+}
+
+impl fmt::Display for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` ended with {} after {:.1}s\n--- stderr ---\n{}\n--- stdout ---\n{}", self.command, self.status,
+            self.duration.as_secs_f64(), self.stderr.trim_end(), self.stdout.trim_end())
+    }
+}
+
+/// Result of `plan -detailed-exitcode`.
+#[derive(Debug)]
+pub enum Plan {
+    /// Exit code 0: infrastructure matches the configuration.
+    NoChanges(Run),
+    /// Exit code 2: the plan has changes (shown in `stdout`).
+    Changes(Run),
+}
+
+impl Plan {
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Plan::NoChanges(_))
+    }
+
+    pub fn run(&self) -> &Run {
+        match self {
+            Plan::NoChanges(run) | Plan::Changes(run) => run,
+        }
+    }
+}
+
+/// A Terraform working directory: `config/` (the root module, `main.tf`) and `runs/` (each command's output,
+/// kept for debugging until the value is dropped). Initialised once, when created.
+pub struct Workdir {
+    cli: Cli,
+    program: PathBuf,
+    cli_config: PathBuf,
+    root: TempDir,
+    runs: AtomicUsize,
+}
+
+impl Workdir {
+    /// Writes `main_tf` and runs `init` (installing the provider from the mirror).
+    pub async fn new(cli: Cli, main_tf: &str) -> Result<Workdir> {
+        let mirror = tokio::task::spawn_blocking(mirror::get).await.context("preparing the provider mirror")??;
+        let root = tempfile::Builder::new()
+            .prefix(&format!("tf-{}-", cli.name()))
+            .tempdir_in(crate::session::dir()?)
+            .context("creating a Terraform working directory")?;
+        std::fs::create_dir_all(root.path().join("config"))?;
+        std::fs::create_dir_all(root.path().join("runs"))?;
+        let work = Workdir { cli, program: cli.program()?, cli_config: mirror.cli_config.clone(), root, runs: AtomicUsize::new(0) };
+        work.write("main.tf", main_tf)?;
+        work.run(&["init", "-input=false", "-no-color"]).await?.into_result()?;
+        Ok(work)
+    }
+
+    pub fn cli(&self) -> Cli {
+        self.cli
+    }
+
+    /// The root module directory (where `main.tf` and the state live).
+    pub fn path(&self) -> PathBuf {
+        self.root.path().join("config")
+    }
+
+    /// Writes (or replaces) one file of the root module; the provider set must stay the same (no re-init).
+    pub fn write(&self, file: &str, content: &str) -> Result<()> {
+        let path = self.path().join(file);
+        std::fs::write(&path, content).with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// `apply -auto-approve`; fails with the command's output unless it succeeds.
+    pub async fn apply(&self) -> Result<Run> {
+        self.apply_with(&[]).await
+    }
+
+    /// `apply -auto-approve` with extra arguments (`-target=…`, `-var=…`, `-refresh-only`, …).
+    pub async fn apply_with(&self, extra: &[&str]) -> Result<Run> {
+        self.run(&with(&["apply", "-auto-approve", "-input=false", "-no-color"], extra)).await?.into_result()
+    }
+
+    /// `apply -auto-approve` that must fail; returns its output (the diagnostics are in `stderr`).
+    pub async fn apply_fails(&self) -> Result<Run> {
+        let run = self.run(&["apply", "-auto-approve", "-input=false", "-no-color"]).await?;
+        if run.success() {
+            bail!("expected apply to fail, but it succeeded:\n{run}");
+        }
+        Ok(run)
+    }
+
+    /// `plan -detailed-exitcode`.
+    pub async fn plan(&self) -> Result<Plan> {
+        self.plan_with(&[]).await
+    }
+
+    pub async fn plan_with(&self, extra: &[&str]) -> Result<Plan> {
+        let run = self.run(&with(&["plan", "-detailed-exitcode", "-input=false", "-no-color"], extra)).await?;
+        match run.status.code() {
+            Some(0) => Ok(Plan::NoChanges(run)),
+            Some(2) => Ok(Plan::Changes(run)),
+            _ => bail!("{run}"),
+        }
+    }
+
+    /// `destroy -auto-approve`.
+    pub async fn destroy(&self) -> Result<Run> {
+        self.destroy_with(&[]).await
+    }
+
+    /// `destroy -auto-approve` with extra arguments (e.g. `-target=liqo_peer.rome_to_milan`).
+    pub async fn destroy_with(&self, extra: &[&str]) -> Result<Run> {
+        self.run(&with(&["destroy", "-auto-approve", "-input=false", "-no-color"], extra)).await?.into_result()
+    }
+
+    /// `import ADDRESS ID`.
+    pub async fn import(&self, address: &str, id: &str) -> Result<Run> {
+        self.run(&["import", "-input=false", "-no-color", address, id]).await?.into_result()
+    }
+
+    /// `show -json` (the state; with a plan file argument use [`Workdir::run`]).
+    pub async fn show_json(&self) -> Result<serde_json::Value> {
+        let run = self.run(&["show", "-json", "-no-color"]).await?.into_result()?;
+        serde_json::from_str(&run.stdout).with_context(|| format!("`{}` printed no JSON:\n{}", run.command, run.stdout))
+    }
+
+    /// `output -json`: `{name: {value, type, sensitive}}`.
+    pub async fn output_json(&self) -> Result<serde_json::Value> {
+        let run = self.run(&["output", "-json", "-no-color"]).await?.into_result()?;
+        serde_json::from_str(&run.stdout).with_context(|| format!("`{}` printed no JSON:\n{}", run.command, run.stdout))
+    }
+
+    /// Runs `<cli> args…` in the root module and returns whatever happened (no status check).
+    pub async fn run(&self, args: &[&str]) -> Result<Run> {
+        let seq = self.runs.fetch_add(1, Ordering::SeqCst);
+        let label = format!("{seq:02}-{}", args.first().copied().unwrap_or("run"));
+        let out_path = self.root.path().join("runs").join(format!("{label}.stdout"));
+        let err_path = self.root.path().join("runs").join(format!("{label}.stderr"));
+        let mut command = Command::new(&self.program);
+        command
+            .args(args)
+            .current_dir(self.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(File::create(&out_path)?)
+            .stderr(File::create(&err_path)?)
+            .env("TF_CLI_CONFIG_FILE", &self.cli_config)
+            .env("TOFU_CLI_CONFIG_FILE", &self.cli_config)
+            .env("TF_IN_AUTOMATION", "1")
+            .env("TF_INPUT", "0")
+            .env("CHECKPOINT_DISABLE", "1")
+            // A plugin cache conflicts with mirrors, and these would silently change what runs.
+            .env_remove("TF_PLUGIN_CACHE_DIR")
+            .env_remove("TF_DATA_DIR")
+            .env_remove("TF_WORKSPACE")
+            .env_remove("TF_CLI_ARGS");
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("TF_CLI_ARGS_") || key.to_string_lossy().starts_with("TF_VAR_") {
+                command.env_remove(key);
+            }
+        }
+        let description = format!("{} {}", self.cli.name(), args.join(" "));
+        let started = Instant::now();
+        let status = run_to_completion(command)
+            .await
+            .with_context(|| format!("running `{description}` in {}", self.path().display()))?;
+        Ok(Run {
+            command: description,
+            status,
+            stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
+            stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
+            duration: started.elapsed(),
+        })
+    }
+}
+
+fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(extra).copied().collect()
+}
+
+/// Runs a command attached to this process (killed if the test process dies) and waits for it without
+/// blocking the async runtime. If the awaiting future is dropped (a panicking test) or the command exceeds
+/// [`COMMAND_TIMEOUT`], the child is killed — by the same thread that reaps it, so never after its PID was
+/// reused.
+async fn run_to_completion(command: Command) -> Result<ExitStatus> {
+    struct CancelOnDrop(Arc<AtomicBool>);
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let mut child = process::spawn_attached(command)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _guard = CancelOnDrop(cancel.clone());
+    let cancelled = cancel.clone();
+    let waiter = tokio::task::spawn_blocking(move || -> std::io::Result<(ExitStatus, bool)> {
+        loop {
+            if let Some(status) = child.try_wait()? {
+                return Ok((status, false));
+            }
+            if cancelled.load(Ordering::SeqCst) {
+                child.kill()?;
+                return Ok((child.wait()?, true));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let deadline = tokio::time::sleep(COMMAND_TIMEOUT);
+    tokio::pin!(waiter, deadline);
+    let (status, killed) = tokio::select! {
+        joined = &mut waiter => joined??,
+        () = &mut deadline => {
+            cancel.store(true, Ordering::SeqCst);
+            waiter.await??
+        }
+    };
+    if killed {
+        bail!("killed after {COMMAND_TIMEOUT:?} without finishing");
+    }
+    Ok(status)
+}

@@ -1,0 +1,339 @@
+//! The ground's own tests: each one depends on a real API server or a real controller-manager, so a fake or
+//! half-started ground fails them.
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use k8s_openapi::ByteString;
+use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding, RoleRef, Subject};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use liqo_acceptance::ground::{FAULTS_CONFIGMAP, kubeconfig, pki, process};
+use liqo_acceptance::{Ground, MILAN, ROME};
+use liqo_schema::liqo::labels;
+use serde_json::json;
+
+fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+fn object(resource: &ApiResource, namespace: &str, name: &str, spec: serde_json::Value) -> DynamicObject {
+    let mut object = DynamicObject::new(name, resource).within(namespace);
+    object.data = json!({ "spec": spec });
+    object
+}
+
+async fn create_namespace(client: &Client, name: &str) -> Result<()> {
+    let namespace = Namespace { metadata: ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() };
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .with_context(|| format!("creating Namespace {name}"))?;
+    Ok(())
+}
+
+/// Polls `check` every 200 ms until it returns `Some`, failing with `what` after `timeout`.
+async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await? {
+            return Ok(value);
+        }
+        if Instant::now() > deadline {
+            bail!("{what} did not happen within {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn every_cluster_is_bootstrapped_like_a_liqo_1_2_installation() -> Result<()> {
+    let ground = Ground::shared();
+    let expected_crds = std::fs::read_dir(liqo_acceptance::ground::crds_dir())?
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "yaml")))
+        .count();
+    for cluster in ground.clusters() {
+        let client = ground.client(&cluster.name).await?;
+        let name = &cluster.name;
+
+        let crds = Api::<CustomResourceDefinition>::all(client.clone()).list(&ListParams::default()).await?;
+        let established = crds
+            .items
+            .iter()
+            .filter(|crd| crd.spec.group.ends_with("liqo.io"))
+            .filter(|crd| {
+                crd.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|conditions| {
+                    conditions.iter().any(|c| c.type_ == "Established" && c.status == "True")
+                })
+            })
+            .count();
+        assert_eq!(established, expected_crds, "{name}: every Liqo CRD must be Established");
+
+        let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), labels::DEFAULT_LIQO_NAMESPACE);
+        let selector = format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME);
+        let found = config_maps.list(&ListParams::default().labels(&selector)).await?;
+        assert_eq!(found.items.len(), 1, "{name}: exactly one ConfigMap labelled {selector}");
+        let cluster_id = found.items[0].data.as_ref().and_then(|d| d.get(labels::CLUSTER_ID_KEY)).cloned();
+        assert_eq!(cluster_id.as_deref(), Some(name.as_str()), "{name}: CLUSTER_ID");
+
+        let networks: Api<DynamicObject> = Api::namespaced_with(
+            client.clone(),
+            labels::DEFAULT_LIQO_NAMESPACE,
+            &resource("ipam.liqo.io", "v1alpha1", "Network", "networks"),
+        );
+        for (kind, cidr) in [
+            (labels::NETWORK_TYPE_POD_CIDR, &cluster.pod_cidr),
+            (labels::NETWORK_TYPE_EXTERNAL_CIDR, &cluster.external_cidr),
+        ] {
+            let selector = format!("{}={kind}", labels::NETWORK_TYPE);
+            let found = networks.list(&ListParams::default().labels(&selector)).await?;
+            assert_eq!(found.items.len(), 1, "{name}: one Network labelled {selector}");
+            assert_eq!(found.items[0].data["status"]["cidr"], json!(cidr), "{name}: status.cidr of the {kind} Network");
+        }
+
+        for (kind, plural, template) in [
+            ("WgGatewayServerTemplate", "wggatewayservertemplates", labels::WIREGUARD_SERVER_TEMPLATE),
+            ("WgGatewayClientTemplate", "wggatewayclienttemplates", labels::WIREGUARD_CLIENT_TEMPLATE),
+        ] {
+            let api: Api<DynamicObject> = Api::namespaced_with(
+                client.clone(),
+                labels::DEFAULT_LIQO_NAMESPACE,
+                &resource("networking.liqo.io", "v1beta1", kind, plural),
+            );
+            let found = api.get(template).await.with_context(|| format!("{name}: {kind} liqo/{template}"))?;
+            assert!(found.data["spec"]["template"]["spec"].is_object(), "{name}: {kind} liqo/{template} has a template body");
+        }
+
+        let role = Api::<ClusterRole>::all(client.clone()).get(labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE).await?;
+        let role_labels = role.metadata.labels.unwrap_or_default();
+        assert_eq!(role_labels.get(labels::APP_NAME).map(String::as_str), Some(labels::REMOTE_CONTROLPLANE_APP_NAME));
+        assert!(
+            role.rules.unwrap_or_default().iter().any(|rule| {
+                rule.resources.as_ref().is_some_and(|r| r.iter().any(|r| r == "resourceslices"))
+            }),
+            "{name}: liqo-remote-controlplane must grant access to resourceslices"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_invalid_gateway_server_is_rejected_by_the_crd_schema() -> Result<()> {
+    let ground = Ground::shared();
+    let client = ground.client(MILAN).await?;
+    create_namespace(&client, "ground-schema").await?;
+    let gateway_servers = resource("networking.liqo.io", "v1beta1", "GatewayServer", "gatewayservers");
+    let api: Api<DynamicObject> = Api::namespaced_with(client, "ground-schema", &gateway_servers);
+
+    let invalid = object(&gateway_servers, "ground-schema", "invalid", json!({
+        "endpoint": {"serviceType": "Teleport", "port": 51840},
+        "mtu": 1340,
+    }));
+    match api.create(&PostParams::default(), &invalid).await {
+        Err(kube::Error::Api(status)) if status.is_invalid() => {
+            assert!(status.message.contains("serviceType"), "the rejection must name the field: {}", status.message);
+        }
+        other => panic!("GatewayServer ground-schema/invalid with serviceType Teleport must be rejected as Invalid, got {other:?}"),
+    }
+
+    // The same object with a valid enum value is accepted, so the rejection above was the schema's doing.
+    let valid = object(&gateway_servers, "ground-schema", "valid", json!({
+        "endpoint": {"serviceType": "NodePort", "port": 51840},
+        "mtu": 1340,
+    }));
+    api.create(&PostParams::default(), &valid).await.context("a valid GatewayServer must be accepted")?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_csr_is_signed_and_the_certificate_is_scoped_to_the_tenant_namespace() -> Result<()> {
+    let ground = Ground::shared();
+    let admin = ground.client(MILAN).await?;
+    let (tenant, elsewhere) = ("ground-tenant-rome", "ground-not-rome");
+    create_namespace(&admin, tenant).await?;
+    create_namespace(&admin, elsewhere).await?;
+
+    let binding = RoleBinding {
+        metadata: ObjectMeta {
+            name: Some(labels::REMOTE_CONTROLPLANE_ROLE_BINDING.into()),
+            namespace: Some(tenant.into()),
+            ..Default::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "ClusterRole".into(),
+            name: labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE.into(),
+        },
+        subjects: Some(vec![Subject {
+            api_group: Some("rbac.authorization.k8s.io".into()),
+            kind: "User".into(),
+            name: ROME.into(),
+            ..Default::default()
+        }]),
+    };
+    Api::<RoleBinding>::namespaced(admin.clone(), tenant).create(&PostParams::default(), &binding).await?;
+
+    // The consumer's credentials, the way liqo_tenant mints them: CN=<consumer>, O=liqo.io, signed by the
+    // controller-manager after approval.
+    let (key_pem, csr_pem) = pki::client_key_and_csr(ROME, Some(labels::CONTROL_PLANE_ORGANIZATION))?;
+    let csrs: Api<CertificateSigningRequest> = Api::all(admin.clone());
+    let csr = CertificateSigningRequest {
+        metadata: ObjectMeta { name: Some("ground-rome".into()), ..Default::default() },
+        spec: CertificateSigningRequestSpec {
+            request: ByteString(csr_pem.into_bytes()),
+            signer_name: "kubernetes.io/kube-apiserver-client".into(),
+            usages: Some(vec!["digital signature".into(), "client auth".into()]),
+            expiration_seconds: Some(3600),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    csrs.create(&PostParams::default(), &csr).await?;
+    let approval = json!({"status": {"conditions": [{
+        "type": "Approved", "status": "True", "reason": "GroundTest", "message": "approved by the ground's own test",
+    }]}});
+    csrs.patch_subresource("approval", "ground-rome", &PatchParams::default(), &Patch::Merge(&approval)).await?;
+    let certificate = eventually(Duration::from_secs(30), "kube-controller-manager signing CSR ground-rome", || {
+        let csrs = csrs.clone();
+        async move {
+            let csr = csrs.get("ground-rome").await?;
+            Ok(csr.status.and_then(|s| s.certificate).map(|c| String::from_utf8_lossy(&c.0).into_owned()))
+        }
+    })
+    .await?;
+    assert!(certificate.contains("BEGIN CERTIFICATE"), "status.certificate must be PEM: {certificate}");
+
+    let cluster = ground.cluster(MILAN);
+    let rome_kubeconfig =
+        kubeconfig::render(MILAN, ROME, &cluster.api_server, &ground.ca_certificate(MILAN)?, &certificate, &key_pem)?;
+    let as_rome = kubeconfig::client_from_yaml(&rome_kubeconfig).await?;
+    let slices = resource("authentication.liqo.io", "v1beta1", "ResourceSlice", "resourceslices");
+    let spec = json!({"class": "default", "providerClusterID": MILAN, "consumerClusterID": ROME, "resources": {"cpu": "1"}});
+
+    let allowed: Api<DynamicObject> = Api::namespaced_with(as_rome.clone(), tenant, &slices);
+    allowed
+        .create(&PostParams::default(), &object(&slices, tenant, "rome", spec.clone()))
+        .await
+        .with_context(|| format!("the certificate of User {ROME} must create ResourceSlices in {tenant}"))?;
+
+    let denied: Api<DynamicObject> = Api::namespaced_with(as_rome, elsewhere, &slices);
+    match denied.create(&PostParams::default(), &object(&slices, elsewhere, "rome", spec)).await {
+        Err(kube::Error::Api(status)) if status.is_forbidden() => Ok(()),
+        other => panic!("User {ROME} must be Forbidden to create ResourceSlices in {elsewhere}, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_deleted_namespace_finishes_terminating_and_orphans_are_collected() -> Result<()> {
+    let ground = Ground::shared();
+    let client = ground.client(ROME).await?;
+    let namespace = "ground-doomed";
+    create_namespace(&client, namespace).await?;
+
+    // Garbage collector: a dependent ConfigMap goes away with its owner.
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let owner = config_maps
+        .create(&PostParams::default(), &ConfigMap {
+            metadata: ObjectMeta { name: Some("owner".into()), ..Default::default() },
+            ..Default::default()
+        })
+        .await?;
+    let dependent = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("dependent".into()),
+            owner_references: Some(vec![OwnerReference {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                name: "owner".into(),
+                uid: owner.metadata.uid.clone().context("a created object has a uid")?,
+                ..Default::default()
+            }]),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([("k".into(), "v".into())])),
+        ..Default::default()
+    };
+    config_maps.create(&PostParams::default(), &dependent).await?;
+    config_maps.delete("owner", &DeleteParams::default()).await?;
+    eventually(Duration::from_secs(60), "the garbage collector deleting ConfigMap ground-doomed/dependent", || {
+        let config_maps = config_maps.clone();
+        async move { Ok(config_maps.get_opt("dependent").await?.is_none().then_some(())) }
+    })
+    .await?;
+
+    // Namespace controller: content (including a Liqo custom object no simulated controller touches) is removed
+    // and the namespace disappears.
+    let quotas = resource("offloading.liqo.io", "v1beta1", "Quota", "quotas");
+    Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &quotas)
+        .create(&PostParams::default(), &object(&quotas, namespace, "peer", json!({"user": ROME, "resources": {"cpu": "1"}})))
+        .await?;
+    let namespaces: Api<Namespace> = Api::all(client);
+    namespaces.delete(namespace, &DeleteParams::default()).await?;
+    eventually(Duration::from_secs(60), "Namespace ground-doomed finishing termination", || {
+        let namespaces = namespaces.clone();
+        async move { Ok(namespaces.get_opt(namespace).await?.is_none().then_some(())) }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn faults_are_set_and_cleared_per_cluster() -> Result<()> {
+    let ground = Ground::shared();
+    let faults = |client: Client| async move {
+        let api: Api<ConfigMap> = Api::namespaced(client, labels::DEFAULT_LIQO_NAMESPACE);
+        Ok::<_, anyhow::Error>(api.get(FAULTS_CONFIGMAP).await?.data.unwrap_or_default())
+    };
+    ground.set_fault(ROME, "status-delay-ms", "250").await?;
+    ground.set_fault(ROME, "drop-watch", "true").await?;
+    let set = faults(ground.client(ROME).await?).await?;
+    assert_eq!(set.get("status-delay-ms").map(String::as_str), Some("250"));
+    assert_eq!(set.get("drop-watch").map(String::as_str), Some("true"));
+    assert!(faults(ground.client(MILAN).await?).await?.is_empty(), "faults are per cluster");
+    ground.clear_faults(ROME).await?;
+    assert!(faults(ground.client(ROME).await?).await?.is_empty(), "clear_faults removes every key");
+    Ok(())
+}
+
+/// Environment variable telling [`crashing_child`] where to record its ground directory.
+const CRASH_CHILD: &str = "LIQO_GROUND_CRASH_CHILD";
+
+#[test]
+fn the_processes_of_a_crashed_test_process_die_with_it() -> Result<()> {
+    let record = tempfile::NamedTempFile::new()?;
+    let status = std::process::Command::new(std::env::current_exe()?)
+        .args(["crashing_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(CRASH_CHILD, record.path())
+        .status()?;
+    assert!(!status.success(), "the child test process must have crashed");
+    let dir = std::fs::read_to_string(record.path())?;
+    assert!(!dir.is_empty(), "the child must have started a ground before crashing");
+    let processes = Ground::recorded_processes(std::path::Path::new(&dir))?;
+    assert!(processes.len() >= 4, "the crashed ground recorded its processes: {processes:?}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes.iter().any(process::is_running) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let survivors: Vec<&str> = processes.iter().filter(|p| process::is_running(p)).map(|p| p.name.as_str()).collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(survivors.is_empty(), "processes outlived the crashed test process: {survivors:?}");
+    Ok(())
+}
+
+/// Run only by the test above, in a child process: starts a ground and aborts (no unwinding, no destructors),
+/// as a test process killed by a signal or a crash would.
+#[tokio::test]
+#[ignore = "helper process of the_processes_of_a_crashed_test_process_die_with_it"]
+async fn crashing_child() {
+    let Some(record) = std::env::var_os(CRASH_CHILD) else { return };
+    let ground = Ground::start(&["crash"]).await.expect("the crash ground must start");
+    std::fs::write(record, ground.dir().display().to_string()).expect("recording the ground directory");
+    std::process::abort();
+}

@@ -1,0 +1,92 @@
+# One Liqo peering: `consumer` gets a virtual node backed by `provider`'s resources.
+# Order (Terraform derives it from the references): cluster facts -> per-peer namespaces and WireGuard keys on both
+# sides -> gateway server (provider) -> gateway client (consumer) -> tenant and credentials (provider) -> peer
+# (consumer) -> namespace offloading. `terraform destroy` walks it backwards, waiting for Liqo's finalizers.
+
+data "liqo_cluster" "provider" {
+  provider = liqo.provider
+}
+
+data "liqo_cluster" "consumer" {
+  provider = liqo.consumer
+}
+
+# Tenant namespace and WireGuard key pair on each side, one per peer.
+resource "liqo_generate" "provider" {
+  provider          = liqo.provider
+  remote_cluster_id = data.liqo_cluster.consumer.cluster_id
+}
+
+resource "liqo_generate" "consumer" {
+  provider          = liqo.consumer
+  remote_cluster_id = data.liqo_cluster.provider.cluster_id
+}
+
+# Network fabric: the provider runs the WireGuard server, the consumer dials it.
+resource "liqo_gateway" "server" {
+  provider             = liqo.provider
+  tenant_namespace     = liqo_generate.provider.tenant_namespace
+  remote_cluster_id    = liqo_generate.consumer.cluster_id
+  remote_pod_cidrs     = liqo_generate.consumer.pod_cidrs
+  remote_external_cidr = liqo_generate.consumer.external_cidr
+  remote_public_key    = liqo_generate.consumer.wireguard_public_key
+  mtu                  = var.mtu
+  server = {
+    service_type     = var.gateway_service_type
+    port             = var.gateway_port
+    node_port        = var.gateway_node_port
+    load_balancer_ip = var.gateway_load_balancer_ip
+  }
+}
+
+resource "liqo_gateway" "client" {
+  provider             = liqo.consumer
+  tenant_namespace     = liqo_generate.consumer.tenant_namespace
+  remote_cluster_id    = liqo_generate.provider.cluster_id
+  remote_pod_cidrs     = liqo_generate.provider.pod_cidrs
+  remote_external_cidr = liqo_generate.provider.external_cidr
+  remote_public_key    = liqo_generate.provider.wireguard_public_key
+  mtu                  = var.mtu
+  wait_for_connection  = var.wait_for_connection
+  client = {
+    addresses = coalesce(var.gateway_client_addresses, liqo_gateway.server.endpoint_addresses)
+    port      = coalesce(var.gateway_client_port, liqo_gateway.server.endpoint_port)
+    protocol  = "UDP"
+  }
+}
+
+# Authentication: the provider admits the consumer and mints its control-plane credentials.
+resource "liqo_tenant" "this" {
+  provider            = liqo.provider
+  tenant_namespace    = liqo_generate.provider.tenant_namespace
+  consumer_cluster_id = liqo_generate.consumer.cluster_id
+  tenant_condition    = var.tenant_condition
+  api_server_url      = var.provider_api_server_url
+}
+
+# Resource negotiation: the consumer asks for resources and gets a virtual node. The tenant is referenced, so it
+# outlives the ResourceSlice on destroy (Liqo's finalizers need the credentials until the slice is gone).
+resource "liqo_peer" "this" {
+  provider                  = liqo.consumer
+  tenant_namespace          = liqo_generate.consumer.tenant_namespace
+  provider_cluster_id       = liqo_generate.provider.cluster_id
+  provider_tenant_namespace = liqo_tenant.this.tenant_namespace
+  kubeconfig                = liqo_tenant.this.kubeconfig
+  resources                 = var.resources
+  class                     = var.resource_slice_class
+  create_virtual_node       = var.create_virtual_node
+
+  # Pods scheduled on the virtual node need the tunnel; build it first and tear it down last.
+  depends_on = [liqo_gateway.client]
+}
+
+resource "liqo_offload" "this" {
+  for_each                   = toset(var.offload_namespaces)
+  provider                   = liqo.consumer
+  namespace                  = each.value
+  create_namespace           = var.create_offload_namespaces
+  pod_offloading_strategy    = var.pod_offloading_strategy
+  namespace_mapping_strategy = var.namespace_mapping_strategy
+
+  depends_on = [liqo_peer.this]
+}

@@ -1,0 +1,101 @@
+variable "gateway_service_type" {
+  description = "How the provider cluster exposes its WireGuard gateway: NodePort, LoadBalancer or ClusterIP."
+  type        = string
+  default     = "NodePort"
+}
+
+variable "gateway_port" {
+  description = "Port the gateway server listens on (the Service port)."
+  type        = number
+  default     = 51840
+}
+
+variable "gateway_node_port" {
+  description = "Fixed NodePort for the gateway server (30000-32767); null lets Kubernetes choose one."
+  type        = number
+  default     = null
+}
+
+variable "gateway_load_balancer_ip" {
+  description = "Fixed load-balancer IP for the gateway server when gateway_service_type is LoadBalancer."
+  type        = string
+  default     = null
+}
+
+variable "gateway_client_addresses" {
+  description = "Addresses the consumer's gateway dials; null uses the endpoint the provider's gateway reports (override it when the consumer reaches the provider through NAT)."
+  type        = list(string)
+  default     = null
+}
+
+variable "gateway_client_port" {
+  description = "Port the consumer's gateway dials; null uses the endpoint port the provider's gateway reports."
+  type        = number
+  default     = null
+}
+
+variable "mtu" {
+  description = "MTU of the WireGuard tunnel; must be the same on both sides."
+  type        = number
+  default     = 1340
+}
+
+variable "wait_for_connection" {
+  description = "Wait until the consumer's gateway reports the tunnel Connected."
+  type        = bool
+  default     = true
+}
+
+variable "provider_api_server_url" {
+  description = "API server URL of the provider cluster as the consumer reaches it; null uses the URL of the provider's provider block."
+  type        = string
+  default     = null
+}
+
+variable "tenant_condition" {
+  description = "Active accepts new ResourceSlices, Cordoned keeps existing ones but denies new ones, Drained evicts the consumer."
+  type        = string
+  default     = "Active"
+}
+
+variable "resources" {
+  description = "Resources the consumer asks the provider for (Kubernetes quantities), e.g. { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }. Empty asks for the provider's defaults."
+  type        = map(string)
+  default     = {}
+}
+
+variable "resource_slice_class" {
+  description = "ResourceSlice class; `default` is handled by Liqo's built-in class controller."
+  type        = string
+  default     = "default"
+}
+
+variable "create_virtual_node" {
+  description = "Create a virtual node on the consumer once the provider accepts the ResourceSlice."
+  type        = bool
+  default     = true
+}
+
+variable "offload_namespaces" {
+  description = "Namespaces of the consumer to offload to the provider (each gets a NamespaceOffloading). They must exist, or set create_offload_namespaces."
+  type        = list(string)
+  default     = []
+}
+
+variable "create_offload_namespaces" {
+  description = "Create the namespaces in offload_namespaces (and delete them on destroy)."
+  type        = bool
+  default     = false
+}
+
+variable "pod_offloading_strategy" {
+  description = "Where pods of offloaded namespaces may run: Local, Remote or LocalAndRemote."
+  type        = string
+  default     = "LocalAndRemote"
+}
+
+variable "namespace_mapping_strategy" {
+  description = "How offloaded namespaces are named on the provider: DefaultName (<ns>-<consumer id>) or EnforceSameName."
+  type        = string
+  default     = "DefaultName"
+}

@@ -1,0 +1,9 @@
+terraform {
+  required_version = ">= 1.0"
+  required_providers {
+    liqo = {
+      source                = "liqotech/liqo"
+      configuration_aliases = [liqo.consumer, liqo.provider]
+    }
+  }
+}

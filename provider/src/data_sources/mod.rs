@@ -1,0 +1,11 @@
+//! One module per data source type.
+use crate::protocol::DataSource;
+use crate::provider::Cluster;
+use std::sync::Arc;
+
+pub mod cluster;
+
+/// Every data source type of the provider, bound to the provider block's cluster.
+pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn DataSource>> {
+    vec![Arc::new(cluster::ClusterDataSource::new(cluster.clone()))]
+}

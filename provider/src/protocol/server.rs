@@ -1,0 +1,911 @@
+//! The tfplugin6 `Provider` service: decodes each request with the right schema type, calls the provider's
+//! traits, encodes the answer. RPCs this provider does not serve (functions, ephemeral resources, identity
+//! upgrades, lists, actions, state stores, moves) answer UNIMPLEMENTED; Terraform only calls them when the
+//! schema or server capabilities advertise them.
+use super::{ApplyRequest, Ctx, DataSource, PlanRequest, Provider, Resource, codec, convert, log};
+use futures::FutureExt;
+use liqo_schema::tf::{Diagnostic, Diagnostics, Type, Value};
+use magma_protocol::tfplugin6 as pb;
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status};
+
+struct Registered<T: ?Sized> {
+    imp: Arc<T>,
+    /// The object type of the schema's block: what every value of this type is decoded with.
+    ty: Type,
+    version: i64,
+}
+
+pub(crate) struct ProviderService {
+    provider: Arc<dyn Provider>,
+    provider_ty: Type,
+    resources: BTreeMap<String, Registered<dyn Resource>>,
+    data_sources: BTreeMap<String, Registered<dyn DataSource>>,
+    /// Built once: Terraform asks for the schema in every provider process it starts.
+    schema: pb::get_provider_schema::Response,
+    metadata: pb::get_metadata::Response,
+    /// Token handed to every request's `Ctx`; StopProvider cancels it and installs a fresh one.
+    stop: Mutex<CancellationToken>,
+}
+
+fn capabilities() -> pb::ServerCapabilities {
+    pb::ServerCapabilities {
+        plan_destroy: true,
+        get_provider_schema_optional: true,
+        move_resource_state: false,
+        generate_resource_config: false,
+    }
+}
+
+impl ProviderService {
+    pub(crate) fn new(provider: Arc<dyn Provider>) -> ProviderService {
+        let provider_schema = provider.provider_schema();
+        let mut schema = pb::get_provider_schema::Response {
+            provider: Some(convert::schema(&provider_schema)),
+            server_capabilities: Some(capabilities()),
+            ..Default::default()
+        };
+        let mut metadata =
+            pb::get_metadata::Response { server_capabilities: Some(capabilities()), ..Default::default() };
+
+        let mut resources = BTreeMap::new();
+        for r in provider.resources() {
+            let s = r.schema();
+            let name = r.type_name().to_string();
+            schema.resource_schemas.insert(name.clone(), convert::schema(&s));
+            metadata.resources.push(pb::get_metadata::ResourceMetadata { type_name: name.clone() });
+            resources.insert(name, Registered { ty: s.block.implied_type(), version: s.version, imp: r });
+        }
+        let mut data_sources = BTreeMap::new();
+        for d in provider.data_sources() {
+            let s = d.schema();
+            let name = d.type_name().to_string();
+            schema.data_source_schemas.insert(name.clone(), convert::schema(&s));
+            metadata.data_sources.push(pb::get_metadata::DataSourceMetadata { type_name: name.clone() });
+            data_sources.insert(name, Registered { ty: s.block.implied_type(), version: s.version, imp: d });
+        }
+
+        ProviderService {
+            provider_ty: provider_schema.block.implied_type(),
+            provider,
+            resources,
+            data_sources,
+            schema,
+            metadata,
+            stop: Mutex::new(CancellationToken::new()),
+        }
+    }
+
+    fn ctx(&self) -> Ctx {
+        Ctx { cancel: self.stop.lock().unwrap_or_else(|p| p.into_inner()).clone() }
+    }
+
+    fn resource(&self, type_name: &str) -> Result<&Registered<dyn Resource>, Diagnostics> {
+        self.resources.get(type_name).ok_or_else(|| unknown_type("resource", type_name, self.resources.keys()))
+    }
+
+    fn data_source(&self, type_name: &str) -> Result<&Registered<dyn DataSource>, Diagnostics> {
+        self.data_sources.get(type_name).ok_or_else(|| unknown_type("data source", type_name, self.data_sources.keys()))
+    }
+}
+
+fn unknown_type<'a>(kind: &str, name: &str, known: impl Iterator<Item = &'a String>) -> Diagnostics {
+    let known: Vec<&str> = known.map(String::as_str).collect();
+    Diagnostic::error(
+        format!("Unknown {kind} type {name:?}"),
+        format!(
+            "This provider has no {kind} type {name:?}; it serves: {}. Check the type name in the configuration.",
+            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+        ),
+    )
+    .into()
+}
+
+/// Decodes a request value; an absent or empty DynamicValue is null.
+fn decode(dv: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value, Diagnostics> {
+    let result = match dv {
+        Some(dv) if !dv.msgpack.is_empty() => codec::decode(&dv.msgpack, ty),
+        Some(dv) if !dv.json.is_empty() => codec::decode_json(&dv.json, ty),
+        _ => return Ok(Value::Null),
+    };
+    result.map_err(|e| {
+        let d = Diagnostic::error(
+            format!("Invalid {what} received from Terraform"),
+            format!("The {what} does not match this provider's schema: {e}. Check that the provider version matches the one that wrote the state."),
+        );
+        if e.path.0.is_empty() { d.into() } else { d.at(e.path).into() }
+    })
+}
+
+fn encode(v: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diagnostics> {
+    match codec::encode(v, ty) {
+        Ok(msgpack) => Ok(pb::DynamicValue { msgpack, json: Vec::new() }),
+        Err(e) => Err(Diagnostic::error(
+            format!("Provider produced an invalid {what}"),
+            format!("The {what} does not match the provider's own schema: {e}. This is a bug in the provider; please report it."),
+        )
+        .into()),
+    }
+}
+
+/// Runs a provider call, turning a panic into an error diagnostic so Terraform reports it against the
+/// resource instead of losing the connection.
+async fn guarded<T>(what: &str, fut: impl Future<Output = T>) -> Result<T, Diagnostics> {
+    AssertUnwindSafe(fut).catch_unwind().await.map_err(|p| panic_diagnostic(what, &p))
+}
+
+fn guarded_sync<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, Diagnostics> {
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_diagnostic(what, &p))
+}
+
+fn panic_diagnostic(what: &str, payload: &(dyn std::any::Any + Send)) -> Diagnostics {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into());
+    log::error("provider panicked", &[("operation", what), ("panic", &msg)]);
+    Diagnostic::error(
+        format!("Provider crashed while {what}"),
+        format!("{msg}. This is a bug in the provider; please report it together with the Terraform log."),
+    )
+    .into()
+}
+
+fn diags(d: &Diagnostics) -> Vec<pb::Diagnostic> {
+    convert::diagnostics(d)
+}
+
+#[tonic::async_trait]
+impl pb::provider_server::Provider for ProviderService {
+    async fn get_metadata(
+        &self,
+        _: Request<pb::get_metadata::Request>,
+    ) -> Result<Response<pb::get_metadata::Response>, Status> {
+        Ok(Response::new(self.metadata.clone()))
+    }
+
+    async fn get_provider_schema(
+        &self,
+        _: Request<pb::get_provider_schema::Request>,
+    ) -> Result<Response<pb::get_provider_schema::Response>, Status> {
+        Ok(Response::new(self.schema.clone()))
+    }
+
+    async fn validate_provider_config(
+        &self,
+        req: Request<pb::validate_provider_config::Request>,
+    ) -> Result<Response<pb::validate_provider_config::Response>, Status> {
+        let req = req.into_inner();
+        let d = decode(req.config.as_ref(), &self.provider_ty, "provider configuration")
+            .and_then(|config| guarded_sync("validating the provider configuration", || self.provider.validate_config(&config)))
+            .unwrap_or_else(|d| d);
+        Ok(Response::new(pb::validate_provider_config::Response { diagnostics: diags(&d) }))
+    }
+
+    async fn validate_resource_config(
+        &self,
+        req: Request<pb::validate_resource_config::Request>,
+    ) -> Result<Response<pb::validate_resource_config::Response>, Status> {
+        let req = req.into_inner();
+        let d = self
+            .resource(&req.type_name)
+            .and_then(|r| {
+                let config = decode(req.config.as_ref(), &r.ty, "resource configuration")?;
+                guarded_sync(&format!("validating {}", req.type_name), || r.imp.validate(&config))
+            })
+            .unwrap_or_else(|d| d);
+        Ok(Response::new(pb::validate_resource_config::Response { diagnostics: diags(&d) }))
+    }
+
+    async fn validate_data_resource_config(
+        &self,
+        req: Request<pb::validate_data_resource_config::Request>,
+    ) -> Result<Response<pb::validate_data_resource_config::Response>, Status> {
+        let req = req.into_inner();
+        let d = self
+            .data_source(&req.type_name)
+            .and_then(|ds| {
+                let config = decode(req.config.as_ref(), &ds.ty, "data source configuration")?;
+                guarded_sync(&format!("validating data source {}", req.type_name), || ds.imp.validate(&config))
+            })
+            .unwrap_or_else(|d| d);
+        Ok(Response::new(pb::validate_data_resource_config::Response { diagnostics: diags(&d) }))
+    }
+
+    async fn upgrade_resource_state(
+        &self,
+        req: Request<pb::upgrade_resource_state::Request>,
+    ) -> Result<Response<pb::upgrade_resource_state::Response>, Status> {
+        let req = req.into_inner();
+        let result = (|| {
+            let r = self.resource(&req.type_name)?;
+            let raw = req.raw_state.unwrap_or_default();
+            if raw.json.is_empty() {
+                if !raw.flatmap.is_empty() {
+                    return Err(Diagnostic::error(
+                        format!("Cannot read legacy state of {}", req.type_name),
+                        "This state is in the flatmap format of Terraform 0.11 and older, which this provider does not read. Remove the resource from state (`terraform state rm`) and import it again.",
+                    )
+                    .into());
+                }
+                return encode(&Value::Null, &r.ty, "upgraded state");
+            }
+            let stored: serde_json::Value = serde_json::from_slice(&raw.json).map_err(|e| {
+                Diagnostics::from(Diagnostic::error(
+                    format!("Invalid stored state of {}", req.type_name),
+                    format!("The state is not valid JSON ({e}). Restore the state file from a backup."),
+                ))
+            })?;
+            let upgraded = guarded_sync(&format!("upgrading the state of {}", req.type_name), || {
+                r.imp.upgrade(req.version, stored)
+            })??;
+            let value = codec::json_to_value(&upgraded, &r.ty).map_err(|e| {
+                Diagnostics::from(Diagnostic::error(
+                    format!("Cannot read the stored state of {}", req.type_name),
+                    format!(
+                        "The state (schema version {}) does not match schema version {}: {e}. Use the provider version that wrote the state, or remove the resource from state and import it again.",
+                        req.version, r.version
+                    ),
+                ))
+            })?;
+            encode(&value, &r.ty, "upgraded state")
+        })();
+        let (upgraded_state, d) = match result {
+            Ok(dv) => (Some(dv), Diagnostics::new()),
+            Err(d) => (None, d),
+        };
+        Ok(Response::new(pb::upgrade_resource_state::Response { upgraded_state, diagnostics: diags(&d) }))
+    }
+
+    async fn get_resource_identity_schemas(
+        &self,
+        _: Request<pb::get_resource_identity_schemas::Request>,
+    ) -> Result<Response<pb::get_resource_identity_schemas::Response>, Status> {
+        Ok(Response::new(pb::get_resource_identity_schemas::Response::default()))
+    }
+
+    async fn upgrade_resource_identity(
+        &self,
+        _: Request<pb::upgrade_resource_identity::Request>,
+    ) -> Result<Response<pb::upgrade_resource_identity::Response>, Status> {
+        Err(Status::unimplemented("resource identity is not supported"))
+    }
+
+    async fn configure_provider(
+        &self,
+        req: Request<pb::configure_provider::Request>,
+    ) -> Result<Response<pb::configure_provider::Response>, Status> {
+        let req = req.into_inner();
+        log::debug("configuring provider", &[("terraform_version", &req.terraform_version)]);
+        let d = match decode(req.config.as_ref(), &self.provider_ty, "provider configuration") {
+            Ok(config) => guarded("configuring the provider", self.provider.configure(config, &req.terraform_version))
+                .await
+                .unwrap_or_else(|d| d),
+            Err(d) => d,
+        };
+        Ok(Response::new(pb::configure_provider::Response { diagnostics: diags(&d) }))
+    }
+
+    async fn read_resource(
+        &self,
+        req: Request<pb::read_resource::Request>,
+    ) -> Result<Response<pb::read_resource::Response>, Status> {
+        let req = req.into_inner();
+        log::debug("ReadResource", &[("type", &req.type_name)]);
+        let ctx = self.ctx();
+        let result = async {
+            let r = self.resource(&req.type_name)?;
+            let state = decode(req.current_state.as_ref(), &r.ty, "state")?;
+            let resp = guarded(&format!("reading {}", req.type_name), r.imp.read(&ctx, state, req.private)).await?;
+            if resp.diagnostics.has_errors() {
+                // Keep what Terraform had: a failed read must not drop the object from state.
+                return Ok((req.current_state, resp.private, resp.diagnostics));
+            }
+            let mut d = resp.diagnostics;
+            match encode(&resp.new_state, &r.ty, "state") {
+                Ok(dv) => Ok((Some(dv), resp.private, d)),
+                Err(e) => {
+                    d.extend(e);
+                    Ok((req.current_state, resp.private, d))
+                }
+            }
+        }
+        .await;
+        let (new_state, private, d) = result.unwrap_or_else(|d: Diagnostics| (None, Vec::new(), d));
+        Ok(Response::new(pb::read_resource::Response { new_state, private, diagnostics: diags(&d), ..Default::default() }))
+    }
+
+    async fn plan_resource_change(
+        &self,
+        req: Request<pb::plan_resource_change::Request>,
+    ) -> Result<Response<pb::plan_resource_change::Response>, Status> {
+        let req = req.into_inner();
+        log::debug("PlanResourceChange", &[("type", &req.type_name)]);
+        let ctx = self.ctx();
+        let result = async {
+            let r = self.resource(&req.type_name)?;
+            let plan = PlanRequest {
+                prior: decode(req.prior_state.as_ref(), &r.ty, "prior state")?,
+                proposed: decode(req.proposed_new_state.as_ref(), &r.ty, "proposed new state")?,
+                config: decode(req.config.as_ref(), &r.ty, "configuration")?,
+                private: req.prior_private,
+            };
+            let resp = guarded(&format!("planning {}", req.type_name), r.imp.plan(&ctx, plan)).await?;
+            if resp.diagnostics.has_errors() {
+                return Err(resp.diagnostics);
+            }
+            let planned = encode(&resp.planned, &r.ty, "planned state")?;
+            Ok(pb::plan_resource_change::Response {
+                planned_state: Some(planned),
+                requires_replace: resp.requires_replace.iter().map(convert::attribute_path).collect(),
+                planned_private: resp.private,
+                diagnostics: diags(&resp.diagnostics),
+                ..Default::default()
+            })
+        }
+        .await;
+        Ok(Response::new(result.unwrap_or_else(|d| pb::plan_resource_change::Response {
+            diagnostics: diags(&d),
+            ..Default::default()
+        })))
+    }
+
+    async fn apply_resource_change(
+        &self,
+        req: Request<pb::apply_resource_change::Request>,
+    ) -> Result<Response<pb::apply_resource_change::Response>, Status> {
+        let req = req.into_inner();
+        log::debug("ApplyResourceChange", &[("type", &req.type_name)]);
+        let ctx = self.ctx();
+        let result = async {
+            let r = self.resource(&req.type_name)?;
+            let apply = ApplyRequest {
+                prior: decode(req.prior_state.as_ref(), &r.ty, "prior state")?,
+                planned: decode(req.planned_state.as_ref(), &r.ty, "planned state")?,
+                config: decode(req.config.as_ref(), &r.ty, "configuration")?,
+                private: req.planned_private,
+            };
+            let resp = guarded(&format!("applying {}", req.type_name), r.imp.apply(&ctx, apply)).await?;
+            // Even a failed apply returns its new state (null, or the partial object) so nothing created
+            // is forgotten.
+            let mut d = resp.diagnostics;
+            let new_state = match encode(&resp.new_state, &r.ty, "new state") {
+                Ok(dv) => Some(dv),
+                Err(e) => {
+                    d.extend(e);
+                    None
+                }
+            };
+            Ok(pb::apply_resource_change::Response {
+                new_state,
+                private: resp.private,
+                diagnostics: diags(&d),
+                ..Default::default()
+            })
+        }
+        .await;
+        Ok(Response::new(result.unwrap_or_else(|d: Diagnostics| pb::apply_resource_change::Response {
+            diagnostics: diags(&d),
+            ..Default::default()
+        })))
+    }
+
+    async fn import_resource_state(
+        &self,
+        req: Request<pb::import_resource_state::Request>,
+    ) -> Result<Response<pb::import_resource_state::Response>, Status> {
+        let req = req.into_inner();
+        log::debug("ImportResourceState", &[("type", &req.type_name), ("id", &req.id)]);
+        let ctx = self.ctx();
+        let result = async {
+            let r = self.resource(&req.type_name)?;
+            let imported = guarded(&format!("importing {}", req.type_name), r.imp.import(&ctx, &req.id)).await??;
+            imported
+                .into_iter()
+                .map(|i| {
+                    Ok(pb::import_resource_state::ImportedResource {
+                        type_name: req.type_name.clone(),
+                        state: Some(encode(&i.state, &r.ty, "imported state")?),
+                        private: i.private,
+                        identity: None,
+                    })
+                })
+                .collect::<Result<Vec<_>, Diagnostics>>()
+        }
+        .await;
+        let (imported_resources, d) = match result {
+            Ok(v) => (v, Diagnostics::new()),
+            Err(d) => (Vec::new(), d),
+        };
+        Ok(Response::new(pb::import_resource_state::Response {
+            imported_resources,
+            diagnostics: diags(&d),
+            deferred: None,
+        }))
+    }
+
+    async fn move_resource_state(
+        &self,
+        _: Request<pb::move_resource_state::Request>,
+    ) -> Result<Response<pb::move_resource_state::Response>, Status> {
+        Err(Status::unimplemented("moving state between resource types is not supported"))
+    }
+
+    async fn read_data_source(
+        &self,
+        req: Request<pb::read_data_source::Request>,
+    ) -> Result<Response<pb::read_data_source::Response>, Status> {
+        let req = req.into_inner();
+        log::debug("ReadDataSource", &[("type", &req.type_name)]);
+        let ctx = self.ctx();
+        let result = async {
+            let ds = self.data_source(&req.type_name)?;
+            let config = decode(req.config.as_ref(), &ds.ty, "data source configuration")?;
+            let (state, d) = guarded(&format!("reading data source {}", req.type_name), ds.imp.read(&ctx, config)).await?;
+            if d.has_errors() {
+                return Err(d);
+            }
+            Ok((encode(&state, &ds.ty, "data source state")?, d))
+        }
+        .await;
+        let (state, d) = match result {
+            Ok((s, d)) => (Some(s), d),
+            Err(d) => (None, d),
+        };
+        Ok(Response::new(pb::read_data_source::Response { state, diagnostics: diags(&d), deferred: None }))
+    }
+
+    async fn generate_resource_config(
+        &self,
+        _: Request<pb::generate_resource_config::Request>,
+    ) -> Result<Response<pb::generate_resource_config::Response>, Status> {
+        Err(Status::unimplemented("generating resource configuration is not supported"))
+    }
+
+    async fn validate_ephemeral_resource_config(
+        &self,
+        _: Request<pb::validate_ephemeral_resource_config::Request>,
+    ) -> Result<Response<pb::validate_ephemeral_resource_config::Response>, Status> {
+        Err(Status::unimplemented("this provider has no ephemeral resources"))
+    }
+
+    async fn open_ephemeral_resource(
+        &self,
+        _: Request<pb::open_ephemeral_resource::Request>,
+    ) -> Result<Response<pb::open_ephemeral_resource::Response>, Status> {
+        Err(Status::unimplemented("this provider has no ephemeral resources"))
+    }
+
+    async fn renew_ephemeral_resource(
+        &self,
+        _: Request<pb::renew_ephemeral_resource::Request>,
+    ) -> Result<Response<pb::renew_ephemeral_resource::Response>, Status> {
+        Err(Status::unimplemented("this provider has no ephemeral resources"))
+    }
+
+    async fn close_ephemeral_resource(
+        &self,
+        _: Request<pb::close_ephemeral_resource::Request>,
+    ) -> Result<Response<pb::close_ephemeral_resource::Response>, Status> {
+        Err(Status::unimplemented("this provider has no ephemeral resources"))
+    }
+
+    type ListResourceStream = tonic::codegen::BoxStream<pb::list_resource::Event>;
+
+    async fn list_resource(
+        &self,
+        _: Request<pb::list_resource::Request>,
+    ) -> Result<Response<Self::ListResourceStream>, Status> {
+        Err(Status::unimplemented("this provider has no list resources"))
+    }
+
+    async fn validate_list_resource_config(
+        &self,
+        _: Request<pb::validate_list_resource_config::Request>,
+    ) -> Result<Response<pb::validate_list_resource_config::Response>, Status> {
+        Err(Status::unimplemented("this provider has no list resources"))
+    }
+
+    async fn get_functions(
+        &self,
+        _: Request<pb::get_functions::Request>,
+    ) -> Result<Response<pb::get_functions::Response>, Status> {
+        Ok(Response::new(pb::get_functions::Response { functions: HashMap::new(), diagnostics: Vec::new() }))
+    }
+
+    async fn call_function(
+        &self,
+        _: Request<pb::call_function::Request>,
+    ) -> Result<Response<pb::call_function::Response>, Status> {
+        Err(Status::unimplemented("this provider has no functions"))
+    }
+
+    async fn validate_state_store_config(
+        &self,
+        _: Request<pb::validate_state_store::Request>,
+    ) -> Result<Response<pb::validate_state_store::Response>, Status> {
+        Err(Status::unimplemented("this provider has no state stores"))
+    }
+
+    async fn configure_state_store(
+        &self,
+        _: Request<pb::configure_state_store::Request>,
+    ) -> Result<Response<pb::configure_state_store::Response>, Status> {
+        Err(Status::unimplemented("this provider has no state stores"))
+    }
+
+    type ReadStateBytesStream = tonic::codegen::BoxStream<pb::read_state_bytes::Response>;
+
+    async fn read_state_bytes(
+        &self,
+        _: Request<pb::read_state_bytes::Request>,
+    ) -> Result<Response<Self::ReadStateBytesStream>, Status> {
+        Err(Status::unimplemented("this provider has no state stores"))
+    }
+
+    async fn write_state_bytes(
+        &self,
+        _: Request<tonic::Streaming<pb::write_state_bytes::RequestChunk>>,
+    ) -> Result<Response<pb::write_state_bytes::Response>, Status> {
+        Err(Status::unimplemented("this provider has no state stores"))
+    }
+
+    async fn lock_state(
+        &self,
+        _: Request<pb::lock_state::Request>,
+    ) -> Result<Response<pb::lock_state::Response>, Status> {
+        Err(Status::unimplemented("this provider has no state stores"))
+    }
+
+    async fn unlock_state(
+        &self,
+        _: Request<pb::unlock_state::Request>,
+    ) -> Result<Response<pb::unlock_state::Response>, Status> {
+        Err(Status::unimplemented("this provider has no state stores"))
+    }
+
+    async fn get_states(
+        &self,
+        _: Request<pb::get_states::Request>,
+    ) -> Result<Response<pb::get_states::Response>, Status> {
+        Err(Status::unimplemented("this provider has no state stores"))
+    }
+
+    async fn delete_state(
+        &self,
+        _: Request<pb::delete_state::Request>,
+    ) -> Result<Response<pb::delete_state::Response>, Status> {
+        Err(Status::unimplemented("this provider has no state stores"))
+    }
+
+    async fn plan_action(
+        &self,
+        _: Request<pb::plan_action::Request>,
+    ) -> Result<Response<pb::plan_action::Response>, Status> {
+        Err(Status::unimplemented("this provider has no actions"))
+    }
+
+    type InvokeActionStream = tonic::codegen::BoxStream<pb::invoke_action::Event>;
+
+    async fn invoke_action(
+        &self,
+        _: Request<pb::invoke_action::Request>,
+    ) -> Result<Response<Self::InvokeActionStream>, Status> {
+        Err(Status::unimplemented("this provider has no actions"))
+    }
+
+    async fn validate_action_config(
+        &self,
+        _: Request<pb::validate_action_config::Request>,
+    ) -> Result<Response<pb::validate_action_config::Response>, Status> {
+        Err(Status::unimplemented("this provider has no actions"))
+    }
+
+    async fn stop_provider(
+        &self,
+        _: Request<pb::stop_provider::Request>,
+    ) -> Result<Response<pb::stop_provider::Response>, Status> {
+        // Cancel what is in flight (long waits select on their Ctx) and keep serving: Terraform still reads
+        // the responses of the interrupted operations and may send more requests.
+        let old = std::mem::take(&mut *self.stop.lock().unwrap_or_else(|p| p.into_inner()));
+        old.cancel();
+        log::info("StopProvider: cancelled in-flight operations", &[]);
+        Ok(Response::new(pb::stop_provider::Response { error: String::new() }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ApplyResponse, ImportedResource, PlanResponse, ReadResponse};
+    use async_trait::async_trait;
+    use liqo_schema::tf::{Attribute, AttributePath, Block, Nesting, Schema};
+    use pb::provider_server::Provider as _;
+    use std::time::Duration;
+
+    /// `slow` waits for StopProvider on apply; `boom` panics on plan.
+    struct Thing(&'static str);
+
+    fn thing_schema() -> Schema {
+        Schema {
+            version: 1,
+            block: Block::new(
+                "t",
+                vec![
+                    Attribute::computed("id", Type::String),
+                    Attribute::required("name", Type::String),
+                    Attribute::nested("server", Nesting::Single, vec![Attribute::optional("port", Type::Number)]).with_optional(),
+                ],
+            ),
+        }
+    }
+
+    #[async_trait]
+    impl Resource for Thing {
+        fn type_name(&self) -> &'static str {
+            self.0
+        }
+        fn schema(&self) -> Schema {
+            thing_schema()
+        }
+        async fn plan(&self, _: &Ctx, req: PlanRequest) -> PlanResponse {
+            if self.0 == "boom" {
+                panic!("kaboom");
+            }
+            let mut planned = req.proposed.clone();
+            if !planned.is_null() && req.prior.is_null() {
+                planned.set("id", Value::Unknown);
+            }
+            PlanResponse {
+                planned,
+                requires_replace: vec![AttributePath::root("name")],
+                private: b"p".to_vec(),
+                diagnostics: Diagnostics::new(),
+            }
+        }
+        async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
+            if self.0 == "slow" {
+                ctx.cancel.cancelled().await;
+                return ApplyResponse {
+                    new_state: Value::Null,
+                    private: Vec::new(),
+                    diagnostics: Diagnostic::error("Interrupted", "stopped").into(),
+                };
+            }
+            let mut s = req.planned;
+            s.set("id", Value::string("x-1"));
+            ApplyResponse { new_state: s, private: req.private, diagnostics: Diagnostics::new() }
+        }
+        async fn read(&self, _: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
+            ReadResponse { new_state: state, private, diagnostics: Diagnostics::new() }
+        }
+        async fn import(&self, _: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
+            Ok(vec![ImportedResource { state: Value::object([("id", Value::string(id))]), private: Vec::new() }])
+        }
+    }
+
+    struct TestProvider;
+
+    #[async_trait]
+    impl Provider for TestProvider {
+        fn provider_schema(&self) -> Schema {
+            Schema { version: 0, block: Block::new("p", vec![Attribute::optional("endpoint", Type::String)]) }
+        }
+        fn resources(&self) -> Vec<Arc<dyn Resource>> {
+            vec![Arc::new(Thing("test_thing")), Arc::new(Thing("slow")), Arc::new(Thing("boom"))]
+        }
+        fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
+            vec![]
+        }
+        fn validate_config(&self, config: &Value) -> Diagnostics {
+            match config.get("endpoint").as_str() {
+                Some("bad") => Diagnostic::attr_error("endpoint", "Bad endpoint", "no").into(),
+                _ => Diagnostics::new(),
+            }
+        }
+        async fn configure(&self, _: Value, _: &str) -> Diagnostics {
+            Diagnostics::new()
+        }
+    }
+
+    fn service() -> Arc<ProviderService> {
+        Arc::new(ProviderService::new(Arc::new(TestProvider)))
+    }
+
+    fn dv(v: &Value, ty: &Type) -> Option<pb::DynamicValue> {
+        Some(pb::DynamicValue { msgpack: codec::encode(v, ty).unwrap(), json: Vec::new() })
+    }
+
+    fn thing_ty() -> Type {
+        thing_schema().block.implied_type()
+    }
+
+    #[tokio::test]
+    async fn schema_and_metadata_list_every_type() {
+        let s = service();
+        let schema = s.get_provider_schema(Request::new(Default::default())).await.unwrap().into_inner();
+        assert_eq!(schema.resource_schemas.len(), 3);
+        assert!(schema.server_capabilities.unwrap().get_provider_schema_optional);
+        let meta = s.get_metadata(Request::new(Default::default())).await.unwrap().into_inner();
+        assert!(meta.server_capabilities.unwrap().plan_destroy);
+        assert_eq!(meta.resources.len(), 3);
+    }
+
+    #[tokio::test]
+    async fn plan_create_marks_computed_unknown_and_requires_replace() {
+        let s = service();
+        let ty = thing_ty();
+        let config = Value::object([("name", Value::string("a")), ("server", Value::object([("port", Value::Number(1.0))]))]);
+        let resp = s
+            .plan_resource_change(Request::new(pb::plan_resource_change::Request {
+                type_name: "test_thing".into(),
+                prior_state: dv(&Value::Null, &ty),
+                proposed_new_state: dv(&config, &ty),
+                config: dv(&config, &ty),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+        let planned = codec::decode(&resp.planned_state.unwrap().msgpack, &ty).unwrap();
+        assert!(planned.get("id").is_unknown());
+        assert_eq!(planned.get("server").get("port"), &Value::Number(1.0));
+        assert_eq!(resp.requires_replace.len(), 1);
+        assert_eq!(resp.planned_private, b"p");
+    }
+
+    #[tokio::test]
+    async fn unknown_types_and_bad_values_are_diagnostics() {
+        let s = service();
+        let resp = s
+            .read_resource(Request::new(pb::read_resource::Request { type_name: "nope".into(), ..Default::default() }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(resp.diagnostics[0].summary.contains("Unknown resource type \"nope\""), "{:?}", resp.diagnostics);
+        assert!(resp.diagnostics[0].detail.contains("test_thing"));
+
+        let resp = s
+            .validate_resource_config(Request::new(pb::validate_resource_config::Request {
+                type_name: "test_thing".into(),
+                // {"name": 5}: a number where a string belongs.
+                config: Some(pb::DynamicValue { msgpack: vec![0x81, 0xa4, b'n', b'a', b'm', b'e', 0x05], json: vec![] }),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        let d = &resp.diagnostics[0];
+        assert!(d.detail.contains("name: string is required"), "{d:?}");
+        assert!(d.attribute.is_some());
+
+        let resp = s
+            .validate_provider_config(Request::new(pb::validate_provider_config::Request {
+                config: dv(&Value::object([("endpoint", Value::string("bad"))]), &TestProvider.provider_schema().block.implied_type()),
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(resp.diagnostics[0].summary, "Bad endpoint");
+    }
+
+    #[tokio::test]
+    async fn panics_become_error_diagnostics() {
+        let s = service();
+        let ty = thing_ty();
+        let config = Value::object([("name", Value::string("a"))]);
+        let resp = s
+            .plan_resource_change(Request::new(pb::plan_resource_change::Request {
+                type_name: "boom".into(),
+                proposed_new_state: dv(&config, &ty),
+                config: dv(&config, &ty),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(resp.diagnostics[0].summary.contains("crashed while planning boom"), "{:?}", resp.diagnostics);
+        assert!(resp.diagnostics[0].detail.contains("kaboom"));
+    }
+
+    #[tokio::test]
+    async fn stop_provider_cancels_in_flight_requests_and_keeps_serving() {
+        let s = service();
+        let ty = thing_ty();
+        let planned = Value::object([("name", Value::string("a"))]);
+        let apply = |s: Arc<ProviderService>, type_name: &'static str| {
+            let planned = planned.clone();
+            let ty = ty.clone();
+            async move {
+                s.apply_resource_change(Request::new(pb::apply_resource_change::Request {
+                    type_name: type_name.into(),
+                    planned_state: dv(&planned, &ty),
+                    config: dv(&planned, &ty),
+                    ..Default::default()
+                }))
+                .await
+                .unwrap()
+                .into_inner()
+            }
+        };
+        let slow = tokio::spawn(apply(s.clone(), "slow"));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!slow.is_finished());
+        s.stop_provider(Request::new(pb::stop_provider::Request {})).await.unwrap();
+        let resp = tokio::time::timeout(Duration::from_secs(2), slow).await.expect("apply ends after StopProvider").unwrap();
+        assert_eq!(resp.diagnostics[0].summary, "Interrupted");
+
+        // Requests after the stop get a fresh, uncancelled token.
+        assert!(!s.ctx().cancel.is_cancelled());
+        let resp = apply(s.clone(), "test_thing").await;
+        assert!(resp.diagnostics.is_empty());
+        let state = codec::decode(&resp.new_state.unwrap().msgpack, &ty).unwrap();
+        assert_eq!(state.get("id").as_str(), Some("x-1"));
+    }
+
+    #[tokio::test]
+    async fn upgrade_reencodes_json_state_and_rejects_flatmap() {
+        let s = service();
+        let ty = thing_ty();
+        let resp = s
+            .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
+                type_name: "test_thing".into(),
+                version: 1,
+                raw_state: Some(pb::RawState { json: br#"{"id":"x","name":"a","server":{"port":7}}"#.to_vec(), ..Default::default() }),
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+        let v = codec::decode(&resp.upgraded_state.unwrap().msgpack, &ty).unwrap();
+        assert_eq!(v.get("server").get("port"), &Value::Number(7.0));
+
+        let resp = s
+            .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
+                type_name: "test_thing".into(),
+                version: 0,
+                raw_state: Some(pb::RawState { json: b"{}".to_vec(), ..Default::default() }),
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(resp.diagnostics[0].summary.contains("Cannot upgrade test_thing state from schema version 0"));
+
+        let resp = s
+            .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
+                type_name: "test_thing".into(),
+                version: 1,
+                raw_state: Some(pb::RawState { json: vec![], flatmap: [("id".to_string(), "x".to_string())].into() }),
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(resp.diagnostics[0].summary.contains("legacy state"));
+    }
+
+    #[tokio::test]
+    async fn import_encodes_each_object() {
+        let s = service();
+        let resp = s
+            .import_resource_state(Request::new(pb::import_resource_state::Request {
+                type_name: "test_thing".into(),
+                id: "abc".into(),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(resp.imported_resources.len(), 1);
+        let r = &resp.imported_resources[0];
+        assert_eq!(r.type_name, "test_thing");
+        let v = codec::decode(&r.state.as_ref().unwrap().msgpack, &thing_ty()).unwrap();
+        assert_eq!(v.get("id").as_str(), Some("abc"));
+        assert!(v.get("name").is_null());
+    }
+}

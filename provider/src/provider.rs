@@ -1,0 +1,201 @@
+//! The `provider "liqo"` block and the cluster it points at.
+//!
+//! One provider block (one alias) manages one cluster. ConfigureProvider only *stores* a client configuration
+//! (files are read and checked then, nothing is contacted); the Kubernetes client is built when a resource first
+//! needs the API. Plans therefore work while a cluster is unreachable, and a block whose values are not known
+//! yet (the cluster is created in the same configuration) configures fine: only an operation that really needs
+//! the API fails, saying which attribute was unknown and how to apply in two steps.
+mod connection;
+
+use crate::protocol::{DataSource, Provider, Resource};
+use async_trait::async_trait;
+use liqo_schema::liqo::labels::DEFAULT_LIQO_NAMESPACE;
+use liqo_schema::tf::{Attribute, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
+use std::sync::{Arc, RwLock};
+use tokio::sync::OnceCell;
+
+/// What ConfigureProvider left for the resources.
+enum Connection {
+    /// ConfigureProvider has not run (Terraform always configures before using resources).
+    NotConfigured,
+    /// Some attributes were unknown at configure time; their paths, for the error of any API call.
+    Unknown(Vec<String>),
+    /// A checked client configuration; the client is built from it on first use.
+    Ready { config: kube::Config, client: OnceCell<kube::Client> },
+}
+
+/// The cluster one provider block points at. Resources hold an `Arc<Cluster>`; nothing connects until a
+/// resource first needs the API (plan works without a reachable cluster).
+pub struct Cluster {
+    connection: RwLock<Arc<Connection>>,
+    liqo_namespace: RwLock<String>,
+}
+
+impl Default for Cluster {
+    fn default() -> Cluster {
+        Cluster { connection: RwLock::new(Arc::new(Connection::NotConfigured)), liqo_namespace: RwLock::new(DEFAULT_LIQO_NAMESPACE.to_string()) }
+    }
+}
+
+impl Cluster {
+    fn connection(&self) -> Arc<Connection> {
+        self.connection.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The Kubernetes client, built on first use from the provider block.
+    pub async fn client(&self) -> Result<kube::Client, Diagnostic> {
+        match &*self.connection() {
+            Connection::Ready { config, client } => client
+                .get_or_try_init(|| async {
+                    kube::Client::try_from(config.clone()).map_err(|e| {
+                        Diagnostic::error(
+                            "Cannot build the Kubernetes client",
+                            format!("{e}. Check the credentials in this provider block's `kubernetes` settings (or in the kubeconfig they point at)."),
+                        )
+                    })
+                })
+                .await
+                .cloned(),
+            other => Err(unavailable(other)),
+        }
+    }
+
+    /// Namespace where Liqo is installed (`liqo_namespace`, default `liqo`). While the block's value is unknown
+    /// this is the default, which no API call ever uses: every call fails first on the unknown configuration.
+    pub fn liqo_namespace(&self) -> String {
+        self.liqo_namespace.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The API server URL of this cluster as the provider block reaches it (used as a default where a peer
+    /// needs this cluster's address, e.g. liqo_tenant's kubeconfig).
+    pub async fn api_server_url(&self) -> Result<String, Diagnostic> {
+        match &*self.connection() {
+            Connection::Ready { config, .. } => Ok(connection::server_url(config)),
+            other => Err(unavailable(other)),
+        }
+    }
+
+    fn set(&self, connection: Connection, liqo_namespace: Option<String>) {
+        *self.connection.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(connection);
+        *self.liqo_namespace.write().unwrap_or_else(|e| e.into_inner()) = liqo_namespace.unwrap_or_else(|| DEFAULT_LIQO_NAMESPACE.to_string());
+    }
+}
+
+/// Why there is no client: the error any API-needing operation reports.
+fn unavailable(c: &Connection) -> Diagnostic {
+    match c {
+        Connection::Unknown(attrs) => Diagnostic::error(
+            "Provider configuration not known yet",
+            format!(
+                "This operation needs the cluster's API, but the provider block's {} depended on values that are \
+                 not known until apply (typically the cluster or its credentials are created in this same \
+                 configuration). Apply in two steps: first create what the provider block depends on, e.g. \
+                 `terraform apply -target=<the cluster resource>`, then run `terraform apply` again.",
+                attrs.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+            ),
+        ),
+        _ => Diagnostic::error(
+            "Provider not configured",
+            "The provider block has not been configured yet; Terraform configures it before any resource operation, so this is a bug in the provider.",
+        ),
+    }
+}
+
+/// The provider: its block's schema and the resources and data sources bound to its cluster.
+#[derive(Default)]
+pub struct LiqoProvider {
+    cluster: Arc<Cluster>,
+}
+
+#[async_trait]
+impl Provider for LiqoProvider {
+    fn provider_schema(&self) -> Schema {
+        Schema { version: 0, block: provider_block() }
+    }
+    fn resources(&self) -> Vec<Arc<dyn Resource>> {
+        crate::resources::all(&self.cluster)
+    }
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
+        crate::data_sources::all(&self.cluster)
+    }
+    fn validate_config(&self, config: &Value) -> Diagnostics {
+        let mut diags = connection::validate_block(config);
+        diags.extend(validate_liqo_namespace(config));
+        diags
+    }
+    async fn configure(&self, config: Value, _terraform_version: &str) -> Diagnostics {
+        configure(&self.cluster, &config, &connection::process_env).await
+    }
+}
+
+/// ConfigureProvider with an injectable environment (unit tests never touch the process environment).
+async fn configure(cluster: &Cluster, config: &Value, env: connection::Env<'_>) -> Diagnostics {
+    let unknown = connection::unknown_attributes(config);
+    if !unknown.is_empty() {
+        cluster.set(Connection::Unknown(unknown), None);
+        return Diagnostics::new();
+    }
+    let mut diags = validate_liqo_namespace(config);
+    match connection::build(config, env).await {
+        Ok(cfg) if !diags.has_errors() => {
+            cluster.set(Connection::Ready { config: cfg, client: OnceCell::new() }, config.get("liqo_namespace").as_str().map(str::to_string))
+        }
+        Ok(_) => {}
+        Err(d) => diags.extend(d),
+    }
+    diags
+}
+
+fn validate_liqo_namespace(config: &Value) -> Diagnostics {
+    let mut check = crate::resources::common::Check::new(config);
+    check.namespace("liqo_namespace");
+    check.finish()
+}
+
+fn provider_block() -> Block {
+    let s = |name: &str, env: &str, text: &str| Attribute::optional(name, Type::String).describe(format!("{text} Falls back to the `{env}` environment variable."));
+    let kubernetes = Attribute::nested(
+        "kubernetes",
+        Nesting::Single,
+        vec![
+            s("config_path", "KUBE_CONFIG_PATH", "Path to a kubeconfig file (`~/` is expanded; relative paths start from Terraform's working directory). Conflicts with `config_paths`."),
+            Attribute::optional("config_paths", Type::list(Type::String)).describe(
+                "Kubeconfig files merged in order (the first file to set a value wins, as with kubectl). Conflicts with `config_path`. Falls back to the `KUBE_CONFIG_PATHS` environment variable (a list separated like `PATH`).",
+            ),
+            s("config_context", "KUBE_CTX", "Kubeconfig context to use (default: the file's `current-context`)."),
+            s("config_context_cluster", "KUBE_CTX_CLUSTER", "Kubeconfig cluster to use instead of the context's."),
+            s("config_context_auth_info", "KUBE_CTX_AUTH_INFO", "Kubeconfig user to use instead of the context's."),
+            s("host", "KUBE_HOST", "API server URL, e.g. `https://203.0.113.10:6443`. Overrides the kubeconfig's server."),
+            s("token", "KUBE_TOKEN", "Bearer token (e.g. of a service account). Overrides the kubeconfig's credentials.").sensitive(),
+            s("client_certificate", "KUBE_CLIENT_CERT_DATA", "PEM-encoded client certificate (use `base64decode()` on kubeconfig `*-data` values)."),
+            s("client_key", "KUBE_CLIENT_KEY_DATA", "PEM-encoded private key of `client_certificate`.").sensitive(),
+            s("cluster_ca_certificate", "KUBE_CLUSTER_CA_CERT_DATA", "PEM-encoded CA bundle that signed the API server's certificate."),
+            Attribute::optional("insecure", Type::Bool).describe("Skip verification of the API server's certificate (test clusters only). Conflicts with `cluster_ca_certificate`. Falls back to the `KUBE_INSECURE` environment variable."),
+            s("tls_server_name", "KUBE_TLS_SERVER_NAME", "Server name to verify the API server's certificate against (and to send as SNI)."),
+            s("proxy_url", "KUBE_PROXY_URL", "Proxy for all API requests (`http://`, `https://` or `socks5://`)."),
+            Attribute::nested(
+                "exec",
+                Nesting::Single,
+                vec![
+                    Attribute::required("api_version", Type::String).describe("Client authentication API version the plugin speaks, e.g. `client.authentication.k8s.io/v1beta1`."),
+                    Attribute::required("command", Type::String).describe("Plugin command (e.g. `aws`, `gke-gcloud-auth-plugin`)."),
+                    Attribute::optional("args", Type::list(Type::String)).describe("Arguments of the command."),
+                    Attribute::optional("env", Type::map(Type::String)).describe("Extra environment variables of the command."),
+                ],
+            )
+            .with_optional()
+            .describe("Credential plugin that prints an ExecCredential (as in a kubeconfig's `users[].user.exec`). Do not combine with `token` or client certificates."),
+        ],
+    )
+    .with_optional()
+    .describe(
+        "How to reach the cluster this provider block manages, with the same attributes and `KUBE_*` environment \
+         fallbacks as the hashicorp/kubernetes provider. Explicit attributes override the kubeconfig's values. \
+         The `KUBECONFIG` environment variable is not read.",
+    );
+    let liqo_namespace = Attribute::optional("liqo_namespace", Type::String).describe("Namespace where Liqo is installed on this cluster (default `liqo`).");
+    Block::new("Manages Liqo 1.x declarative peering on one Kubernetes cluster; use one provider alias per cluster.", vec![kubernetes, liqo_namespace])
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,22 @@
+//! One module per managed resource type: schema → validate → plan → apply → read → import, unit tests beside it.
+use crate::protocol::Resource;
+use crate::provider::Cluster;
+use std::sync::Arc;
+
+pub mod common;
+pub mod gateway;
+pub mod generate;
+pub mod offload;
+pub mod peer;
+pub mod tenant;
+
+/// Every managed resource type of the provider, bound to the provider block's cluster.
+pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn Resource>> {
+    vec![
+        Arc::new(generate::GenerateResource::new(cluster.clone())),
+        Arc::new(gateway::GatewayResource::new(cluster.clone())),
+        Arc::new(tenant::TenantResource::new(cluster.clone())),
+        Arc::new(peer::PeerResource::new(cluster.clone())),
+        Arc::new(offload::OffloadResource::new(cluster.clone())),
+    ]
+}

@@ -1,0 +1,1355 @@
+//! `liqo_peer`: resource negotiation, on the **consumer** cluster.
+//!
+//! Owns, in the consumer's tenant namespace for the provider:
+//! - the control-plane identity Secret `kubeconfig-controlplane-<provider id>` (the kubeconfig minted by
+//!   `liqo_tenant` on the provider, labels `liqo.io/identity-type: ControlPlane` and
+//!   `liqo.io/remote-cluster-id`, annotation `liqo.io/remote-tenant-namespace`), which Liqo's crd-replicator uses
+//!   to copy ResourceSlices to the provider;
+//! - the ResourceSlice `resource_slice_name` (default: the provider cluster ID) asking for `resources`.
+//!
+//! Create/update waits for the slice's `Authentication` and `Resources` conditions to be `Accepted` (a `Denied`
+//! condition fails at once with Liqo's reason), then — unless `wait_for_virtual_node = false` — for the
+//! VirtualNode Liqo creates (same name) and its core Node to be `Ready`. Delete follows Liqo's order
+//! (reference §6): slice (wait gone; its finalizer needs the credentials), VirtualNode and Node (wait gone), then
+//! the Secret (wait gone; Liqo releases its finalizer when nothing replicated remains).
+//!
+//! Import ID: `<tenant_namespace>/<resource_slice_name>`.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Node, Secret};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use kube::api::{Api, ObjectMeta};
+use liqo_schema::liqo::{
+    RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION,
+    RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED, ResourceSlice, ResourceSliceSpec,
+    VIRTUAL_NODE_CONDITION_NODE, VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_RUNNING, VirtualNode, labels,
+};
+use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
+
+use super::common::{Check, Timeouts, check_dns_label, timeouts_block};
+use crate::errors::op_diags;
+use crate::kube_ops::{self, Check as Wait, OpError};
+use crate::protocol::{
+    ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
+};
+use crate::provider::Cluster;
+
+const TYPE_NAME: &str = "liqo_peer";
+
+/// liqoctl gives `peer` 10 minutes end to end; a virtual kubelet may take a while to register its node.
+const DEFAULT_TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(600));
+
+/// Inputs whose change makes Liqo treat the peering as a different one (another slice, another provider,
+/// another replication target, or a virtual node Liqo would not add/remove on an annotation flip).
+const REPLACE_ON_CHANGE: [&str; 6] = [
+    "tenant_namespace",
+    "provider_cluster_id",
+    "provider_tenant_namespace",
+    "resource_slice_name",
+    "class",
+    "create_virtual_node",
+];
+
+/// Name of the control-plane identity Secret for `provider` (the name Liqo's Identity controller would use).
+pub fn identity_secret_name(provider: &str) -> String {
+    format!("kubeconfig-controlplane-{provider}")
+}
+
+pub struct PeerResource {
+    cluster: Arc<Cluster>,
+}
+
+impl PeerResource {
+    pub fn new(cluster: Arc<Cluster>) -> PeerResource {
+        PeerResource { cluster }
+    }
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Schema
+// -------------------------------------------------------------------------------------------------------------
+
+fn schema() -> Schema {
+    let attributes = vec![
+        Attribute::computed("id", Type::String)
+            .describe("`<tenant_namespace>/<resource_slice_name>`; also the import ID."),
+        Attribute::required("tenant_namespace", Type::String).describe(
+            "Tenant namespace for the provider on this (consumer) cluster, usually \
+             `liqo_generate.<consumer>.tenant_namespace`. The identity Secret and the ResourceSlice are created in \
+             it: Liqo only replicates ResourceSlices from the namespace of the identity Secret. Changing it \
+             replaces the resource.",
+        ),
+        Attribute::required("provider_cluster_id", Type::String).describe(
+            "Liqo cluster ID of the provider cluster (the one sharing resources), e.g. \
+             `liqo_generate.<provider>.cluster_id`. Changing it replaces the resource.",
+        ),
+        Attribute::required("provider_tenant_namespace", Type::String).describe(
+            "Tenant namespace for this consumer on the provider cluster, where Liqo replicates the ResourceSlice: \
+             `liqo_tenant.<name>.tenant_namespace`. Changing it replaces the resource.",
+        ),
+        Attribute::required("kubeconfig", Type::String).sensitive().describe(
+            "Kubeconfig giving this cluster's Liqo control plane access to its tenant namespace on the provider: \
+             `liqo_tenant.<name>.kubeconfig`. It contains a client certificate and its private key, so it is \
+             stored in the Terraform state (marked sensitive): protect the state accordingly. A new value (e.g. a \
+             renewed certificate) updates the identity Secret in place.",
+        ),
+        Attribute::optional("resources", Type::map(Type::String)).describe(
+            "Resources requested from the provider, as Kubernetes quantities keyed by resource name: `cpu`, \
+             `memory`, `pods`, `ephemeral-storage` or any extended resource (e.g. `nvidia.com/gpu`), e.g. \
+             `{ cpu = \"4\", memory = \"8Gi\", pods = \"110\" }`. Omitted keys (or the whole map) get the \
+             provider's defaults. Changing it updates the ResourceSlice in place and waits until the provider has \
+             accepted the new request.",
+        ),
+        Attribute::optional_computed("class", Type::String).describe(
+            "ResourceSlice class (default `default`, served by Liqo's built-in controller, which grants exactly \
+             what is requested; other classes are served by custom controllers on the provider). Changing it \
+             replaces the resource.",
+        ),
+        Attribute::optional_computed("create_virtual_node", Type::Bool).describe(
+            "Whether Liqo creates a virtual node for this slice once it is accepted (default `true`). Changing it \
+             replaces the resource.",
+        ),
+        Attribute::optional_computed("resource_slice_name", Type::String).describe(
+            "Name of the ResourceSlice and of the virtual node Liqo derives from it (default: the provider cluster \
+             ID). Must be unique among this cluster's ResourceSlices. Changing it replaces the resource.",
+        ),
+        Attribute::optional_computed("wait_for_virtual_node", Type::Bool).describe(
+            "Whether create and update also wait for the VirtualNode to run and its Node to be `Ready` (default \
+             `true`). Has no effect when `create_virtual_node` is `false`. Changing it never touches the cluster.",
+        ),
+        Attribute::computed("virtual_node_name", Type::String).describe(
+            "Name of the VirtualNode and of the core Node that represent the provider on this cluster (null when \
+             `create_virtual_node` is `false`).",
+        ),
+        Attribute::computed("accepted_resources", Type::map(Type::String)).describe(
+            "Resources the provider granted (the ResourceSlice's `status.resources`), refreshed on every read.",
+        ),
+    ];
+    Schema {
+        version: 0,
+        block: Block::new(
+            "Peers this (consumer) cluster with a provider cluster: writes the control-plane identity Secret and a \
+             ResourceSlice, waits for the provider to accept it and for the virtual node to be Ready. Destroying \
+             it unpeers (the virtual node goes away) and leaves networking (`liqo_gateway`) and authentication \
+             (`liqo_tenant`) in place.",
+            attributes,
+        )
+        .with_block(timeouts_block(DEFAULT_TIMEOUTS)),
+    }
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Validation
+// -------------------------------------------------------------------------------------------------------------
+
+fn validate(config: &Value) -> Diagnostics {
+    let mut c = Check::new(config);
+    c.namespace("tenant_namespace");
+    c.cluster_id("provider_cluster_id");
+    c.namespace("provider_tenant_namespace");
+    if let Some(name) = config.get("resource_slice_name").as_str()
+        && let Err(why) = check_dns_label(name)
+    {
+        c.error(
+            AttributePath::root("resource_slice_name"),
+            "Invalid ResourceSlice name for `resource_slice_name`",
+            format!(
+                "`{name}` {why}. The name is also used for the virtual node, so it must be a DNS label: lowercase \
+                 letters, digits and '-', at most 63 characters. Omit it to use the provider cluster ID."
+            ),
+        );
+    }
+    if config.get("class").as_str() == Some("") {
+        c.error(
+            AttributePath::root("class"),
+            "Empty ResourceSlice class for `class`",
+            "Omit `class` (or set it to `default`) for Liqo's built-in class, or name the custom class the \
+             provider serves.",
+        );
+    }
+    if let Some(kubeconfig) = config.get("kubeconfig").as_str()
+        && let Err(why) = check_kubeconfig(kubeconfig)
+    {
+        // Never echo the value: it holds a private key.
+        c.error(
+            AttributePath::root("kubeconfig"),
+            "Invalid kubeconfig for `kubeconfig`",
+            format!("{why}. Pass the `kubeconfig` output of the provider's liqo_tenant resource."),
+        );
+    }
+    if let Some(entries) = config.get("resources").entries() {
+        for (key, value) in entries {
+            let path = AttributePath::root("resources").key(key);
+            if let Err(why) = check_qualified_name(key) {
+                c.error(
+                    path.clone(),
+                    format!("Invalid resource name `{key}` in `resources`"),
+                    format!(
+                        "`{key}` {why}. Use a Kubernetes resource name: `cpu`, `memory`, `pods`, \
+                         `ephemeral-storage` or an extended resource such as `nvidia.com/gpu`."
+                    ),
+                );
+            }
+            if let Some(q) = value.as_str()
+                && let Err(why) = quantity::parse(q)
+            {
+                c.error(
+                    path,
+                    format!("Invalid quantity for `{key}` in `resources`"),
+                    format!(
+                        "`{q}` {why}. Write a Kubernetes quantity: a non-negative number with an optional suffix, \
+                         e.g. `4`, `500m`, `8Gi`, `1e3`."
+                    ),
+                );
+            }
+        }
+    }
+    c.timeouts();
+    c.finish()
+}
+
+/// A kubeconfig must be YAML with at least one cluster and one user; the message never quotes the content.
+fn check_kubeconfig(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Err("The kubeconfig is empty".into());
+    }
+    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|_| "The kubeconfig is not valid YAML".to_string())?;
+    for section in ["clusters", "users"] {
+        let ok = doc.get(section).and_then(|s| s.as_sequence()).is_some_and(|s| !s.is_empty());
+        if !ok {
+            return Err(format!("The kubeconfig has no `{section}` entry"));
+        }
+    }
+    Ok(())
+}
+
+/// A Kubernetes qualified name (resource names, label keys): an optional DNS-subdomain prefix and `/`, then a
+/// name of at most 63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric.
+pub(super) fn check_qualified_name(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix {
+        let subdomain_ok = !p.is_empty()
+            && p.len() <= 253
+            && p.split('.').all(|label| check_dns_label(label).is_ok());
+        if !subdomain_ok {
+            return Err(format!("has an invalid prefix `{p}` (it must be a DNS subdomain such as `example.com`)"));
+        }
+    }
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(alnum)
+        && name.ends_with(alnum)
+        && name.chars().all(|c| alnum(c) || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err("is not a valid name (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)".into())
+    }
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Plan
+// -------------------------------------------------------------------------------------------------------------
+
+/// Fills defaults and computed outputs; returns the planned state and the attributes that force replacement.
+fn plan_values(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<AttributePath>) {
+    let mut planned = proposed.clone();
+    if config.get("class").is_null() {
+        planned.set("class", Value::string(RESOURCE_SLICE_CLASS_DEFAULT));
+    }
+    if config.get("create_virtual_node").is_null() {
+        planned.set("create_virtual_node", Value::Bool(true));
+    }
+    if config.get("wait_for_virtual_node").is_null() {
+        planned.set("wait_for_virtual_node", Value::Bool(true));
+    }
+    // The default follows the provider cluster ID (also when that changes), not the prior state.
+    if config.get("resource_slice_name").is_null() {
+        planned.set("resource_slice_name", proposed.get("provider_cluster_id").clone());
+    }
+
+    let slice = planned.get("resource_slice_name").clone();
+    planned.set("id", match (planned.get("tenant_namespace").as_str(), slice.as_str()) {
+        (Some(ns), Some(name)) => Value::string(format!("{ns}/{name}")),
+        _ => Value::Unknown,
+    });
+    planned.set("virtual_node_name", match planned.get("create_virtual_node") {
+        Value::Bool(true) => slice,
+        Value::Bool(false) => Value::Null,
+        _ => Value::Unknown,
+    });
+    // The grant only changes when the request does (or on a new slice).
+    let request_changed = prior.is_null() || prior.get("resources") != planned.get("resources");
+    planned.set(
+        "accepted_resources",
+        if request_changed { Value::Unknown } else { prior.get("accepted_resources").clone() },
+    );
+
+    let mut replace = Vec::new();
+    if !prior.is_null() {
+        for attr in REPLACE_ON_CHANGE {
+            // A value that vanished from the cluster (null in the refreshed state) is repaired in place.
+            if !prior.get(attr).is_null() && prior.get(attr) != planned.get(attr) {
+                replace.push(AttributePath::root(attr));
+            }
+        }
+    }
+    (planned, replace)
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Objects
+// -------------------------------------------------------------------------------------------------------------
+
+/// The known inputs of a planned state.
+#[derive(Clone, Debug, PartialEq)]
+struct Peer {
+    tenant_namespace: String,
+    provider_cluster_id: String,
+    provider_tenant_namespace: String,
+    kubeconfig: String,
+    resources: Option<BTreeMap<String, String>>,
+    class: String,
+    create_virtual_node: bool,
+    slice_name: String,
+    wait_for_virtual_node: bool,
+}
+
+impl Peer {
+    fn from_value(v: &Value) -> Result<Peer, Diagnostic> {
+        let s = |attr: &str| {
+            v.get(attr).as_str().map(str::to_string).ok_or_else(|| {
+                Diagnostic::attr_error(
+                    attr,
+                    format!("`{attr}` is not known at apply time"),
+                    "This is a bug in the provider (the plan should have filled it); please report it.",
+                )
+            })
+        };
+        let resources = match v.get("resources") {
+            Value::Null => None,
+            other => Some(
+                other
+                    .entries()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, q)| (k.clone(), q.as_str().unwrap_or_default().to_string()))
+                    .collect(),
+            ),
+        };
+        Ok(Peer {
+            tenant_namespace: s("tenant_namespace")?,
+            provider_cluster_id: s("provider_cluster_id")?,
+            provider_tenant_namespace: s("provider_tenant_namespace")?,
+            kubeconfig: s("kubeconfig")?,
+            resources,
+            class: s("class")?,
+            create_virtual_node: v.get("create_virtual_node").as_bool().unwrap_or(true),
+            slice_name: s("resource_slice_name")?,
+            wait_for_virtual_node: v.get("wait_for_virtual_node").as_bool().unwrap_or(true),
+        })
+    }
+
+    fn secret_name(&self) -> String {
+        identity_secret_name(&self.provider_cluster_id)
+    }
+
+    /// The control-plane identity Secret, exactly as Liqo's crd-replicator expects it (reference §3.10).
+    fn identity_secret(&self) -> Secret {
+        Secret {
+            metadata: ObjectMeta {
+                name: Some(self.secret_name()),
+                namespace: Some(self.tenant_namespace.clone()),
+                labels: Some(BTreeMap::from([
+                    (labels::IDENTITY_TYPE.to_string(), labels::IDENTITY_TYPE_CONTROL_PLANE.to_string()),
+                    (labels::REMOTE_CLUSTER_ID.to_string(), self.provider_cluster_id.clone()),
+                ])),
+                annotations: Some(BTreeMap::from([(
+                    labels::REMOTE_TENANT_NAMESPACE.to_string(),
+                    self.provider_tenant_namespace.clone(),
+                )])),
+                ..Default::default()
+            },
+            data: Some(BTreeMap::from([(
+                labels::KUBECONFIG_KEY.to_string(),
+                ByteString(self.kubeconfig.clone().into_bytes()),
+            )])),
+            ..Default::default()
+        }
+    }
+
+    /// The ResourceSlice with only the fields this resource owns: `spec.consumerClusterID` and `spec.csr` are
+    /// written by Liqo's consumer controller and never claimed here.
+    fn resource_slice(&self, resources: Option<&BTreeMap<String, String>>) -> ResourceSlice {
+        let spec = ResourceSliceSpec {
+            provider_cluster_id: Some(self.provider_cluster_id.clone()),
+            class: Some(self.class.clone()),
+            resources: resources.map(|r| r.iter().map(|(k, q)| (k.clone(), Quantity(q.clone()))).collect()),
+            ..Default::default()
+        };
+        let mut rs = ResourceSlice::new(&self.slice_name, spec);
+        rs.metadata.namespace = Some(self.tenant_namespace.clone());
+        rs.metadata.labels = Some(BTreeMap::from([
+            (labels::REMOTE_CLUSTER_ID.to_string(), self.provider_cluster_id.clone()),
+            (labels::REMOTE_ID.to_string(), self.provider_cluster_id.clone()),
+            (labels::REPLICATION.to_string(), labels::TRUE.to_string()),
+        ]));
+        rs.metadata.annotations = Some(BTreeMap::from([(
+            labels::CREATE_VIRTUAL_NODE.to_string(),
+            self.create_virtual_node.to_string(),
+        )]));
+        rs
+    }
+
+    /// Liqo's built-in class grants exactly what is requested, so a wait can tell the new grant from the old.
+    fn grants_request(&self) -> bool {
+        self.class.is_empty() || self.class == RESOURCE_SLICE_CLASS_DEFAULT
+    }
+
+    /// The state after a (possibly partial) apply: planned values with every computed output resolved.
+    fn state(&self, planned: &Value, accepted: Option<&BTreeMap<String, String>>) -> Value {
+        let mut s = planned.clone();
+        s.set("id", Value::string(format!("{}/{}", self.tenant_namespace, self.slice_name)));
+        s.set(
+            "virtual_node_name",
+            if self.create_virtual_node { Value::string(&self.slice_name) } else { Value::Null },
+        );
+        s.set("accepted_resources", accepted.map(|a| Value::string_map(a.clone())).unwrap_or(Value::Null));
+        s
+    }
+}
+
+/// Keys of the live `spec.resources` that the desired request drops. Server-side apply only removes fields this
+/// field manager owns, so keys someone else added must be claimed first and then released.
+fn foreign_resource_keys(live: Option<&ResourceSlice>, desired: Option<&BTreeMap<String, String>>) -> BTreeMap<String, String> {
+    let live = live.and_then(|rs| rs.spec.resources.as_ref());
+    live.into_iter()
+        .flatten()
+        .filter(|(k, _)| !desired.is_some_and(|d| d.contains_key(*k)))
+        .map(|(k, q)| (k.clone(), q.0.clone()))
+        .collect()
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Waits (pure checks, unit-tested)
+// -------------------------------------------------------------------------------------------------------------
+
+fn condition_summary(rs: &ResourceSlice) -> String {
+    let status = rs.status.as_ref();
+    let show = |t: &str| {
+        status
+            .and_then(|s| s.condition(t))
+            .map(|c| c.status.clone())
+            .unwrap_or_else(|| "not reported".into())
+    };
+    format!(
+        "Authentication = {}, Resources = {}",
+        show(RESOURCE_SLICE_CONDITION_AUTHENTICATION),
+        show(RESOURCE_SLICE_CONDITION_RESOURCES)
+    )
+}
+
+fn denied_hint(condition: &str, peer: &Peer) -> String {
+    if condition == RESOURCE_SLICE_CONDITION_AUTHENTICATION {
+        format!(
+            "The provider cluster `{}` did not accept this consumer's credentials for the slice. Check that the \
+             liqo_tenant for this consumer exists in the provider's tenant namespace `{}`, that this namespace is \
+             labelled for this consumer cluster, and that the provider runs Liqo 1.0.3 or later (1.0.2 denies \
+             slices of TolerateNoHandshake tenants). Then run apply again.",
+            peer.provider_cluster_id, peer.provider_tenant_namespace
+        )
+    } else {
+        format!(
+            "The provider cluster `{}` refused the requested resources: its Tenant for this consumer may be \
+             Cordoned or Drained (liqo_tenant `tenant_condition`), or the controller of ResourceSlice class `{}` \
+             declined the request. Fix that (or ask for less), then run apply again.",
+            peer.provider_cluster_id, peer.class
+        )
+    }
+}
+
+/// Slice accepted (and, for the built-in class, granting the current request) → the granted resources.
+fn slice_check(rs: Option<&ResourceSlice>, peer: &Peer) -> Wait<BTreeMap<String, String>> {
+    let Some(rs) = rs else {
+        return Wait::Pending("the ResourceSlice does not exist".into());
+    };
+    let status = rs.status.clone().unwrap_or_default();
+    for t in [RESOURCE_SLICE_CONDITION_AUTHENTICATION, RESOURCE_SLICE_CONDITION_RESOURCES] {
+        if let Some(c) = status.condition(t).filter(|c| c.status == RESOURCE_SLICE_DENIED) {
+            return Wait::Failed {
+                reason: format!(
+                    "Condition {t} is Denied (reason: {}; message: {}).",
+                    c.reason.as_deref().unwrap_or("none given"),
+                    c.message.as_deref().unwrap_or("none given")
+                ),
+                hint: denied_hint(t, peer),
+            };
+        }
+    }
+    if !status.is_accepted() {
+        return Wait::Pending(condition_summary(rs));
+    }
+    let granted: BTreeMap<String, String> =
+        status.resources.iter().flatten().map(|(k, q)| (k.clone(), q.0.clone())).collect();
+    if peer.grants_request() {
+        for (key, wanted) in peer.resources.iter().flatten() {
+            let got = granted.get(key);
+            if !got.is_some_and(|g| quantity::same(g, wanted)) {
+                return Wait::Pending(format!(
+                    "both conditions Accepted, but status.resources[{key}] is {} while {wanted} is requested \
+                     (the provider has not processed the current request yet)",
+                    got.map(|g| format!("`{g}`")).unwrap_or_else(|| "absent".into())
+                ));
+            }
+        }
+    }
+    Wait::Ready(granted)
+}
+
+/// VirtualNode running → whether Liqo also creates a core Node for it.
+fn virtual_node_check(vn: Option<&VirtualNode>) -> Wait<bool> {
+    let Some(vn) = vn else {
+        return Wait::Pending("the VirtualNode does not exist (Liqo creates it once the slice is accepted)".into());
+    };
+    let create_node = vn.spec.create_node.unwrap_or(true);
+    let status = vn.status.clone().unwrap_or_default();
+    let show = |t: &str| status.condition(t).map(|c| c.status.clone()).unwrap_or_else(|| "not reported".into());
+    let kubelet = show(VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET);
+    let node = show(VIRTUAL_NODE_CONDITION_NODE);
+    if kubelet == VIRTUAL_NODE_RUNNING && (!create_node || node == VIRTUAL_NODE_RUNNING) {
+        Wait::Ready(create_node)
+    } else {
+        Wait::Pending(format!("VirtualKubelet = {kubelet}, Node = {node}"))
+    }
+}
+
+fn node_check(node: Option<&Node>) -> Wait<()> {
+    let Some(node) = node else {
+        return Wait::Pending("the Node does not exist (the virtual kubelet registers it)".into());
+    };
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
+    match ready {
+        Some(c) if c.status == "True" => Wait::Ready(()),
+        Some(c) => Wait::Pending(format!(
+            "Ready = {} ({})",
+            c.status,
+            c.message.as_deref().or(c.reason.as_deref()).unwrap_or("no message")
+        )),
+        None => Wait::Pending("no Ready condition yet".into()),
+    }
+}
+
+/// A wait for an object Liqo deletes on its own (VirtualNode, Node): present → what holds it.
+fn gone_check<K: kube::Resource>(o: Option<&K>) -> Wait<()> {
+    match o {
+        None => Wait::Ready(()),
+        Some(o) => {
+            let m = o.meta();
+            Wait::Pending(format!(
+                "still present ({}, finalizers {:?})",
+                if m.deletion_timestamp.is_some() { "being deleted" } else { "not being deleted yet" },
+                m.finalizers.clone().unwrap_or_default()
+            ))
+        }
+    }
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Read / import
+// -------------------------------------------------------------------------------------------------------------
+
+/// The state as the cluster has it. `prior` is the previous state (Null on import): values the cluster does
+/// not hold (timeouts, wait flag) come from it, and quantities equal in value keep the user's spelling.
+fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
+    let mut s = if prior.is_null() {
+        Value::object([("wait_for_virtual_node", Value::Bool(true)), ("timeouts", Value::Null)])
+    } else {
+        prior.clone()
+    };
+    let ns = rs.metadata.namespace.clone().unwrap_or_default();
+    let name = rs.metadata.name.clone().unwrap_or_default();
+    s.set("id", Value::string(format!("{ns}/{name}")));
+    s.set("tenant_namespace", Value::string(ns));
+    s.set("resource_slice_name", Value::string(&name));
+    let label = |k: &str| rs.metadata.labels.as_ref().and_then(|l| l.get(k)).cloned();
+    let provider = label(labels::REMOTE_CLUSTER_ID).or_else(|| rs.spec.provider_cluster_id.clone());
+    s.set("provider_cluster_id", Value::opt_string(provider));
+    let annotation = secret.metadata.annotations.as_ref().and_then(|a| a.get(labels::REMOTE_TENANT_NAMESPACE));
+    s.set("provider_tenant_namespace", Value::opt_string(annotation.cloned()));
+    let kubeconfig = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(labels::KUBECONFIG_KEY))
+        .map(|b| String::from_utf8_lossy(&b.0).into_owned());
+    s.set("kubeconfig", Value::opt_string(kubeconfig));
+    s.set("resources", observed_resources(prior.get("resources"), rs.spec.resources.as_ref()));
+    s.set("class", Value::opt_string(rs.spec.class.clone()));
+    let create_vn = rs.metadata.annotations.as_ref().and_then(|a| a.get(labels::CREATE_VIRTUAL_NODE));
+    let create_vn = match create_vn.map(String::as_str) {
+        Some("true") => Value::Bool(true),
+        Some("false") => Value::Bool(false),
+        // Missing or mangled: null, so the next apply re-asserts it in place.
+        _ => Value::Null,
+    };
+    match create_vn {
+        Value::Bool(true) => s.set("virtual_node_name", Value::string(&name)),
+        Value::Bool(false) => s.set("virtual_node_name", Value::Null),
+        _ => {}
+    }
+    s.set("create_virtual_node", create_vn);
+    let granted = rs.status.as_ref().and_then(|st| st.resources.as_ref());
+    s.set(
+        "accepted_resources",
+        granted.map(|g| Value::string_map(g.iter().map(|(k, q)| (k.clone(), q.0.clone())))).unwrap_or(Value::Null),
+    );
+    s
+}
+
+/// `spec.resources` as state: a quantity equal in value to the prior one keeps the prior spelling (`1000m` vs
+/// `1`), and an absent or empty list stays as the user wrote it.
+fn observed_resources(prior: &Value, live: Option<&BTreeMap<String, Quantity>>) -> Value {
+    let live = live.cloned().unwrap_or_default();
+    if live.is_empty() && (prior.is_null() || prior.entries().is_some_and(|m| m.is_empty())) {
+        return prior.clone();
+    }
+    Value::Map(
+        live.into_iter()
+            .map(|(k, q)| {
+                let keep = prior.entries().and_then(|m| m.get(&k)).and_then(Value::as_str).filter(|p| quantity::same(p, &q.0));
+                let v = keep.map(str::to_string).unwrap_or(q.0);
+                (k, Value::String(v))
+            })
+            .collect(),
+    )
+}
+
+fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
+    let bad = || {
+        Diagnostic::error(
+            "Invalid import ID for liqo_peer",
+            format!(
+                "Expected `<tenant_namespace>/<resource_slice_name>` (e.g. `liqo-tenant-milan/milan`), got `{id}`."
+            ),
+        )
+    };
+    let (ns, name) = id.split_once('/').ok_or_else(bad)?;
+    if check_dns_label(ns).is_err() || check_dns_label(name).is_err() {
+        return Err(bad());
+    }
+    Ok((ns.to_string(), name.to_string()))
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// The resource
+// -------------------------------------------------------------------------------------------------------------
+
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
+}
+
+impl PeerResource {
+    /// Writes both objects and waits; `written` tells the caller whether anything reached the cluster.
+    async fn converge(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        peer: &Peer,
+        deadline: Instant,
+        written: &mut bool,
+        accepted: &mut Option<BTreeMap<String, String>>,
+    ) -> Result<(), OpError> {
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &peer.tenant_namespace);
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &peer.tenant_namespace);
+
+        // The Secret first: the crd-replicator needs it to replicate the slice.
+        kube_ops::apply(ctx, &secrets, &peer.identity_secret()).await?;
+        *written = true;
+        let live = kube_ops::get_opt(ctx, &slices, &peer.slice_name).await?;
+        let foreign = foreign_resource_keys(live.as_ref(), peer.resources.as_ref());
+        if !foreign.is_empty() {
+            let mut claimed = peer.resources.clone().unwrap_or_default();
+            claimed.extend(foreign);
+            kube_ops::apply(ctx, &slices, &peer.resource_slice(Some(&claimed))).await?;
+        }
+        kube_ops::apply(ctx, &slices, &peer.resource_slice(peer.resources.as_ref())).await?;
+
+        let waiting_for = if peer.grants_request() && peer.resources.is_some() {
+            "conditions Authentication and Resources = Accepted, granting the requested resources"
+        } else {
+            "conditions Authentication and Resources = Accepted"
+        };
+        let granted = kube_ops::wait_for(ctx, &slices, &peer.slice_name, waiting_for, left(deadline), |rs| {
+            slice_check(rs, peer)
+        })
+        .await?;
+        *accepted = Some(granted);
+
+        if peer.create_virtual_node && peer.wait_for_virtual_node {
+            let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &peer.tenant_namespace);
+            let create_node = kube_ops::wait_for(
+                ctx,
+                &vns,
+                &peer.slice_name,
+                "conditions VirtualKubelet and Node = Running",
+                left(deadline),
+                virtual_node_check,
+            )
+            .await?;
+            if create_node {
+                let nodes: Api<Node> = Api::all(client.clone());
+                kube_ops::wait_for(ctx, &nodes, &peer.slice_name, "condition Ready = True", left(deadline), node_check)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Liqo's teardown order (reference §6); each step waits for the object to be gone.
+    async fn remove(&self, ctx: &Ctx, client: &kube::Client, prior: &Value, deadline: Instant) -> Result<(), OpError> {
+        let ns = prior.get("tenant_namespace").as_str().unwrap_or_default();
+        let name = prior.get("resource_slice_name").as_str().unwrap_or_default();
+        let provider = prior.get("provider_cluster_id").as_str().unwrap_or_default();
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
+        kube_ops::delete_and_wait(ctx, &slices, name, left(deadline)).await?;
+
+        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), ns);
+        kube_ops::wait_for(ctx, &vns, name, "deletion by Liqo (it follows its ResourceSlice)", left(deadline), gone_check)
+            .await?;
+        let nodes: Api<Node> = Api::all(client.clone());
+        kube_ops::wait_for(ctx, &nodes, name, "deletion by the virtual kubelet", left(deadline), gone_check).await?;
+
+        // Other slices for the same provider still need the shared identity Secret (and would hold its finalizer).
+        let selector = format!("{}={provider}", labels::REMOTE_CLUSTER_ID);
+        let others = kube_ops::list(ctx, &slices, &selector).await?;
+        if others.iter().all(|rs| rs.metadata.name.as_deref() == Some(name)) {
+            let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+            kube_ops::delete_and_wait(ctx, &secrets, &identity_secret_name(provider), left(deadline)).await?;
+        }
+        Ok(())
+    }
+
+    async fn delete(&self, ctx: &Ctx, prior: Value) -> ApplyResponse {
+        let deadline = Instant::now() + Timeouts::from_value(&prior, DEFAULT_TIMEOUTS).delete;
+        let result = match self.cluster.client().await {
+            Ok(client) => self.remove(ctx, &client, &prior, deadline).await.map_err(|e| op_diags(&e)),
+            Err(d) => Err(d.into()),
+        };
+        match result {
+            Ok(()) => ApplyResponse { new_state: Value::Null, private: vec![], diagnostics: Diagnostics::new() },
+            // Still (partly) there: keep it in state so the next destroy resumes.
+            Err(diagnostics) => ApplyResponse { new_state: prior, private: vec![], diagnostics },
+        }
+    }
+}
+
+#[async_trait]
+impl Resource for PeerResource {
+    fn type_name(&self) -> &'static str {
+        TYPE_NAME
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    fn validate(&self, config: &Value) -> Diagnostics {
+        validate(config)
+    }
+
+    async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
+        if req.proposed.is_null() {
+            return PlanResponse { planned: Value::Null, requires_replace: vec![], private: req.private, diagnostics: Diagnostics::new() };
+        }
+        let (planned, requires_replace) = plan_values(&req.prior, &req.proposed, &req.config);
+        PlanResponse { planned, requires_replace, private: req.private, diagnostics: Diagnostics::new() }
+    }
+
+    async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
+        if req.planned.is_null() {
+            return self.delete(ctx, req.prior).await;
+        }
+        let unchanged = |diagnostics: Diagnostics| ApplyResponse { new_state: req.prior.clone(), private: vec![], diagnostics };
+        let peer = match Peer::from_value(&req.planned) {
+            Ok(p) => p,
+            Err(d) => return unchanged(d.into()),
+        };
+        let client = match self.cluster.client().await {
+            Ok(c) => c,
+            Err(d) => return unchanged(d.into()),
+        };
+        let timeouts = Timeouts::from_value(&req.planned, DEFAULT_TIMEOUTS);
+        let budget = if req.prior.is_null() { timeouts.create } else { timeouts.update };
+        let (mut written, mut accepted) = (false, None);
+        let result = self.converge(ctx, &client, &peer, Instant::now() + budget, &mut written, &mut accepted).await;
+        match result {
+            Ok(()) => ApplyResponse {
+                new_state: peer.state(&req.planned, accepted.as_ref()),
+                private: vec![],
+                diagnostics: Diagnostics::new(),
+            },
+            // Objects were written: record them (a failed create is tainted and replaced), nothing is orphaned.
+            Err(e) if written => ApplyResponse {
+                new_state: peer.state(&req.planned, accepted.as_ref()),
+                private: vec![],
+                diagnostics: op_diags(&e),
+            },
+            Err(e) => unchanged(op_diags(&e)),
+        }
+    }
+
+    async fn read(&self, ctx: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
+        let client = match self.cluster.client().await {
+            Ok(c) => c,
+            Err(d) => return ReadResponse { new_state: state, private, diagnostics: d.into() },
+        };
+        let ns = state.get("tenant_namespace").as_str().unwrap_or_default().to_string();
+        let name = state.get("resource_slice_name").as_str().unwrap_or_default().to_string();
+        let provider = state.get("provider_cluster_id").as_str().unwrap_or_default().to_string();
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &ns);
+        let secrets: Api<Secret> = Api::namespaced(client, &ns);
+        let objects = async {
+            let rs = kube_ops::get_opt(ctx, &slices, &name).await?;
+            let secret = kube_ops::get_opt(ctx, &secrets, &identity_secret_name(&provider)).await?;
+            Ok::<_, OpError>((rs, secret))
+        };
+        match objects.await {
+            Ok((Some(rs), Some(secret))) => {
+                ReadResponse { new_state: observed_state(&state, &rs, &secret), private, diagnostics: Diagnostics::new() }
+            }
+            // Either object gone: Terraform plans to create it again (an idempotent apply repairs the rest).
+            Ok(_) => ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
+            Err(e) => ReadResponse { new_state: state, private, diagnostics: op_diags(&e) },
+        }
+    }
+
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
+        let (ns, name) = parse_import_id(id)?;
+        let client = self.cluster.client().await?;
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &ns);
+        let rs = kube_ops::get_opt(ctx, &slices, &name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("ResourceSlice {ns}/{name} not found"),
+                "Nothing to import: check the namespace and name (`kubectl get resourceslices -A` on the consumer \
+                 cluster), or create the peering with this resource instead.",
+            )
+        })?;
+        let provider = rs
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
+            .cloned()
+            .or_else(|| rs.spec.provider_cluster_id.clone())
+            .ok_or_else(|| {
+                Diagnostic::error(
+                    format!("ResourceSlice {ns}/{name} names no provider cluster"),
+                    format!(
+                        "It has neither the `{}` label nor `spec.providerClusterID`, so it is not a peering \
+                         liqo_peer can manage.",
+                        labels::REMOTE_CLUSTER_ID
+                    ),
+                )
+            })?;
+        let secrets: Api<Secret> = Api::namespaced(client, &ns);
+        let secret_name = identity_secret_name(&provider);
+        let secret = kube_ops::get_opt(ctx, &secrets, &secret_name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("Secret {ns}/{secret_name} not found"),
+                format!(
+                    "liqo_peer manages the control-plane identity Secret `{secret_name}` next to the ResourceSlice. \
+                     This peering uses another identity (e.g. an Identity object from the handshake flow), which \
+                     liqo_peer cannot adopt."
+                ),
+            )
+        })?;
+        Ok(vec![ImportedResource { state: observed_state(&Value::Null, &rs, &secret), private: vec![] }])
+    }
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Kubernetes quantities
+// -------------------------------------------------------------------------------------------------------------
+
+/// Kubernetes resource quantities (`4`, `500m`, `8Gi`, `1e3`): the grammar Liqo's CRD accepts for a
+/// `ResourceList` value, restricted to what Kubernetes keeps exactly (non-negative, integer exponents, no finer
+/// than `1n`), and equality by value, because Liqo writes quantities back in canonical form (`1000m` → `1`).
+pub(crate) mod quantity {
+    /// A parsed quantity: `mantissa × 10^exp10 × 2^exp2`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Parsed {
+        mantissa: Option<u128>,
+        exp10: i64,
+        exp2: u32,
+    }
+
+    const BINARY: [(&str, u32); 6] = [("Ki", 10), ("Mi", 20), ("Gi", 30), ("Ti", 40), ("Pi", 50), ("Ei", 60)];
+    const DECIMAL: [(&str, i64); 9] =
+        [("n", -9), ("u", -6), ("m", -3), ("k", 3), ("M", 6), ("G", 9), ("T", 12), ("P", 15), ("E", 18)];
+
+    pub fn parse(s: &str) -> Result<Parsed, String> {
+        if s.is_empty() {
+            return Err("is empty".into());
+        }
+        let body = match s.as_bytes()[0] {
+            b'-' => return Err("is negative".into()),
+            b'+' => &s[1..],
+            _ => s,
+        };
+        let num_len = body.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(body.len());
+        let (number, suffix) = body.split_at(num_len);
+        let (int, frac) = number.split_once('.').unwrap_or((number, ""));
+        if int.is_empty() && frac.is_empty() {
+            return Err("does not start with a number".into());
+        }
+        if frac.contains('.') {
+            return Err("has more than one decimal point".into());
+        }
+        let (exp10, exp2) = suffix_scale(suffix)?;
+        let exp10 = exp10 - frac.len() as i64;
+        let digits = format!("{int}{frac}");
+        let digits = digits.trim_start_matches('0');
+        // More digits than u128 holds: valid, but only comparable by spelling.
+        let mantissa = if digits.is_empty() { Some(0) } else { digits.parse::<u128>().ok() };
+        let parsed = Parsed { mantissa, exp10, exp2 };
+        if parsed.canonical().is_some_and(|(m, e)| m != 0 && e < -9) {
+            return Err("is more precise than 1n (Kubernetes rounds such values up)".into());
+        }
+        Ok(parsed)
+    }
+
+    fn suffix_scale(suffix: &str) -> Result<(i64, u32), String> {
+        if suffix.is_empty() {
+            return Ok((0, 0));
+        }
+        if let Some((_, p)) = BINARY.iter().find(|(s, _)| *s == suffix) {
+            return Ok((0, *p));
+        }
+        if let Some((_, p)) = DECIMAL.iter().find(|(s, _)| *s == suffix) {
+            return Ok((*p, 0));
+        }
+        if let Some(exp) = suffix.strip_prefix(['e', 'E']) {
+            let digits = exp.strip_prefix(['+', '-']).unwrap_or(exp);
+            if !digits.is_empty() && digits.len() <= 4 && digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Ok((exp.parse::<i64>().map_err(|_| format!("has an invalid exponent `{suffix}`"))?, 0));
+            }
+            return Err(format!("has an invalid exponent `{suffix}` (write a whole number after e, like `1e3`)"));
+        }
+        Err(format!(
+            "has an unknown suffix `{suffix}` (use Ki, Mi, Gi, Ti, Pi, Ei for powers of 1024; n, u, m, k, M, G, T, \
+             P, E for powers of 1000; or an exponent like e3)"
+        ))
+    }
+
+    impl Parsed {
+        /// `(mantissa, exp10)` with the binary factor folded in and trailing zeros removed: equal values have
+        /// equal canonical forms. None when it does not fit in 128 bits.
+        fn canonical(&self) -> Option<(u128, i64)> {
+            let mut m = self.mantissa?.checked_mul(1u128.checked_shl(self.exp2)?)?;
+            let mut e = self.exp10;
+            if m == 0 {
+                return Some((0, 0));
+            }
+            while m % 10 == 0 {
+                m /= 10;
+                e += 1;
+            }
+            Some((m, e))
+        }
+    }
+
+    /// True when both are valid quantities of the same value, or (when a value is too large to compare
+    /// exactly) spelled the same.
+    pub fn same(a: &str, b: &str) -> bool {
+        match (parse(a).ok().and_then(|p| p.canonical()), parse(b).ok().and_then(|p| p.canonical())) {
+            (Some(x), Some(y)) => x == y,
+            _ => a == b,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use liqo_schema::liqo::{LiqoCondition, ResourceSliceStatus, VirtualNodeSpec, VirtualNodeStatus};
+    use liqo_schema::tf::{Nesting, Severity};
+
+    fn config() -> Value {
+        Value::object([
+            ("tenant_namespace", Value::string("liqo-tenant-milan")),
+            ("provider_cluster_id", Value::string("milan")),
+            ("provider_tenant_namespace", Value::string("liqo-tenant-rome")),
+            ("kubeconfig", Value::string("apiVersion: v1\nclusters: [{name: milan}]\nusers: [{name: rome}]\n")),
+            ("resources", Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
+            ("class", Value::Null),
+            ("create_virtual_node", Value::Null),
+            ("resource_slice_name", Value::Null),
+            ("wait_for_virtual_node", Value::Null),
+            ("id", Value::Null),
+            ("virtual_node_name", Value::Null),
+            ("accepted_resources", Value::Null),
+            ("timeouts", Value::Null),
+        ])
+    }
+
+    fn error_paths(d: &Diagnostics) -> Vec<String> {
+        d.iter().filter(|d| d.severity == Severity::Error).map(|d| d.attribute.as_ref().unwrap().to_string()).collect()
+    }
+
+    fn planned_peer() -> (Value, Peer) {
+        let (planned, _) = plan_values(&Value::Null, &config(), &config());
+        let mut known = planned.clone();
+        known.set("accepted_resources", Value::Null);
+        let peer = Peer::from_value(&known).unwrap();
+        (planned, peer)
+    }
+
+    fn cond(t: &str, s: &str) -> LiqoCondition {
+        LiqoCondition { type_: t.into(), status: s.into(), ..Default::default() }
+    }
+
+    fn slice_with(conditions: Vec<LiqoCondition>, granted: &[(&str, &str)]) -> ResourceSlice {
+        let (_, peer) = planned_peer();
+        let mut rs = peer.resource_slice(peer.resources.as_ref());
+        rs.status = Some(ResourceSliceStatus {
+            conditions: Some(conditions),
+            resources: Some(granted.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect()),
+            ..Default::default()
+        });
+        rs
+    }
+
+    #[test]
+    fn schema_describes_everything_and_hides_the_kubeconfig() {
+        let s = schema();
+        for a in &s.block.attributes {
+            assert!(!a.description.is_empty(), "{} has no description", a.name);
+        }
+        assert!(s.block.attribute("kubeconfig").unwrap().sensitive);
+        for out in ["id", "virtual_node_name", "accepted_resources"] {
+            let a = s.block.attribute(out).unwrap();
+            assert!(a.computed && !a.optional && !a.required, "{out} must be computed only");
+        }
+        for input in ["tenant_namespace", "provider_cluster_id", "provider_tenant_namespace", "kubeconfig"] {
+            assert!(s.block.attribute(input).unwrap().required, "{input} must be required");
+        }
+        assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts" && b.nesting == Nesting::Single));
+    }
+
+    #[test]
+    fn validation_names_each_bad_attribute() {
+        let mut c = config();
+        c.set("tenant_namespace", Value::string("Tenant_NS"));
+        c.set("provider_cluster_id", Value::string("-milan"));
+        c.set("provider_tenant_namespace", Value::Unknown);
+        c.set("kubeconfig", Value::string("clusters: []\nusers: [{name: x}]"));
+        c.set("resource_slice_name", Value::string("a.b"));
+        c.set("class", Value::string(""));
+        c.set(
+            "resources",
+            Value::Map(BTreeMap::from([
+                ("cpu".to_string(), Value::string("-1")),
+                ("memory".to_string(), Value::string("8GB")),
+                ("pods".to_string(), Value::Unknown),
+                ("bad key!".to_string(), Value::string("1")),
+                ("nvidia.com/gpu".to_string(), Value::string("2")),
+            ])),
+        );
+        c.set("timeouts", Value::object([("create", Value::string("10 minutes"))]));
+        let d = validate(&c);
+        assert_eq!(
+            error_paths(&d),
+            [
+                "tenant_namespace",
+                "provider_cluster_id",
+                "resource_slice_name",
+                "class",
+                "kubeconfig",
+                r#"resources["bad key!"]"#,
+                r#"resources["cpu"]"#,
+                r#"resources["memory"]"#,
+                "timeouts.create",
+            ]
+        );
+        // The kubeconfig message never repeats the (secret) content.
+        let kc = d.iter().find(|d| d.attribute.as_ref().unwrap().to_string() == "kubeconfig").unwrap();
+        assert!(kc.detail.contains("no `clusters` entry") && !kc.detail.contains("users"));
+        assert!(validate(&config()).is_empty());
+    }
+
+    #[test]
+    fn quantities_follow_the_kubernetes_grammar() {
+        for ok in ["4", "500m", "8Gi", "1e3", "1E3", "0.5", ".5", "5.", "+2", "110", "1Ei", "1E", "2e-3", "100u", "1n", "0"] {
+            assert!(quantity::parse(ok).is_ok(), "{ok} should parse");
+        }
+        for bad in ["", "-1", "8GB", "1.2.3", "Gi", "e3", "1e", "1e3.5", "4 ", " 4", "1ki", "0.1n", "1e-10", "abc"] {
+            assert!(quantity::parse(bad).is_err(), "{bad} should be rejected");
+        }
+        assert!(quantity::same("1000m", "1"));
+        assert!(quantity::same("1Gi", "1073741824"));
+        assert!(quantity::same("1.5Gi", "1536Mi"));
+        assert!(quantity::same("1e3", "1k"));
+        assert!(quantity::same("0", "0m"));
+        assert!(!quantity::same("1G", "1Gi"));
+        assert!(!quantity::same("4", "8"));
+    }
+
+    #[test]
+    fn resource_names_are_qualified_names() {
+        for ok in ["cpu", "ephemeral-storage", "hugepages-2Mi", "nvidia.com/gpu", "example.com/foo_bar"] {
+            assert!(check_qualified_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-cpu", "a/b/c", "/gpu", "UPPER.com/gpu", "x".repeat(64).as_str()] {
+            assert!(check_qualified_name(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn create_plan_fills_defaults_and_leaves_the_grant_unknown() {
+        let (planned, replace) = plan_values(&Value::Null, &config(), &config());
+        assert!(replace.is_empty());
+        assert_eq!(planned.get("class"), &Value::string("default"));
+        assert_eq!(planned.get("create_virtual_node"), &Value::Bool(true));
+        assert_eq!(planned.get("wait_for_virtual_node"), &Value::Bool(true));
+        assert_eq!(planned.get("resource_slice_name"), &Value::string("milan"));
+        assert_eq!(planned.get("id"), &Value::string("liqo-tenant-milan/milan"));
+        assert_eq!(planned.get("virtual_node_name"), &Value::string("milan"));
+        assert!(planned.get("accepted_resources").is_unknown());
+
+        // Cross-resource references unknown at plan time stay unknown, without errors.
+        let mut c = config();
+        c.set("provider_cluster_id", Value::Unknown);
+        let (planned, _) = plan_values(&Value::Null, &c, &c);
+        assert!(planned.get("resource_slice_name").is_unknown());
+        assert!(planned.get("id").is_unknown());
+        assert!(planned.get("virtual_node_name").is_unknown());
+    }
+
+    #[test]
+    fn resizing_updates_in_place_and_renaming_replaces() {
+        let (planned, peer) = planned_peer();
+        let prior = peer.state(&planned, Some(&BTreeMap::from([("cpu".to_string(), "4".to_string())])));
+
+        // Same config: nothing changes, the grant is kept.
+        let (again, replace) = plan_values(&prior, &prior, &config());
+        assert!(replace.is_empty());
+        assert_eq!(again, prior);
+
+        // Resize: in place, grant unknown until the provider answers.
+        let mut proposed = prior.clone();
+        proposed.set("resources", Value::string_map([("cpu", "8")]));
+        let mut cfg = config();
+        cfg.set("resources", proposed.get("resources").clone());
+        let (planned, replace) = plan_values(&prior, &proposed, &cfg);
+        assert!(replace.is_empty());
+        assert!(planned.get("accepted_resources").is_unknown());
+
+        // New kubeconfig (renewed certificate): in place.
+        let mut proposed = prior.clone();
+        proposed.set("kubeconfig", Value::string("clusters: [{}]\nusers: [{}]"));
+        assert!(plan_values(&prior, &proposed, &config()).1.is_empty());
+
+        for (attr, value) in [
+            ("resource_slice_name", Value::string("other")),
+            ("class", Value::string("gold")),
+            ("create_virtual_node", Value::Bool(false)),
+            ("provider_tenant_namespace", Value::string("elsewhere")),
+        ] {
+            let mut proposed = prior.clone();
+            proposed.set(attr, value.clone());
+            let mut cfg = config();
+            cfg.set(attr, value);
+            let (_, replace) = plan_values(&prior, &proposed, &cfg);
+            assert_eq!(replace, vec![AttributePath::root(attr)], "{attr}");
+        }
+
+        // A value that vanished from the cluster (null after refresh) is re-asserted in place.
+        let mut drifted = prior.clone();
+        drifted.set("create_virtual_node", Value::Null);
+        let (planned, replace) = plan_values(&drifted, &prior, &config());
+        assert!(replace.is_empty());
+        assert_eq!(planned.get("create_virtual_node"), &Value::Bool(true));
+    }
+
+    #[test]
+    fn objects_carry_liqo_labels_and_never_claim_liqo_fields() {
+        let (_, peer) = planned_peer();
+        let secret = serde_json::to_value(peer.identity_secret()).unwrap();
+        assert_eq!(secret["metadata"]["name"], "kubeconfig-controlplane-milan");
+        assert_eq!(secret["metadata"]["namespace"], "liqo-tenant-milan");
+        assert_eq!(secret["metadata"]["labels"]["liqo.io/identity-type"], "ControlPlane");
+        assert_eq!(secret["metadata"]["labels"]["liqo.io/remote-cluster-id"], "milan");
+        assert_eq!(secret["metadata"]["annotations"]["liqo.io/remote-tenant-namespace"], "liqo-tenant-rome");
+        assert!(secret["data"]["kubeconfig"].is_string());
+
+        let rs = serde_json::to_value(peer.resource_slice(peer.resources.as_ref())).unwrap();
+        assert_eq!(rs["apiVersion"], "authentication.liqo.io/v1beta1");
+        assert_eq!(rs["kind"], "ResourceSlice");
+        assert_eq!(rs["metadata"]["name"], "milan");
+        let l = &rs["metadata"]["labels"];
+        assert_eq!((l["liqo.io/remote-cluster-id"].as_str(), l["liqo.io/remoteID"].as_str()), (Some("milan"), Some("milan")));
+        assert_eq!(l["liqo.io/replication"], "true");
+        assert_eq!(rs["metadata"]["annotations"]["liqo.io/create-virtual-node"], "true");
+        assert_eq!(rs["spec"], serde_json::json!({
+            "class": "default",
+            "providerClusterID": "milan",
+            "resources": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+        }));
+        assert!(rs.get("status").is_none());
+
+        let no_vn = Peer { create_virtual_node: false, resources: None, ..peer };
+        let rs = serde_json::to_value(no_vn.resource_slice(None)).unwrap();
+        assert_eq!(rs["metadata"]["annotations"]["liqo.io/create-virtual-node"], "false");
+        assert!(rs["spec"].get("resources").is_none(), "no request: no null, the provider's defaults apply");
+    }
+
+    #[test]
+    fn keys_added_out_of_band_are_claimed_then_dropped() {
+        let (_, peer) = planned_peer();
+        let mut live = peer.resource_slice(peer.resources.as_ref());
+        live.spec.resources.as_mut().unwrap().insert("nvidia.com/gpu".into(), Quantity("1".into()));
+        let foreign = foreign_resource_keys(Some(&live), peer.resources.as_ref());
+        assert_eq!(foreign, BTreeMap::from([("nvidia.com/gpu".to_string(), "1".to_string())]));
+        assert!(foreign_resource_keys(None, peer.resources.as_ref()).is_empty());
+    }
+
+    #[test]
+    fn slice_wait_follows_the_conditions() {
+        let (_, peer) = planned_peer();
+        assert!(matches!(slice_check(None, &peer), Wait::Pending(_)));
+
+        let rs = slice_with(vec![cond("Authentication", "Accepted")], &[]);
+        let Wait::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
+        assert_eq!(seen, "Authentication = Accepted, Resources = not reported");
+
+        let mut denied = cond("Resources", "Denied");
+        denied.reason = Some("ResourceSliceResourcesDenied".into());
+        denied.message = Some("ResourceSlice resources denied".into());
+        let rs = slice_with(vec![cond("Authentication", "Accepted"), denied], &[]);
+        let Wait::Failed { reason, hint } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
+        assert!(reason.contains("Resources is Denied") && reason.contains("ResourceSliceResourcesDenied"));
+        assert!(reason.contains("ResourceSlice resources denied"));
+        assert!(hint.contains("Cordoned"));
+
+        let rs = slice_with(vec![cond("Authentication", "Denied")], &[]);
+        let Wait::Failed { hint, .. } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
+        assert!(hint.contains("liqo-tenant-rome"));
+
+        // Accepted but still granting the old request (resize not processed yet): keep waiting.
+        let accepted = vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")];
+        let rs = slice_with(accepted.clone(), &[("cpu", "2"), ("memory", "8Gi"), ("pods", "110")]);
+        let Wait::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
+        assert!(seen.contains("status.resources[cpu] is `2` while 4 is requested"));
+
+        // Granted in canonical spelling, plus provider defaults for other keys.
+        let rs = slice_with(accepted.clone(), &[("cpu", "4000m"), ("memory", "8Gi"), ("pods", "110"), ("x", "1")]);
+        let Wait::Ready(granted) = slice_check(Some(&rs), &peer) else { panic!("expected ready") };
+        assert_eq!(granted.get("cpu").map(String::as_str), Some("4000m"));
+        assert_eq!(granted.len(), 4);
+
+        // A custom class may grant something else: accepted is enough.
+        let custom = Peer { class: "gold".into(), ..peer };
+        let rs = slice_with(accepted, &[("cpu", "1")]);
+        assert!(matches!(slice_check(Some(&rs), &custom), Wait::Ready(_)));
+    }
+
+    #[test]
+    fn virtual_node_and_node_waits() {
+        assert!(matches!(virtual_node_check(None), Wait::Pending(_)));
+        let mut vn = VirtualNode::new("milan", VirtualNodeSpec::default());
+        vn.status = Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Creating")]) });
+        let Wait::Pending(seen) = virtual_node_check(Some(&vn)) else { panic!("expected pending") };
+        assert_eq!(seen, "VirtualKubelet = Running, Node = Creating");
+        vn.status = Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Running")]) });
+        assert!(matches!(virtual_node_check(Some(&vn)), Wait::Ready(true)));
+        vn.spec.create_node = Some(false);
+        vn.status = Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "None")]) });
+        assert!(matches!(virtual_node_check(Some(&vn)), Wait::Ready(false)));
+
+        let node: Node = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "milan"},
+            "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]}
+        }))
+        .unwrap();
+        let Wait::Pending(seen) = node_check(Some(&node)) else { panic!("expected pending") };
+        assert_eq!(seen, "Ready = False (KubeletNotReady)");
+        let node: Node = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "milan"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}
+        }))
+        .unwrap();
+        assert!(matches!(node_check(Some(&node)), Wait::Ready(())));
+        assert!(matches!(gone_check::<Node>(None), Wait::Ready(())));
+        assert!(matches!(gone_check(Some(&node)), Wait::Pending(_)));
+    }
+
+    #[test]
+    fn read_reflects_drift_and_keeps_equal_spellings() {
+        let (planned, peer) = planned_peer();
+        let prior = peer.state(&planned, Some(&BTreeMap::new()));
+        let mut rs = slice_with(
+            vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")],
+            &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")],
+        );
+        let secret = peer.identity_secret();
+
+        // Unchanged objects read back into the same state (apart from the refreshed grant).
+        let s = observed_state(&prior, &rs, &secret);
+        let mut expected = prior.clone();
+        expected.set("accepted_resources", Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]));
+        assert_eq!(s, expected);
+
+        // Canonical spelling of an equal value keeps the user's spelling; a real change shows as drift.
+        rs.spec.resources = Some(BTreeMap::from([
+            ("cpu".to_string(), Quantity("4000m".into())),
+            ("memory".to_string(), Quantity("16Gi".into())),
+            ("pods".to_string(), Quantity("110".into())),
+        ]));
+        let s = observed_state(&prior, &rs, &secret);
+        assert_eq!(s.get("resources"), &Value::string_map([("cpu", "4"), ("memory", "16Gi"), ("pods", "110")]));
+
+        // Annotation removed out of band: null (repaired in place), not a replacement trigger.
+        rs.metadata.annotations = None;
+        let s = observed_state(&prior, &rs, &secret);
+        assert!(s.get("create_virtual_node").is_null());
+        assert_eq!(s.get("virtual_node_name"), &Value::string("milan"));
+
+        // Import (no prior) rebuilds the full state with the documented defaults.
+        let rs = peer.resource_slice(peer.resources.as_ref());
+        let s = observed_state(&Value::Null, &rs, &secret);
+        let (want, _) = plan_values(&Value::Null, &config(), &config());
+        for attr in [
+            "id", "tenant_namespace", "provider_cluster_id", "provider_tenant_namespace", "kubeconfig", "resources",
+            "class", "create_virtual_node", "resource_slice_name", "wait_for_virtual_node", "virtual_node_name",
+        ] {
+            assert_eq!(s.get(attr), want.get(attr), "{attr}");
+        }
+    }
+
+    #[test]
+    fn import_ids_are_namespace_slash_name() {
+        assert_eq!(parse_import_id("liqo-tenant-milan/milan").unwrap(), ("liqo-tenant-milan".into(), "milan".into()));
+        for bad in ["milan", "a/b/c", "/milan", "ns/", "NS/milan"] {
+            let e = parse_import_id(bad).unwrap_err();
+            assert!(e.detail.contains("<tenant_namespace>/<resource_slice_name>"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn failure_state_has_no_unknowns() {
+        let (planned, peer) = planned_peer();
+        let s = peer.state(&planned, None);
+        assert!(s.is_wholly_known());
+        assert!(s.get("accepted_resources").is_null());
+    }
+}

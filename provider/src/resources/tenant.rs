@@ -1,0 +1,1466 @@
+//! `liqo_tenant`: the authentication half of a peering, on the **provider** cluster.
+//!
+//! Owns, for one consumer cluster:
+//! - client credentials for the consumer's control plane: a P-256 key made in this process, a Kubernetes
+//!   CertificateSigningRequest (`CN=<consumer id>`, `O=liqo.io`, signer `kubernetes.io/kube-apiserver-client`)
+//!   approved by the provider and read back, delivered as the sensitive `kubeconfig` output for `liqo_peer`;
+//! - RoleBinding `liqo-binding-liqo-remote-controlplane` in the tenant namespace, binding `User <consumer id>` to
+//!   ClusterRole `liqo-remote-controlplane` (what the consumer's crd-replicator needs to replicate ResourceSlices);
+//! - Tenant `<consumer id>` (`authzPolicy: TolerateNoHandshake`), ready when Liqo sets `status.tenantNamespace`.
+//!
+//! The tenant namespace itself belongs to `liqo_generate`. Import ID: `<tenant_namespace>/<consumer cluster id>`
+//! (the Tenant's namespace and name). The private key cannot be recovered by import, so the plan after an import
+//! proposes new credentials (and nothing else).
+use crate::errors::{op_diags, op_error};
+use crate::kube_ops::{self, Check as Wait, OpError};
+use crate::protocol::{ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource};
+use crate::provider::Cluster;
+use crate::resources::common::{Check, Timeouts, changed, parse_duration, timeouts_block};
+use async_trait::async_trait;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, Patch, PatchParams};
+use liqo_schema::liqo::labels;
+use liqo_schema::liqo::{
+    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED,
+    Tenant, TenantSpec,
+};
+use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+const TYPE_NAME: &str = "liqo_tenant";
+const DEFAULT_TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
+const DEFAULT_CERTIFICATE_VALIDITY: &str = "8760h";
+const DEFAULT_RENEW_BEFORE: &str = "720h";
+/// Kubernetes rejects CSRs asking for less (`spec.expirationSeconds` minimum).
+const MIN_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(600);
+/// `spec.expirationSeconds` is an int32.
+const MAX_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(i32::MAX as u64);
+const TENANT_CONDITIONS: [&str; 3] = [TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED];
+/// The built-in signer whose certificates kube-apiserver accepts for client authentication.
+const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+const CLIENT_USAGES: [&str; 3] = ["digital signature", "key encipherment", "client auth"];
+const APPROVAL_REASON: &str = "TerraformProviderLiqoApproval";
+/// ConfigMap Kubernetes publishes in every namespace with the CA that verifies the API server.
+const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
+const ROOT_CA_KEY: &str = "ca.crt";
+/// Cluster name in the kubeconfig when the provider's Liqo cluster ID cannot be read.
+const FALLBACK_CLUSTER_NAME: &str = "provider";
+/// The context name Liqo's own kubeconfigs use.
+const KUBECONFIG_CONTEXT: &str = "default-context";
+
+/// The `liqo_tenant` resource type, bound to the provider block's cluster.
+pub struct TenantResource {
+    cluster: Arc<Cluster>,
+}
+
+impl TenantResource {
+    pub fn new(cluster: Arc<Cluster>) -> TenantResource {
+        TenantResource { cluster }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Schema
+// ---------------------------------------------------------------------------------------------------------------
+
+fn schema() -> Schema {
+    let attributes = vec![
+        Attribute::computed("id", Type::String)
+            .describe("`<tenant_namespace>/<consumer_cluster_id>`: namespace and name of the Tenant (the import ID)."),
+        Attribute::required("tenant_namespace", Type::String).describe(
+            "Namespace on this (provider) cluster dedicated to the consumer, usually `liqo_generate`'s \
+             `tenant_namespace` output. It must already exist and carry the labels `liqo.io/tenant-namespace=true` \
+             and `liqo.io/remote-cluster-id=<consumer_cluster_id>`; this resource does not create it. Changing it \
+             replaces the resource (and mints new credentials).",
+        ),
+        Attribute::required("consumer_cluster_id", Type::String).describe(
+            "Liqo cluster ID of the consumer cluster (e.g. `liqo_generate.rome.cluster_id`). It names the Tenant and is \
+             the user name (certificate CN) the consumer authenticates as. Changing it replaces the resource.",
+        ),
+        Attribute::optional_computed("tenant_condition", Type::String).describe(
+            "`Active` (default), `Cordoned` (existing ResourceSlices keep their resources, new ones are denied) or \
+             `Drained` (the consumer's RoleBinding is removed and Liqo deletes its ResourceSlices and NamespaceMaps). \
+             Updated in place.",
+        ),
+        Attribute::optional_computed("api_server_url", Type::String).describe(
+            "URL of this cluster's API server as the consumer cluster reaches it, written into `kubeconfig` \
+             (`https://host:port`). Defaults to the address the provider block uses, recorded when the resource is \
+             created. Changing it rebuilds `kubeconfig` in place with the same certificate.",
+        ),
+        Attribute::optional_computed("certificate_validity", Type::String).describe(
+            "Requested lifetime of the consumer's client certificate, as a duration (default `8760h`, at least `10m`), \
+             sent as the CSR's `expirationSeconds`. The cluster may issue a shorter one (kube-controller-manager \
+             `--cluster-signing-duration`); `certificate_expires_at` shows what was issued. Changing it mints a new \
+             certificate in place.",
+        ),
+        Attribute::optional_computed("renew_before", Type::String).describe(
+            "How long before `certificate_expires_at` the plan proposes a new certificate (default `720h`; must be \
+             shorter than `certificate_validity`). Renewal happens on the next `terraform apply` after that point: \
+             Liqo does not renew certificates it did not issue.",
+        ),
+        Attribute::computed("kubeconfig", Type::String).sensitive().describe(
+            "Kubeconfig for the consumer's Liqo control plane: this cluster's API server URL and CA, the client \
+             certificate **and its private key**, cluster named after this cluster's Liqo ID, context \
+             `default-context` with namespace = `tenant_namespace`. Pass it to `liqo_peer.kubeconfig`. The private key \
+             necessarily lives in the Terraform state (it must reach the consumer cluster): protect the state.",
+        ),
+        Attribute::computed("certificate_expires_at", Type::String)
+            .describe("Expiry of the client certificate in `kubeconfig` (RFC 3339, UTC)."),
+    ];
+    Schema {
+        version: 0,
+        block: Block::new(
+            "Authenticates a consumer cluster on this provider cluster (Liqo declarative peering, authentication \
+             module): mints the consumer's client certificate through the Kubernetes CSR API, grants it Liqo's \
+             `liqo-remote-controlplane` role in the tenant namespace and creates the Tenant \
+             (`authzPolicy: TolerateNoHandshake`). Use it with the provider block of the **provider** cluster.",
+            attributes,
+        )
+        .with_block(timeouts_block(DEFAULT_TIMEOUTS)),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------------------------------
+
+fn validate(config: &Value) -> Diagnostics {
+    let mut c = Check::new(config);
+    c.namespace("tenant_namespace");
+    c.cluster_id("consumer_cluster_id");
+    c.one_of("tenant_condition", &TENANT_CONDITIONS);
+    c.duration("certificate_validity");
+    c.duration("renew_before");
+    c.timeouts();
+    if let Some(url) = config.get("api_server_url").as_str() {
+        if let Err(why) = check_api_server_url(url) {
+            c.error(
+                AttributePath::root("api_server_url"),
+                "Invalid API server URL for `api_server_url`",
+                format!("`{url}` {why}. Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`."),
+            );
+        }
+    }
+    // Cross-field rules on the effective values (defaults when unset); unknown values are checked at the next plan.
+    let validity = effective_duration(config, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY);
+    let renew = effective_duration(config, "renew_before", DEFAULT_RENEW_BEFORE);
+    if let Some(v) = validity {
+        if !(MIN_CERTIFICATE_VALIDITY..=MAX_CERTIFICATE_VALIDITY).contains(&v) {
+            c.error(
+                AttributePath::root("certificate_validity"),
+                "Certificate validity out of range for `certificate_validity`",
+                format!(
+                    "{} is outside what Kubernetes accepts for a CSR's expirationSeconds: at least `10m`, at most \
+                     about 68 years. The default is `{DEFAULT_CERTIFICATE_VALIDITY}`.",
+                    crate::errors::human(v)
+                ),
+            );
+        }
+    }
+    if let (Some(v), Some(r)) = (validity, renew) {
+        if r >= v {
+            c.error(
+                AttributePath::root("renew_before"),
+                "`renew_before` must be shorter than `certificate_validity`",
+                format!(
+                    "renew_before is {} but certificate_validity is {}: every plan would propose a new certificate. \
+                     Use a smaller renew_before (default `{DEFAULT_RENEW_BEFORE}`) or a longer certificate_validity.",
+                    crate::errors::human(r),
+                    crate::errors::human(v)
+                ),
+            );
+        }
+    }
+    c.finish()
+}
+
+/// The duration an attribute stands for: its value, the default when null, `None` when unknown or invalid.
+fn effective_duration(v: &Value, attr: &str, default: &str) -> Option<Duration> {
+    match v.get(attr) {
+        Value::Null => parse_duration(default).ok(),
+        Value::String(s) => parse_duration(s).ok(),
+        _ => None,
+    }
+}
+
+/// `https://host[:port][/path]`: what a kubeconfig `server` may hold. Plain HTTP is refused because the
+/// consumer authenticates with a client certificate, which only works over TLS.
+fn check_api_server_url(url: &str) -> Result<(), String> {
+    let rest = url.strip_prefix("https://").ok_or("does not start with `https://` (API servers are served over TLS)")?;
+    if rest.contains(['?', '#', '@']) || rest.contains(char::is_whitespace) {
+        return Err("contains a query, fragment, user name or space".into());
+    }
+    let authority = rest.split('/').next().unwrap_or_default();
+    let port = if let Some(v6) = authority.strip_prefix('[') {
+        let (addr, after) = v6.split_once(']').ok_or("has an unclosed `[` in an IPv6 address")?;
+        addr.parse::<std::net::Ipv6Addr>().map_err(|_| format!("has an invalid IPv6 address `{addr}`"))?;
+        match after {
+            "" => None,
+            p => Some(p.strip_prefix(':').ok_or("has text after the IPv6 address that is not `:port`")?),
+        }
+    } else {
+        let (host, port) = match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        };
+        if host.is_empty() {
+            return Err("has no host".into());
+        }
+        if !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.')) {
+            return Err(format!("has an invalid host `{host}` (IPv6 addresses go in brackets: `https://[fd00::1]:6443`)"));
+        }
+        port
+    };
+    match port.map(str::parse::<u16>) {
+        None | Some(Ok(1..=65535)) => Ok(()),
+        Some(_) => Err(format!("has an invalid port `{}` (1–65535)", port.unwrap_or_default())),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Plan
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The plan rules, with the clock passed in so renewal is testable. No API calls.
+fn plan_change(prior: &Value, proposed: &Value, config: &Value, now: OffsetDateTime) -> PlanResponse {
+    let mut resp = PlanResponse { planned: Value::Null, requires_replace: Vec::new(), private: Vec::new(), diagnostics: Diagnostics::new() };
+    if proposed.is_null() {
+        return resp;
+    }
+    let mut planned = proposed.clone();
+    // Defaults follow the configuration (not the prior state), so removing an explicit value restores the default.
+    for (attr, default) in [
+        ("tenant_condition", TENANT_CONDITION_ACTIVE),
+        ("certificate_validity", DEFAULT_CERTIFICATE_VALIDITY),
+        ("renew_before", DEFAULT_RENEW_BEFORE),
+    ] {
+        if config.get(attr).is_null() {
+            planned.set(attr, Value::string(default));
+        }
+    }
+    // The provider block's address is only resolved at apply; once recorded it stays (proposed carries it over).
+    if planned.get("api_server_url").is_null() {
+        planned.set("api_server_url", Value::Unknown);
+    }
+    let id = match (planned.get("tenant_namespace").as_str(), planned.get("consumer_cluster_id").as_str()) {
+        (Some(ns), Some(consumer)) => Value::string(format!("{ns}/{consumer}")),
+        _ => Value::Unknown,
+    };
+    planned.set("id", id);
+
+    if !prior.is_null() {
+        // Tenant.spec.clusterID is immutable, and the credentials' CN and RoleBinding belong to one namespace.
+        for attr in ["tenant_namespace", "consumer_cluster_id"] {
+            if changed(prior, &planned, attr) {
+                resp.requires_replace.push(AttributePath::root(attr));
+            }
+        }
+    }
+    let new_certificate = prior.is_null()
+        || !resp.requires_replace.is_empty()
+        // After an import the private key is unknown: only new credentials make a usable kubeconfig.
+        || prior.get("kubeconfig").is_null()
+        || duration_changed(prior, &planned, "certificate_validity")
+        || renewal_due(prior.get("certificate_expires_at"), planned.get("renew_before"), now);
+    if new_certificate {
+        planned.set("kubeconfig", Value::Unknown);
+        planned.set("certificate_expires_at", Value::Unknown);
+    } else if changed(prior, &planned, "api_server_url") {
+        planned.set("kubeconfig", Value::Unknown);
+    }
+    resp.planned = planned;
+    resp
+}
+
+/// A duration attribute changed meaning (not just spelling: `8760h` and `8760h0m0s` are the same).
+fn duration_changed(prior: &Value, planned: &Value, attr: &str) -> bool {
+    let parse = |v: &Value| v.as_str().and_then(|s| parse_duration(s).ok());
+    match (parse(prior.get(attr)), parse(planned.get(attr))) {
+        (Some(a), Some(b)) => a != b,
+        _ => prior.get(attr) != planned.get(attr),
+    }
+}
+
+/// True when `now + renew_before` has reached the certificate's expiry (or either is not known).
+fn renewal_due(expires_at: &Value, renew_before: &Value, now: OffsetDateTime) -> bool {
+    let expires = expires_at.as_str().and_then(|s| OffsetDateTime::parse(s, &Rfc3339).ok());
+    let renew = renew_before.as_str().and_then(|s| parse_duration(s).ok());
+    match (expires, renew) {
+        (Some(expires), Some(renew)) => now + renew >= expires,
+        _ => true,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Objects
+// ---------------------------------------------------------------------------------------------------------------
+
+/// What apply works from; at apply time every input is known.
+struct Inputs {
+    namespace: String,
+    consumer: String,
+    condition: String,
+    validity: Duration,
+}
+
+impl Inputs {
+    fn from_value(v: &Value) -> Inputs {
+        let s = |a: &str| v.get(a).as_str().unwrap_or_default().to_string();
+        Inputs {
+            namespace: s("tenant_namespace"),
+            consumer: s("consumer_cluster_id"),
+            condition: v.get("tenant_condition").as_str().unwrap_or(TENANT_CONDITION_ACTIVE).to_string(),
+            validity: effective_duration(v, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY)
+                .unwrap_or(MIN_CERTIFICATE_VALIDITY),
+        }
+    }
+
+    fn drained(&self) -> bool {
+        self.condition == TENANT_CONDITION_DRAINED
+    }
+}
+
+fn remote_cluster_labels(consumer: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([(labels::REMOTE_CLUSTER_ID.to_string(), consumer.to_string())])
+}
+
+/// The Tenant as liqoctl's declarative flow writes it; Liqo's webhook requires the label to equal spec.clusterID.
+fn tenant_object(inputs: &Inputs) -> Tenant {
+    let mut t = Tenant::new(
+        &inputs.consumer,
+        TenantSpec {
+            cluster_id: Some(inputs.consumer.clone()),
+            authz_policy: Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE.to_string()),
+            tenant_condition: Some(inputs.condition.clone()),
+            ..TenantSpec::default()
+        },
+    );
+    t.metadata.namespace = Some(inputs.namespace.clone());
+    t.metadata.labels = Some(remote_cluster_labels(&inputs.consumer));
+    t
+}
+
+/// The binding Liqo's handshake flow would create; same name, so Liqo's "Drained" handling removes it too.
+fn role_binding(inputs: &Inputs) -> RoleBinding {
+    RoleBinding {
+        metadata: ObjectMeta {
+            name: Some(labels::REMOTE_CONTROLPLANE_ROLE_BINDING.to_string()),
+            namespace: Some(inputs.namespace.clone()),
+            labels: Some(remote_cluster_labels(&inputs.consumer)),
+            ..ObjectMeta::default()
+        },
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".to_string(),
+            kind: "ClusterRole".to_string(),
+            name: labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE.to_string(),
+        },
+        subjects: Some(vec![Subject {
+            api_group: Some("rbac.authorization.k8s.io".to_string()),
+            kind: "User".to_string(),
+            name: inputs.consumer.clone(),
+            namespace: None,
+        }]),
+    }
+}
+
+/// True when the RoleBinding still grants the consumer user Liqo's control-plane role.
+fn binds_consumer(rb: &RoleBinding, consumer: &str) -> bool {
+    rb.role_ref.name == labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE
+        && rb.subjects.iter().flatten().any(|s| s.kind == "User" && s.name == consumer)
+}
+
+/// Labels that find this resource's CSRs (and never Liqo's own CSRs for the same consumer's ResourceSlices).
+fn csr_selector(consumer: &str) -> String {
+    format!("{}={consumer},{}={}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY, kube_ops::FIELD_MANAGER)
+}
+
+fn csr_object(name: &str, consumer: &str, csr_pem: &str, validity: Duration) -> CertificateSigningRequest {
+    let mut object_labels = remote_cluster_labels(consumer);
+    object_labels.insert(labels::MANAGED_BY.to_string(), kube_ops::FIELD_MANAGER.to_string());
+    CertificateSigningRequest {
+        metadata: ObjectMeta { name: Some(name.to_string()), labels: Some(object_labels), ..ObjectMeta::default() },
+        spec: CertificateSigningRequestSpec {
+            request: ByteString(csr_pem.as_bytes().to_vec()),
+            signer_name: CLIENT_SIGNER.to_string(),
+            usages: Some(CLIENT_USAGES.iter().map(|u| u.to_string()).collect()),
+            // Validated to fit an int32 at plan time.
+            expiration_seconds: Some(validity.as_secs().min(i32::MAX as u64) as i32),
+            ..CertificateSigningRequestSpec::default()
+        },
+        status: None,
+    }
+}
+
+/// CSRs are immutable and every certificate needs its own: a random suffix keeps names unique.
+fn csr_name(consumer: &str) -> String {
+    format!("liqo-tenant-{consumer}-{:08x}", rand::random::<u32>())
+}
+
+/// `<namespace>/<consumer id>` → its two parts, both valid DNS labels.
+fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
+    let bad = |why: &str| {
+        Diagnostic::error(
+            format!("Invalid import ID for {TYPE_NAME}"),
+            format!("`{id}` {why}. The import ID is `<tenant_namespace>/<consumer cluster id>`, e.g. `liqo-tenant-rome/rome`: the namespace and name of the Tenant on the provider cluster."),
+        )
+    };
+    let (ns, consumer) = id.split_once('/').ok_or_else(|| bad("has no `/`"))?;
+    for part in [ns, consumer] {
+        crate::resources::common::check_dns_label(part).map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
+    }
+    Ok((ns.to_string(), consumer.to_string()))
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Credentials: key, CSR, certificate expiry and the kubeconfig (no cluster access here)
+// ---------------------------------------------------------------------------------------------------------------
+
+mod credentials {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, PKCS_ECDSA_P256_SHA256};
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
+
+    /// A fresh client key and the PEM CSR for it.
+    pub struct ClientKey {
+        /// PKCS#8 PEM ("PRIVATE KEY"), which client-go and rustls both load.
+        pub key_pem: String,
+        pub csr_pem: String,
+    }
+
+    /// ECDSA P-256: accepted by kube-apiserver client-certificate auth, by client-go (Liqo) and by rustls
+    /// (kube-rs), unlike Ed25519 on some TLS stacks.
+    pub fn new_client_key(common_name: &str, organization: &str) -> Result<ClientKey, String> {
+        let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|e| format!("key generation failed: {e}"))?;
+        let mut params = CertificateParams::default();
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CommonName, common_name);
+        dn.push(DnType::OrganizationName, organization);
+        params.distinguished_name = dn;
+        let csr = params.serialize_request(&key).map_err(|e| format!("CSR encoding failed: {e}"))?;
+        let csr_pem = csr.pem().map_err(|e| format!("CSR encoding failed: {e}"))?;
+        Ok(ClientKey { key_pem: key.serialize_pem(), csr_pem })
+    }
+
+    /// `notAfter` of a PEM certificate (the first one if several).
+    pub fn not_after(cert_pem: &[u8]) -> Result<OffsetDateTime, String> {
+        let der = CertificateDer::from_pem_slice(cert_pem).map_err(|e| format!("not a PEM certificate: {e}"))?;
+        validity_end(der.as_ref()).ok_or_else(|| "the certificate's validity could not be decoded".to_string())
+    }
+
+    /// One DER element: (tag, content, rest).
+    fn tlv(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+        let (&tag, rest) = input.split_first()?;
+        let (&first, rest) = rest.split_first()?;
+        let (len, rest) = if first < 0x80 {
+            (first as usize, rest)
+        } else {
+            let n = (first & 0x7f) as usize;
+            if n == 0 || n > 4 || rest.len() < n {
+                return None;
+            }
+            (rest[..n].iter().fold(0usize, |acc, b| (acc << 8) | *b as usize), &rest[n..])
+        };
+        (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
+    }
+
+    /// Certificate → tbsCertificate → [version] serial signature issuer validity → notAfter (RFC 5280 §4.1).
+    fn validity_end(der: &[u8]) -> Option<OffsetDateTime> {
+        let (0x30, cert, _) = tlv(der)? else { return None };
+        let (0x30, tbs, _) = tlv(cert)? else { return None };
+        let mut rest = tbs;
+        let (tag, _, after) = tlv(rest)?;
+        if tag == 0xa0 {
+            rest = after; // explicit version
+        }
+        for _ in 0..3 {
+            rest = tlv(rest)?.2; // serialNumber, signature, issuer
+        }
+        let (0x30, validity, _) = tlv(rest)? else { return None };
+        let (_, _, after_not_before) = tlv(validity)?;
+        let (tag, time, _) = tlv(after_not_before)?;
+        parse_asn1_time(tag, std::str::from_utf8(time).ok()?)
+    }
+
+    /// UTCTime (`YYMMDDHHMMSSZ`, years 1950–2049) or GeneralizedTime (`YYYYMMDDHHMMSSZ`), as RFC 5280 requires.
+    fn parse_asn1_time(tag: u8, s: &str) -> Option<OffsetDateTime> {
+        let s = s.strip_suffix('Z')?;
+        let (year, rest) = match (tag, s.len()) {
+            (0x17, 12) => {
+                let yy: i32 = s[..2].parse().ok()?;
+                (if yy < 50 { 2000 + yy } else { 1900 + yy }, &s[2..])
+            }
+            (0x18, 14) => (s[..4].parse().ok()?, &s[4..]),
+            _ => return None,
+        };
+        let n = |i: usize| rest.get(i..i + 2)?.parse::<u8>().ok();
+        let date = Date::from_calendar_date(year, Month::try_from(n(0)?).ok()?, n(2)?).ok()?;
+        let time = Time::from_hms(n(4)?, n(6)?, n(8)?).ok()?;
+        Some(PrimitiveDateTime::new(date, time).assume_utc())
+    }
+
+    /// What goes into the consumer's kubeconfig.
+    pub struct KubeconfigParts<'a> {
+        pub server: &'a str,
+        pub ca_pem: &'a [u8],
+        pub cert_pem: &'a [u8],
+        pub key_pem: &'a str,
+        pub cluster_name: &'a str,
+        pub user_name: &'a str,
+        pub namespace: &'a str,
+    }
+
+    /// The kubeconfig shape Liqo generates for control-plane identities: one cluster, one user, context
+    /// `default-context` pointing at the provider tenant namespace.
+    pub fn kubeconfig(p: &KubeconfigParts<'_>) -> String {
+        let b64 = |b: &[u8]| STANDARD.encode(b);
+        let doc = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": p.cluster_name, "cluster": {"server": p.server, "certificate-authority-data": b64(p.ca_pem)}}],
+            "users": [{"name": p.user_name, "user": {
+                "client-certificate-data": b64(p.cert_pem),
+                "client-key-data": b64(p.key_pem.as_bytes()),
+            }}],
+            "contexts": [{"name": super::KUBECONFIG_CONTEXT, "context": {"cluster": p.cluster_name, "user": p.user_name, "namespace": p.namespace}}],
+            "current-context": super::KUBECONFIG_CONTEXT,
+        });
+        serde_yaml::to_string(&doc).expect("a JSON document always serialises to YAML")
+    }
+
+    /// Client certificate (PEM) and key (PEM) of a kubeconfig this module wrote.
+    pub fn client_credentials(kubeconfig: &str) -> Option<(Vec<u8>, String)> {
+        let doc: serde_yaml::Value = serde_yaml::from_str(kubeconfig).ok()?;
+        let user = doc.get("users")?.get(0)?.get("user")?;
+        let field = |k: &str| STANDARD.decode(user.get(k)?.as_str()?).ok();
+        let key = String::from_utf8(field("client-key-data")?).ok()?;
+        Some((field("client-certificate-data")?, key))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Cluster operations
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The wait budget of one apply, shared by its successive waits.
+struct Budget(Instant);
+
+impl Budget {
+    fn new(total: Duration) -> Budget {
+        Budget(Instant::now() + total)
+    }
+    fn left(&self) -> Duration {
+        self.0.saturating_duration_since(Instant::now())
+    }
+}
+
+/// Where and how the consumer reaches this cluster.
+struct Endpoint {
+    server: String,
+    ca_pem: Vec<u8>,
+    cluster_name: String,
+}
+
+/// A signed client certificate and its key.
+struct Issued {
+    cert_pem: Vec<u8>,
+    key_pem: String,
+    expires_at: OffsetDateTime,
+    csr_name: String,
+}
+
+fn kubeconfig_for(endpoint: &Endpoint, inputs: &Inputs, cert_pem: &[u8], key_pem: &str) -> String {
+    credentials::kubeconfig(&credentials::KubeconfigParts {
+        server: &endpoint.server,
+        ca_pem: &endpoint.ca_pem,
+        cert_pem,
+        key_pem,
+        cluster_name: &endpoint.cluster_name,
+        user_name: &inputs.consumer,
+        namespace: &inputs.namespace,
+    })
+}
+
+fn rfc3339(t: OffsetDateTime) -> String {
+    t.format(&Rfc3339).expect("certificate times are within RFC 3339's range")
+}
+
+/// The tenant namespace must exist and be labelled for this consumer: Liqo's Tenant webhook and ResourceSlice
+/// controller reject anything else, so fail early with the fix.
+async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, inputs: &Inputs) -> Result<(), Diagnostics> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns = &inputs.namespace;
+    let consumer = &inputs.consumer;
+    let fix = format!(
+        "Create it with liqo_generate on this (provider) cluster (`remote_cluster_id = \"{consumer}\"`) and pass its \
+         `tenant_namespace` output here, so Terraform creates it first."
+    );
+    let found = kube_ops::get_opt(ctx, &api, ns).await.map_err(|e| op_diags(&e))?;
+    let Some(namespace) = found else {
+        return Err(Diagnostic::error(
+            format!("Tenant namespace {ns} does not exist"),
+            format!("Namespace {ns} was not found on the provider cluster; liqo_tenant does not create it. {fix}"),
+        )
+        .at(AttributePath::root("tenant_namespace"))
+        .into());
+    };
+    if namespace.metadata.deletion_timestamp.is_some() {
+        return Err(Diagnostic::error(
+            format!("Tenant namespace {ns} is being deleted"),
+            format!("Namespace {ns} is terminating, so no Tenant can be created in it. Wait for the deletion to finish, then apply again. {fix}"),
+        )
+        .at(AttributePath::root("tenant_namespace"))
+        .into());
+    }
+    let label = |k: &str| namespace.metadata.labels.as_ref().and_then(|l| l.get(k)).map(String::as_str);
+    let tenant_label = label(labels::TENANT_NAMESPACE);
+    let remote_label = label(labels::REMOTE_CLUSTER_ID);
+    if tenant_label != Some(labels::TRUE) || remote_label != Some(consumer) {
+        let show = |v: Option<&str>| v.map(|v| format!("`{v}`")).unwrap_or_else(|| "missing".into());
+        return Err(Diagnostic::error(
+            format!("Namespace {ns} is not the tenant namespace of {consumer}"),
+            format!(
+                "Liqo requires the labels {}=true and {}={consumer} on it; found {} = {} and {} = {}. {fix} \
+                 Or set consumer_cluster_id to the cluster this namespace belongs to.",
+                labels::TENANT_NAMESPACE,
+                labels::REMOTE_CLUSTER_ID,
+                labels::TENANT_NAMESPACE,
+                show(tenant_label),
+                labels::REMOTE_CLUSTER_ID,
+                show(remote_label),
+            ),
+        )
+        .at(AttributePath::root("tenant_namespace"))
+        .into());
+    }
+    Ok(())
+}
+
+/// Approves a CSR as the provider's administrator would (`kubectl certificate approve`).
+async fn approve_csr(api: &Api<CertificateSigningRequest>, name: &str) -> Result<(), OpError> {
+    let patch = Patch::Merge(serde_json::json!({
+        "status": {"conditions": [{
+            "type": "Approved",
+            "status": "True",
+            "reason": APPROVAL_REASON,
+            "message": "Approved by terraform-provider-liqo (liqo_tenant) for a Liqo consumer control plane.",
+        }]}
+    }));
+    api.patch_approval(name, &PatchParams::default(), &patch).await.map(|_| ()).map_err(|source| OpError::Api {
+        action: "approve",
+        object: kube_ops::describe::<CertificateSigningRequest>(None, name),
+        source,
+    })
+}
+
+/// Wait check on a CSR: the certificate once issued; Denied/Failed stop the wait with the signer's reason.
+fn csr_issued(csr: Option<&CertificateSigningRequest>) -> Wait<Vec<u8>> {
+    let Some(csr) = csr else {
+        return Wait::Pending("the CertificateSigningRequest does not exist".into());
+    };
+    let status = csr.status.as_ref();
+    if let Some(cert) = status.and_then(|s| s.certificate.as_ref()).filter(|c| !c.0.is_empty()) {
+        return Wait::Ready(cert.0.clone());
+    }
+    let conditions = status.and_then(|s| s.conditions.as_deref()).unwrap_or_default();
+    let find = |t: &str| conditions.iter().find(|c| c.type_ == t && c.status == "True");
+    for (t, hint) in [
+        ("Denied", "Someone or some controller denied it; find out who (kubectl get csr -o yaml) and apply again."),
+        (
+            "Failed",
+            "The kubernetes.io/kube-apiserver-client signer could not sign it. kube-controller-manager must run with \
+             a signing CA (--cluster-signing-cert-file/--cluster-signing-key-file or the kube-apiserver-client \
+             variants); managed clusters without client-certificate auth (e.g. EKS) cannot host liqo_tenant.",
+        ),
+    ] {
+        if let Some(c) = find(t) {
+            return Wait::Failed {
+                reason: format!(
+                    "The CSR was {t}: {} {}",
+                    c.reason.as_deref().unwrap_or("(no reason)"),
+                    c.message.as_deref().unwrap_or_default()
+                )
+                .trim_end()
+                .to_string(),
+                hint: hint.into(),
+            };
+        }
+    }
+    if find("Approved").is_some() {
+        Wait::Pending("approved, but the kube-apiserver-client signer (kube-controller-manager) has not issued the certificate yet".into())
+    } else {
+        Wait::Pending("not approved yet".into())
+    }
+}
+
+/// Wait check on the Tenant: Liqo's tenant controller has adopted the namespace.
+fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str) -> Wait<()> {
+    let Some(t) = tenant else {
+        return Wait::Pending("the Tenant does not exist".into());
+    };
+    match t.status.as_ref().and_then(|s| s.tenant_namespace.as_deref()) {
+        Some(ns) if ns == namespace => Wait::Ready(()),
+        Some(other) if !other.is_empty() => Wait::Failed {
+            reason: format!("Liqo reports tenant namespace {other} for this Tenant, not {namespace}."),
+            hint: format!(
+                "Liqo finds a consumer's tenant namespace by the labels {}=true and {}={consumer}, and more than one \
+                 namespace seems to carry them. Remove the labels from every namespace except {namespace}.",
+                labels::TENANT_NAMESPACE,
+                labels::REMOTE_CLUSTER_ID
+            ),
+        },
+        _ => Wait::Pending("status.tenantNamespace is empty: Liqo's tenant controller has not reconciled the Tenant yet".into()),
+    }
+}
+
+impl TenantResource {
+    async fn client(&self) -> Result<kube::Client, Diagnostics> {
+        self.cluster.client().await.map_err(Diagnostics::from)
+    }
+
+    /// The explicit URL, or the provider block's address when the plan left it to us.
+    async fn server_url(&self, planned: &Value) -> Result<String, Diagnostics> {
+        match planned.get("api_server_url").as_str() {
+            Some(url) => Ok(url.to_string()),
+            None => self.cluster.api_server_url().await.map_err(Diagnostics::from),
+        }
+    }
+
+    /// Server URL, CA (from `kube-root-ca.crt` in the tenant namespace) and the cluster's Liqo ID.
+    async fn endpoint(&self, ctx: &Ctx, client: &kube::Client, inputs: &Inputs, server: String, budget: &Budget) -> Result<Endpoint, Diagnostics> {
+        let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &inputs.namespace);
+        let waiting_for = format!("data[\"{ROOT_CA_KEY}\"] (the cluster CA, published in every namespace by kube-controller-manager)");
+        let ca_pem = kube_ops::wait_for(ctx, &cms, ROOT_CA_CONFIGMAP, &waiting_for, budget.left(), |cm: Option<&ConfigMap>| {
+            match cm.and_then(|c| c.data.as_ref()).and_then(|d| d.get(ROOT_CA_KEY)).filter(|ca| !ca.is_empty()) {
+                Some(ca) => Wait::Ready(ca.clone().into_bytes()),
+                None => Wait::Pending("not published yet".into()),
+            }
+        })
+        .await
+        .map_err(|e| op_diags(&e))?;
+        let id_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &self.cluster.liqo_namespace());
+        let selector = format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME);
+        let found = kube_ops::list(ctx, &id_maps, &selector).await.map_err(|e| op_diags(&e))?;
+        let cluster_name = found
+            .iter()
+            .find_map(|cm| cm.data.as_ref()?.get(labels::CLUSTER_ID_KEY).filter(|id| !id.is_empty()).cloned())
+            .unwrap_or_else(|| FALLBACK_CLUSTER_NAME.to_string());
+        Ok(Endpoint { server, ca_pem, cluster_name })
+    }
+
+    /// Makes a key, has the provider sign a client certificate for it and reads the certificate back.
+    async fn mint(&self, ctx: &Ctx, client: &kube::Client, inputs: &Inputs, budget: &Budget) -> Result<Issued, Diagnostics> {
+        let key = credentials::new_client_key(&inputs.consumer, labels::CONTROL_PLANE_ORGANIZATION)
+            .map_err(|e| Diagnostic::error("Could not create the consumer's client key", e))?;
+        let name = csr_name(&inputs.consumer);
+        let api: Api<CertificateSigningRequest> = Api::all(client.clone());
+        let csr = csr_object(&name, &inputs.consumer, &key.csr_pem, inputs.validity);
+        kube_ops::create(ctx, &api, &csr).await.map_err(|e| op_diags(&e))?;
+        approve_csr(&api, &name).await.map_err(|e| op_diags(&e))?;
+        let cert_pem = kube_ops::wait_for(ctx, &api, &name, "status.certificate (the signed client certificate)", budget.left(), csr_issued)
+            .await
+            .map_err(|e| op_diags(&e))?;
+        let expires_at = credentials::not_after(&cert_pem).map_err(|e| {
+            Diagnostic::error(
+                format!("Unreadable certificate in {}", kube_ops::describe::<CertificateSigningRequest>(None, &name)),
+                format!("status.certificate could not be read: {e}. Check the cluster's kube-apiserver-client signer."),
+            )
+        })?;
+        Ok(Issued { cert_pem, key_pem: key.key_pem, expires_at, csr_name: name })
+    }
+
+    /// RoleBinding and Tenant as the inputs say, then waits for Liqo to adopt the Tenant. A drained consumer loses
+    /// its binding (Liqo removes it too; doing it here makes the revocation immediate).
+    async fn ensure_tenant(&self, ctx: &Ctx, client: &kube::Client, inputs: &Inputs, budget: &Budget) -> Result<(), Diagnostics> {
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
+        let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
+        // A Tenant still terminating (e.g. deleted out of band) would swallow the apply: let it go first.
+        let existing = kube_ops::get_opt(ctx, &tenants, &inputs.consumer).await.map_err(|e| op_diags(&e))?;
+        if existing.is_some_and(|t| t.metadata.deletion_timestamp.is_some()) {
+            kube_ops::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left()).await.map_err(|e| op_diags(&e))?;
+        }
+        if !inputs.drained() {
+            kube_ops::apply(ctx, &bindings, &role_binding(inputs)).await.map_err(|e| op_diags(&e))?;
+        }
+        kube_ops::apply(ctx, &tenants, &tenant_object(inputs)).await.map_err(|e| op_diags(&e))?;
+        if inputs.drained() {
+            kube_ops::delete_and_wait(ctx, &bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING, budget.left())
+                .await
+                .map_err(|e| op_diags(&e))?;
+        }
+        let (ns, consumer) = (inputs.namespace.as_str(), inputs.consumer.as_str());
+        kube_ops::wait_for(ctx, &tenants, consumer, "status.tenantNamespace", budget.left(), |t: Option<&Tenant>| tenant_ready(t, ns, consumer))
+            .await
+            .map_err(|e| op_diags(&e))
+    }
+
+    /// Deletes this resource's CSRs except `keep`. They carry nothing secret and kube-controller-manager garbage
+    /// collects issued CSRs after an hour anyway, so a failure here is only a warning.
+    async fn prune_csrs(&self, ctx: &Ctx, client: &kube::Client, consumer: &str, keep: Option<&str>, budget: &Budget) -> Result<(), OpError> {
+        let api: Api<CertificateSigningRequest> = Api::all(client.clone());
+        for csr in kube_ops::list(ctx, &api, &csr_selector(consumer)).await? {
+            let name = csr.metadata.name.unwrap_or_default();
+            if Some(name.as_str()) != keep {
+                kube_ops::delete_and_wait(ctx, &api, &name, budget.left()).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds a warning when the cluster issued a certificate so short-lived that every plan would renew it.
+    fn warn_if_capped(issued: &Issued, planned: &Value, diags: &mut Diagnostics) {
+        let renew = effective_duration(planned, "renew_before", DEFAULT_RENEW_BEFORE).unwrap_or_default();
+        if OffsetDateTime::now_utc() + renew >= issued.expires_at {
+            diags.push(Diagnostic::warning(
+                "Client certificate is shorter-lived than renew_before",
+                format!(
+                    "The cluster issued a certificate valid until {} (it caps lifetimes with kube-controller-manager \
+                     --cluster-signing-duration), which is within renew_before ({}). Every plan will propose a new \
+                     certificate: lower renew_before below the issued lifetime.",
+                    rfc3339(issued.expires_at),
+                    crate::errors::human(renew)
+                ),
+            ).at(AttributePath::root("renew_before")));
+        }
+    }
+
+    async fn create(&self, ctx: &Ctx, planned: &Value) -> (Value, Diagnostics) {
+        let inputs = Inputs::from_value(planned);
+        let budget = Budget::new(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).create);
+        let mut diags = Diagnostics::new();
+        let client = match self.client().await {
+            Ok(c) => c,
+            Err(d) => return (Value::Null, d),
+        };
+        if let Err(d) = check_tenant_namespace(ctx, &client, &inputs).await {
+            return (Value::Null, d);
+        }
+        let endpoint = match self.server_url(planned).await {
+            Ok(server) => self.endpoint(ctx, &client, &inputs, server, &budget).await,
+            Err(d) => Err(d),
+        };
+        let endpoint = match endpoint {
+            Ok(e) => e,
+            Err(d) => return (Value::Null, d),
+        };
+        // From here on objects get written: a failure returns the partial state, so Terraform records the
+        // resource as tainted and the next apply's destroy removes whatever was created.
+        let mut state = planned.clone();
+        state.set("api_server_url", Value::string(&endpoint.server));
+        state.set("kubeconfig", Value::Null);
+        state.set("certificate_expires_at", Value::Null);
+        let issued = match self.mint(ctx, &client, &inputs, &budget).await {
+            Ok(i) => i,
+            Err(d) => return (state, d),
+        };
+        Self::warn_if_capped(&issued, planned, &mut diags);
+        state.set("kubeconfig", Value::string(kubeconfig_for(&endpoint, &inputs, &issued.cert_pem, &issued.key_pem)));
+        state.set("certificate_expires_at", Value::string(rfc3339(issued.expires_at)));
+        if let Err(d) = self.ensure_tenant(ctx, &client, &inputs, &budget).await {
+            diags.extend(d);
+            return (state, diags);
+        }
+        if let Err(e) = self.prune_csrs(ctx, &client, &inputs.consumer, Some(&issued.csr_name), &budget).await {
+            diags.push(as_warning(op_error(&e)));
+        }
+        (state, diags)
+    }
+
+    async fn update(&self, ctx: &Ctx, prior: &Value, planned: &Value) -> (Value, Diagnostics) {
+        let inputs = Inputs::from_value(planned);
+        let budget = Budget::new(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).update);
+        let mut diags = Diagnostics::new();
+        // The state follows the cluster step by step, so a failure leaves it true and the next plan retries.
+        let mut state = prior.clone();
+        for attr in ["renew_before", "timeouts"] {
+            state.set(attr, planned.get(attr).clone());
+        }
+        let client = match self.client().await {
+            Ok(c) => c,
+            Err(d) => return (state, d),
+        };
+        if let Err(d) = check_tenant_namespace(ctx, &client, &inputs).await {
+            return (state, d);
+        }
+        let mut minted = None;
+        if planned.get("kubeconfig").is_unknown() {
+            let endpoint = match self.server_url(planned).await {
+                Ok(server) => self.endpoint(ctx, &client, &inputs, server, &budget).await,
+                Err(d) => Err(d),
+            };
+            let endpoint = match endpoint {
+                Ok(e) => e,
+                Err(d) => return (state, d),
+            };
+            // Only the server URL changed: keep the certificate and key, rebuild the kubeconfig around them.
+            let reuse = match planned.get("certificate_expires_at") {
+                Value::String(expires) => prior.get("kubeconfig").as_str().and_then(credentials::client_credentials).map(|c| (c, expires.clone())),
+                _ => None,
+            };
+            let ((cert_pem, key_pem), expires_at) = match reuse {
+                Some(found) => found,
+                None => match self.mint(ctx, &client, &inputs, &budget).await {
+                    Ok(issued) => {
+                        Self::warn_if_capped(&issued, planned, &mut diags);
+                        let expires = rfc3339(issued.expires_at);
+                        minted = Some(issued.csr_name);
+                        ((issued.cert_pem, issued.key_pem), expires)
+                    }
+                    Err(d) => {
+                        diags.extend(d);
+                        return (state, diags);
+                    }
+                },
+            };
+            state.set("api_server_url", Value::string(&endpoint.server));
+            state.set("certificate_validity", planned.get("certificate_validity").clone());
+            state.set("kubeconfig", Value::string(kubeconfig_for(&endpoint, &inputs, &cert_pem, &key_pem)));
+            state.set("certificate_expires_at", Value::string(expires_at));
+        } else {
+            state.set("certificate_validity", planned.get("certificate_validity").clone());
+        }
+        if let Err(d) = self.ensure_tenant(ctx, &client, &inputs, &budget).await {
+            diags.extend(d);
+            return (state, diags);
+        }
+        state.set("tenant_condition", Value::string(&inputs.condition));
+        if let Some(keep) = minted {
+            // The previous certificate stays valid until it expires (Kubernetes has no revocation); its CSR is
+            // just clutter now.
+            if let Err(e) = self.prune_csrs(ctx, &client, &inputs.consumer, Some(&keep), &budget).await {
+                diags.push(as_warning(op_error(&e)));
+            }
+        }
+        (state, diags)
+    }
+
+    /// Liqo's order (reference §6): Tenant (its finalizer is released by Liqo), then the RoleBinding, then the
+    /// CSRs. The consumer's ResourceSlices must already be gone, which liqo_peer's dependency on this resource's
+    /// kubeconfig guarantees.
+    async fn destroy(&self, ctx: &Ctx, prior: &Value) -> (Value, Diagnostics) {
+        let inputs = Inputs::from_value(prior);
+        let budget = Budget::new(Timeouts::from_value(prior, DEFAULT_TIMEOUTS).delete);
+        let client = match self.client().await {
+            Ok(c) => c,
+            Err(d) => return (prior.clone(), d),
+        };
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
+        let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
+        let result = async {
+            kube_ops::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left()).await?;
+            kube_ops::delete_and_wait(ctx, &bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING, budget.left()).await?;
+            self.prune_csrs(ctx, &client, &inputs.consumer, None, &budget).await
+        }
+        .await;
+        match result {
+            Ok(()) => (Value::Null, Diagnostics::new()),
+            Err(e) => (prior.clone(), op_diags(&e)),
+        }
+    }
+
+    /// The Tenant's condition when the Tenant and (unless drained) the RoleBinding are in place; `None` when
+    /// either is gone, which makes Terraform recreate the resource.
+    async fn observe(&self, ctx: &Ctx, client: &kube::Client, namespace: &str, consumer: &str) -> Result<Option<String>, OpError> {
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), namespace);
+        let Some(tenant) = kube_ops::get_opt(ctx, &tenants, consumer).await? else {
+            return Ok(None);
+        };
+        if tenant.metadata.deletion_timestamp.is_some() {
+            return Ok(None);
+        }
+        let condition = tenant.spec.tenant_condition.clone().unwrap_or_else(|| TENANT_CONDITION_ACTIVE.to_string());
+        // Liqo deletes the binding of a drained tenant itself: its absence is expected then.
+        if condition != TENANT_CONDITION_DRAINED {
+            let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), namespace);
+            let rb = kube_ops::get_opt(ctx, &bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await?;
+            if !rb.is_some_and(|rb| binds_consumer(&rb, consumer)) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(condition))
+    }
+}
+
+fn as_warning(mut d: Diagnostic) -> Diagnostic {
+    d.severity = liqo_schema::tf::Severity::Warning;
+    d
+}
+
+#[async_trait]
+impl Resource for TenantResource {
+    fn type_name(&self) -> &'static str {
+        TYPE_NAME
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    fn validate(&self, config: &Value) -> Diagnostics {
+        validate(config)
+    }
+
+    async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
+        plan_change(&req.prior, &req.proposed, &req.config, OffsetDateTime::now_utc())
+    }
+
+    async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
+        let (new_state, diagnostics) = if req.planned.is_null() {
+            self.destroy(ctx, &req.prior).await
+        } else if req.prior.is_null() {
+            self.create(ctx, &req.planned).await
+        } else {
+            self.update(ctx, &req.prior, &req.planned).await
+        };
+        ApplyResponse { new_state, private: Vec::new(), diagnostics }
+    }
+
+    async fn read(&self, ctx: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
+        if state.is_null() {
+            return ReadResponse { new_state: state, private, diagnostics: Diagnostics::new() };
+        }
+        let inputs = Inputs::from_value(&state);
+        let observed = match self.client().await {
+            Ok(client) => self.observe(ctx, &client, &inputs.namespace, &inputs.consumer).await.map_err(|e| op_diags(&e)),
+            Err(d) => Err(d),
+        };
+        match observed {
+            Ok(Some(condition)) => {
+                let mut new_state = state;
+                new_state.set("tenant_condition", Value::string(condition));
+                ReadResponse { new_state, private, diagnostics: Diagnostics::new() }
+            }
+            Ok(None) => ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
+            Err(diagnostics) => ReadResponse { new_state: state, private, diagnostics },
+        }
+    }
+
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
+        let (namespace, consumer) = parse_import_id(id)?;
+        let client = self.client().await?;
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), &namespace);
+        let tenant = kube_ops::get_opt(ctx, &tenants, &consumer).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("Cannot import {TYPE_NAME} {id}"),
+                format!("{} was not found on the provider cluster. Check the namespace and the consumer cluster ID (`kubectl get tenants -A`).", kube_ops::describe::<Tenant>(Some(&namespace), &consumer)),
+            )
+        })?;
+        if tenant.spec.cluster_id.as_deref() != Some(consumer.as_str()) {
+            return Err(Diagnostic::error(
+                format!("Cannot import {TYPE_NAME} {id}"),
+                format!(
+                    "{} has spec.clusterID {:?}, but liqo_tenant names the Tenant after the consumer cluster ID. Import a Tenant whose name equals its clusterID.",
+                    kube_ops::describe::<Tenant>(Some(&namespace), &consumer),
+                    tenant.spec.cluster_id.as_deref().unwrap_or_default()
+                ),
+            )
+            .into());
+        }
+        let condition = self.observe(ctx, &client, &namespace, &consumer).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("Cannot import {TYPE_NAME} {id}"),
+                format!(
+                    "{} is not in place or does not bind User {consumer} to ClusterRole {} (or the Tenant is being deleted). Apply a liqo_tenant resource instead of importing, so the binding and credentials are created.",
+                    kube_ops::describe::<RoleBinding>(Some(&namespace), labels::REMOTE_CONTROLPLANE_ROLE_BINDING),
+                    labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE
+                ),
+            )
+        })?;
+        // The private key never left the process that made it, so no kubeconfig can be rebuilt: leaving it (and
+        // its expiry) null makes the next plan propose new credentials, and nothing else.
+        let state = Value::object([
+            ("id", Value::string(format!("{namespace}/{consumer}"))),
+            ("tenant_namespace", Value::string(&namespace)),
+            ("consumer_cluster_id", Value::string(&consumer)),
+            ("tenant_condition", Value::string(condition)),
+            ("api_server_url", Value::opt_string(self.cluster.api_server_url().await.ok())),
+            ("certificate_validity", Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
+            ("renew_before", Value::string(DEFAULT_RENEW_BEFORE)),
+            ("kubeconfig", Value::Null),
+            ("certificate_expires_at", Value::Null),
+            ("timeouts", Value::Null),
+        ]);
+        Ok(vec![ImportedResource { state, private: Vec::new() }])
+    }
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use liqo_schema::tf::Severity;
+
+    fn config(pairs: &[(&str, Value)]) -> Value {
+        let mut v = Value::object([
+            ("tenant_namespace", Value::string("liqo-tenant-rome")),
+            ("consumer_cluster_id", Value::string("rome")),
+            ("tenant_condition", Value::Null),
+            ("api_server_url", Value::Null),
+            ("certificate_validity", Value::Null),
+            ("renew_before", Value::Null),
+            ("id", Value::Null),
+            ("kubeconfig", Value::Null),
+            ("certificate_expires_at", Value::Null),
+            ("timeouts", Value::Null),
+        ]);
+        for (k, val) in pairs {
+            v.set(k, val.clone());
+        }
+        v
+    }
+
+    fn error_paths(d: &Diagnostics) -> Vec<String> {
+        d.iter().filter(|d| d.severity == Severity::Error).map(|d| d.attribute.as_ref().map(|p| p.to_string()).unwrap_or_default()).collect()
+    }
+
+    fn now() -> OffsetDateTime {
+        OffsetDateTime::parse("2030-01-01T00:00:00Z", &Rfc3339).unwrap()
+    }
+
+    /// A state as a successful apply leaves it.
+    fn applied_state(expires_at: &str) -> Value {
+        config(&[
+            ("id", Value::string("liqo-tenant-rome/rome")),
+            ("tenant_condition", Value::string("Active")),
+            ("api_server_url", Value::string("https://127.0.0.1:6443")),
+            ("certificate_validity", Value::string("8760h")),
+            ("renew_before", Value::string("720h")),
+            ("kubeconfig", Value::string("apiVersion: v1\n")),
+            ("certificate_expires_at", Value::string(expires_at)),
+        ])
+    }
+
+    #[test]
+    fn schema_marks_the_kubeconfig_sensitive_and_describes_everything() {
+        let s = schema();
+        let kc = s.block.attribute("kubeconfig").unwrap();
+        assert!(kc.sensitive && kc.computed && !kc.optional);
+        for a in &s.block.attributes {
+            assert!(!a.description.is_empty(), "{} has no description", a.name);
+            assert_eq!(a.sensitive, a.name == "kubeconfig", "only the kubeconfig is sensitive ({})", a.name);
+        }
+        for name in ["tenant_namespace", "consumer_cluster_id"] {
+            assert!(s.block.attribute(name).unwrap().required);
+        }
+        for name in ["tenant_condition", "api_server_url", "certificate_validity", "renew_before"] {
+            let a = s.block.attribute(name).unwrap();
+            assert!(a.optional && a.computed, "{name} is optional+computed (it has a default)");
+        }
+        assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts"));
+    }
+
+    #[test]
+    fn validation_names_the_attribute() {
+        let cases: Vec<(Value, &str)> = vec![
+            (config(&[("consumer_cluster_id", Value::string("Rome_1"))]), "consumer_cluster_id"),
+            (config(&[("tenant_namespace", Value::string("-bad"))]), "tenant_namespace"),
+            (config(&[("tenant_condition", Value::string("active"))]), "tenant_condition"),
+            (config(&[("certificate_validity", Value::string("1y"))]), "certificate_validity"),
+            (config(&[("certificate_validity", Value::string("5m"))]), "certificate_validity"),
+            (config(&[("certificate_validity", Value::string("100000000h"))]), "certificate_validity"),
+            (config(&[("renew_before", Value::string("soon"))]), "renew_before"),
+            (config(&[("renew_before", Value::string("8760h"))]), "renew_before"),
+            (config(&[("certificate_validity", Value::string("24h")), ("renew_before", Value::string("48h"))]), "renew_before"),
+            (config(&[("api_server_url", Value::string("http://10.0.0.1:6443"))]), "api_server_url"),
+            (config(&[("api_server_url", Value::string("https://:6443"))]), "api_server_url"),
+            (config(&[("api_server_url", Value::string("https://10.0.0.1:0"))]), "api_server_url"),
+            (config(&[("timeouts", Value::object([("create", Value::string("ten minutes"))]))]), "timeouts.create"),
+        ];
+        for (cfg, path) in cases {
+            let d = validate(&cfg);
+            assert_eq!(error_paths(&d), [path], "config {cfg:?}");
+        }
+    }
+
+    #[test]
+    fn valid_and_unknown_configs_pass() {
+        for cfg in [
+            config(&[]),
+            config(&[
+                ("tenant_condition", Value::string("Cordoned")),
+                ("api_server_url", Value::string("https://milan.example.com:6443")),
+                ("certificate_validity", Value::string("48h")),
+                ("renew_before", Value::string("24h")),
+            ]),
+            config(&[("api_server_url", Value::string("https://[fd00::1]:6443/k8s/clusters/c-1"))]),
+            config(&[("api_server_url", Value::string("https://api.example.com"))]),
+            config(&[
+                ("tenant_namespace", Value::Unknown),
+                ("consumer_cluster_id", Value::Unknown),
+                ("certificate_validity", Value::Unknown),
+                ("renew_before", Value::string("8760h")),
+                ("api_server_url", Value::Unknown),
+            ]),
+        ] {
+            assert!(validate(&cfg).is_empty(), "{cfg:?}: {:?}", validate(&cfg));
+        }
+    }
+
+    #[test]
+    fn create_fills_defaults_and_leaves_outputs_unknown() {
+        let cfg = config(&[]);
+        let p = plan_change(&Value::Null, &cfg, &cfg, now());
+        assert!(p.requires_replace.is_empty() && p.diagnostics.is_empty());
+        assert_eq!(p.planned.get("tenant_condition").as_str(), Some("Active"));
+        assert_eq!(p.planned.get("certificate_validity").as_str(), Some("8760h"));
+        assert_eq!(p.planned.get("renew_before").as_str(), Some("720h"));
+        assert_eq!(p.planned.get("id").as_str(), Some("liqo-tenant-rome/rome"));
+        for out in ["api_server_url", "kubeconfig", "certificate_expires_at"] {
+            assert!(p.planned.get(out).is_unknown(), "{out}");
+        }
+    }
+
+    #[test]
+    fn unknown_references_stay_unknown() {
+        let cfg = config(&[("tenant_namespace", Value::Unknown), ("api_server_url", Value::Unknown)]);
+        let p = plan_change(&Value::Null, &cfg, &cfg, now());
+        assert!(p.planned.get("id").is_unknown());
+        assert!(p.planned.get("tenant_namespace").is_unknown());
+        assert!(p.planned.get("api_server_url").is_unknown());
+    }
+
+    #[test]
+    fn destroy_plans_null() {
+        let prior = applied_state("2030-12-01T00:00:00Z");
+        let p = plan_change(&prior, &Value::Null, &Value::Null, now());
+        assert!(p.planned.is_null());
+    }
+
+    #[test]
+    fn tenant_condition_updates_in_place_and_keeps_the_credentials() {
+        let prior = applied_state("2030-12-01T00:00:00Z");
+        let mut proposed = prior.clone();
+        proposed.set("tenant_condition", Value::string("Cordoned"));
+        let cfg = config(&[("tenant_condition", Value::string("Cordoned"))]);
+        let p = plan_change(&prior, &proposed, &cfg, now());
+        assert!(p.requires_replace.is_empty());
+        assert_eq!(p.planned.get("tenant_condition").as_str(), Some("Cordoned"));
+        assert_eq!(p.planned.get("kubeconfig"), prior.get("kubeconfig"));
+        assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
+    }
+
+    #[test]
+    fn an_unchanged_config_plans_no_change() {
+        let prior = applied_state("2030-12-01T00:00:00Z");
+        let p = plan_change(&prior, &prior, &config(&[]), now());
+        assert_eq!(p.planned, prior);
+        assert!(p.requires_replace.is_empty());
+    }
+
+    #[test]
+    fn removing_an_explicit_condition_restores_the_default() {
+        let mut prior = applied_state("2030-12-01T00:00:00Z");
+        prior.set("tenant_condition", Value::string("Drained"));
+        let p = plan_change(&prior, &prior, &config(&[]), now());
+        assert_eq!(p.planned.get("tenant_condition").as_str(), Some("Active"));
+    }
+
+    #[test]
+    fn identity_changes_replace() {
+        let prior = applied_state("2030-12-01T00:00:00Z");
+        for (attr, value) in [("consumer_cluster_id", "naples"), ("tenant_namespace", "other")] {
+            let mut proposed = prior.clone();
+            proposed.set(attr, Value::string(value));
+            let cfg = config(&[(attr, Value::string(value))]);
+            let p = plan_change(&prior, &proposed, &cfg, now());
+            assert_eq!(p.requires_replace, [AttributePath::root(attr)]);
+            assert!(p.planned.get("kubeconfig").is_unknown());
+        }
+    }
+
+    #[test]
+    fn renewal_is_planned_once_renew_before_is_reached() {
+        // 2030-01-01 + 720h = 2030-01-31: an expiry on 2030-02-01 is not due, on 2030-01-20 it is.
+        let fresh = applied_state("2030-02-01T00:00:00Z");
+        let p = plan_change(&fresh, &fresh, &config(&[]), now());
+        assert_eq!(p.planned.get("kubeconfig"), fresh.get("kubeconfig"));
+
+        let due = applied_state("2030-01-20T00:00:00Z");
+        let p = plan_change(&due, &due, &config(&[]), now());
+        assert!(p.planned.get("kubeconfig").is_unknown());
+        assert!(p.planned.get("certificate_expires_at").is_unknown());
+        assert!(p.requires_replace.is_empty(), "renewal is an in-place update");
+    }
+
+    #[test]
+    fn validity_change_mints_but_respelling_does_not() {
+        let prior = applied_state("2030-12-01T00:00:00Z");
+        let mut same = prior.clone();
+        same.set("certificate_validity", Value::string("8760h0m0s"));
+        let p = plan_change(&prior, &same, &config(&[("certificate_validity", Value::string("8760h0m0s"))]), now());
+        assert!(!p.planned.get("kubeconfig").is_unknown());
+
+        let mut shorter = prior.clone();
+        shorter.set("certificate_validity", Value::string("4380h"));
+        let p = plan_change(&prior, &shorter, &config(&[("certificate_validity", Value::string("4380h"))]), now());
+        assert!(p.planned.get("certificate_expires_at").is_unknown());
+    }
+
+    #[test]
+    fn server_change_rebuilds_only_the_kubeconfig() {
+        let prior = applied_state("2030-12-01T00:00:00Z");
+        let mut proposed = prior.clone();
+        proposed.set("api_server_url", Value::string("https://milan.example.com:6443"));
+        let p = plan_change(&prior, &proposed, &config(&[("api_server_url", Value::string("https://milan.example.com:6443"))]), now());
+        assert!(p.planned.get("kubeconfig").is_unknown());
+        assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
+    }
+
+    #[test]
+    fn after_import_only_the_credentials_change() {
+        let mut imported = applied_state("ignored");
+        imported.set("kubeconfig", Value::Null);
+        imported.set("certificate_expires_at", Value::Null);
+        let p = plan_change(&imported, &imported, &config(&[]), now());
+        assert!(p.requires_replace.is_empty());
+        let mut expected = imported.clone();
+        expected.set("kubeconfig", Value::Unknown);
+        expected.set("certificate_expires_at", Value::Unknown);
+        assert_eq!(p.planned, expected);
+    }
+
+    #[test]
+    fn objects_carry_liqo_labels_and_no_controller_fields() {
+        let inputs = Inputs::from_value(&config(&[("tenant_condition", Value::string("Cordoned"))]));
+        let t = serde_json::to_value(tenant_object(&inputs)).unwrap();
+        assert_eq!(t["apiVersion"], "authentication.liqo.io/v1beta1");
+        assert_eq!(t["metadata"]["name"], "rome");
+        assert_eq!(t["metadata"]["namespace"], "liqo-tenant-rome");
+        assert_eq!(t["metadata"]["labels"]["liqo.io/remote-cluster-id"], "rome");
+        assert_eq!(t["spec"], serde_json::json!({"clusterID": "rome", "authzPolicy": "TolerateNoHandshake", "tenantCondition": "Cordoned"}));
+        assert!(t.get("status").is_none(), "status belongs to Liqo");
+
+        let rb = serde_json::to_value(role_binding(&inputs)).unwrap();
+        assert_eq!(rb["metadata"]["name"], "liqo-binding-liqo-remote-controlplane");
+        assert_eq!(rb["metadata"]["labels"]["liqo.io/remote-cluster-id"], "rome");
+        assert_eq!(rb["roleRef"], serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "liqo-remote-controlplane"}));
+        assert_eq!(rb["subjects"], serde_json::json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "rome"}]));
+        assert!(binds_consumer(&role_binding(&inputs), "rome"));
+        assert!(!binds_consumer(&role_binding(&inputs), "naples"));
+    }
+
+    #[test]
+    fn csr_asks_the_client_signer_for_the_requested_lifetime() {
+        let name = csr_name("rome");
+        assert!(name.starts_with("liqo-tenant-rome-") && name.len() == "liqo-tenant-rome-".len() + 8);
+        assert_ne!(csr_name("rome"), csr_name("rome"));
+        let csr = serde_json::to_value(csr_object(&name, "rome", "PEM", Duration::from_secs(3600))).unwrap();
+        assert_eq!(csr["spec"]["signerName"], "kubernetes.io/kube-apiserver-client");
+        assert_eq!(csr["spec"]["usages"], serde_json::json!(["digital signature", "key encipherment", "client auth"]));
+        assert_eq!(csr["spec"]["expirationSeconds"], 3600);
+        let labels = &csr["metadata"]["labels"];
+        let selector: Vec<String> = csr_selector("rome").split(',').map(str::to_string).collect();
+        for term in selector {
+            let (k, v) = term.split_once('=').unwrap();
+            assert_eq!(labels[k], v, "the selector finds the CSR");
+        }
+    }
+
+    #[test]
+    fn csr_wait_reports_denial_and_returns_the_certificate() {
+        use k8s_openapi::api::certificates::v1::{CertificateSigningRequestCondition, CertificateSigningRequestStatus};
+        let mut csr = csr_object("n", "rome", "PEM", Duration::from_secs(3600));
+        assert!(matches!(csr_issued(Some(&csr)), Wait::Pending(s) if s.contains("not approved")));
+        let cond = |t: &str| CertificateSigningRequestCondition { type_: t.into(), status: "True".into(), reason: Some("Policy".into()), ..Default::default() };
+        csr.status = Some(CertificateSigningRequestStatus { conditions: Some(vec![cond("Denied")]), certificate: None });
+        assert!(matches!(csr_issued(Some(&csr)), Wait::Failed { reason, .. } if reason.contains("Denied") && reason.contains("Policy")));
+        csr.status = Some(CertificateSigningRequestStatus { conditions: Some(vec![cond("Approved")]), certificate: Some(ByteString(b"CERT".to_vec())) });
+        assert!(matches!(csr_issued(Some(&csr)), Wait::Ready(c) if c == b"CERT"));
+    }
+
+    #[test]
+    fn tenant_wait_needs_our_namespace() {
+        let inputs = Inputs::from_value(&config(&[]));
+        let mut t = tenant_object(&inputs);
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Pending(_)));
+        t.status = Some(liqo_schema::liqo::TenantStatus { tenant_namespace: Some("liqo-tenant-rome".into()), auth_params: None });
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Ready(())));
+        t.status = Some(liqo_schema::liqo::TenantStatus { tenant_namespace: Some("elsewhere".into()), auth_params: None });
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Failed { reason, .. } if reason.contains("elsewhere")));
+    }
+
+    #[test]
+    fn import_ids_are_namespace_slash_consumer() {
+        assert_eq!(parse_import_id("liqo-tenant-rome/rome").unwrap(), ("liqo-tenant-rome".into(), "rome".into()));
+        for bad in ["rome", "a/b/c", "/rome", "ns/Rome", ""] {
+            let e = parse_import_id(bad).unwrap_err();
+            assert!(e.detail.contains("<tenant_namespace>/<consumer cluster id>"), "{bad}: {e:?}");
+        }
+    }
+
+    /// A self-signed stand-in for what the cluster's signer returns.
+    fn issued_certificate(not_after: OffsetDateTime) -> (String, String) {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.not_after = not_after;
+        (params.self_signed(&key).unwrap().pem(), key.serialize_pem())
+    }
+
+    #[test]
+    fn certificate_expiry_is_read_from_the_certificate() {
+        // UTCTime (before 2050) and GeneralizedTime (from 2050) encodings.
+        for when in ["2031-05-06T07:08:09Z", "2061-01-02T03:04:05Z"] {
+            let t = OffsetDateTime::parse(when, &Rfc3339).unwrap();
+            let (cert, _) = issued_certificate(t);
+            assert_eq!(credentials::not_after(cert.as_bytes()).unwrap(), t);
+            assert_eq!(rfc3339(t), when);
+        }
+        assert!(credentials::not_after(b"not a certificate").is_err());
+    }
+
+    #[test]
+    fn client_key_and_csr_are_pem() {
+        let k = credentials::new_client_key("rome", "liqo.io").unwrap();
+        assert!(k.key_pem.starts_with("-----BEGIN PRIVATE KEY-----"));
+        assert!(k.csr_pem.starts_with("-----BEGIN CERTIFICATE REQUEST-----"));
+        let der = rustls::pki_types::CertificateSigningRequestDer::from_pem_slice(k.csr_pem.as_bytes()).unwrap();
+        let der = der.as_ref();
+        // The subject holds CN=rome and O=liqo.io as UTF8Strings (what kube-apiserver maps to user and group).
+        for s in [&b"\x0c\x04rome"[..], &b"\x0c\x07liqo.io"[..]] {
+            assert!(der.windows(s.len()).any(|w| w == s), "subject lacks {s:?}");
+        }
+        use rustls::pki_types::pem::PemObject;
+    }
+
+    #[tokio::test]
+    async fn kubeconfig_loads_in_kube_rs_with_the_p256_key() {
+        let (cert, key) = issued_certificate(OffsetDateTime::now_utc() + Duration::from_secs(3600));
+        let (ca, _) = issued_certificate(OffsetDateTime::now_utc() + Duration::from_secs(3600));
+        let endpoint = Endpoint { server: "https://127.0.0.1:6443".into(), ca_pem: ca.clone().into_bytes(), cluster_name: "milan".into() };
+        let inputs = Inputs::from_value(&config(&[]));
+        let yaml = kubeconfig_for(&endpoint, &inputs, cert.as_bytes(), &key);
+
+        let kc = kube::config::Kubeconfig::from_yaml(&yaml).unwrap();
+        assert_eq!(kc.current_context.as_deref(), Some("default-context"));
+        let ctx = kc.contexts[0].context.as_ref().unwrap();
+        assert_eq!((ctx.cluster.as_str(), ctx.namespace.as_deref(), ctx.user.as_deref()), ("milan", Some("liqo-tenant-rome"), Some("rome")));
+        let config = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await.unwrap();
+        assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:6443/");
+        assert_eq!(config.default_namespace, "liqo-tenant-rome");
+        // Building the client loads the identity into rustls: this fails if rustls rejects the key format.
+        kube::Client::try_from(config).expect("rustls accepts the P-256 PKCS#8 client key");
+
+        let (c, k) = credentials::client_credentials(&yaml).unwrap();
+        assert_eq!((c, k), (cert.into_bytes(), key));
+    }
+
+    #[test]
+    fn api_server_urls() {
+        for ok in ["https://10.0.0.1:6443", "https://api.example.com", "https://[::1]:6443", "https://h:443/prefix"] {
+            assert_eq!(check_api_server_url(ok), Ok(()), "{ok}");
+        }
+        for bad in ["10.0.0.1:6443", "http://h:6443", "https://", "https://h:99999", "https://h:x", "https://u@h:1", "https://[::1", "https://::1:6443"] {
+            assert!(check_api_server_url(bad).is_err(), "{bad}");
+        }
+    }
+}
