@@ -308,13 +308,14 @@ const CRASH_CHILD: &str = "LIQO_GROUND_CRASH_CHILD";
 #[test]
 fn the_processes_of_a_crashed_test_process_die_with_it() -> Result<()> {
     let record = tempfile::NamedTempFile::new()?;
-    let status = std::process::Command::new(std::env::current_exe()?)
+    let child = std::process::Command::new(std::env::current_exe()?)
         .args(["crashing_child", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(CRASH_CHILD, record.path())
-        .status()?;
-    assert!(!status.success(), "the child test process must have crashed");
+        .output()?;
+    let output = format!("{}{}", String::from_utf8_lossy(&child.stdout), String::from_utf8_lossy(&child.stderr));
+    assert!(!child.status.success(), "the child test process must have crashed:\n{output}");
     let dir = std::fs::read_to_string(record.path())?;
-    assert!(!dir.is_empty(), "the child must have started a ground before crashing");
+    assert!(!dir.is_empty(), "the child must have started a ground before crashing:\n{output}");
     let processes = Ground::recorded_processes(std::path::Path::new(&dir))?;
     assert!(processes.len() >= 4, "the crashed ground recorded its processes: {processes:?}");
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -21,7 +21,7 @@ enum Connection {
     /// Some attributes were unknown at configure time; their paths, for the error of any API call.
     Unknown(Vec<String>),
     /// A checked client configuration; the client is built from it on first use.
-    Ready { config: kube::Config, client: OnceCell<kube::Client> },
+    Ready { config: Box<kube::Config>, client: OnceCell<kube::Client> },
 }
 
 /// The cluster one provider block points at. Resources hold an `Arc<Cluster>`; nothing connects until a
@@ -47,7 +47,7 @@ impl Cluster {
         match &*self.connection() {
             Connection::Ready { config, client } => client
                 .get_or_try_init(|| async {
-                    kube::Client::try_from(config.clone()).map_err(|e| {
+                    kube::Client::try_from(kube::Config::clone(config)).map_err(|e| {
                         Diagnostic::error(
                             "Cannot build the Kubernetes client",
                             format!("{e}. Check the credentials in this provider block's `kubernetes` settings (or in the kubeconfig they point at)."),
@@ -138,7 +138,7 @@ async fn configure(cluster: &Cluster, config: &Value, env: connection::Env<'_>) 
     let mut diags = validate_liqo_namespace(config);
     match connection::build(config, env).await {
         Ok(cfg) if !diags.has_errors() => {
-            cluster.set(Connection::Ready { config: cfg, client: OnceCell::new() }, config.get("liqo_namespace").as_str().map(str::to_string))
+            cluster.set(Connection::Ready { config: Box::new(cfg), client: OnceCell::new() }, config.get("liqo_namespace").as_str().map(str::to_string))
         }
         Ok(_) => {}
         Err(d) => diags.extend(d),

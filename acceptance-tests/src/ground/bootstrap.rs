@@ -122,7 +122,7 @@ async fn apply_crds(client: &Client, crds: Vec<CustomResourceDefinition>) -> Res
                     .with_context(|| format!("applying CustomResourceDefinition {name}"))
             }
         })
-        .buffer_unordered(8)
+        .buffer_unordered(32)
         .try_collect::<Vec<_>>()
         .await?;
     for name in names {

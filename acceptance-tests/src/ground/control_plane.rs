@@ -109,7 +109,7 @@ pub async fn start(layout: &Layout, upstream: &Upstream, lifetime: Lifetime, sta
             format!("--client-ca-file={}", files.ca_cert.display()),
             "--authorization-mode=RBAC".into(),
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
-            format!("--service-account-key-file={}", files.service_account_key.display()),
+            format!("--service-account-key-file={}", files.service_account_public_key.display()),
             format!("--service-account-signing-key-file={}", files.service_account_key.display()),
             format!("--service-cluster-ip-range={SERVICE_CIDR}"),
             "--allow-privileged=true".into(),
@@ -158,6 +158,7 @@ struct PkiFiles {
     apiserver_cert: PathBuf,
     apiserver_key: PathBuf,
     service_account_key: PathBuf,
+    service_account_public_key: PathBuf,
     admin_kubeconfig: String,
     controller_manager_kubeconfig: String,
 }
@@ -186,12 +187,14 @@ fn write_pki(layout: &Layout, pki_dir: &Path) -> Result<PkiFiles> {
         Ok(path)
     };
     let server = layout.api_server();
+    let (service_account_key, service_account_public_key) = pki::service_account_keys()?;
     Ok(PkiFiles {
         ca_cert: write("ca.crt", &ca.cert_pem)?,
         ca_key: write("ca.key", &ca.key_pem)?,
         apiserver_cert: write("apiserver.crt", &serving.cert_pem)?,
         apiserver_key: write("apiserver.key", &serving.key_pem)?,
-        service_account_key: write("sa.key", &pki::service_account_key()?)?,
+        service_account_key: write("sa.key", &service_account_key)?,
+        service_account_public_key: write("sa.pub", &service_account_public_key)?,
         admin_kubeconfig: kubeconfig::render(name, "admin", &server, &ca.cert_pem, &admin.cert_pem, &admin.key_pem)?,
         controller_manager_kubeconfig: kubeconfig::render(
             name,

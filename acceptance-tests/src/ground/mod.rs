@@ -175,9 +175,11 @@ impl Ground {
         lifetime: Lifetime,
     ) -> Result<()> {
         let name = &cluster.name;
+        let began = Instant::now();
         control_plane::start(layout, upstream, lifetime, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: starting the control plane"))?;
+        eprintln!("[ground] {name}: API server ready after {:.1}s", began.elapsed().as_secs_f64());
         let client = kubeconfig::client(&cluster.kubeconfig).await?;
         let install = bootstrap::Install {
             cluster_id: name,
@@ -189,7 +191,9 @@ impl Ground {
         bootstrap::install_liqo(&client, &install)
             .await
             .with_context(|| format!("cluster {name}: installing Liqo's CRDs and objects"))?;
-        bootstrap::wait_controllers(&client, name).await
+        bootstrap::wait_controllers(&client, name).await?;
+        eprintln!("[ground] {name}: Liqo {LIQO_VERSION} objects installed after {:.1}s", began.elapsed().as_secs_f64());
+        Ok(())
     }
 
     fn start_simulator(&self, lifetime: Lifetime) -> Result<()> {

@@ -70,9 +70,10 @@ pub fn client_key_and_csr(user: &str, group: Option<&str>) -> Result<(String, St
     Ok((key.serialize_pem(), csr.pem().context("encoding a certificate signing request")?))
 }
 
-/// Private key (PEM, PKCS#8) with which the API server signs service-account tokens.
-pub fn service_account_key() -> Result<String> {
-    Ok(KeyPair::generate().context("generating the service-account key")?.serialize_pem())
+/// Key pair with which service-account tokens are signed (private, PKCS#8) and verified (public), both PEM.
+pub fn service_account_keys() -> Result<(String, String)> {
+    let key = KeyPair::generate().context("generating the service-account key")?;
+    Ok((key.serialize_pem(), key.public_key_pem()))
 }
 
 // rcgen keeps one value per attribute type, hence a single organization (group).

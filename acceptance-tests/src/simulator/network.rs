@@ -82,7 +82,7 @@ async fn reconcile_configuration(conf: Arc<Configuration>, ctx: Arc<Ctx>) -> Res
         last_transition_time: now(),
     });
     let desired = ConfigurationStatus {
-        remote: configured.then(|| ClusterConfig { cidr: Some(remote) }),
+        remote: configured.then_some(ClusterConfig { cidr: Some(remote) }),
         conditions: Some(conditions),
     };
     if ops::status_json(conf.status.as_ref()) != serde_json::to_value(&desired)? {
@@ -571,18 +571,18 @@ async fn port_mismatch(ctx: &Ctx, gw: &Gateway, peer_port: Option<i32>) -> Resul
 
 pub async fn wg_gateway_servers(ctx: Arc<Ctx>) {
     let controller = Controller::new(Api::<WgGatewayServer>::all(ctx.cluster.client.clone()), watcher::Config::default());
-    drive(ctx, controller, |wg, ctx| release_wg_finalizer(wg, ctx)).await
+    drive(ctx, controller, release_wg_finalizer).await
 }
 
 pub async fn wg_gateway_clients(ctx: Arc<Ctx>) {
     let controller = Controller::new(Api::<WgGatewayClient>::all(ctx.cluster.client.clone()), watcher::Config::default());
-    drive(ctx, controller, |wg, ctx| release_wg_finalizer(wg, ctx)).await
+    drive(ctx, controller, release_wg_finalizer).await
 }
 
 /// Liqo removes the gateway's ClusterRoleBinding, then its finalizer; no binding exists on the ground.
 async fn release_wg_finalizer<K>(wg: Arc<K>, ctx: Arc<Ctx>) -> Result<Action>
 where
-    K: Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
     if is_deleting(&*wg) && ops::has_finalizer(&*wg, labels::GATEWAY_CLUSTERROLEBINDING_FINALIZER) {
         let api: Api<K> = Api::namespaced(ctx.cluster.client.clone(), &wg.namespace().unwrap_or_default());

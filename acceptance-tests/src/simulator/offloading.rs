@@ -11,7 +11,7 @@ use kube::api::ListParams;
 use kube::runtime::Controller;
 use kube::runtime::controller::Action;
 use kube::runtime::watcher;
-use kube::{Api, ResourceExt};
+use kube::{Api, Resource, ResourceExt};
 use liqo_schema::liqo::labels::{self, REMOTE_CLUSTER_ID};
 use liqo_schema::liqo::{
     LiqoCondition, MAPPING_ENFORCE_SAME_NAME, MAPPING_SELECTED_NAME, NamespaceOffloading, NamespaceOffloadingStatus,
@@ -127,7 +127,7 @@ fn node_matches(selector: &NodeSelector, node: &Node) -> bool {
         let has_requirements = exprs.clone().next().is_some() || fields.clone().next().is_some();
         has_requirements
             && exprs.clone().all(|r| requirement_matches(r, node.labels().get(&r.key).map(String::as_str)))
-            && fields.clone().all(|r| requirement_matches(r, (r.key == "metadata.name").then(|| node.metadata.name.as_deref()).flatten()))
+            && fields.clone().all(|r| requirement_matches(r, (r.key == "metadata.name").then_some(node.metadata.name.as_deref()).flatten()))
     };
     selector.node_selector_terms.iter().any(term_matches)
 }

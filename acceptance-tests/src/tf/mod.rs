@@ -85,13 +85,18 @@ fn terraform_on_path() -> Option<PathBuf> {
     std::env::split_paths(&path).map(|dir| dir.join("terraform")).find(|candidate| candidate.is_file())
 }
 
-/// `terraform { required_providers }` and one `provider "liqo"` block per ground cluster, aliased by the
-/// cluster's name and pointing at its admin kubeconfig.
-pub fn provider_config(ground: &Ground) -> String {
-    let mut hcl = format!(
+/// `terraform { required_providers { liqo = { source = "liqotech/liqo", version = <this version> } } }`.
+pub fn required_providers() -> String {
+    format!(
         "terraform {{\n  required_providers {{\n    liqo = {{\n      source  = \"{PROVIDER_SOURCE}\"\n      \
          version = \"{PROVIDER_VERSION}\"\n    }}\n  }}\n}}\n"
-    );
+    )
+}
+
+/// [`required_providers`] and one `provider "liqo"` block per ground cluster, aliased by the
+/// cluster's name and pointing at its admin kubeconfig.
+pub fn provider_config(ground: &Ground) -> String {
+    let mut hcl = required_providers();
     for cluster in ground.clusters() {
         hcl.push_str(&format!(
             "\nprovider \"liqo\" {{\n  alias      = \"{name}\"\n  kubernetes = {{\n    config_path    = \"{path}\"\n    \

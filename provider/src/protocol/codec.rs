@@ -812,7 +812,7 @@ mod tests {
     fn errors_name_the_attribute_path() {
         let ty = Type::object([("server", Type::object([("port", Type::Number)]))]);
         let err = decode(&hex("81 a6 73 65 72 76 65 72 81 a4 70 6f 72 74 a1 78"), &ty).unwrap_err();
-        assert_eq!(err.to_string(), "server.port: number is required");
+        assert_eq!(err.to_string(), r#"server.port: number is required, got the string "x""#);
         let err = decode(&hex("81 a3 62 61 64 c0"), &ty).unwrap_err();
         assert_eq!(err.to_string(), "bad: unsupported attribute");
         let err = encode(&Value::object([("server", Value::object([("port", Value::string("x"))]))]), &ty).unwrap_err();

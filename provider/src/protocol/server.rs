@@ -115,7 +115,7 @@ fn decode(dv: Option<&pb::DynamicValue>, ty: &Type, what: &str) -> Result<Value,
     result.map_err(|e| {
         let d = Diagnostic::error(
             format!("Invalid {what} received from Terraform"),
-            format!("The {what} does not match this provider's schema: {e}. Check that the provider version matches the one that wrote the state."),
+            format!("The {what} Terraform sent does not match this provider's schema: {e}. If it comes from state written by another version of this provider, use that version or import the resource again."),
         );
         if e.path.0.is_empty() { d.into() } else { d.at(e.path).into() }
     })
@@ -135,11 +135,11 @@ fn encode(v: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diagnost
 /// Runs a provider call, turning a panic into an error diagnostic so Terraform reports it against the
 /// resource instead of losing the connection.
 async fn guarded<T>(what: &str, fut: impl Future<Output = T>) -> Result<T, Diagnostics> {
-    AssertUnwindSafe(fut).catch_unwind().await.map_err(|p| panic_diagnostic(what, &p))
+    AssertUnwindSafe(fut).catch_unwind().await.map_err(|p| panic_diagnostic(what, &*p))
 }
 
 fn guarded_sync<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, Diagnostics> {
-    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_diagnostic(what, &p))
+    std::panic::catch_unwind(AssertUnwindSafe(f)).map_err(|p| panic_diagnostic(what, &*p))
 }
 
 fn panic_diagnostic(what: &str, payload: &(dyn std::any::Any + Send)) -> Diagnostics {

@@ -337,6 +337,9 @@ impl AsyncWrite for Conn {
 }
 
 #[cfg(test)]
+mod server_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

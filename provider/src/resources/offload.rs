@@ -1,8 +1,11 @@
 //! `liqo_offload`: namespace offloading, on the **consumer** cluster.
 //!
-//! Owns the NamespaceOffloading `offloading` (the only name Liqo accepts) in `namespace`, and — only with
-//! `create_namespace = true` — the Namespace itself. The namespace is otherwise the user's: this resource never
-//! creates or deletes it.
+//! Owns the NamespaceOffloading `offloading` (the only name Liqo accepts) in `namespace`. The namespace is the
+//! user's: this resource neither creates nor deletes it — unless `create_namespace = true`, which creates it when
+//! missing, marked `app.kubernetes.io/managed-by=terraform-provider-liqo` (as liqo_generate marks the namespaces
+//! it creates), and deletes on destroy only a namespace carrying that marker. An existing unmarked namespace is
+//! used as it is and never deleted. The marker lives on the object so that import, and a re-creation after an
+//! out-of-band deletion, know who made the namespace.
 //!
 //! Create/update waits for `status.observedGeneration` to reach the applied generation and for
 //! `status.offloadingPhase` to be `Ready` (`NoClusterSelected` is accepted with a warning; `SomeFailed` and
@@ -10,6 +13,7 @@
 //! and released its finalizer (the object is gone), then deletes the namespace if this resource created it.
 //!
 //! Import ID: `<namespace>`.
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,16 +22,13 @@ use k8s_openapi::api::core::v1::{Namespace, NodeSelector, NodeSelectorRequiremen
 use kube::api::{Api, ObjectMeta};
 use liqo_schema::liqo::{
     MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME, MAPPING_SELECTED_NAME, NamespaceOffloading,
-    NamespaceOffloadingSpec, OFFLOADING_PHASE_ALL_FAILED, OFFLOADING_PHASE_NO_CLUSTER_SELECTED,
-    OFFLOADING_PHASE_READY, OFFLOADING_PHASE_SOME_FAILED, POD_OFFLOADING_LOCAL, POD_OFFLOADING_LOCAL_AND_REMOTE,
-    POD_OFFLOADING_REMOTE, labels,
+    NamespaceOffloadingSpec, OFFLOADING_PHASE_ALL_FAILED, OFFLOADING_PHASE_NO_CLUSTER_SELECTED, OFFLOADING_PHASE_READY,
+    OFFLOADING_PHASE_SOME_FAILED, POD_OFFLOADING_LOCAL, POD_OFFLOADING_LOCAL_AND_REMOTE, POD_OFFLOADING_REMOTE, labels,
 };
-use liqo_schema::tf::{
-    Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value,
-};
+use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 
 use super::common::{Check, Timeouts, check_dns_label, timeouts_block};
-use super::peer::check_qualified_name;
+use super::peer::{check_qualified_name, settle};
 use crate::errors::op_diags;
 use crate::kube_ops::{self, Check as Wait, FIELD_MANAGER, OpError};
 use crate::protocol::{
@@ -64,7 +65,8 @@ impl OffloadResource {
 
 fn schema() -> Schema {
     let expression = vec![
-        Attribute::required("key", Type::String).describe("Label key of the virtual nodes to match, e.g. `liqo.io/remote-cluster-id`."),
+        Attribute::required("key", Type::String)
+            .describe("Label key of the virtual nodes to match, e.g. `liqo.io/remote-cluster-id`."),
         Attribute::required("operator", Type::String)
             .describe("One of `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`."),
         Attribute::optional("values", Type::list(Type::String)).describe(
@@ -72,9 +74,11 @@ fn schema() -> Schema {
              for `Gt`/`Lt`.",
         ),
     ];
-    let term = vec![Attribute::nested("match_expressions", Nesting::List, expression)
-        .with_required()
-        .describe("Requirements on virtual node labels; all of them must match (AND).")];
+    let term = vec![
+        Attribute::nested("match_expressions", Nesting::List, expression)
+            .with_required()
+            .describe("Requirements on virtual node labels; all of them must match (AND)."),
+    ];
     let attributes = vec![
         Attribute::computed("id", Type::String).describe("The namespace name; also the import ID."),
         Attribute::required("namespace", Type::String).describe(
@@ -82,10 +86,11 @@ fn schema() -> Schema {
              or `create_namespace = true`). Changing it replaces the resource.",
         ),
         Attribute::optional_computed("create_namespace", Type::Bool).describe(
-            "Whether this resource also creates `namespace` (if missing) and deletes it on destroy, with \
+            "Whether this resource creates `namespace` when it is missing and deletes it on destroy, with \
              everything in it (default `false`: the namespace is yours and is left alone). Meant for demos \
-             without the kubernetes provider. Setting it to `true` on an existing namespace adopts that namespace \
-             (it will be deleted on destroy); setting it to `false` releases it.",
+             without the kubernetes provider. Only a namespace this resource created (labelled \
+             `app.kubernetes.io/managed-by=terraform-provider-liqo`) is ever deleted; an existing one is used as \
+             it is. Setting it back to `false` releases the namespace (it stays).",
         ),
         Attribute::optional_computed("namespace_mapping_strategy", Type::String).describe(
             "How the remote namespace is named: `DefaultName` (default, `<namespace>-<this cluster's ID>`), \
@@ -231,8 +236,8 @@ fn plan_values(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<A
     }
     planned.set("id", planned.get("namespace").clone());
 
-    let same_object = !prior.is_null()
-        && ["namespace", "namespace_mapping_strategy"].iter().all(|a| prior.get(a) == planned.get(a));
+    let same_object =
+        !prior.is_null() && ["namespace", "namespace_mapping_strategy"].iter().all(|a| prior.get(a) == planned.get(a));
     if config.get("remote_namespace_name").is_null() {
         let remote = if same_object && !prior.get("remote_namespace_name").is_null() {
             prior.get("remote_namespace_name").clone()
@@ -302,8 +307,14 @@ impl Offload {
         })
     }
 
-    fn namespace_object(&self) -> Namespace {
-        Namespace { metadata: ObjectMeta { name: Some(self.namespace.clone()), ..Default::default() }, ..Default::default() }
+    /// The Namespace as `create_namespace` applies it; `ours` adds the marker that makes destroy delete it, and
+    /// applying it without (as the same field manager) removes the marker again.
+    fn namespace_object(&self, ours: bool) -> Namespace {
+        let marker = ours.then(|| BTreeMap::from([(labels::MANAGED_BY.to_string(), FIELD_MANAGER.to_string())]));
+        Namespace {
+            metadata: ObjectMeta { name: Some(self.namespace.clone()), labels: marker, ..Default::default() },
+            ..Default::default()
+        }
     }
 
     /// The NamespaceOffloading. `clusterSelector` is always sent with a (possibly empty) list of terms — an
@@ -404,8 +415,16 @@ fn remote_conditions(o: &NamespaceOffloading) -> String {
             let text: Vec<String> = conds
                 .iter()
                 .map(|c| {
-                    let detail = [c.reason.as_deref(), c.message.as_deref()].into_iter().flatten().collect::<Vec<_>>().join(": ");
-                    if detail.is_empty() { format!("{}={}", c.type_, c.status) } else { format!("{}={} ({detail})", c.type_, c.status) }
+                    let detail = [c.reason.as_deref(), c.message.as_deref()]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(": ");
+                    if detail.is_empty() {
+                        format!("{}={}", c.type_, c.status)
+                    } else {
+                        format!("{}={} ({detail})", c.type_, c.status)
+                    }
                 })
                 .collect();
             format!("  - {cluster}: {}", text.join(", "))
@@ -421,7 +440,9 @@ fn offloading_check(o: Option<&NamespaceOffloading>, applied_generation: i64) ->
     };
     let generation = o.metadata.generation.unwrap_or_default();
     if generation < applied_generation {
-        return Wait::Pending(format!("generation {generation}, older than the applied generation {applied_generation}"));
+        return Wait::Pending(format!(
+            "generation {generation}, older than the applied generation {applied_generation}"
+        ));
     }
     let status = o.status.clone().unwrap_or_default();
     if status.observed_generation != Some(generation) {
@@ -501,13 +522,9 @@ fn observed_state(prior: &Value, o: &NamespaceOffloading) -> Value {
     s
 }
 
-/// True when this provider's field manager applied the namespace, i.e. it was made with `create_namespace`.
+/// True when this provider created the namespace (see the module docs).
 fn created_by_provider(ns: &Namespace) -> bool {
-    ns.metadata
-        .managed_fields
-        .iter()
-        .flatten()
-        .any(|m| m.manager.as_deref() == Some(FIELD_MANAGER) && m.operation.as_deref() == Some("Apply"))
+    ns.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).is_some_and(|v| v == FIELD_MANAGER)
 }
 
 fn parse_import_id(id: &str) -> Result<String, Diagnostic> {
@@ -534,15 +551,24 @@ impl OffloadResource {
         ctx: &Ctx,
         client: &kube::Client,
         off: &Offload,
+        managed_namespace_before: bool,
         deadline: Instant,
         written: &mut bool,
     ) -> Result<Outcome, OpError> {
-        if off.create_namespace {
-            let namespaces: Api<Namespace> = Api::all(client.clone());
-            kube_ops::apply(ctx, &namespaces, &off.namespace_object()).await?;
-            *written = true;
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        if off.create_namespace || managed_namespace_before {
+            let existing = settle(ctx, &namespaces, &off.namespace, deadline).await?;
+            let ours = existing.as_ref().is_none_or(created_by_provider);
+            if off.create_namespace && ours {
+                kube_ops::apply(ctx, &namespaces, &off.namespace_object(true)).await?;
+                *written = true;
+            } else if !off.create_namespace && existing.is_some() && ours {
+                // `create_namespace` switched off: drop the marker, so destroy and import leave it alone.
+                kube_ops::apply(ctx, &namespaces, &off.namespace_object(false)).await?;
+            }
         }
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), &off.namespace);
+        settle(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, deadline).await?;
         let applied = kube_ops::apply(ctx, &api, &off.namespace_offloading()).await?;
         *written = true;
         let generation = applied.metadata.generation.unwrap_or_default();
@@ -563,7 +589,10 @@ impl OffloadResource {
         kube_ops::delete_and_wait(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, left(deadline)).await?;
         if prior.get("create_namespace").as_bool() == Some(true) {
             let namespaces: Api<Namespace> = Api::all(client.clone());
-            kube_ops::delete_and_wait(ctx, &namespaces, ns, left(deadline)).await?;
+            let existing = kube_ops::get_opt(ctx, &namespaces, ns).await?;
+            if existing.as_ref().is_some_and(created_by_provider) {
+                kube_ops::delete_and_wait(ctx, &namespaces, ns, left(deadline)).await?;
+            }
         }
         Ok(())
     }
@@ -595,7 +624,12 @@ impl Resource for OffloadResource {
 
     async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
         if req.proposed.is_null() {
-            return PlanResponse { planned: Value::Null, requires_replace: vec![], private: req.private, diagnostics: Diagnostics::new() };
+            return PlanResponse {
+                planned: Value::Null,
+                requires_replace: vec![],
+                private: req.private,
+                diagnostics: Diagnostics::new(),
+            };
         }
         let (planned, requires_replace) = plan_values(&req.prior, &req.proposed, &req.config);
         PlanResponse { planned, requires_replace, private: req.private, diagnostics: Diagnostics::new() }
@@ -620,7 +654,8 @@ impl Resource for OffloadResource {
         let timeouts = Timeouts::from_value(&req.planned, DEFAULT_TIMEOUTS);
         let budget = if req.prior.is_null() { timeouts.create } else { timeouts.update };
         let mut written = false;
-        match self.converge(ctx, &client, &off, Instant::now() + budget, &mut written).await {
+        let managed_before = req.prior.get("create_namespace").as_bool() == Some(true);
+        match self.converge(ctx, &client, &off, managed_before, Instant::now() + budget, &mut written).await {
             Ok(outcome) => {
                 let mut diagnostics = Diagnostics::new();
                 if outcome.phase == OFFLOADING_PHASE_NO_CLUSTER_SELECTED {
@@ -636,7 +671,11 @@ impl Resource for OffloadResource {
                     phase: st.offloading_phase.unwrap_or_default(),
                     remote_namespace_name: st.remote_namespace_name,
                 });
-                ApplyResponse { new_state: Self::state(&req.planned, outcome.as_ref()), private: vec![], diagnostics: op_diags(&e) }
+                ApplyResponse {
+                    new_state: Self::state(&req.planned, outcome.as_ref()),
+                    private: vec![],
+                    diagnostics: op_diags(&e),
+                }
             }
             Err(e) => ApplyResponse { new_state: req.prior, private: vec![], diagnostics: op_diags(&e) },
         }
@@ -656,16 +695,17 @@ impl Resource for OffloadResource {
             Ok::<_, OpError>((o, namespace))
         };
         match objects.await {
-            Ok((Some(o), namespace)) => {
-                // A namespace this resource owns that is gone or going: plan to create everything again.
-                let owns_namespace = state.get("create_namespace").as_bool() == Some(true);
+            Ok((Some(o), namespace)) if o.metadata.deletion_timestamp.is_none() => {
+                // A namespace `create_namespace` provides that is gone or going: plan to create everything again.
+                let provides_namespace = state.get("create_namespace").as_bool() == Some(true);
                 let namespace_lost = namespace.is_none_or(|n| n.metadata.deletion_timestamp.is_some());
-                if owns_namespace && namespace_lost {
+                if provides_namespace && namespace_lost {
                     return ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() };
                 }
                 ReadResponse { new_state: observed_state(&state, &o), private, diagnostics: Diagnostics::new() }
             }
-            Ok((None, _)) => ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
+            // Gone or being unoffloaded: plan to create it again (apply waits out the deletion first).
+            Ok(_) => ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
             Err(e) => ReadResponse { new_state: state, private, diagnostics: op_diags(&e) },
         }
     }
@@ -674,13 +714,16 @@ impl Resource for OffloadResource {
         let ns = parse_import_id(id)?;
         let client = self.cluster.client().await?;
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), &ns);
-        let o = kube_ops::get_opt(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
-            Diagnostic::error(
-                format!("NamespaceOffloading {ns}/offloading not found"),
-                "Nothing to import: the namespace is not offloaded (`kubectl get namespaceoffloadings -A` on the \
+        let o = kube_ops::get_opt(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME)
+            .await
+            .map_err(|e| op_diags(&e))?
+            .ok_or_else(|| {
+                Diagnostic::error(
+                    format!("NamespaceOffloading {ns}/offloading not found"),
+                    "Nothing to import: the namespace is not offloaded (`kubectl get namespaceoffloadings -A` on the \
                  consumer cluster), or create the offloading with this resource instead.",
-            )
-        })?;
+                )
+            })?;
         let namespaces: Api<Namespace> = Api::all(client);
         let namespace = kube_ops::get_opt(ctx, &namespaces, &ns).await.map_err(|e| op_diags(&e))?;
         let mut state = observed_state(&Value::Null, &o);
@@ -692,7 +735,6 @@ impl Resource for OffloadResource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry;
     use liqo_schema::liqo::{LiqoCondition, NamespaceOffloadingStatus};
     use liqo_schema::tf::Severity;
 
@@ -859,7 +901,10 @@ mod tests {
 
         for (attr, value) in [
             ("pod_offloading_strategy", Value::string("Remote")),
-            ("cluster_selector", selector(vec![expr("liqo.io/remote-cluster-id", "In", Value::string_list(["milan"]))])),
+            (
+                "cluster_selector",
+                selector(vec![expr("liqo.io/remote-cluster-id", "In", Value::string_list(["milan"]))]),
+            ),
             ("create_namespace", Value::Bool(true)),
         ] {
             let mut proposed = prior.clone();
@@ -879,7 +924,10 @@ mod tests {
         let mut c = config();
         c.set("namespace_mapping_strategy", Value::string("EnforceSameName"));
         let (planned, replace) = plan_values(&prior, &proposed, &c);
-        assert_eq!(replace, vec![AttributePath::root("namespace_mapping_strategy"), AttributePath::root("remote_namespace_name")]);
+        assert_eq!(
+            replace,
+            vec![AttributePath::root("namespace_mapping_strategy"), AttributePath::root("remote_namespace_name")]
+        );
         assert_eq!(planned.get("remote_namespace_name"), &Value::string("liqo-demo"));
 
         let mut proposed = prior.clone();
@@ -901,11 +949,14 @@ mod tests {
         assert_eq!(json["apiVersion"], "offloading.liqo.io/v1beta1");
         assert_eq!(json["kind"], "NamespaceOffloading");
         assert_eq!(json["metadata"], serde_json::json!({"name": "offloading", "namespace": "liqo-demo"}));
-        assert_eq!(json["spec"], serde_json::json!({
-            "namespaceMappingStrategy": "DefaultName",
-            "podOffloadingStrategy": "LocalAndRemote",
-            "clusterSelector": {"nodeSelectorTerms": []},
-        }));
+        assert_eq!(
+            json["spec"],
+            serde_json::json!({
+                "namespaceMappingStrategy": "DefaultName",
+                "podOffloadingStrategy": "LocalAndRemote",
+                "clusterSelector": {"nodeSelectorTerms": []},
+            })
+        );
 
         known.set("namespace_mapping_strategy", Value::string("SelectedName"));
         known.set("remote_namespace_name", Value::string("far-away"));
@@ -918,13 +969,26 @@ mod tests {
         );
         let json = serde_json::to_value(Offload::from_value(&known).unwrap().namespace_offloading()).unwrap();
         assert_eq!(json["spec"]["remoteNamespaceName"], "far-away");
-        assert_eq!(json["spec"]["clusterSelector"], serde_json::json!({"nodeSelectorTerms": [{"matchExpressions": [
-            {"key": "liqo.io/remote-cluster-id", "operator": "In", "values": ["milan"]},
-            {"key": "gpu", "operator": "Exists"},
-        ]}]}));
+        assert_eq!(
+            json["spec"]["clusterSelector"],
+            serde_json::json!({"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "liqo.io/remote-cluster-id", "operator": "In", "values": ["milan"]},
+                {"key": "gpu", "operator": "Exists"},
+            ]}]})
+        );
 
-        let ns = serde_json::to_value(off.namespace_object()).unwrap();
-        assert_eq!(ns, serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "liqo-demo"}}));
+        let ns = serde_json::to_value(off.namespace_object(true)).unwrap();
+        assert_eq!(
+            ns,
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+                "name": "liqo-demo", "labels": {"app.kubernetes.io/managed-by": "terraform-provider-liqo"}
+            }})
+        );
+        let released = serde_json::to_value(off.namespace_object(false)).unwrap();
+        assert_eq!(
+            released,
+            serde_json::json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "liqo-demo"}})
+        );
     }
 
     fn offloading(generation: i64, observed: Option<i64>, phase: &str) -> NamespaceOffloading {
@@ -954,15 +1018,23 @@ mod tests {
         assert!(matches!(offloading_check(Some(&offloading(2, Some(2), "NoClusterSelected")), 2), Wait::Ready(_)));
 
         let mut failed = offloading(3, Some(3), "SomeFailed");
-        let cond = |t: &str, s: &str, r: &str| LiqoCondition { type_: t.into(), status: s.into(), reason: Some(r.into()), ..Default::default() };
-        failed.status.as_mut().unwrap().remote_namespaces_conditions = Some(std::collections::BTreeMap::from([
-            ("milan".to_string(), vec![cond("OffloadingRequired", "True", "ClusterSelected"), cond("Ready", "False", "CreationLoopBackOff")]),
-        ]));
+        let cond = |t: &str, s: &str, r: &str| LiqoCondition {
+            type_: t.into(),
+            status: s.into(),
+            reason: Some(r.into()),
+            ..Default::default()
+        };
+        failed.status.as_mut().unwrap().remote_namespaces_conditions = Some(BTreeMap::from([(
+            "milan".to_string(),
+            vec![cond("OffloadingRequired", "True", "ClusterSelected"), cond("Ready", "False", "CreationLoopBackOff")],
+        )]));
         let Wait::Failed { reason, hint } = offloading_check(Some(&failed), 3) else { panic!() };
         assert!(reason.contains("SomeFailed"));
         assert!(reason.contains("milan: OffloadingRequired=True (ClusterSelected), Ready=False (CreationLoopBackOff)"));
         assert!(hint.contains("apply again"));
-        let Wait::Failed { reason, .. } = offloading_check(Some(&offloading(3, Some(3), "AllFailed")), 3) else { panic!() };
+        let Wait::Failed { reason, .. } = offloading_check(Some(&offloading(3, Some(3), "AllFailed")), 3) else {
+            panic!()
+        };
         assert!(reason.contains("no per-cluster conditions"));
         assert!(no_cluster_warning("liqo-demo").detail.contains("NoClusterSelected"));
     }
@@ -999,7 +1071,14 @@ mod tests {
         .namespace_offloading();
         live.status = offloading(1, Some(1), "Ready").status;
         let s = observed_state(&Value::Null, &live);
-        for attr in ["id", "namespace", "create_namespace", "namespace_mapping_strategy", "pod_offloading_strategy", "cluster_selector"] {
+        for attr in [
+            "id",
+            "namespace",
+            "create_namespace",
+            "namespace_mapping_strategy",
+            "pod_offloading_strategy",
+            "cluster_selector",
+        ] {
             assert_eq!(s.get(attr), want.get(attr), "{attr}");
         }
         assert_eq!(s.get("remote_namespace_name"), &Value::string("liqo-demo-rome"));
@@ -1014,11 +1093,9 @@ mod tests {
         }
         let mut ns = Namespace::default();
         assert!(!created_by_provider(&ns));
-        ns.metadata.managed_fields = Some(vec![ManagedFieldsEntry {
-            manager: Some(FIELD_MANAGER.into()),
-            operation: Some("Apply".into()),
-            ..Default::default()
-        }]);
+        ns.metadata.labels = Some(BTreeMap::from([("app.kubernetes.io/managed-by".into(), "someone-else".into())]));
+        assert!(!created_by_provider(&ns));
+        ns.metadata.labels = Some(BTreeMap::from([("app.kubernetes.io/managed-by".into(), FIELD_MANAGER.into())]));
         assert!(created_by_provider(&ns));
     }
 

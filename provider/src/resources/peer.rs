@@ -24,9 +24,9 @@ use k8s_openapi::api::core::v1::{Node, Secret};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{Api, ObjectMeta};
 use liqo_schema::liqo::{
-    RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION,
-    RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED, ResourceSlice, ResourceSliceSpec,
-    VIRTUAL_NODE_CONDITION_NODE, VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_RUNNING, VirtualNode, labels,
+    RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION, RESOURCE_SLICE_CONDITION_RESOURCES,
+    RESOURCE_SLICE_DENIED, ResourceSlice, ResourceSliceSpec, VIRTUAL_NODE_CONDITION_NODE,
+    VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_RUNNING, VirtualNode, labels,
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 
@@ -217,7 +217,8 @@ fn check_kubeconfig(text: &str) -> Result<(), String> {
     if text.trim().is_empty() {
         return Err("The kubeconfig is empty".into());
     }
-    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|_| "The kubeconfig is not valid YAML".to_string())?;
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(text).map_err(|_| "The kubeconfig is not valid YAML".to_string())?;
     for section in ["clusters", "users"] {
         let ok = doc.get(section).and_then(|s| s.as_sequence()).is_some_and(|s| !s.is_empty());
         if !ok {
@@ -235,9 +236,7 @@ pub(super) fn check_qualified_name(key: &str) -> Result<(), String> {
         None => (None, key),
     };
     if let Some(p) = prefix {
-        let subdomain_ok = !p.is_empty()
-            && p.len() <= 253
-            && p.split('.').all(|label| check_dns_label(label).is_ok());
+        let subdomain_ok = !p.is_empty() && p.len() <= 253 && p.split('.').all(|label| check_dns_label(label).is_ok());
         if !subdomain_ok {
             return Err(format!("has an invalid prefix `{p}` (it must be a DNS subdomain such as `example.com`)"));
         }
@@ -277,15 +276,21 @@ fn plan_values(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<A
     }
 
     let slice = planned.get("resource_slice_name").clone();
-    planned.set("id", match (planned.get("tenant_namespace").as_str(), slice.as_str()) {
-        (Some(ns), Some(name)) => Value::string(format!("{ns}/{name}")),
-        _ => Value::Unknown,
-    });
-    planned.set("virtual_node_name", match planned.get("create_virtual_node") {
-        Value::Bool(true) => slice,
-        Value::Bool(false) => Value::Null,
-        _ => Value::Unknown,
-    });
+    planned.set(
+        "id",
+        match (planned.get("tenant_namespace").as_str(), slice.as_str()) {
+            (Some(ns), Some(name)) => Value::string(format!("{ns}/{name}")),
+            _ => Value::Unknown,
+        },
+    );
+    planned.set(
+        "virtual_node_name",
+        match planned.get("create_virtual_node") {
+            Value::Bool(true) => slice,
+            Value::Bool(false) => Value::Null,
+            _ => Value::Unknown,
+        },
+    );
     // The grant only changes when the request does (or on a new slice).
     let request_changed = prior.is_null() || prior.get("resources") != planned.get("resources");
     planned.set(
@@ -402,10 +407,8 @@ impl Peer {
             (labels::REMOTE_ID.to_string(), self.provider_cluster_id.clone()),
             (labels::REPLICATION.to_string(), labels::TRUE.to_string()),
         ]));
-        rs.metadata.annotations = Some(BTreeMap::from([(
-            labels::CREATE_VIRTUAL_NODE.to_string(),
-            self.create_virtual_node.to_string(),
-        )]));
+        rs.metadata.annotations =
+            Some(BTreeMap::from([(labels::CREATE_VIRTUAL_NODE.to_string(), self.create_virtual_node.to_string())]));
         rs
     }
 
@@ -429,7 +432,10 @@ impl Peer {
 
 /// Keys of the live `spec.resources` that the desired request drops. Server-side apply only removes fields this
 /// field manager owns, so keys someone else added must be claimed first and then released.
-fn foreign_resource_keys(live: Option<&ResourceSlice>, desired: Option<&BTreeMap<String, String>>) -> BTreeMap<String, String> {
+fn foreign_resource_keys(
+    live: Option<&ResourceSlice>,
+    desired: Option<&BTreeMap<String, String>>,
+) -> BTreeMap<String, String> {
     let live = live.and_then(|rs| rs.spec.resources.as_ref());
     live.into_iter()
         .flatten()
@@ -445,10 +451,7 @@ fn foreign_resource_keys(live: Option<&ResourceSlice>, desired: Option<&BTreeMap
 fn condition_summary(rs: &ResourceSlice) -> String {
     let status = rs.status.as_ref();
     let show = |t: &str| {
-        status
-            .and_then(|s| s.condition(t))
-            .map(|c| c.status.clone())
-            .unwrap_or_else(|| "not reported".into())
+        status.and_then(|s| s.condition(t)).map(|c| c.status.clone()).unwrap_or_else(|| "not reported".into())
     };
     format!(
         "Authentication = {}, Resources = {}",
@@ -519,6 +522,9 @@ fn virtual_node_check(vn: Option<&VirtualNode>) -> Wait<bool> {
     let Some(vn) = vn else {
         return Wait::Pending("the VirtualNode does not exist (Liqo creates it once the slice is accepted)".into());
     };
+    if is_terminating(vn) {
+        return Wait::Pending("the previous VirtualNode of this name is being deleted".into());
+    }
     let create_node = vn.spec.create_node.unwrap_or(true);
     let status = vn.status.clone().unwrap_or_default();
     let show = |t: &str| status.condition(t).map(|c| c.status.clone()).unwrap_or_else(|| "not reported".into());
@@ -535,11 +541,11 @@ fn node_check(node: Option<&Node>) -> Wait<()> {
     let Some(node) = node else {
         return Wait::Pending("the Node does not exist (the virtual kubelet registers it)".into());
     };
-    let ready = node
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
+    if is_terminating(node) {
+        return Wait::Pending("the previous Node of this name is being deleted".into());
+    }
+    let ready =
+        node.status.as_ref().and_then(|s| s.conditions.as_ref()).and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
     match ready {
         Some(c) if c.status == "True" => Wait::Ready(()),
         Some(c) => Wait::Pending(format!(
@@ -551,8 +557,8 @@ fn node_check(node: Option<&Node>) -> Wait<()> {
     }
 }
 
-/// A wait for an object Liqo deletes on its own (VirtualNode, Node): present → what holds it.
-fn gone_check<K: kube::Resource>(o: Option<&K>) -> Wait<()> {
+/// A wait for an object to be gone (deleted by Liqo, or by someone else): present → what holds it.
+pub(super) fn gone_check<K: kube::Resource>(o: Option<&K>) -> Wait<()> {
     match o {
         None => Wait::Ready(()),
         Some(o) => {
@@ -563,6 +569,26 @@ fn gone_check<K: kube::Resource>(o: Option<&K>) -> Wait<()> {
                 m.finalizers.clone().unwrap_or_default()
             ))
         }
+    }
+}
+
+fn is_terminating<K: kube::Resource>(o: &K) -> bool {
+    o.meta().deletion_timestamp.is_some()
+}
+
+/// The live object, after waiting out a deletion in progress (e.g. after an out-of-band delete): an apply would
+/// land on the dying object and vanish with it. None when the name is free.
+pub(super) async fn settle<K>(ctx: &Ctx, api: &Api<K>, name: &str, deadline: Instant) -> Result<Option<K>, OpError>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    match kube_ops::get_opt(ctx, api, name).await? {
+        Some(o) if is_terminating(&o) => {
+            kube_ops::wait_for(ctx, api, name, "the deletion in progress to finish", left(deadline), gone_check)
+                .await?;
+            Ok(None)
+        }
+        other => Ok(other),
     }
 }
 
@@ -618,7 +644,7 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
 }
 
 /// `spec.resources` as state: a quantity equal in value to the prior one keeps the prior spelling (`1000m` vs
-/// `1`), and an absent or empty list stays as the user wrote it.
+/// `1`), and an absent or empty map stays as the user wrote it.
 fn observed_resources(prior: &Value, live: Option<&BTreeMap<String, Quantity>>) -> Value {
     let live = live.cloned().unwrap_or_default();
     if live.is_empty() && (prior.is_null() || prior.entries().is_some_and(|m| m.is_empty())) {
@@ -627,7 +653,8 @@ fn observed_resources(prior: &Value, live: Option<&BTreeMap<String, Quantity>>) 
     Value::Map(
         live.into_iter()
             .map(|(k, q)| {
-                let keep = prior.entries().and_then(|m| m.get(&k)).and_then(Value::as_str).filter(|p| quantity::same(p, &q.0));
+                let keep =
+                    prior.entries().and_then(|m| m.get(&k)).and_then(Value::as_str).filter(|p| quantity::same(p, &q.0));
                 let v = keep.map(str::to_string).unwrap_or(q.0);
                 (k, Value::String(v))
             })
@@ -673,10 +700,17 @@ impl PeerResource {
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &peer.tenant_namespace);
         let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &peer.tenant_namespace);
 
+        // An identity Secret deleted out of band stays until Liqo has nothing replicated: take the slice down
+        // first, then rebuild both (this apply is a re-creation anyway).
+        let secret = kube_ops::get_opt(ctx, &secrets, &peer.secret_name()).await?;
+        if secret.as_ref().is_some_and(is_terminating) {
+            self.unpeer_slice(ctx, client, &peer.tenant_namespace, &peer.slice_name, deadline).await?;
+            settle(ctx, &secrets, &peer.secret_name(), deadline).await?;
+        }
         // The Secret first: the crd-replicator needs it to replicate the slice.
         kube_ops::apply(ctx, &secrets, &peer.identity_secret()).await?;
         *written = true;
-        let live = kube_ops::get_opt(ctx, &slices, &peer.slice_name).await?;
+        let live = settle(ctx, &slices, &peer.slice_name, deadline).await?;
         let foreign = foreign_resource_keys(live.as_ref(), peer.resources.as_ref());
         if !foreign.is_empty() {
             let mut claimed = peer.resources.clone().unwrap_or_default();
@@ -690,10 +724,9 @@ impl PeerResource {
         } else {
             "conditions Authentication and Resources = Accepted"
         };
-        let granted = kube_ops::wait_for(ctx, &slices, &peer.slice_name, waiting_for, left(deadline), |rs| {
-            slice_check(rs, peer)
-        })
-        .await?;
+        let granted =
+            kube_ops::wait_for(ctx, &slices, &peer.slice_name, waiting_for, left(deadline), |rs| slice_check(rs, peer))
+                .await?;
         *accepted = Some(granted);
 
         if peer.create_virtual_node && peer.wait_for_virtual_node {
@@ -721,16 +754,10 @@ impl PeerResource {
         let ns = prior.get("tenant_namespace").as_str().unwrap_or_default();
         let name = prior.get("resource_slice_name").as_str().unwrap_or_default();
         let provider = prior.get("provider_cluster_id").as_str().unwrap_or_default();
-        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
-        kube_ops::delete_and_wait(ctx, &slices, name, left(deadline)).await?;
-
-        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), ns);
-        kube_ops::wait_for(ctx, &vns, name, "deletion by Liqo (it follows its ResourceSlice)", left(deadline), gone_check)
-            .await?;
-        let nodes: Api<Node> = Api::all(client.clone());
-        kube_ops::wait_for(ctx, &nodes, name, "deletion by the virtual kubelet", left(deadline), gone_check).await?;
+        self.unpeer_slice(ctx, client, ns, name, deadline).await?;
 
         // Other slices for the same provider still need the shared identity Secret (and would hold its finalizer).
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
         let selector = format!("{}={provider}", labels::REMOTE_CLUSTER_ID);
         let others = kube_ops::list(ctx, &slices, &selector).await?;
         if others.iter().all(|rs| rs.metadata.name.as_deref() == Some(name)) {
@@ -738,6 +765,33 @@ impl PeerResource {
             kube_ops::delete_and_wait(ctx, &secrets, &identity_secret_name(provider), left(deadline)).await?;
         }
         Ok(())
+    }
+
+    /// The slice (its finalizer needs the credentials, still present), then the VirtualNode and Node Liqo derived
+    /// from it, each waited for until gone.
+    async fn unpeer_slice(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        ns: &str,
+        name: &str,
+        deadline: Instant,
+    ) -> Result<(), OpError> {
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
+        kube_ops::delete_and_wait(ctx, &slices, name, left(deadline)).await?;
+
+        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), ns);
+        kube_ops::wait_for(
+            ctx,
+            &vns,
+            name,
+            "deletion by Liqo (it follows its ResourceSlice)",
+            left(deadline),
+            gone_check,
+        )
+        .await?;
+        let nodes: Api<Node> = Api::all(client.clone());
+        kube_ops::wait_for(ctx, &nodes, name, "deletion by the virtual kubelet", left(deadline), gone_check).await
     }
 
     async fn delete(&self, ctx: &Ctx, prior: Value) -> ApplyResponse {
@@ -770,7 +824,12 @@ impl Resource for PeerResource {
 
     async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
         if req.proposed.is_null() {
-            return PlanResponse { planned: Value::Null, requires_replace: vec![], private: req.private, diagnostics: Diagnostics::new() };
+            return PlanResponse {
+                planned: Value::Null,
+                requires_replace: vec![],
+                private: req.private,
+                diagnostics: Diagnostics::new(),
+            };
         }
         let (planned, requires_replace) = plan_values(&req.prior, &req.proposed, &req.config);
         PlanResponse { planned, requires_replace, private: req.private, diagnostics: Diagnostics::new() }
@@ -780,7 +839,8 @@ impl Resource for PeerResource {
         if req.planned.is_null() {
             return self.delete(ctx, req.prior).await;
         }
-        let unchanged = |diagnostics: Diagnostics| ApplyResponse { new_state: req.prior.clone(), private: vec![], diagnostics };
+        let unchanged =
+            |diagnostics: Diagnostics| ApplyResponse { new_state: req.prior.clone(), private: vec![], diagnostics };
         let peer = match Peer::from_value(&req.planned) {
             Ok(p) => p,
             Err(d) => return unchanged(d.into()),
@@ -825,10 +885,13 @@ impl Resource for PeerResource {
             Ok::<_, OpError>((rs, secret))
         };
         match objects.await {
-            Ok((Some(rs), Some(secret))) => {
-                ReadResponse { new_state: observed_state(&state, &rs, &secret), private, diagnostics: Diagnostics::new() }
-            }
-            // Either object gone: Terraform plans to create it again (an idempotent apply repairs the rest).
+            Ok((Some(rs), Some(secret))) if !is_terminating(&rs) && !is_terminating(&secret) => ReadResponse {
+                new_state: observed_state(&state, &rs, &secret),
+                private,
+                diagnostics: Diagnostics::new(),
+            },
+            // Either object gone or going: Terraform plans to create it again (apply waits out the deletion,
+            // and is idempotent for the rest).
             Ok(_) => ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
             Err(e) => ReadResponse { new_state: state, private, diagnostics: op_diags(&e) },
         }
@@ -1090,7 +1153,9 @@ mod tests {
 
     #[test]
     fn quantities_follow_the_kubernetes_grammar() {
-        for ok in ["4", "500m", "8Gi", "1e3", "1E3", "0.5", ".5", "5.", "+2", "110", "1Ei", "1E", "2e-3", "100u", "1n", "0"] {
+        for ok in
+            ["4", "500m", "8Gi", "1e3", "1E3", "0.5", ".5", "5.", "+2", "110", "1Ei", "1E", "2e-3", "100u", "1n", "0"]
+        {
             assert!(quantity::parse(ok).is_ok(), "{ok} should parse");
         }
         for bad in ["", "-1", "8GB", "1.2.3", "Gi", "e3", "1e", "1e3.5", "4 ", " 4", "1ki", "0.1n", "1e-10", "abc"] {
@@ -1198,14 +1263,20 @@ mod tests {
         assert_eq!(rs["kind"], "ResourceSlice");
         assert_eq!(rs["metadata"]["name"], "milan");
         let l = &rs["metadata"]["labels"];
-        assert_eq!((l["liqo.io/remote-cluster-id"].as_str(), l["liqo.io/remoteID"].as_str()), (Some("milan"), Some("milan")));
+        assert_eq!(
+            (l["liqo.io/remote-cluster-id"].as_str(), l["liqo.io/remoteID"].as_str()),
+            (Some("milan"), Some("milan"))
+        );
         assert_eq!(l["liqo.io/replication"], "true");
         assert_eq!(rs["metadata"]["annotations"]["liqo.io/create-virtual-node"], "true");
-        assert_eq!(rs["spec"], serde_json::json!({
-            "class": "default",
-            "providerClusterID": "milan",
-            "resources": {"cpu": "4", "memory": "8Gi", "pods": "110"},
-        }));
+        assert_eq!(
+            rs["spec"],
+            serde_json::json!({
+                "class": "default",
+                "providerClusterID": "milan",
+                "resources": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+            })
+        );
         assert!(rs.get("status").is_none());
 
         let no_vn = Peer { create_virtual_node: false, resources: None, ..peer };
@@ -1268,13 +1339,23 @@ mod tests {
     fn virtual_node_and_node_waits() {
         assert!(matches!(virtual_node_check(None), Wait::Pending(_)));
         let mut vn = VirtualNode::new("milan", VirtualNodeSpec::default());
-        vn.status = Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Creating")]) });
+        vn.status = Some(VirtualNodeStatus {
+            conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Creating")]),
+        });
         let Wait::Pending(seen) = virtual_node_check(Some(&vn)) else { panic!("expected pending") };
         assert_eq!(seen, "VirtualKubelet = Running, Node = Creating");
-        vn.status = Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Running")]) });
+        vn.status = Some(VirtualNodeStatus {
+            conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Running")]),
+        });
         assert!(matches!(virtual_node_check(Some(&vn)), Wait::Ready(true)));
+        let mut dying = vn.clone();
+        dying.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH));
+        let Wait::Pending(seen) = virtual_node_check(Some(&dying)) else { panic!("a dying VirtualNode is not ready") };
+        assert!(seen.contains("being deleted"));
         vn.spec.create_node = Some(false);
-        vn.status = Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "None")]) });
+        vn.status =
+            Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "None")]) });
         assert!(matches!(virtual_node_check(Some(&vn)), Wait::Ready(false)));
 
         let node: Node = serde_json::from_value(serde_json::json!({
@@ -1329,8 +1410,17 @@ mod tests {
         let s = observed_state(&Value::Null, &rs, &secret);
         let (want, _) = plan_values(&Value::Null, &config(), &config());
         for attr in [
-            "id", "tenant_namespace", "provider_cluster_id", "provider_tenant_namespace", "kubeconfig", "resources",
-            "class", "create_virtual_node", "resource_slice_name", "wait_for_virtual_node", "virtual_node_name",
+            "id",
+            "tenant_namespace",
+            "provider_cluster_id",
+            "provider_tenant_namespace",
+            "kubeconfig",
+            "resources",
+            "class",
+            "create_virtual_node",
+            "resource_slice_name",
+            "wait_for_virtual_node",
+            "virtual_node_name",
         ] {
             assert_eq!(s.get(attr), want.get(attr), "{attr}");
         }

@@ -1166,7 +1166,7 @@ mod tests {
             (config(&[("tenant_namespace", Value::string("-bad"))]), "tenant_namespace"),
             (config(&[("tenant_condition", Value::string("active"))]), "tenant_condition"),
             (config(&[("certificate_validity", Value::string("1y"))]), "certificate_validity"),
-            (config(&[("certificate_validity", Value::string("5m"))]), "certificate_validity"),
+            (config(&[("certificate_validity", Value::string("5m")), ("renew_before", Value::string("1m"))]), "certificate_validity"),
             (config(&[("certificate_validity", Value::string("100000000h"))]), "certificate_validity"),
             (config(&[("renew_before", Value::string("soon"))]), "renew_before"),
             (config(&[("renew_before", Value::string("8760h"))]), "renew_before"),
@@ -1420,6 +1420,7 @@ mod tests {
 
     #[test]
     fn client_key_and_csr_are_pem() {
+        use rustls::pki_types::pem::PemObject;
         let k = credentials::new_client_key("rome", "liqo.io").unwrap();
         assert!(k.key_pem.starts_with("-----BEGIN PRIVATE KEY-----"));
         assert!(k.csr_pem.starts_with("-----BEGIN CERTIFICATE REQUEST-----"));
@@ -1429,7 +1430,6 @@ mod tests {
         for s in [&b"\x0c\x04rome"[..], &b"\x0c\x07liqo.io"[..]] {
             assert!(der.windows(s.len()).any(|w| w == s), "subject lacks {s:?}");
         }
-        use rustls::pki_types::pem::PemObject;
     }
 
     #[tokio::test]

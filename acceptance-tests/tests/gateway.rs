@@ -1,0 +1,582 @@
+//! `liqo_gateway` against the test ground, once per available client (`terraform` when on PATH, and `tofu`):
+//! liqo_generate on both sides, the WireGuard server on `milan` and the client on `rome`. The simulator plays
+//! Liqo's networking controllers: it renders the gateways, publishes the server endpoint and sets each
+//! Connection to `Connected` only when each side's PublicKey holds the other side's key from its key Secret.
+//!
+//! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one gateway per peer.
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use base64::Engine;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{DeleteParams, ListParams};
+use kube::{Api, Client};
+use liqo_acceptance::tf::{self, Cli, Plan, Workdir};
+use liqo_acceptance::{Ground, MILAN, ROME};
+use liqo_schema::liqo::{
+    CONNECTION_CONNECTED, Configuration, Connection, GatewayClient, GatewayServer, PublicKey,
+    WgGatewayClient, WgGatewayServer, labels,
+};
+use serde_json::{Value, json};
+
+const SERVER: &str = "liqo_gateway.server";
+const CLIENT: &str = "liqo_gateway.client";
+/// Tenant namespaces liqo_generate makes by default: on milan for rome, on rome for milan.
+const MILAN_TENANT_NS: &str = "liqo-tenant-rome";
+const ROME_TENANT_NS: &str = "liqo-tenant-milan";
+const NODE_PORT: i64 = 30742;
+/// A valid WireGuard key that is nobody's: the client configured with it can never complete a handshake.
+const WRONG_KEY: &str = "nBxGmUf2Fa4rYqgFpFyPq6KTTsqfPxDeUuQmuAxHXwM=";
+
+/// What varies between the steps of the lifecycle.
+struct Knobs<'a> {
+    mtu: u32,
+    /// The client's `remote_public_key`, as HCL (default: milan's real key).
+    client_key: &'a str,
+}
+
+const DEFAULT: Knobs<'static> = Knobs {
+    mtu: 1340,
+    client_key: "liqo_generate.milan.wireguard_public_key",
+};
+
+fn config(ground: &Ground, k: &Knobs) -> String {
+    format!(
+        r#"{providers}
+resource "liqo_generate" "milan" {{
+  provider          = liqo.milan
+  remote_cluster_id = "{ROME}"
+}}
+
+resource "liqo_generate" "rome" {{
+  provider          = liqo.rome
+  remote_cluster_id = "{MILAN}"
+}}
+
+resource "liqo_gateway" "server" {{
+  provider             = liqo.milan
+  tenant_namespace     = liqo_generate.milan.tenant_namespace
+  remote_cluster_id    = liqo_generate.rome.cluster_id
+  remote_pod_cidrs     = liqo_generate.rome.pod_cidrs
+  remote_external_cidr = liqo_generate.rome.external_cidr
+  remote_public_key    = liqo_generate.rome.wireguard_public_key
+  key_secret_name      = liqo_generate.milan.key_secret_name
+  mtu                  = {mtu}
+  server = {{ service_type = "NodePort", node_port = {NODE_PORT} }}
+}}
+
+resource "liqo_gateway" "client" {{
+  provider             = liqo.rome
+  tenant_namespace     = liqo_generate.rome.tenant_namespace
+  remote_cluster_id    = liqo_generate.milan.cluster_id
+  remote_pod_cidrs     = liqo_generate.milan.pod_cidrs
+  remote_external_cidr = liqo_generate.milan.external_cidr
+  remote_public_key    = {client_key}
+  key_secret_name      = liqo_generate.rome.key_secret_name
+  mtu                  = {mtu}
+  client = {{ addresses = liqo_gateway.server.endpoint_addresses, port = liqo_gateway.server.endpoint_port }}
+}}
+"#,
+        providers = tf::provider_config(ground),
+        mtu = k.mtu,
+        client_key = k.client_key,
+    )
+}
+
+/// Polls `check` every 200 ms until it returns `Some`, failing with `what` after `timeout`.
+async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await? {
+            return Ok(value);
+        }
+        if Instant::now() > deadline {
+            bail!("{what} did not happen within {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The attributes of one resource instance, read from the state file.
+fn attributes(work: &Workdir, address: &str) -> Result<Value> {
+    let path = work.path().join("terraform.tfstate");
+    let state: Value = serde_json::from_str(
+        &std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?,
+    )?;
+    let (kind, name) = address.split_once('.').context("address")?;
+    state["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["type"] == kind && r["name"] == name && r["mode"] == "managed")
+        .map(|r| r["instances"][0]["attributes"].clone())
+        .with_context(|| format!("no {address} in the state"))
+}
+
+fn plan_text(plan: &Plan) -> &str {
+    &plan.run().stdout
+}
+
+/// The Connection the gateway in `namespace` made for `peer` (labelled like Liqo's), with its status value.
+async fn connection(
+    client: &Client,
+    namespace: &str,
+    peer: &str,
+) -> Result<Option<(String, String)>> {
+    let api: Api<Connection> = Api::namespaced(client.clone(), namespace);
+    let list = api
+        .list(&ListParams::default().labels(&format!("{}={peer}", labels::REMOTE_CLUSTER_ID)))
+        .await?;
+    Ok(list.items.first().map(|c| {
+        (
+            c.metadata.name.clone().unwrap_or_default(),
+            c.status
+                .as_ref()
+                .and_then(|s| s.value.clone())
+                .unwrap_or_default(),
+        )
+    }))
+}
+
+async fn both_connected(milan: &Client, rome: &Client, cli: Cli) -> Result<()> {
+    for (client, ns, peer, side) in [
+        (milan, MILAN_TENANT_NS, ROME, "milan (server)"),
+        (rome, ROME_TENANT_NS, MILAN, "rome (client)"),
+    ] {
+        eventually(
+            Duration::from_secs(30),
+            &format!("{cli}: the Connection on {side} becoming Connected"),
+            || async {
+                Ok(connection(client, ns, peer)
+                    .await?
+                    .filter(|(_, v)| v == CONNECTION_CONNECTED))
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+/// The fields the provider's field manager owns on an object, as the API server records them.
+fn owned_fields<K: kube::Resource>(obj: &K) -> String {
+    obj.meta()
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter(|m| m.manager.as_deref() == Some("terraform-provider-liqo"))
+        .map(|m| serde_json::to_string(&m.fields_v1).unwrap_or_default())
+        .collect()
+}
+
+/// The WireGuard public key (standard base64) of a cluster's key Secret.
+async fn own_public_key(client: &Client, namespace: &str) -> Result<String> {
+    let secret = Api::<Secret>::namespaced(client.clone(), namespace)
+        .get("gw-keys")
+        .await?;
+    let raw = secret
+        .data
+        .and_then(|d| d.get(labels::WIREGUARD_PUBLIC_KEY).cloned())
+        .context("gw-keys has no publicKey")?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(raw.0))
+}
+
+/// What the provider wrote, checked against Liqo's requirements (labels, references, owned fields).
+async fn check_objects(milan: &Client, rome: &Client, cli: Cli, mtu: i64) -> Result<()> {
+    // Configuration on milan: rome's CIDRs in spec.remote, spec.local left to Liqo.
+    let conf = Api::<Configuration>::namespaced(milan.clone(), MILAN_TENANT_NS)
+        .get(ROME)
+        .await?;
+    assert_eq!(
+        conf.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
+            .map(String::as_str),
+        Some(ROME),
+        "{cli}: Configuration label"
+    );
+    let remote = conf
+        .spec
+        .remote
+        .as_ref()
+        .and_then(|r| r.cidr.clone())
+        .context("spec.remote.cidr")?;
+    let ground = Ground::shared();
+    assert_eq!(
+        remote.pod,
+        Some(vec![ground.cluster(ROME).pod_cidr.clone()]),
+        "{cli}: rome's pod CIDR"
+    );
+    assert_eq!(
+        remote.external,
+        Some(vec![ground.cluster(ROME).external_cidr.clone()]),
+        "{cli}: rome's external CIDR"
+    );
+    assert!(
+        conf.spec.local.is_some(),
+        "{cli}: Liqo (simulated) fills spec.local"
+    );
+    let owned = owned_fields(&conf);
+    assert!(
+        owned.contains("f:remote") && !owned.contains("f:local") && !owned.contains("f:status"),
+        "{cli}: the provider owns spec.remote only: {owned}"
+    );
+
+    // PublicKey on milan: rome's key, with both labels.
+    let key = Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS)
+        .get(ROME)
+        .await?;
+    let key_labels = key.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(
+        key_labels
+            .get(labels::REMOTE_CLUSTER_ID)
+            .map(String::as_str),
+        Some(ROME),
+        "{cli}: PublicKey label"
+    );
+    assert_eq!(
+        key_labels.get(labels::GATEWAY_RESOURCE).map(String::as_str),
+        Some(labels::TRUE),
+        "{cli}: PublicKey gateway-resource label"
+    );
+    let held = base64::engine::general_purpose::STANDARD
+        .encode(&key.spec.public_key.context("spec.publicKey")?.0);
+    assert_eq!(
+        held,
+        own_public_key(rome, ROME_TENANT_NS).await?,
+        "{cli}: milan's PublicKey holds rome's key"
+    );
+
+    // GatewayServer on milan and GatewayClient on rome: key Secret, Liqo's templates, MTU, endpoint.
+    let server = Api::<GatewayServer>::namespaced(milan.clone(), MILAN_TENANT_NS)
+        .get(ROME)
+        .await?;
+    assert_eq!(
+        server
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
+            .map(String::as_str),
+        Some(ROME)
+    );
+    assert_eq!(
+        serde_json::to_value(&server.spec)?,
+        json!({
+            "serverTemplateRef": {"apiVersion": "networking.liqo.io/v1beta1", "kind": "WgGatewayServerTemplate",
+                                  "name": "wireguard-server", "namespace": "liqo"},
+            "mtu": mtu,
+            "endpoint": {"port": 51840, "serviceType": "NodePort", "nodePort": NODE_PORT},
+            "secretRef": {"name": "gw-keys"}
+        }),
+        "{cli}: GatewayServer spec"
+    );
+    assert!(
+        !owned_fields(&server).contains("f:status"),
+        "{cli}: the provider never owns a status"
+    );
+    let client = Api::<GatewayClient>::namespaced(rome.clone(), ROME_TENANT_NS)
+        .get(MILAN)
+        .await?;
+    assert_eq!(
+        client
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
+            .map(String::as_str),
+        Some(MILAN)
+    );
+    assert_eq!(
+        serde_json::to_value(&client.spec)?,
+        json!({
+            "clientTemplateRef": {"apiVersion": "networking.liqo.io/v1beta1", "kind": "WgGatewayClientTemplate",
+                                  "name": "wireguard-client", "namespace": "liqo"},
+            "mtu": mtu,
+            "endpoint": {"addresses": ["127.0.0.1"], "port": NODE_PORT, "protocol": "UDP"},
+            "secretRef": {"name": "gw-keys"}
+        }),
+        "{cli}: GatewayClient spec (dials the server's endpoint)"
+    );
+    Ok(())
+}
+
+/// `Kind namespace/name` of every object of kind `K` labelled for `peer`, in all namespaces.
+async fn labelled_for<K>(client: &Client, peer: &str) -> Result<Vec<String>>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let by_peer = ListParams::default().labels(&format!("{}={peer}", labels::REMOTE_CLUSTER_ID));
+    let items = Api::<K>::all(client.clone()).list(&by_peer).await?.items;
+    Ok(items
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {}/{}",
+                K::kind(&()),
+                o.meta().namespace.clone().unwrap_or_default(),
+                o.meta().name.clone().unwrap_or_default()
+            )
+        })
+        .collect())
+}
+
+/// No Liqo networking object for the peer is left in any namespace of the cluster.
+async fn nothing_left(client: &Client, peer: &str, cli: Cli, cluster: &str) -> Result<()> {
+    let mut left = labelled_for::<Configuration>(client, peer).await?;
+    left.extend(labelled_for::<PublicKey>(client, peer).await?);
+    left.extend(labelled_for::<GatewayServer>(client, peer).await?);
+    left.extend(labelled_for::<GatewayClient>(client, peer).await?);
+    left.extend(labelled_for::<WgGatewayServer>(client, peer).await?);
+    left.extend(labelled_for::<WgGatewayClient>(client, peer).await?);
+    left.extend(labelled_for::<Connection>(client, peer).await?);
+    ensure!(
+        left.is_empty(),
+        "{cli}: Liqo objects for {peer} left on {cluster}: {left:?}"
+    );
+    Ok(())
+}
+
+async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
+    let milan = ground.client(MILAN).await?;
+    let rome = ground.client(ROME).await?;
+    let work = Workdir::new(cli, &config(ground, &DEFAULT)).await?;
+
+    // Create: the server publishes its endpoint, the client dials it, both tunnels come up.
+    work.apply().await?;
+    both_connected(&milan, &rome, cli).await?;
+    let server = attributes(&work, SERVER)?;
+    assert_eq!(
+        server["endpoint_addresses"],
+        json!(["127.0.0.1"]),
+        "{cli}: server endpoint_addresses"
+    );
+    assert_eq!(
+        server["endpoint_port"],
+        json!(NODE_PORT),
+        "{cli}: server endpoint_port (the node port)"
+    );
+    assert_eq!(server["id"], json!(format!("{MILAN_TENANT_NS}/{ROME}")));
+    let client = attributes(&work, CLIENT)?;
+    assert_eq!(
+        client["connection_status"],
+        json!("Connected"),
+        "{cli}: the client waited for Connected"
+    );
+    assert_eq!(
+        client["endpoint_addresses"],
+        Value::Null,
+        "{cli}: the client has no endpoint outputs"
+    );
+    check_objects(&milan, &rome, cli, 1340).await?;
+    assert!(
+        work.plan().await?.is_empty(),
+        "{cli}: the plan after apply must be empty"
+    );
+    work.apply_with(&["-refresh-only"]).await?;
+    assert_eq!(
+        attributes(&work, SERVER)?["connection_status"],
+        json!("Connected"),
+        "{cli}: the server reports its Connection on read"
+    );
+
+    // MTU: updated in place on both sides.
+    let bigger = Knobs {
+        mtu: 1400,
+        ..DEFAULT
+    };
+    work.write("main.tf", &config(ground, &bigger))?;
+    let plan = work.plan().await?;
+    let text = plan_text(&plan);
+    assert!(
+        text.contains("0 to add, 2 to change, 0 to destroy")
+            && !text.contains("forces replacement"),
+        "{cli}: mtu updates in place:\n{text}"
+    );
+    work.apply().await?;
+    check_objects(&milan, &rome, cli, 1400).await?;
+    both_connected(&milan, &rome, cli).await?;
+    assert!(
+        work.plan().await?.is_empty(),
+        "{cli}: the plan after the mtu update must be empty"
+    );
+
+    // Out-of-band deletion of the PublicKey: detected, and the apply recreates it.
+    Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS)
+        .delete(ROME, &DeleteParams::default())
+        .await?;
+    let plan = work.plan().await?;
+    let text = plan_text(&plan);
+    assert!(
+        text.contains(&format!("{SERVER} will be created")) && text.contains("0 to destroy"),
+        "{cli}: a missing PublicKey is repaired by re-creating the resource:\n{text}"
+    );
+    work.apply().await?;
+    Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS)
+        .get(ROME)
+        .await
+        .context("the PublicKey is back")?;
+    check_objects(&milan, &rome, cli, 1400).await?;
+    both_connected(&milan, &rome, cli).await?;
+    assert!(
+        work.plan().await?.is_empty(),
+        "{cli}: the plan after the repair must be empty"
+    );
+
+    // Import of both sides: the state is rebuilt from the cluster, and the plan is empty.
+    for (address, id) in [
+        (SERVER, format!("{MILAN_TENANT_NS}/{ROME}")),
+        (CLIENT, format!("{ROME_TENANT_NS}/{MILAN}")),
+    ] {
+        let rm = work.run(&["state", "rm", address]).await?;
+        ensure!(rm.success(), "{rm}");
+        work.import(address, &id).await?;
+        let plan = work.plan().await?;
+        assert!(
+            plan.is_empty(),
+            "{cli}: the plan after importing {address} must be empty:\n{}",
+            plan_text(&plan)
+        );
+    }
+
+    // A wrong key on the client, changed in place: Liqo (simulated) reports Error and the update fails naming
+    // the key mismatch, even though the Connection was Connected before the change.
+    let wrong = Knobs {
+        client_key: &format!("\"{WRONG_KEY}\""),
+        ..bigger
+    };
+    work.write("main.tf", &config(ground, &wrong))?;
+    let run = work.apply_fails().await?;
+    for needle in [
+        "Connection liqo-tenant-milan/gw-milan",
+        "Key mismatch",
+        "wireguard_public_key",
+        "127.0.0.1:30742",
+        "does not hold the public key",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "{cli}: the failed update mentions `{needle}`:\n{}",
+            run.stderr
+        );
+    }
+
+    // -target destroy of the client: the server side stays as it is.
+    work.destroy_with(&[&format!("-target={CLIENT}")]).await?;
+    assert!(
+        Api::<GatewayClient>::namespaced(rome.clone(), ROME_TENANT_NS)
+            .get_opt(MILAN)
+            .await?
+            .is_none(),
+        "{cli}: the client is gone"
+    );
+    nothing_left(&rome, MILAN, cli, ROME).await?;
+    Api::<GatewayServer>::namespaced(milan.clone(), MILAN_TENANT_NS)
+        .get(ROME)
+        .await
+        .context("the server survives a targeted destroy of the client")?;
+    Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS)
+        .get(ROME)
+        .await?;
+    Api::<Configuration>::namespaced(milan.clone(), MILAN_TENANT_NS)
+        .get(ROME)
+        .await?;
+    assert!(
+        attributes(&work, SERVER).is_ok(),
+        "{cli}: the server stays in the state"
+    );
+
+    // The wrong key on a new client: the create fails the same way.
+    let run = work.apply_fails().await?;
+    assert!(
+        run.stderr.contains("Key mismatch") && run.stderr.contains("Error for more than 10s"),
+        "{cli}: the failed create explains the Error:\n{}",
+        run.stderr
+    );
+
+    // The right key again: the (tainted) client is replaced and the tunnel comes up.
+    work.write("main.tf", &config(ground, &bigger))?;
+    work.apply().await?;
+    both_connected(&milan, &rome, cli).await?;
+    assert!(
+        work.plan().await?.is_empty(),
+        "{cli}: the plan after fixing the key must be empty"
+    );
+
+    // Destroy: Liqo's order, nothing left on either cluster.
+    work.destroy().await?;
+    nothing_left(&milan, ROME, cli, MILAN).await?;
+    nothing_left(&rome, MILAN, cli, ROME).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn gateway_lifecycle_server_on_milan_client_on_rome() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        lifecycle(ground, cli)
+            .await
+            .with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn gateway_inputs_are_checked_at_plan_time() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        let bad = format!(
+            r#"{}
+resource "liqo_gateway" "bad" {{
+  provider             = liqo.milan
+  tenant_namespace     = "liqo-tenant-rome"
+  remote_cluster_id    = "Rome_1"
+  remote_pod_cidrs     = ["10.243.0.0/33"]
+  remote_external_cidr = "10.70.0.0"
+  remote_public_key    = "dG9vIHNob3J0"
+  mtu                  = 20
+  server = {{ service_type = "nodeport", node_port = 8080 }}
+  client = {{ addresses = ["127.0.0.1"], port = 30742, protocol = "SCTP" }}
+}}
+"#,
+            tf::provider_config(ground)
+        );
+        let work = Workdir::new(cli, &bad).await?;
+        let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
+        ensure!(!run.success(), "{cli}: invalid inputs must fail the plan");
+        for needle in [
+            "remote_cluster_id",
+            "remote_pod_cidrs[0]",
+            "remote_external_cidr",
+            "remote_public_key",
+            "`mtu`",
+            "server.service_type",
+            "server.node_port",
+            "client.protocol",
+            "Only one of `server` and `client`",
+        ] {
+            assert!(
+                run.stderr.contains(needle),
+                "{cli}: the plan error names `{needle}`:\n{}",
+                run.stderr
+            );
+        }
+        // Nothing was written: validation runs before any API call.
+        let milan = ground.client(MILAN).await?;
+        let by_peer =
+            ListParams::default().labels(&format!("{}=Rome_1", labels::REMOTE_CLUSTER_ID));
+        ensure!(
+            Api::<Configuration>::all(milan)
+                .list(&by_peer)
+                .await?
+                .items
+                .is_empty(),
+            "{cli}: a failed plan writes nothing"
+        );
+    }
+    Ok(())
+}

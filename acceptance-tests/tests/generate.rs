@@ -1,0 +1,340 @@
+//! `liqo_generate` and `data "liqo_cluster"` against the test ground, once per available client (`terraform` when
+//! on PATH, and `tofu`). The checks read the clusters directly: outputs are compared with Liqo's objects, and
+//! the WireGuard key pair is verified in the Secret, never in Terraform's state or output.
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result, ensure};
+use base64::Engine;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::{Api, Client};
+use liqo_acceptance::ground::LIQO_VERSION;
+use liqo_acceptance::tf::{self, Cli, Workdir};
+use liqo_acceptance::{Ground, MILAN};
+use liqo_schema::liqo::Network;
+use liqo_schema::liqo::labels;
+
+const ADDRESS: &str = "liqo_generate.peer";
+
+/// A remote cluster ID per test and client, so that nothing one run leaves behind can satisfy another's checks.
+fn remote_id(test: &str, cli: Cli) -> String {
+    format!("gen-{test}-{}", cli.name())
+}
+
+/// One liqo_generate on milan for `remote`, with every output exported.
+fn config(ground: &Ground, remote: &str, extra: &str) -> String {
+    format!(
+        "{}\nresource \"liqo_generate\" \"peer\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{remote}\"\n{extra}}}\n\n\
+         output \"generate\" {{\n  value = liqo_generate.peer\n}}\n",
+        tf::provider_config(ground)
+    )
+}
+
+/// What Liqo's installation on a cluster says (read the way liqoctl reads it).
+struct LiqoFacts {
+    cluster_id: String,
+    pod_cidrs: Vec<String>,
+    external_cidr: String,
+}
+
+async fn liqo_facts(client: &Client) -> Result<LiqoFacts> {
+    let ns = labels::DEFAULT_LIQO_NAMESPACE;
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let cm = maps.list(&ListParams::default().labels(&format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME))).await?;
+    let cluster_id = cm.items.first().and_then(|c| c.data.as_ref()?.get(labels::CLUSTER_ID_KEY).cloned()).context("no cluster ID ConfigMap")?;
+    let networks: Api<Network> = Api::namespaced(client.clone(), ns);
+    let cidrs = |kind: &'static str| {
+        let networks = networks.clone();
+        async move {
+            let mut list = networks.list(&ListParams::default().labels(&format!("{}={kind}", labels::NETWORK_TYPE))).await?.items;
+            list.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+            Ok::<Vec<String>, anyhow::Error>(list.into_iter().filter_map(|n| n.status?.cidr).collect())
+        }
+    };
+    let external = cidrs(labels::NETWORK_TYPE_EXTERNAL_CIDR).await?;
+    Ok(LiqoFacts { cluster_id, pod_cidrs: cidrs(labels::NETWORK_TYPE_POD_CIDR).await?, external_cidr: external.first().cloned().context("no external CIDR")? })
+}
+
+/// The `generate` output (the whole resource object).
+async fn outputs(work: &Workdir) -> Result<serde_json::Value> {
+    Ok(work.output_json().await?["generate"]["value"].clone())
+}
+
+fn key32(secret: &Secret, key: &str) -> Result<[u8; 32]> {
+    let raw = secret.data.as_ref().and_then(|d| d.get(key)).with_context(|| format!("Secret without data.{key}"))?;
+    raw.0.as_slice().try_into().with_context(|| format!("data.{key} is {} bytes, not 32", raw.0.len()))
+}
+
+/// Checks the key Secret holds a valid pair labelled for `remote`; returns (private, public) in base64.
+fn check_key_secret(secret: &Secret, remote: &str) -> Result<(String, String)> {
+    let b64 = |k: &[u8; 32]| base64::engine::general_purpose::STANDARD.encode(k);
+    let private = key32(secret, labels::WIREGUARD_PRIVATE_KEY)?;
+    let public = key32(secret, labels::WIREGUARD_PUBLIC_KEY)?;
+    let derived = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from(private));
+    ensure!(derived.as_bytes() == &public, "data.publicKey is not derived from data.privateKey");
+    ensure!(private[0] & 7 == 0 && private[31] & 0xc0 == 0x40, "the private key is not clamped like `wg genkey`");
+    let l = secret.metadata.labels.clone().unwrap_or_default();
+    ensure!(l.get(labels::REMOTE_CLUSTER_ID).map(String::as_str) == Some(remote), "key Secret labels {l:?}");
+    ensure!(l.get(labels::GATEWAY_RESOURCE).map(String::as_str) == Some(labels::TRUE), "key Secret labels {l:?}");
+    Ok((b64(&private), b64(&public)))
+}
+
+/// Nothing Terraform wrote — state files and every command's output — contains `secret`.
+fn assert_nowhere(work: &Workdir, secret: &str) -> Result<()> {
+    let root = work.path().parent().context("working directory layout")?.to_path_buf();
+    let mut files = vec![work.path().join("terraform.tfstate"), work.path().join("terraform.tfstate.backup")];
+    for entry in std::fs::read_dir(root.join("runs"))? {
+        files.push(entry?.path());
+    }
+    for file in files.into_iter().filter(|f| f.exists()) {
+        let text = std::fs::read_to_string(&file)?;
+        ensure!(!text.contains(secret), "{} contains the WireGuard private key", file.display());
+    }
+    Ok(())
+}
+
+async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
+    let remote = remote_id("life", cli);
+    let namespace = format!("liqo-tenant-{remote}");
+    let client = ground.client(MILAN).await?;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+    let work = Workdir::new(cli, &config(ground, &remote, "")).await?;
+
+    work.apply().await?;
+    let out = outputs(&work).await?;
+    let facts = liqo_facts(&client).await?;
+    assert_eq!(out["cluster_id"], facts.cluster_id.as_str(), "{cli}: cluster_id");
+    assert_eq!(out["pod_cidrs"], serde_json::json!(facts.pod_cidrs), "{cli}: pod_cidrs");
+    assert_eq!(out["external_cidr"], facts.external_cidr.as_str(), "{cli}: external_cidr");
+    assert_eq!(out["api_server_url"].as_str().map(|u| u.trim_end_matches('/')), Some(ground.cluster(MILAN).api_server.trim_end_matches('/')));
+    assert_eq!(out["tenant_namespace"], namespace.as_str());
+    assert_eq!(out["id"], namespace.as_str());
+    assert_eq!(out["key_secret_name"], "gw-keys");
+
+    let ns = namespaces.get(&namespace).await?;
+    let l = ns.metadata.labels.clone().unwrap_or_default();
+    for (k, v) in [
+        (labels::REMOTE_CLUSTER_ID, remote.as_str()),
+        (labels::TENANT_NAMESPACE, "true"),
+        (labels::POD_SECURITY_ENFORCE, "privileged"),
+        (labels::POD_SECURITY_AUDIT, "privileged"),
+        (labels::POD_SECURITY_WARN, "privileged"),
+        (labels::MANAGED_BY, "terraform-provider-liqo"),
+    ] {
+        assert_eq!(l.get(k).map(String::as_str), Some(v), "{cli}: Namespace label {k}");
+    }
+    let (private, public) = check_key_secret(&secrets.get("gw-keys").await?, &remote)?;
+    assert_eq!(out["wireguard_public_key"], public.as_str(), "{cli}: the output is the Secret's public key");
+    assert_nowhere(&work, &private)?;
+    assert!(work.plan().await?.is_empty(), "{cli}: a second plan must be empty");
+
+    // Key Secret deleted out of band: the plan shows it, apply writes a fresh pair and the output follows.
+    secrets.delete("gw-keys", &DeleteParams::default()).await?;
+    let plan = work.plan().await?;
+    assert!(!plan.is_empty(), "{cli}: a deleted key Secret must show in the plan");
+    assert!(plan.run().stdout.contains(ADDRESS), "{cli}: {}", plan.run().stdout);
+    work.apply().await?;
+    let (private2, public2) = check_key_secret(&secrets.get("gw-keys").await?, &remote)?;
+    assert_ne!(public2, public, "{cli}: a fresh pair after the repair");
+    assert_eq!(outputs(&work).await?["wireguard_public_key"], public2.as_str());
+    assert_nowhere(&work, &private2)?;
+    assert!(work.plan().await?.is_empty(), "{cli}: plan after the repair must be empty");
+
+    // A pair that no longer matches the state (edited out of band) is replaced the same way.
+    let mut tampered = secrets.get("gw-keys").await?;
+    let other = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([7u8; 32]));
+    tampered.data.as_mut().unwrap().insert(labels::WIREGUARD_PUBLIC_KEY.into(), k8s_openapi::ByteString(other.as_bytes().to_vec()));
+    secrets.replace("gw-keys", &PostParams::default(), &tampered).await?;
+    assert!(!work.plan().await?.is_empty(), "{cli}: a broken key pair must show in the plan");
+    work.apply().await?;
+    check_key_secret(&secrets.get("gw-keys").await?, &remote)?;
+
+    // Import by the documented ID gives an empty plan.
+    work.run(&["state", "rm", ADDRESS]).await?;
+    work.import(ADDRESS, &namespace).await?;
+    let plan = work.plan().await?;
+    assert!(plan.is_empty(), "{cli}: plan after import must be empty:\n{}", plan.run().stdout);
+
+    // Destroy removes the Secret and the Namespace it created, and returns only when they are gone.
+    work.destroy().await?;
+    assert!(secrets.get_opt("gw-keys").await?.is_none(), "{cli}: key Secret left behind");
+    assert!(namespaces.get_opt(&namespace).await?.is_none(), "{cli}: Namespace {namespace} still present after destroy");
+    Ok(())
+}
+
+#[tokio::test]
+async fn generate_outputs_liqo_facts_and_keeps_the_private_key_in_the_cluster() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+async fn adoption(ground: &Ground, cli: Cli) -> Result<()> {
+    let remote = remote_id("adopt", cli);
+    let namespace = format!("adopted-{remote}");
+    let client = ground.client(MILAN).await?;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let own_label = ("team".to_string(), "networking".to_string());
+    let existing = Namespace {
+        metadata: ObjectMeta { name: Some(namespace.clone()), labels: Some(BTreeMap::from([own_label.clone()])), ..ObjectMeta::default() },
+        ..Namespace::default()
+    };
+    namespaces.create(&PostParams::default(), &existing).await?;
+
+    let work = Workdir::new(cli, &config(ground, &remote, &format!("  tenant_namespace = \"{namespace}\"\n"))).await?;
+    work.apply().await?;
+    let l = namespaces.get(&namespace).await?.metadata.labels.unwrap_or_default();
+    assert_eq!(l.get(labels::REMOTE_CLUSTER_ID), Some(&remote), "{cli}: adopted Namespace gets Liqo's labels");
+    assert!(!l.contains_key(labels::MANAGED_BY), "{cli}: an adopted Namespace is not marked as created by the provider");
+    assert!(work.plan().await?.is_empty());
+
+    work.destroy().await?;
+    let after = namespaces.get_opt(&namespace).await?.context("an adopted Namespace must survive destroy")?;
+    let l = after.metadata.labels.unwrap_or_default();
+    assert_eq!(l.get(&own_label.0), Some(&own_label.1), "{cli}: the creator's labels stay");
+    assert!(!l.contains_key(labels::REMOTE_CLUSTER_ID) && !l.contains_key(labels::TENANT_NAMESPACE), "{cli}: Liqo labels removed: {l:?}");
+    assert!(Api::<Secret>::namespaced(client, &namespace).get_opt("gw-keys").await?.is_none(), "{cli}: key Secret removed");
+    namespaces.delete(&namespace, &DeleteParams::default()).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_existing_namespace_is_adopted_and_kept_on_destroy() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        adoption(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+/// A loopback port nobody listens on.
+fn closed_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
+}
+
+async fn failures(ground: &Ground, cli: Cli) -> Result<()> {
+    let client = ground.client(MILAN).await?;
+    let namespaces: Api<Namespace> = Api::all(client);
+
+    // Invalid input: refused at plan time, naming the attribute.
+    let work = Workdir::new(cli, &config(ground, "Rome_1", "")).await?;
+    let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
+    ensure!(!run.success(), "{cli}: an invalid remote_cluster_id must fail the plan");
+    assert!(run.stderr.contains("Invalid cluster ID for `remote_cluster_id`"), "{cli}: {}", run.stderr);
+
+    // No Liqo where the provider block says it is: the diagnostic names the ConfigMap and the attribute, and
+    // nothing is written.
+    let remote = remote_id("noliqo", cli);
+    let hcl = config(ground, &remote, "").replace("provider          = liqo.milan", "provider          = liqo.elsewhere")
+        + &format!(
+            "\nprovider \"liqo\" {{\n  alias          = \"elsewhere\"\n  liqo_namespace = \"no-liqo-here\"\n  kubernetes = {{\n    config_path    = \"{}\"\n    config_context = \"{MILAN}\"\n  }}\n}}\n",
+            ground.kubeconfig(MILAN).display()
+        );
+    let work = Workdir::new(cli, &hcl).await?;
+    let run = work.apply_fails().await?;
+    for needle in ["Liqo not found in namespace no-liqo-here", "ConfigMap no-liqo-here/liqo-clusterid-configmap", "`liqo_namespace`"] {
+        assert!(run.stderr.contains(needle), "{cli}: missing {needle:?} in:\n{}", run.stderr);
+    }
+    assert!(namespaces.get_opt(&format!("liqo-tenant-{remote}")).await?.is_none(), "{cli}: nothing may be written without Liqo");
+
+    // Unreachable cluster: plan works (no API call), apply fails saying the API server cannot be reached.
+    let remote = remote_id("unreachable", cli);
+    let hcl = config(ground, &remote, "").replace("provider          = liqo.milan", "provider          = liqo.nowhere")
+        + &format!(
+            "\nprovider \"liqo\" {{\n  alias = \"nowhere\"\n  kubernetes = {{\n    host     = \"https://127.0.0.1:{}\"\n    token    = \"unused\"\n    insecure = true\n  }}\n}}\n",
+            closed_port()?
+        );
+    let work = Workdir::new(cli, &hcl).await?;
+    ensure!(!work.plan().await?.is_empty(), "{cli}: plan of a new resource needs no cluster");
+    let run = work.apply_fails().await?;
+    assert!(run.stderr.contains("Cannot reach the Kubernetes API server"), "{cli}: {}", run.stderr);
+
+    // A provider block naming a kubeconfig context that does not exist: the error points at the attribute.
+    let hcl = tf::provider_config(ground).replace(&format!("config_context = \"{MILAN}\""), "config_context = \"florence\"")
+        + "\nresource \"liqo_generate\" \"peer\" {\n  provider          = liqo.milan\n  remote_cluster_id = \"x\"\n}\n";
+    let work = Workdir::new(cli, &hcl).await?;
+    let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
+    ensure!(!run.success(), "{cli}: an unknown context must fail");
+    assert!(run.stderr.contains("Unknown kubeconfig context") && run.stderr.contains("`florence`"), "{cli}: {}", run.stderr);
+    Ok(())
+}
+
+#[tokio::test]
+async fn bad_inputs_missing_liqo_and_unreachable_clusters_are_named() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        failures(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+async fn late_provider(ground: &Ground, cli: Cli) -> Result<()> {
+    let remote = remote_id("late", cli);
+    // The provider block's kubeconfig path comes from a resource created in the same apply, so it is unknown
+    // while planning (as when the cluster itself is created there).
+    let hcl = |input: &str| {
+        format!(
+            "{}\nresource \"terraform_data\" \"cluster\" {{\n  input = \"{input}\"\n}}\n\n\
+             provider \"liqo\" {{\n  alias = \"late\"\n  kubernetes = {{\n    config_path    = terraform_data.cluster.output\n    config_context = \"{MILAN}\"\n  }}\n}}\n\n\
+             resource \"liqo_generate\" \"peer\" {{\n  provider          = liqo.late\n  remote_cluster_id = \"{remote}\"\n}}\n",
+            tf::provider_config(ground)
+        )
+    };
+    let path = ground.kubeconfig(MILAN).display().to_string();
+    let work = Workdir::new(cli, &hcl(&path)).await?;
+    work.apply().await?;
+    assert!(work.plan().await?.is_empty(), "{cli}: plan once the provider block is known");
+
+    // Now the block becomes unknown again while the resource exists: refreshing it needs the cluster, and the
+    // error says which attribute was unknown and how to apply in two steps.
+    let kubeconfig = ground.kubeconfig(MILAN);
+    let same_file = kubeconfig.parent().context("kubeconfig path")?.join(".").join(kubeconfig.file_name().context("kubeconfig path")?);
+    work.write("main.tf", &hcl(&same_file.display().to_string()))?;
+    let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
+    ensure!(!run.success(), "{cli}: refreshing with an unknown provider block must fail:\n{run}");
+    assert!(run.stderr.contains("`kubernetes.config_path`") && run.stderr.contains("-target"), "{cli}: {}", run.stderr);
+
+    work.write("main.tf", &hcl(&path))?;
+    work.destroy().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_provider_block_known_only_at_apply_works_and_explains_two_step_applies() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        late_provider(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+async fn data_source(ground: &Ground, cli: Cli) -> Result<()> {
+    let hcl = format!(
+        "{}\ndata \"liqo_cluster\" \"milan\" {{\n  provider = liqo.milan\n}}\n\noutput \"cluster\" {{\n  value = data.liqo_cluster.milan\n}}\n",
+        tf::provider_config(ground)
+    );
+    let work = Workdir::new(cli, &hcl).await?;
+    work.apply().await?;
+    let out = work.output_json().await?["cluster"]["value"].clone();
+    let facts = liqo_facts(&ground.client(MILAN).await?).await?;
+    assert_eq!(out["cluster_id"], facts.cluster_id.as_str());
+    assert_eq!(out["id"], facts.cluster_id.as_str());
+    assert_eq!(out["pod_cidrs"], serde_json::json!(facts.pod_cidrs));
+    assert_eq!(out["external_cidr"], facts.external_cidr.as_str());
+    assert_eq!(out["liqo_version"], LIQO_VERSION, "{cli}: version from the controller-manager image tag");
+    Ok(())
+}
+
+#[tokio::test]
+async fn cluster_data_source_reads_the_same_facts() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        data_source(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,359 @@
+//! `liqo_offload` on the full chain liqo_generate → liqo_gateway → liqo_tenant → liqo_peer → liqo_offload
+//! between `milan` (provider) and `rome` (consumer), once per available client (`terraform` when on PATH, and
+//! `tofu`). The simulator plays Liqo's offloading controller: it selects virtual nodes, creates the remote
+//! namespaces on milan and reports the phase.
+//!
+//! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one peering per pair.
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::core::v1::{Namespace, Node};
+use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use liqo_acceptance::tf::{self, Cli, Plan, Workdir};
+use liqo_acceptance::{Ground, MILAN, ROME};
+use liqo_schema::liqo::{NamespaceOffloading, ResourceSlice, labels};
+use serde_json::{Value, json};
+
+const DEMO: &str = "liqo_offload.demo";
+/// Offloaded by `liqo_offload.demo`, which creates it (`create_namespace = true`).
+const DEMO_NS: &str = "liqo-demo";
+/// Created by the test (the user's namespace), offloaded by `liqo_offload.own`.
+const OWN_NS: &str = "user-owned";
+/// A namespace on milan whose name a SelectedName offloading asks for: Liqo cannot create it there.
+const TAKEN: &str = "taken-on-milan";
+
+/// The peering of the contract's example plus the offloadings given as HCL.
+fn chain(ground: &Ground, offloads: &str) -> String {
+    format!(
+        r#"{providers}
+resource "liqo_generate" "milan" {{
+  provider          = liqo.milan
+  remote_cluster_id = liqo_generate.rome.cluster_id
+}}
+
+resource "liqo_generate" "rome" {{
+  provider          = liqo.rome
+  remote_cluster_id = "{MILAN}"
+}}
+
+resource "liqo_gateway" "server" {{
+  provider             = liqo.milan
+  tenant_namespace     = liqo_generate.milan.tenant_namespace
+  remote_cluster_id    = liqo_generate.rome.cluster_id
+  remote_pod_cidrs     = liqo_generate.rome.pod_cidrs
+  remote_external_cidr = liqo_generate.rome.external_cidr
+  remote_public_key    = liqo_generate.rome.wireguard_public_key
+  server = {{ service_type = "NodePort", port = 51840, node_port = 30742 }}
+}}
+
+resource "liqo_gateway" "client" {{
+  provider             = liqo.rome
+  tenant_namespace     = liqo_generate.rome.tenant_namespace
+  remote_cluster_id    = liqo_generate.milan.cluster_id
+  remote_pod_cidrs     = liqo_generate.milan.pod_cidrs
+  remote_external_cidr = liqo_generate.milan.external_cidr
+  remote_public_key    = liqo_generate.milan.wireguard_public_key
+  client = {{ addresses = liqo_gateway.server.endpoint_addresses, port = liqo_gateway.server.endpoint_port }}
+}}
+
+resource "liqo_tenant" "rome" {{
+  provider            = liqo.milan
+  tenant_namespace    = liqo_generate.milan.tenant_namespace
+  consumer_cluster_id = liqo_generate.rome.cluster_id
+}}
+
+resource "liqo_peer" "rome_to_milan" {{
+  provider                  = liqo.rome
+  tenant_namespace          = liqo_generate.rome.tenant_namespace
+  provider_cluster_id       = liqo_generate.milan.cluster_id
+  provider_tenant_namespace = liqo_tenant.rome.tenant_namespace
+  kubeconfig                = liqo_tenant.rome.kubeconfig
+  resources                 = {{ cpu = "4", memory = "8Gi", pods = "110" }}
+  depends_on                = [liqo_gateway.client]
+}}
+{offloads}"#,
+        providers = tf::provider_config(ground)
+    )
+}
+
+/// `liqo_offload.demo` (creating its namespace) with extra arguments, and `liqo_offload.own` on the user's
+/// namespace.
+fn offloads(demo_args: &str) -> String {
+    format!(
+        r#"
+resource "liqo_offload" "demo" {{
+  provider         = liqo.rome
+  namespace        = "{DEMO_NS}"
+  create_namespace = true
+{demo_args}
+  depends_on       = [liqo_peer.rome_to_milan]
+}}
+
+resource "liqo_offload" "own" {{
+  provider   = liqo.rome
+  namespace  = "{OWN_NS}"
+  depends_on = [liqo_peer.rome_to_milan]
+}}
+"#
+    )
+}
+
+fn selector(values: &str) -> String {
+    format!(
+        "  cluster_selector = [{{ match_expressions = [{{ key = \"{}\", operator = \"In\", values = [{values}] }}] }}]",
+        labels::REMOTE_CLUSTER_ID
+    )
+}
+
+async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await? {
+            return Ok(value);
+        }
+        if Instant::now() > deadline {
+            bail!("{what} did not happen within {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// One resource instance of the state file.
+fn instance(work: &Workdir, address: &str) -> Result<Option<Value>> {
+    let path = work.path().join("terraform.tfstate");
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?)?;
+    let (kind, name) = address.split_once('.').context("address")?;
+    Ok(state["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["type"] == kind && r["name"] == name && r["mode"] == "managed")
+        .map(|r| r["instances"][0].clone()))
+}
+
+fn attributes(work: &Workdir, address: &str) -> Result<Value> {
+    Ok(instance(work, address)?.with_context(|| format!("{address} is not in the state"))?["attributes"].clone())
+}
+
+fn plan_text(plan: &Plan) -> &str {
+    &plan.run().stdout
+}
+
+fn summary(plan: &Plan) -> &str {
+    plan_text(plan).lines().find(|l| l.starts_with("Plan:")).unwrap_or("no changes")
+}
+
+/// Diagnostics as one line of text: Terraform frames and wraps them, which must not split a phrase.
+fn flat(text: &str) -> String {
+    text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+async fn namespace_exists(client: &Client, name: &str) -> Result<bool> {
+    Ok(Api::<Namespace>::all(client.clone()).get_opt(name).await?.is_some_and(|n| n.metadata.deletion_timestamp.is_none()))
+}
+
+/// Waits until the namespace is present (`true`) or fully gone (`false`).
+async fn await_namespace(client: &Client, name: &str, present: bool, what: &str) -> Result<()> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    eventually(Duration::from_secs(60), what, || async {
+        let found = api.get_opt(name).await?;
+        Ok((found.is_some() == present && found.is_none_or(|n| n.metadata.deletion_timestamp.is_none())).then_some(()))
+    })
+    .await
+}
+
+async fn create_namespace(client: &Client, name: &str) -> Result<()> {
+    let ns = Namespace { metadata: ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() };
+    Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await?;
+    Ok(())
+}
+
+async fn delete_namespace(client: &Client, name: &str) -> Result<()> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    if api.get_opt(name).await?.is_some() {
+        api.delete(name, &DeleteParams::default()).await?;
+    }
+    await_namespace(client, name, false, &format!("namespace {name} deleted")).await
+}
+
+async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
+    let (rome, milan) = (ground.client(ROME).await?, ground.client(MILAN).await?);
+    let demo_api: Api<NamespaceOffloading> = Api::namespaced(rome.clone(), DEMO_NS);
+    create_namespace(&rome, OWN_NS).await?;
+    let work = Workdir::new(cli, &chain(ground, &offloads(""))).await?;
+
+    // Create: the demo namespace is made (with the marker), both namespaces are offloaded to milan.
+    work.apply().await?;
+    let attrs = attributes(&work, DEMO)?;
+    assert_eq!(attrs["id"], json!(DEMO_NS), "{cli}: id");
+    assert_eq!(attrs["offloading_phase"], json!("Ready"), "{cli}: offloading_phase");
+    assert_eq!(attrs["remote_namespace_name"], json!(format!("{DEMO_NS}-{ROME}")), "{cli}: DefaultName remote name");
+    assert_eq!(attrs["namespace_mapping_strategy"], json!("DefaultName"));
+    assert_eq!(attrs["pod_offloading_strategy"], json!("LocalAndRemote"));
+    let demo_ns = Api::<Namespace>::all(rome.clone()).get(DEMO_NS).await?;
+    let marker = demo_ns.metadata.labels.unwrap_or_default().get(labels::MANAGED_BY).cloned();
+    assert_eq!(marker.as_deref(), Some("terraform-provider-liqo"), "{cli}: create_namespace marks the namespace");
+    ensure!(namespace_exists(&milan, &format!("{DEMO_NS}-{ROME}")).await?, "{cli}: remote namespace of {DEMO_NS} on milan");
+    ensure!(namespace_exists(&milan, &format!("{OWN_NS}-{ROME}")).await?, "{cli}: remote namespace of {OWN_NS} on milan");
+    let nso = demo_api.get(labels::NAMESPACE_OFFLOADING_NAME).await?;
+    let terms = nso.spec.cluster_selector.as_ref().map(|s| s.node_selector_terms.len());
+    assert_eq!(terms, Some(0), "{cli}: no selector = an empty term list, never null");
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{cli}: the plan after apply must be empty:\n{}", plan_text(&plan));
+
+    // Strategy and selector: updated in place.
+    let selected = format!("  pod_offloading_strategy = \"Remote\"\n{}", selector("\"milan\""));
+    work.write("main.tf", &chain(ground, &offloads(&selected)))?;
+    let plan = work.plan().await?;
+    ensure!(summary(&plan).contains("0 to add, 1 to change, 0 to destroy"), "{cli}: in-place update:\n{}", plan_text(&plan));
+    work.apply().await?;
+    let nso = demo_api.get(labels::NAMESPACE_OFFLOADING_NAME).await?;
+    assert_eq!(nso.spec.pod_offloading_strategy.as_deref(), Some("Remote"), "{cli}: podOffloadingStrategy");
+    let expr = &nso.spec.cluster_selector.context("clusterSelector")?.node_selector_terms[0].match_expressions.clone().unwrap_or_default()[0];
+    assert_eq!((expr.key.as_str(), expr.operator.as_str(), expr.values.clone()), (labels::REMOTE_CLUSTER_ID, "In", Some(vec![MILAN.to_string()])));
+    assert_eq!(attributes(&work, DEMO)?["offloading_phase"], json!("Ready"));
+    ensure!(work.plan().await?.is_empty(), "{cli}: the plan after the update must be empty");
+
+    // A selector matching no virtual node: accepted with a warning; the remote namespace goes away.
+    work.write("main.tf", &chain(ground, &offloads(&selector("\"nowhere\""))))?;
+    let run = work.apply().await?;
+    let output = flat(&format!("{}\n{}", run.stdout, run.stderr));
+    ensure!(output.contains("No virtual node selected for namespace liqo-demo"), "{cli}: NoClusterSelected warns:\n{output}");
+    assert_eq!(attributes(&work, DEMO)?["offloading_phase"], json!("NoClusterSelected"), "{cli}: phase");
+    await_namespace(&milan, &format!("{DEMO_NS}-{ROME}"), false, "deselected remote namespace removed").await?;
+    work.write("main.tf", &chain(ground, &offloads(&selected)))?;
+    work.apply().await?;
+    ensure!(namespace_exists(&milan, &format!("{DEMO_NS}-{ROME}")).await?, "{cli}: remote namespace back");
+
+    // Drift: a strategy changed out of band shows up, and apply restores it.
+    let patch = json!({"spec": {"podOffloadingStrategy": "Local"}});
+    demo_api.patch(labels::NAMESPACE_OFFLOADING_NAME, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    let plan = work.plan().await?;
+    ensure!(plan_text(&plan).contains("pod_offloading_strategy") && summary(&plan).contains("1 to change"), "{cli}: drift:\n{}", plan_text(&plan));
+    work.apply().await?;
+    let nso = demo_api.get(labels::NAMESPACE_OFFLOADING_NAME).await?;
+    assert_eq!(nso.spec.pod_offloading_strategy.as_deref(), Some("Remote"), "{cli}: apply restores the strategy");
+
+    // Import: both offloadings come back with an empty plan (create_namespace read from the marker).
+    for (address, ns) in [(DEMO, DEMO_NS), ("liqo_offload.own", OWN_NS)] {
+        let rm = work.run(&["state", "rm", address]).await?;
+        ensure!(rm.success(), "{rm}");
+        work.import(address, ns).await?;
+    }
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{cli}: the plan after import must be empty:\n{}", plan_text(&plan));
+
+    // The mapping strategy is immutable in Liqo: changing it replaces the offloading.
+    let same_name = format!("{selected}\n  namespace_mapping_strategy = \"EnforceSameName\"");
+    work.write("main.tf", &chain(ground, &offloads(&same_name)))?;
+    let plan = work.plan().await?;
+    ensure!(summary(&plan).contains("1 to add, 0 to change, 1 to destroy"), "{cli}: replacement:\n{}", plan_text(&plan));
+    work.apply().await?;
+    assert_eq!(attributes(&work, DEMO)?["remote_namespace_name"], json!(DEMO_NS), "{cli}: EnforceSameName");
+    ensure!(namespace_exists(&milan, DEMO_NS).await?, "{cli}: remote namespace {DEMO_NS} on milan");
+    await_namespace(&milan, &format!("{DEMO_NS}-{ROME}"), false, "old remote namespace removed").await?;
+    ensure!(work.plan().await?.is_empty(), "{cli}: the plan after the replacement must be empty");
+
+    // A SelectedName whose remote name is taken on milan fails with Liqo's per-cluster conditions.
+    create_namespace(&milan, TAKEN).await?;
+    let clash = format!(
+        "{}\nresource \"liqo_offload\" \"clash\" {{\n  provider                   = liqo.rome\n  namespace                  = \"liqo-clash\"\n  \
+         create_namespace           = true\n  namespace_mapping_strategy = \"SelectedName\"\n  remote_namespace_name      = \"{TAKEN}\"\n  \
+         depends_on                 = [liqo_peer.rome_to_milan]\n}}\n",
+        offloads(&same_name)
+    );
+    work.write("main.tf", &chain(ground, &clash))?;
+    let failed = work.apply_fails().await?;
+    let stderr = flat(&failed.stderr);
+    for needle in ["offloadingPhase is AllFailed", "milan:", TAKEN] {
+        ensure!(stderr.contains(needle), "{cli}: the failure mentions {needle:?}:\n{}", failed.stderr);
+    }
+    assert_eq!(instance(&work, "liqo_offload.clash")?.context("the failed offloading is recorded")?["status"], json!("tainted"));
+    work.write("main.tf", &chain(ground, &offloads(&same_name)))?;
+    work.apply().await?;
+    ensure!(!namespace_exists(&rome, "liqo-clash").await?, "{cli}: the failed offloading and its namespace are cleaned up");
+    ensure!(namespace_exists(&milan, TAKEN).await?, "{cli}: someone else's namespace on milan is untouched");
+    delete_namespace(&milan, TAKEN).await?;
+
+    // Unoffload one namespace: its offloading, remote namespace and (created) namespace go; the peering stays.
+    work.destroy_with(&[&format!("-target={DEMO}")]).await?;
+    ensure!(demo_api.get_opt(labels::NAMESPACE_OFFLOADING_NAME).await?.is_none(), "{cli}: NamespaceOffloading deleted");
+    ensure!(!namespace_exists(&milan, DEMO_NS).await?, "{cli}: remote namespace deleted");
+    await_namespace(&rome, DEMO_NS, false, "namespace created by liqo_offload deleted").await?;
+    let node = Api::<Node>::all(rome.clone()).get(MILAN).await.context("the virtual node stays")?;
+    let ready = node.status.and_then(|s| s.conditions).unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True");
+    ensure!(ready, "{cli}: the virtual node stays Ready");
+    ensure!(Api::<ResourceSlice>::namespaced(rome.clone(), "liqo-tenant-milan").get_opt(MILAN).await?.is_some(), "{cli}: the slice stays");
+    ensure!(instance(&work, "liqo_peer.rome_to_milan")?.is_some(), "{cli}: the peer stays in state");
+    let plan = work.plan().await?;
+    ensure!(summary(&plan).contains("1 to add, 0 to change, 0 to destroy"), "{cli}: only the offloading is missing:\n{}", plan_text(&plan));
+
+    // Full destroy: every offloading and remote namespace goes; the user's namespace stays.
+    work.destroy().await?;
+    let left: BTreeMap<String, String> = Api::<NamespaceOffloading>::all(rome.clone())
+        .list(&Default::default())
+        .await?
+        .items
+        .into_iter()
+        .map(|o| (o.metadata.namespace.unwrap_or_default(), o.metadata.name.unwrap_or_default()))
+        .collect();
+    ensure!(left.is_empty(), "{cli}: NamespaceOffloadings left: {left:?}");
+    ensure!(!namespace_exists(&milan, &format!("{OWN_NS}-{ROME}")).await?, "{cli}: remote namespace of {OWN_NS} deleted");
+    ensure!(namespace_exists(&rome, OWN_NS).await?, "{cli}: the user's namespace {OWN_NS} is never deleted");
+    delete_namespace(&rome, OWN_NS).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn offloading_lifecycle_on_the_full_chain() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn offload_inputs_are_checked_at_plan_time() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        let bad = format!(
+            r#"{}
+resource "liqo_offload" "selected" {{
+  provider                   = liqo.rome
+  namespace                  = "demo"
+  namespace_mapping_strategy = "SelectedName"
+}}
+
+resource "liqo_offload" "default" {{
+  provider                = liqo.rome
+  namespace               = "Demo"
+  remote_namespace_name   = "elsewhere"
+  pod_offloading_strategy = "remote"
+  cluster_selector        = [{{ match_expressions = [{{ key = "zone", operator = "Equals" }}] }}]
+}}
+"#,
+            tf::provider_config(ground)
+        );
+        let work = Workdir::new(cli, &bad).await?;
+        let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
+        ensure!(!run.success(), "{cli}: invalid inputs must fail the plan");
+        let stderr = flat(&run.stderr);
+        for needle in [
+            "Missing `remote_namespace_name` for the SelectedName strategy",
+            "`remote_namespace_name` cannot be set with the DefaultName strategy",
+            "Invalid namespace name for `namespace`",
+            "Unsupported value for `pod_offloading_strategy`",
+            "Unsupported operator in `cluster_selector`",
+        ] {
+            ensure!(stderr.contains(needle), "{cli}: the errors say {needle:?}:\n{}", run.stderr);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,344 @@
+//! `liqo_peer` on the full chain liqo_generate → liqo_gateway → liqo_tenant → liqo_peer between `milan`
+//! (provider) and `rome` (consumer), once per available client (`terraform` when on PATH, and `tofu`). The
+//! simulator plays Liqo: it replicates the ResourceSlice to milan with the kubeconfig of the identity Secret
+//! (so the credentials minted by liqo_tenant are used for real), approves it there and registers the virtual
+//! node on rome.
+//!
+//! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one peering per pair.
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Api, Client};
+use liqo_acceptance::tf::{self, Cli, Plan, Workdir};
+use liqo_acceptance::{Ground, MILAN, ROME};
+use liqo_schema::liqo::{GatewayClient, GatewayServer, ResourceSlice, Tenant, VirtualNode, labels};
+use serde_json::{Value, json};
+
+const PEER: &str = "liqo_peer.rome_to_milan";
+/// Tenant namespaces liqo_generate makes by default: on rome for milan, on milan for rome.
+const ROME_TENANT_NS: &str = "liqo-tenant-milan";
+const MILAN_TENANT_NS: &str = "liqo-tenant-rome";
+/// The ResourceSlice and virtual node are named after the provider by default.
+const SLICE: &str = MILAN;
+const IDENTITY_SECRET: &str = "kubeconfig-controlplane-milan";
+
+/// The whole peering, as in the contract's example, with `resources` given as HCL.
+fn chain(ground: &Ground, resources: &str) -> String {
+    format!(
+        r#"{providers}
+resource "liqo_generate" "milan" {{
+  provider          = liqo.milan
+  remote_cluster_id = liqo_generate.rome.cluster_id
+}}
+
+resource "liqo_generate" "rome" {{
+  provider          = liqo.rome
+  remote_cluster_id = "{MILAN}"
+}}
+
+resource "liqo_gateway" "server" {{
+  provider             = liqo.milan
+  tenant_namespace     = liqo_generate.milan.tenant_namespace
+  remote_cluster_id    = liqo_generate.rome.cluster_id
+  remote_pod_cidrs     = liqo_generate.rome.pod_cidrs
+  remote_external_cidr = liqo_generate.rome.external_cidr
+  remote_public_key    = liqo_generate.rome.wireguard_public_key
+  server = {{ service_type = "NodePort", port = 51840, node_port = 30742 }}
+}}
+
+resource "liqo_gateway" "client" {{
+  provider             = liqo.rome
+  tenant_namespace     = liqo_generate.rome.tenant_namespace
+  remote_cluster_id    = liqo_generate.milan.cluster_id
+  remote_pod_cidrs     = liqo_generate.milan.pod_cidrs
+  remote_external_cidr = liqo_generate.milan.external_cidr
+  remote_public_key    = liqo_generate.milan.wireguard_public_key
+  client = {{ addresses = liqo_gateway.server.endpoint_addresses, port = liqo_gateway.server.endpoint_port }}
+}}
+
+resource "liqo_tenant" "rome" {{
+  provider            = liqo.milan
+  tenant_namespace    = liqo_generate.milan.tenant_namespace
+  consumer_cluster_id = liqo_generate.rome.cluster_id
+}}
+
+resource "liqo_peer" "rome_to_milan" {{
+  provider                  = liqo.rome
+  tenant_namespace          = liqo_generate.rome.tenant_namespace
+  provider_cluster_id       = liqo_generate.milan.cluster_id
+  provider_tenant_namespace = liqo_tenant.rome.tenant_namespace
+  kubeconfig                = liqo_tenant.rome.kubeconfig
+  resources                 = {resources}
+  depends_on                = [liqo_gateway.client]
+}}
+
+output "virtual_node_name" {{
+  value = liqo_peer.rome_to_milan.virtual_node_name
+}}
+
+output "accepted_resources" {{
+  value = liqo_peer.rome_to_milan.accepted_resources
+}}
+"#,
+        providers = tf::provider_config(ground)
+    )
+}
+
+async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await? {
+            return Ok(value);
+        }
+        if Instant::now() > deadline {
+            bail!("{what} did not happen within {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// One resource instance of the state file (read from the file, so no command prints the kubeconfig).
+fn instance(work: &Workdir, address: &str) -> Result<Option<Value>> {
+    let path = work.path().join("terraform.tfstate");
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?)?;
+    let (kind, name) = address.split_once('.').context("address")?;
+    Ok(state["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["type"] == kind && r["name"] == name && r["mode"] == "managed")
+        .map(|r| r["instances"][0].clone()))
+}
+
+fn attributes(work: &Workdir, address: &str) -> Result<Value> {
+    Ok(instance(work, address)?.with_context(|| format!("{address} is not in the state"))?["attributes"].clone())
+}
+
+fn plan_text(plan: &Plan) -> &str {
+    &plan.run().stdout
+}
+
+fn summary(plan: &Plan) -> &str {
+    plan_text(plan).lines().find(|l| l.starts_with("Plan:")).unwrap_or("no changes")
+}
+
+/// Diagnostics as one line of text: Terraform frames and wraps them, which must not split a phrase.
+fn flat(text: &str) -> String {
+    text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn quantities(pairs: &[(&str, &str)]) -> Value {
+    Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
+}
+
+/// The virtual node on rome is Ready with the given capacity (the simulator's virtual kubelet reports the
+/// accepted resources as capacity).
+async fn assert_node_ready(rome: &Client, cli: Cli, capacity: &[(&str, &str)]) -> Result<()> {
+    let nodes: Api<Node> = Api::all(rome.clone());
+    let want: BTreeMap<String, String> = capacity.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    eventually(Duration::from_secs(30), &format!("{cli}: Node {SLICE} Ready with capacity {want:?}"), || async {
+        let Some(node) = nodes.get_opt(SLICE).await? else { return Ok(None) };
+        let status = node.status.unwrap_or_default();
+        let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
+        let have: BTreeMap<String, String> =
+            status.capacity.unwrap_or_default().into_iter().filter(|(k, _)| want.contains_key(k)).map(|(k, q)| (k, q.0)).collect();
+        Ok((ready && have == want).then_some(()))
+    })
+    .await
+}
+
+/// Every object liqo_peer owns or Liqo derives from it on rome is gone (or goes within a short grace).
+async fn assert_unpeered(rome: &Client, milan: &Client, cli: Cli) -> Result<()> {
+    let slices: Api<ResourceSlice> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
+    let vns: Api<VirtualNode> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
+    let nodes: Api<Node> = Api::all(rome.clone());
+    let secrets: Api<Secret> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
+    ensure!(slices.get_opt(SLICE).await?.is_none(), "{cli}: ResourceSlice {ROME_TENANT_NS}/{SLICE} is left");
+    ensure!(vns.get_opt(SLICE).await?.is_none(), "{cli}: VirtualNode {ROME_TENANT_NS}/{SLICE} is left");
+    ensure!(nodes.get_opt(SLICE).await?.is_none(), "{cli}: Node {SLICE} is left");
+    ensure!(secrets.get_opt(IDENTITY_SECRET).await?.is_none(), "{cli}: Secret {ROME_TENANT_NS}/{IDENTITY_SECRET} is left");
+    let copies: Api<ResourceSlice> = Api::all(milan.clone());
+    let selector = format!("{}={ROME}", labels::ORIGIN_ID);
+    let left = copies.list(&ListParams::default().labels(&selector)).await?;
+    ensure!(left.items.is_empty(), "{cli}: milan still holds replicated ResourceSlices: {:?}", names(&left.items));
+    Ok(())
+}
+
+fn names<K: kube::Resource>(items: &[K]) -> Vec<String> {
+    items.iter().map(|o| o.meta().name.clone().unwrap_or_default()).collect()
+}
+
+async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
+    let (rome, milan) = (ground.client(ROME).await?, ground.client(MILAN).await?);
+    let slices: Api<ResourceSlice> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
+    let secrets: Api<Secret> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
+    let first = r#"{ cpu = "4", memory = "8Gi", pods = "110" }"#;
+    let work = Workdir::new(cli, &chain(ground, first)).await?;
+
+    // Create: the plan hides the kubeconfig; apply waits for the virtual node.
+    let plan = work.plan().await?;
+    let line = plan_text(&plan).lines().find(|l| l.contains("kubeconfig") && l.contains('=')).context("the plan lists kubeconfig")?;
+    ensure!(line.contains("sensitive"), "{cli}: kubeconfig must be shown as sensitive in the plan, got {line:?}");
+    work.apply().await?;
+    assert_node_ready(&rome, cli, &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]).await?;
+    let attrs = attributes(&work, PEER)?;
+    assert_eq!(attrs["id"], json!(format!("{ROME_TENANT_NS}/{SLICE}")), "{cli}: id");
+    assert_eq!(attrs["virtual_node_name"], json!(SLICE), "{cli}: virtual_node_name");
+    assert_eq!(attrs["accepted_resources"], quantities(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]), "{cli}: accepted_resources");
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{cli}: the plan after apply must be empty:\n{}", plan_text(&plan));
+
+    // The objects as Liqo expects them.
+    let secret = secrets.get(IDENTITY_SECRET).await?;
+    let secret_labels = secret.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(secret_labels.get(labels::IDENTITY_TYPE).map(String::as_str), Some("ControlPlane"), "{cli}: identity-type label");
+    assert_eq!(secret_labels.get(labels::REMOTE_CLUSTER_ID).map(String::as_str), Some(MILAN), "{cli}: remote-cluster-id label");
+    let annotations = secret.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(annotations.get(labels::REMOTE_TENANT_NAMESPACE).map(String::as_str), Some(MILAN_TENANT_NS), "{cli}: annotation");
+    let kubeconfig = String::from_utf8(secret.data.unwrap_or_default().remove(labels::KUBECONFIG_KEY).context("data.kubeconfig")?.0)?;
+    assert_eq!(json!(kubeconfig), attributes(&work, "liqo_tenant.rome")?["kubeconfig"], "{cli}: the Secret holds liqo_tenant's kubeconfig");
+    let rs = slices.get(SLICE).await?;
+    let rs_labels = rs.metadata.labels.clone().unwrap_or_default();
+    for (key, value) in [(labels::REMOTE_CLUSTER_ID, MILAN), (labels::REMOTE_ID, MILAN), (labels::REPLICATION, "true")] {
+        assert_eq!(rs_labels.get(key).map(String::as_str), Some(value), "{cli}: ResourceSlice label {key}");
+    }
+    assert_eq!(rs.spec.consumer_cluster_id.as_deref(), Some(ROME), "{cli}: Liqo fills spec.consumerClusterID");
+
+    // Resize: in place; the simulator's grant flows back into accepted_resources and the node.
+    work.write("main.tf", &chain(ground, r#"{ cpu = "8", memory = "16Gi", pods = "110" }"#))?;
+    let plan = work.plan().await?;
+    ensure!(summary(&plan).contains("0 to add, 1 to change, 0 to destroy"), "{cli}: resizing updates in place:\n{}", plan_text(&plan));
+    work.apply().await?;
+    let resized = quantities(&[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]);
+    assert_eq!(attributes(&work, PEER)?["accepted_resources"], resized, "{cli}: accepted_resources after resize");
+    assert_eq!(work.output_json().await?["accepted_resources"]["value"], resized, "{cli}: output");
+    let uid = slices.get(SLICE).await?.metadata.uid;
+    assert_eq!(uid, rs.metadata.uid, "{cli}: the ResourceSlice is updated, not replaced");
+    assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
+    ensure!(work.plan().await?.is_empty(), "{cli}: the plan after resizing must be empty");
+
+    // Drift: a request changed and a key added out of band show up, and apply restores the request.
+    let patch = json!({"spec": {"resources": {"cpu": "2", "ephemeral-storage": "1Gi"}}});
+    slices.patch(SLICE, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    let plan = work.plan().await?;
+    ensure!(
+        summary(&plan).contains("1 to change") && plan_text(&plan).contains("ephemeral-storage"),
+        "{cli}: out-of-band changes of resources are drift:\n{}",
+        plan_text(&plan)
+    );
+    work.apply().await?;
+    let spec = slices.get(SLICE).await?.spec.resources.unwrap_or_default();
+    let spec: BTreeMap<String, String> = spec.into_iter().map(|(k, q)| (k, q.0)).collect();
+    assert_eq!(spec, BTreeMap::from([("cpu".into(), "8".into()), ("memory".into(), "16Gi".into()), ("pods".into(), "110".into())]), "{cli}: apply restores the request");
+    ensure!(work.plan().await?.is_empty(), "{cli}: the plan after repairing drift must be empty");
+
+    // Import: the state comes back from the cluster (kubeconfig from the Secret) and the plan is empty.
+    let rm = work.run(&["state", "rm", PEER]).await?;
+    ensure!(rm.success(), "{rm}");
+    work.import(PEER, &format!("{ROME_TENANT_NS}/{SLICE}")).await?;
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{cli}: the plan after import must be empty:\n{}", plan_text(&plan));
+
+    // The slice deleted out of band: the plan creates the peering again.
+    slices.delete(SLICE, &DeleteParams::default()).await?;
+    eventually(Duration::from_secs(60), &format!("{cli}: ResourceSlice deleted out of band is gone"), || async {
+        Ok(slices.get_opt(SLICE).await?.is_none().then_some(()))
+    })
+    .await?;
+    let plan = work.plan().await?;
+    ensure!(summary(&plan).contains("1 to add, 0 to change, 0 to destroy"), "{cli}: a deleted slice is re-created:\n{}", plan_text(&plan));
+    work.apply().await?;
+    assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
+
+    // Unpeer only: slice, virtual node and identity Secret go; networking and authentication stay.
+    work.destroy_with(&[&format!("-target={PEER}")]).await?;
+    assert_unpeered(&rome, &milan, cli).await?;
+    let clients: Api<GatewayClient> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
+    ensure!(clients.get_opt(MILAN).await?.is_some(), "{cli}: GatewayClient {ROME_TENANT_NS}/{MILAN} must stay");
+    let servers: Api<GatewayServer> = Api::namespaced(milan.clone(), MILAN_TENANT_NS);
+    ensure!(servers.get_opt(ROME).await?.is_some(), "{cli}: GatewayServer {MILAN_TENANT_NS}/{ROME} must stay");
+    let tenants: Api<Tenant> = Api::namespaced(milan.clone(), MILAN_TENANT_NS);
+    ensure!(tenants.get_opt(ROME).await?.is_some(), "{cli}: Tenant {MILAN_TENANT_NS}/{ROME} must stay");
+    ensure!(instance(&work, "liqo_tenant.rome")?.is_some() && instance(&work, "liqo_gateway.client")?.is_some(), "{cli}: state keeps the rest");
+    let plan = work.plan().await?;
+    ensure!(summary(&plan).contains("1 to add, 0 to change, 0 to destroy"), "{cli}: only the peer is missing:\n{}", plan_text(&plan));
+
+    // A slice the provider denies fails the apply with Liqo's reason; the failed peer is tainted.
+    ground.set_fault(MILAN, "deny-resource-slices", "true").await?;
+    let failed = work.apply_fails().await;
+    ground.clear_faults(MILAN).await?;
+    let failed = failed?;
+    let stderr = flat(&failed.stderr);
+    for needle in ["Resources is Denied", "ResourceSliceResourcesDenied", "deny-resource-slices", "Cordoned or Drained"] {
+        ensure!(stderr.contains(needle), "{cli}: the failure mentions {needle:?}:\n{}", failed.stderr);
+    }
+    let tainted = instance(&work, PEER)?.context("the failed peer is recorded")?;
+    assert_eq!(tainted["status"], json!("tainted"), "{cli}: the failed peer is tainted");
+
+    // The following apply replaces it and restores the peering.
+    work.apply().await?;
+    assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
+    ensure!(work.plan().await?.is_empty(), "{cli}: the plan after restoring the peering must be empty");
+
+    // Full destroy leaves nothing behind on either cluster.
+    work.destroy().await?;
+    assert_unpeered(&rome, &milan, cli).await?;
+    let vns: Api<VirtualNode> = Api::all(rome.clone());
+    ensure!(vns.list(&ListParams::default()).await?.items.is_empty(), "{cli}: VirtualNodes left on rome");
+    let virtual_nodes = format!("{}={}", labels::NODE_TYPE, labels::NODE_TYPE_VIRTUAL_NODE);
+    ensure!(Api::<Node>::all(rome.clone()).list(&ListParams::default().labels(&virtual_nodes)).await?.items.is_empty(), "{cli}: virtual Nodes left");
+    ensure!(Api::<Tenant>::all(milan.clone()).list(&ListParams::default()).await?.items.is_empty(), "{cli}: Tenants left on milan");
+    for (client, ns) in [(&rome, ROME_TENANT_NS), (&milan, MILAN_TENANT_NS)] {
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        eventually(Duration::from_secs(120), &format!("{cli}: tenant namespace {ns} gone"), || async {
+            Ok(namespaces.get_opt(ns).await?.is_none().then_some(()))
+        })
+        .await?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn peering_lifecycle_on_the_full_chain() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn peer_inputs_are_checked_at_plan_time() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        let bad = format!(
+            r#"{}
+resource "liqo_peer" "bad" {{
+  provider                  = liqo.rome
+  tenant_namespace          = "liqo-tenant-milan"
+  provider_cluster_id       = "Milan_1"
+  provider_tenant_namespace = "liqo-tenant-rome"
+  kubeconfig                = "not a kubeconfig"
+  resources                 = {{ cpu = "-1", memory = "8GB", "nvidia.com/gpu" = "1" }}
+}}
+"#,
+            tf::provider_config(ground)
+        );
+        let work = Workdir::new(cli, &bad).await?;
+        let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
+        ensure!(!run.success(), "{cli}: invalid inputs must fail the plan");
+        let stderr = flat(&run.stderr);
+        for needle in ["`provider_cluster_id`", "`cpu` in `resources`", "`memory` in `resources`", "8GB", "Invalid kubeconfig"] {
+            ensure!(stderr.contains(needle), "{cli}: the errors name {needle}:\n{}", run.stderr);
+        }
+        ensure!(!stderr.contains("`nvidia.com/gpu` in"), "{cli}: a valid extended resource is accepted:\n{}", run.stderr);
+    }
+    Ok(())
+}

@@ -1,0 +1,335 @@
+//! The GitHub Actions workflows only run on GitHub, so these tests keep them well-formed and pointing at files
+//! that exist: every workflow parses, has triggers and jobs, every job has a runner and steps, and every script a
+//! step runs from the repository (`./release.sh`, `acceptance-tests/test`, …) is there and executable. They
+//! need no test ground.
+use serde_yaml::Value;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("acceptance-tests/ has a parent")
+        .to_path_buf()
+}
+
+struct Workflow {
+    file: String,
+    doc: Value,
+}
+
+fn workflows() -> Vec<Workflow> {
+    let dir = repo().join(".github/workflows");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yml" || x == "yaml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no workflows in {}", dir.display());
+    files
+        .into_iter()
+        .map(|path| {
+            let file = format!(
+                ".github/workflows/{}",
+                path.file_name().unwrap().to_string_lossy()
+            );
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("cannot read {file}: {e}"));
+            let doc = serde_yaml::from_str(&text)
+                .unwrap_or_else(|e| panic!("{file} is not valid YAML: {e}"));
+            Workflow { file, doc }
+        })
+        .collect()
+}
+
+fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.as_mapping()?.get(key)
+}
+
+fn jobs(w: &Workflow) -> Vec<(String, &Value)> {
+    get(&w.doc, "jobs")
+        .and_then(Value::as_mapping)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.as_str().unwrap_or("?").to_string(), v))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every step's `run` script, with the workflow file and job it belongs to.
+fn run_scripts(w: &Workflow) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (job, body) in jobs(w) {
+        for step in get(body, "steps")
+            .and_then(Value::as_sequence)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(run) = get(step, "run").and_then(Value::as_str) {
+                out.push((format!("{} job {job}", w.file), run.to_string()));
+            }
+        }
+    }
+    out
+}
+
+fn non_empty(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::String(s)) => !s.trim().is_empty(),
+        Some(Value::Sequence(s)) => !s.is_empty(),
+        Some(Value::Mapping(m)) => !m.is_empty(),
+        _ => false,
+    }
+}
+
+#[test]
+fn workflows_have_triggers_and_jobs_with_runners_and_steps() {
+    let mut problems = Vec::new();
+    for w in workflows() {
+        let f = &w.file;
+        if get(&w.doc, "name").and_then(Value::as_str).is_none() {
+            problems.push(format!("{f}: no `name`"));
+        }
+        // YAML 1.1 would read the key `on` as a boolean; GitHub and serde_yaml (YAML 1.2) read it as a string.
+        if !non_empty(get(&w.doc, "on")) {
+            problems.push(format!("{f}: no triggers (`on`)"));
+        }
+        let jobs = jobs(&w);
+        if jobs.is_empty() {
+            problems.push(format!("{f}: no `jobs`"));
+        }
+        let names: Vec<&str> = jobs.iter().map(|(n, _)| n.as_str()).collect();
+        for (job, body) in &jobs {
+            if !non_empty(get(body, "runs-on")) {
+                problems.push(format!("{f}: job {job} has no `runs-on`"));
+            }
+            let steps = get(body, "steps").and_then(Value::as_sequence);
+            if steps.is_none_or(|s| s.is_empty()) {
+                problems.push(format!("{f}: job {job} has no `steps`"));
+            }
+            for (i, step) in steps.into_iter().flatten().enumerate() {
+                let (uses, run) = (get(step, "uses").is_some(), get(step, "run").is_some());
+                if uses == run {
+                    problems.push(format!(
+                        "{f}: job {job} step {} needs exactly one of `uses` and `run`",
+                        i + 1
+                    ));
+                }
+            }
+            let needs = match get(body, "needs") {
+                Some(Value::String(s)) => vec![s.as_str()],
+                Some(Value::Sequence(s)) => s.iter().filter_map(Value::as_str).collect(),
+                _ => vec![],
+            };
+            for n in needs {
+                if !names.contains(&n) {
+                    problems.push(format!(
+                        "{f}: job {job} needs job {n}, which does not exist"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "workflow problems:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// The first word of every command in a shell script (after `&&`, `||`, `;`, `|`, `(`, shell keywords and
+/// variable assignments), skipping here-document bodies. Good enough to find the programs a step runs.
+fn command_words(script: &str) -> Vec<String> {
+    let joined = script.replace("\\\n", " ");
+    let mut words = Vec::new();
+    let mut heredoc_end: Option<String> = None;
+    for line in joined.lines() {
+        if let Some(end) = &heredoc_end {
+            if line.trim() == end {
+                heredoc_end = None;
+            }
+            continue;
+        }
+        if let Some(pos) = line.find("<<") {
+            let tag: String = line[pos + 2..]
+                .trim_start_matches('-')
+                .trim_start()
+                .trim_start_matches(['\'', '"'])
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !tag.is_empty() {
+                heredoc_end = Some(tag);
+            }
+        }
+        let code = line.split(" #").next().unwrap_or("");
+        if code.trim_start().starts_with('#') {
+            continue;
+        }
+        for command in code.split(['&', '|', ';', '(', ')']) {
+            let first = command.split_whitespace().find(|w| {
+                !matches!(
+                    *w,
+                    "if" | "then"
+                        | "else"
+                        | "elif"
+                        | "do"
+                        | "while"
+                        | "until"
+                        | "!"
+                        | "time"
+                        | "exec"
+                ) && !w.split_once('=').is_some_and(|(name, _)| {
+                    !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                })
+            });
+            if let Some(w) = first {
+                words.push(w.trim_matches(['"', '\'']).to_string());
+            }
+        }
+    }
+    words
+}
+
+#[test]
+fn command_words_finds_the_programs_a_script_runs() {
+    let script = "cd dist && ./release.sh package \\\n  --out x\nfoo | acceptance-tests/test\nif [ -x a ]; then VAR=1 b/c arg; fi\ncat >f <<'EOF'\nnot/a/command here\nEOF\n# comment/only\n\"$TF\" plan # trailing/comment";
+    assert_eq!(
+        command_words(script),
+        [
+            "cd",
+            "./release.sh",
+            "foo",
+            "acceptance-tests/test",
+            "[",
+            "b/c",
+            "fi",
+            "cat",
+            "$TF"
+        ]
+    );
+}
+
+#[test]
+fn scripts_and_paths_referenced_by_workflows_exist() {
+    let root = repo();
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for w in workflows() {
+        for (at, script) in run_scripts(&w) {
+            for word in command_words(&script) {
+                // A relative path run as a program must be a script of this repository.
+                if word.contains('/')
+                    && !word.contains('$')
+                    && !word.starts_with('/')
+                    && !word.starts_with('~')
+                {
+                    checked += 1;
+                    let path = root.join(&word);
+                    match std::fs::metadata(&path) {
+                        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
+                        Ok(_) => problems.push(format!(
+                            "{at}: runs {word}, which is not an executable file"
+                        )),
+                        Err(_) => problems.push(format!(
+                            "{at}: runs {word}, which does not exist in the repository"
+                        )),
+                    }
+                }
+            }
+            for dir in script
+                .split_whitespace()
+                .filter_map(|w| w.strip_prefix("-chdir="))
+            {
+                checked += 1;
+                if !root.join(dir).is_dir() {
+                    problems.push(format!(
+                        "{at}: -chdir={dir} is not a directory of the repository"
+                    ));
+                }
+            }
+        }
+        let text = serde_yaml::to_string(&w.doc).expect("a parsed document serialises");
+        for part in text.split("hashFiles('").skip(1) {
+            let file = part.split('\'').next().unwrap_or("");
+            checked += 1;
+            if !root.join(file).is_file() {
+                problems.push(format!(
+                    "{}: hashFiles('{file}') names a file that does not exist",
+                    w.file
+                ));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "broken references:\n{}",
+        problems.join("\n")
+    );
+    assert!(
+        checked > 0,
+        "no repository path found in any workflow; the scan is broken"
+    );
+}
+
+fn all_runs(file: &str) -> String {
+    let w = workflows()
+        .into_iter()
+        .find(|w| w.file.ends_with(file))
+        .unwrap_or_else(|| panic!("no workflow {file}"));
+    run_scripts(&w)
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn workflows_cover_checks_release_and_end_to_end() {
+    let ci = all_runs("ci.yml");
+    for needle in [
+        "cargo fmt --all --check",
+        "-D warnings",
+        "cargo test",
+        "--bin docgen -- --check",
+        "acceptance-tests/test",
+    ] {
+        assert!(ci.contains(needle), "ci.yml does not run `{needle}`");
+    }
+
+    let release = workflows()
+        .into_iter()
+        .find(|w| w.file.ends_with("release.yml"))
+        .expect("release.yml");
+    let tags = get(&release.doc, "on")
+        .and_then(|on| get(on, "push"))
+        .and_then(|p| get(p, "tags"));
+    assert!(
+        tags.and_then(Value::as_sequence)
+            .is_some_and(|t| t.iter().any(|t| t.as_str() == Some("v*"))),
+        "release.yml must run on pushed tags v*"
+    );
+    let runs = all_runs("release.yml");
+    for needle in [
+        "./release.sh package",
+        "--detach-sign",
+        "gh release create",
+        "_SHA256SUMS.sig",
+        "_manifest.json",
+    ] {
+        assert!(runs.contains(needle), "release.yml does not do `{needle}`");
+    }
+
+    let e2e = all_runs("e2e.yml");
+    for needle in [
+        "kind\" create cluster",
+        "helm install liqo",
+        "filesystem_mirror",
+        "-chdir=examples/peering apply",
+        "-chdir=examples/peering destroy",
+    ] {
+        assert!(e2e.contains(needle), "e2e.yml does not do `{needle}`");
+    }
+}

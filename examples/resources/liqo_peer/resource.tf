@@ -1,0 +1,42 @@
+# Resource negotiation: the consumer cluster "rome" asks the provider cluster "milan" for resources and gets a
+# virtual node. liqo_peer runs with the provider block of the CONSUMER cluster.
+#
+# It uses the tenant namespaces made by liqo_generate on both sides and the credentials minted by liqo_tenant on
+# milan (see the liqo_generate and liqo_tenant examples); networking (liqo_gateway) is independent of it, but
+# pods on the virtual node need the tunnel, hence the depends_on.
+resource "liqo_peer" "rome_to_milan" {
+  provider                  = liqo.rome
+  tenant_namespace          = liqo_generate.rome.tenant_namespace
+  provider_cluster_id       = liqo_generate.milan.cluster_id
+  provider_tenant_namespace = liqo_tenant.rome.tenant_namespace
+  kubeconfig                = liqo_tenant.rome.kubeconfig # sensitive: it is stored in the state
+
+  # Updated in place; waits until milan has granted the new request.
+  resources = {
+    cpu    = "4"
+    memory = "8Gi"
+    pods   = "110"
+    # "nvidia.com/gpu" = "1"   # any extended resource
+  }
+
+  # Optional:
+  # class                 = "default"  # ResourceSlice class (replaces the resource when changed)
+  # create_virtual_node   = true       # let Liqo create a virtual node for the slice
+  # resource_slice_name   = "milan"    # default: the provider cluster ID
+  # wait_for_virtual_node = true       # also wait for the VirtualNode and its Node to be Ready
+
+  timeouts {
+    create = "10m"
+    delete = "10m"
+  }
+
+  depends_on = [liqo_gateway.client]
+}
+
+output "virtual_node_name" {
+  value = liqo_peer.rome_to_milan.virtual_node_name
+}
+
+output "accepted_resources" {
+  value = liqo_peer.rome_to_milan.accepted_resources
+}
