@@ -8,15 +8,17 @@
 //!
 //! Skipped, with a notice, when `terraform` is not on PATH.
 use async_trait::async_trait;
-use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
+use liqo_schema::tf::{
+    Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value,
+};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use terraform_provider_liqo::protocol::{
-    self, ApplyRequest, ApplyResponse, Ctx, DataSource, ImportedResource, Mode, PlanRequest, PlanResponse, Provider,
-    ReadResponse, Resource, codec,
+    self, ApplyRequest, ApplyResponse, Ctx, DataSource, ImportedResource, Mode, PlanRequest,
+    PlanResponse, Provider, ReadResponse, Resource, codec,
 };
 
 const ADDRESS: &str = "example.com/test/dummy";
@@ -33,7 +35,14 @@ impl Provider for DummyProvider {
             version: 0,
             block: Block::new(
                 "Dummy provider",
-                vec![Attribute::nested("options", Nesting::Single, vec![Attribute::optional("label", Type::String)]).with_optional()],
+                vec![
+                    Attribute::nested(
+                        "options",
+                        Nesting::Single,
+                        vec![Attribute::optional("label", Type::String)],
+                    )
+                    .with_optional(),
+                ],
             ),
         }
     }
@@ -93,7 +102,12 @@ impl Resource for Thing {
                         ],
                     )
                     .with_optional(),
-                    Attribute::nested("rules", Nesting::List, vec![Attribute::required("name", Type::String)]).with_optional(),
+                    Attribute::nested(
+                        "rules",
+                        Nesting::List,
+                        vec![Attribute::required("name", Type::String)],
+                    )
+                    .with_optional(),
                     Attribute::optional("secret", Type::String).sensitive(),
                 ],
             ),
@@ -119,20 +133,33 @@ impl Resource for Thing {
                 planned.set("revision", Value::Unknown);
             } else {
                 planned.set("id", req.prior.get("id").clone());
-                let revision =
-                    if req.prior.get("size") == planned.get("size") { req.prior.get("revision").clone() } else { Value::Unknown };
+                let revision = if req.prior.get("size") == planned.get("size") {
+                    req.prior.get("revision").clone()
+                } else {
+                    Value::Unknown
+                };
                 planned.set("revision", revision);
                 if req.prior.get("name") != planned.get("name") {
                     requires_replace.push(AttributePath::root("name"));
                 }
             }
         }
-        PlanResponse { planned, requires_replace, private: Vec::new(), diagnostics: Diagnostics::new() }
+        PlanResponse {
+            planned,
+            requires_replace,
+            private: Vec::new(),
+            diagnostics: Diagnostics::new(),
+        }
     }
     async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
         if req.planned.is_null() {
-            let _ = std::fs::remove_file(store_path(req.prior.get("id").as_str().unwrap_or_default()));
-            return ApplyResponse { new_state: Value::Null, private: Vec::new(), diagnostics: Diagnostics::new() };
+            let _ =
+                std::fs::remove_file(store_path(req.prior.get("id").as_str().unwrap_or_default()));
+            return ApplyResponse {
+                new_state: Value::Null,
+                private: Vec::new(),
+                diagnostics: Diagnostics::new(),
+            };
         }
         if let Some(secs) = req.planned.get("wait_seconds").as_f64() {
             std::fs::write(store_path("waiting"), b"").unwrap();
@@ -154,20 +181,38 @@ impl Resource for Thing {
         if state.get("revision").is_unknown() {
             state.set("revision", Value::Number(revision));
         }
-        std::fs::write(store_path(&name), codec::encode(&state, &thing_ty()).unwrap()).unwrap();
-        ApplyResponse { new_state: state, private: Vec::new(), diagnostics: Diagnostics::new() }
+        std::fs::write(
+            store_path(&name),
+            codec::encode(&state, &thing_ty()).unwrap(),
+        )
+        .unwrap();
+        ApplyResponse {
+            new_state: state,
+            private: Vec::new(),
+            diagnostics: Diagnostics::new(),
+        }
     }
     async fn read(&self, _: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
-        let new_state = match std::fs::read(store_path(state.get("id").as_str().unwrap_or_default())) {
-            Ok(bytes) => codec::decode(&bytes, &thing_ty()).unwrap(),
-            Err(_) => Value::Null,
-        };
-        ReadResponse { new_state, private, diagnostics: Diagnostics::new() }
+        let new_state =
+            match std::fs::read(store_path(state.get("id").as_str().unwrap_or_default())) {
+                Ok(bytes) => codec::decode(&bytes, &thing_ty()).unwrap(),
+                Err(_) => Value::Null,
+            };
+        ReadResponse {
+            new_state,
+            private,
+            diagnostics: Diagnostics::new(),
+        }
     }
     async fn import(&self, _: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
         match std::fs::read(store_path(id)) {
-            Ok(bytes) => Ok(vec![ImportedResource { state: codec::decode(&bytes, &thing_ty()).unwrap(), private: Vec::new() }]),
-            Err(e) => Err(Diagnostic::error("Cannot import", format!("no thing {id:?}: {e}")).into()),
+            Ok(bytes) => Ok(vec![ImportedResource {
+                state: codec::decode(&bytes, &thing_ty()).unwrap(),
+                private: Vec::new(),
+            }]),
+            Err(e) => {
+                Err(Diagnostic::error("Cannot import", format!("no thing {id:?}: {e}")).into())
+            }
         }
     }
 }
@@ -185,7 +230,10 @@ impl DataSource for Echo {
             version: 0,
             block: Block::new(
                 "Echo",
-                vec![Attribute::required("input", Type::String), Attribute::computed("output", Type::String)],
+                vec![
+                    Attribute::required("input", Type::String),
+                    Attribute::computed("output", Type::String),
+                ],
             ),
         }
     }
@@ -200,14 +248,19 @@ impl DataSource for Echo {
 // Driving Terraform
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 fn find_tofu() -> Option<PathBuf> {
     find_on_path("tofu").or_else(|| {
         let cache = std::env::var_os("LIQO_TEST_CACHE")
             .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/terraform-provider-liqo")))?;
+            .or_else(|| {
+                std::env::var_os("HOME")
+                    .map(|h| PathBuf::from(h).join(".cache/terraform-provider-liqo"))
+            })?;
         Some(cache.join("bin/tofu")).filter(|p| p.exists())
     })
 }
@@ -230,15 +283,32 @@ impl Workspace {
         }
         let exe = std::env::current_exe().unwrap();
         let wrapper = bin.join("terraform-provider-dummy");
-        std::fs::write(&wrapper, format!("#!/bin/sh\nDUMMY_PROVIDER_MODE=plugin exec '{}'\n", exe.display())).unwrap();
-        std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::write(
+            &wrapper,
+            format!(
+                "#!/bin/sh\nDUMMY_PROVIDER_MODE=plugin exec '{}'\n",
+                exe.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(
+            &wrapper,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
         let cli_config = root.join("cli.tfrc");
         std::fs::write(
             &cli_config,
             format!("provider_installation {{\n  dev_overrides {{ \"{ADDRESS}\" = \"{}\" }}\n  direct {{}}\n}}\n", bin.display()),
         )
         .unwrap();
-        Workspace { _tmp: tmp, dir, store, cli_config, client: client.to_path_buf() }
+        Workspace {
+            _tmp: tmp,
+            dir,
+            store,
+            cli_config,
+            client: client.to_path_buf(),
+        }
     }
 
     fn write_config(&self, resource_body: &str) {
@@ -280,15 +350,31 @@ output "revision" {{ value = dummy_thing.a.revision }}
     fn run(&self, args: &[&str]) -> Output {
         let started = Instant::now();
         let out = self.command(args).output().unwrap();
-        eprintln!("  {} {} -> {:?} in {:?}", self.client.display(), args.join(" "), out.status.code(), started.elapsed());
+        eprintln!(
+            "  {} {} -> {:?} in {:?}",
+            self.client.display(),
+            args.join(" "),
+            out.status.code(),
+            started.elapsed()
+        );
         out
     }
 
     /// Runs a command that must exit with `code`; returns stdout + stderr.
     fn expect(&self, args: &[&str], code: i32) -> String {
         let out = self.run(args);
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert_eq!(out.status.code(), Some(code), "{} {}:\n{text}", self.client.display(), args.join(" "));
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{} {}:\n{text}",
+            self.client.display(),
+            args.join(" ")
+        );
         text
     }
 }
@@ -303,9 +389,21 @@ fn scenario(ws: &Workspace) {
     ws.write_config(BASE);
     // Plan with unknown computed values, then apply: handshake, mTLS, every core RPC, nested attributes.
     let plan = ws.expect(&["plan", "-no-color"], 0);
-    assert!(plan.contains("id       = (known after apply)") || plan.contains("(known after apply)"), "{plan}");
+    for parts in [
+        &["+ id", "= (known after apply)"][..],
+        &["+ revision", "= (known after apply)"],
+        &["+ server", "= {"],
+        &["+ port", "= 51840"],
+        &["+ name", "= \"r2\""],
+        &["+ secret", "= (sensitive value)"],
+    ] {
+        assert!(has_line(&plan, parts), "no line with {parts:?} in:\n{plan}");
+    }
     let apply = ws.expect(&["apply", "-auto-approve", "-no-color"], 0);
-    assert!(apply.contains("Apply complete! Resources: 1 added"), "{apply}");
+    assert!(
+        apply.contains("Apply complete! Resources: 1 added"),
+        "{apply}"
+    );
     assert!(apply.contains(r#"echo = "HELLO""#), "{apply}");
     assert!(apply.contains("revision = 1"), "{apply}");
     assert!(ws.store.join("alpha").exists());
@@ -316,18 +414,35 @@ fn scenario(ws: &Workspace) {
     // In-place update: the computed revision becomes unknown because it will change.
     ws.write_config(&BASE.replace("size = 1", "size = 2"));
     let plan = ws.expect(&["plan", "-detailed-exitcode", "-no-color"], 2);
-    assert!(plan.contains("~ update in-place") && plan.contains("~ revision") && plan.contains("(known after apply)"), "{plan}");
+    assert!(plan.contains("~ update in-place"), "{plan}");
+    assert!(
+        has_line(&plan, &["~ revision", "1 -> (known after apply)"]),
+        "{plan}"
+    );
 
     // RequiresReplace.
     ws.write_config(&BASE.replace("alpha", "beta"));
     let plan = ws.expect(&["plan", "-no-color"], 0);
-    assert!(plan.contains("# forces replacement") && plan.contains("must be replaced"), "{plan}");
+    assert!(plan.contains("must be replaced"), "{plan}");
+    assert!(
+        has_line(
+            &plan,
+            &["~ name", "\"alpha\" -> \"beta\"", "# forces replacement"]
+        ),
+        "{plan}"
+    );
 
     // Validation errors point at the nested attribute.
     ws.write_config(&BASE.replace("port = 51840", "port = 70000"));
     let invalid = ws.expect(&["plan", "-no-color"], 1);
-    assert!(invalid.contains("Invalid port") && invalid.contains("server.port must be between"), "{invalid}");
-    assert!(invalid.contains("main.tf line"), "the diagnostic points at the configuration: {invalid}");
+    assert!(
+        invalid.contains("Invalid port") && invalid.contains("server.port must be between"),
+        "{invalid}"
+    );
+    assert!(
+        invalid.contains("main.tf line"),
+        "the diagnostic points at the configuration: {invalid}"
+    );
 
     // Import after forgetting the object, then no changes.
     ws.write_config(BASE);
@@ -343,14 +458,26 @@ fn scenario(ws: &Workspace) {
     ws.expect(&["apply", "-auto-approve", "-no-color"], 0);
 
     let destroy = ws.expect(&["destroy", "-auto-approve", "-no-color"], 0);
-    assert!(destroy.contains("Destroy complete! Resources: 1 destroyed"), "{destroy}");
+    assert!(
+        destroy.contains("Destroy complete! Resources: 1 destroyed"),
+        "{destroy}"
+    );
     assert!(!ws.store.join("alpha").exists());
+}
+
+fn has_line(text: &str, parts: &[&str]) -> bool {
+    text.lines().any(|l| parts.iter().all(|p| l.contains(p)))
 }
 
 /// Ctrl-C during a long apply: Terraform sends StopProvider, the wait ends, Terraform exits promptly.
 fn stop_provider_interrupts_apply(ws: &Workspace) {
     ws.write_config(&format!("{BASE}\n  wait_seconds = 60"));
-    let mut child = ws.command(&["apply", "-auto-approve", "-no-color"]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = ws
+        .command(&["apply", "-auto-approve", "-no-color"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let marker = ws.store.join("waiting");
     let deadline = Instant::now() + Duration::from_secs(30);
     while !marker.exists() {
@@ -358,13 +485,24 @@ fn stop_provider_interrupts_apply(ws: &Workspace) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let interrupted = Instant::now();
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     let out = wait_with_timeout(&mut child, Duration::from_secs(20));
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     eprintln!("  interrupted apply ended in {:?}", interrupted.elapsed());
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("Interrupted"), "{text}");
-    assert!(interrupted.elapsed() < Duration::from_secs(10), "took {:?}", interrupted.elapsed());
+    assert!(
+        interrupted.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        interrupted.elapsed()
+    );
     std::fs::remove_file(marker).unwrap();
 }
 
@@ -382,7 +520,11 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Output
     use std::io::Read;
     child.stdout.take().map(|mut s| s.read_to_end(&mut stdout));
     child.stderr.take().map(|mut s| s.read_to_end(&mut stderr));
-    Output { status: child.wait().unwrap(), stdout, stderr }
+    Output {
+        status: child.wait().unwrap(),
+        stdout,
+        stderr,
+    }
 }
 
 /// Terraform's own log: every provider process exits cleanly after Shutdown, and the plugin layer raises
@@ -390,22 +532,51 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Output
 fn plugin_log_is_clean(ws: &Workspace) {
     ws.write_config(BASE);
     let log = ws.dir.join("tf.log");
-    let out = ws.command(&["plan", "-no-color"]).env("TF_LOG", "trace").env("TF_LOG_PATH", &log).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ws
+        .command(&["plan", "-no-color"])
+        .env("TF_LOG", "trace")
+        .env("TF_LOG_PATH", &log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&log).unwrap();
-    let exits = text.lines().filter(|l| l.contains("plugin exited")).count();
-    assert!(exits >= 1, "no provider process exit in the log");
-    for bad in ["failed to exit gracefully", "plugin process exited\" error", "[ERROR] provider"] {
-        assert!(!text.contains(bad), "log contains {bad:?}");
-    }
-    let warnings: Vec<&str> = text
+    let exits = text
         .lines()
-        .filter(|l| l.contains("[WARN]") && (l.contains("plugin") || l.contains("provider")) && !l.contains("dev_overrides"))
+        .filter(|l| l.contains("[DEBUG] provider: plugin exited"))
+        .count();
+    assert!(
+        exits >= 3,
+        "Terraform starts three provider processes per plan; {exits} exited cleanly"
+    );
+    assert!(
+        !text.contains("failed to exit gracefully"),
+        "a provider process had to be killed"
+    );
+    let problems: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("[WARN]") || l.contains("[ERROR]"))
+        .filter(|l| l.contains("provider") || l.contains("plugin"))
+        // go-plugin client race when a plugin exits quickly (hashicorp/go-plugin#298), not a provider fault.
+        .filter(|l| !l.contains("error encountered while scanning stdout"))
         .filter(|l| !l.contains("Provider development overrides"))
         .collect();
-    assert!(warnings.is_empty(), "plugin warnings in Terraform's log:\n{}", warnings.join("\n"));
-    // Provider logs arrive as structured hclog entries.
-    assert!(text.contains("PlanResourceChange") || text.contains("plan"), "provider debug logs missing");
+    assert!(
+        problems.is_empty(),
+        "plugin warnings or errors in Terraform's log:\n{}",
+        problems.join("\n")
+    );
+    // Provider logs arrive as parsed hclog entries, not raw stderr lines. (Any one of them: go-plugin 1.6.0's
+    // stderr reader can lose a process's last lines when it exits quickly, the same race as above.)
+    assert!(
+        text.lines()
+            .any(|l| l.contains("provider.terraform-provider-dummy: ")
+                && l.contains(": @module=provider ")),
+        "no structured provider log entry in Terraform's log"
+    );
 }
 
 /// `--debug`-style serving: Terraform attaches through TF_REATTACH_PROVIDERS, twice, and the provider keeps
@@ -420,7 +591,9 @@ fn debug_mode_reattach(ws: &Workspace) {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let value = line
         .trim()
         .strip_prefix("TF_REATTACH_PROVIDERS='")
@@ -432,13 +605,28 @@ fn debug_mode_reattach(ws: &Workspace) {
 
     ws.write_config(BASE);
     for _ in 0..2 {
-        let out = ws.command(&["plan", "-no-color"]).env("TF_REATTACH_PROVIDERS", &value).env_remove("TF_CLI_CONFIG_FILE").output().unwrap();
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let out = ws
+            .command(&["plan", "-no-color"])
+            .env("TF_REATTACH_PROVIDERS", &value)
+            .env_remove("TF_CLI_CONFIG_FILE")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(out.status.success(), "{text}");
         assert!(text.contains("will be created"), "{text}");
-        assert!(child.try_wait().unwrap().is_none(), "the debug server exited after one command");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the debug server exited after one command"
+        );
     }
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     let out = wait_with_timeout(&mut child, Duration::from_secs(5));
     assert!(out.status.success(), "debug server exit: {:?}", out.status);
 }
@@ -446,7 +634,11 @@ fn debug_mode_reattach(ws: &Workspace) {
 fn main() {
     match std::env::var("DUMMY_PROVIDER_MODE").as_deref() {
         Ok("plugin") => return serve(Mode::Plugin),
-        Ok("debug") => return serve(Mode::Debug { address: ADDRESS.to_string() }),
+        Ok("debug") => {
+            return serve(Mode::Debug {
+                address: ADDRESS.to_string(),
+            });
+        }
         _ => {}
     }
     let Some(terraform) = find_on_path("terraform") else {

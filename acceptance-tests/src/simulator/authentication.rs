@@ -58,15 +58,15 @@ async fn reconcile_tenant(tenant: Arc<Tenant>, ctx: Arc<Ctx>) -> Result<Action> 
         }
         return Ok(Action::await_change());
     }
-    ops::add_finalizer(&api, &*tenant, labels::TENANT_FINALIZER).await?;
+    let tenant = ops::add_finalizer(&api, &*tenant, labels::TENANT_FINALIZER).await?;
     let regarding = tenant.object_ref(&());
     let Some(consumer) = tenant.spec.cluster_id.clone().filter(|id| !id.is_empty()) else {
         cluster.events.warning(&regarding, "InvalidTenant", "spec.clusterID is empty").await;
         return Ok(Action::await_change());
     };
-    if label(&*tenant, REMOTE_CLUSTER_ID).is_none() {
+    if label(&tenant, REMOTE_CLUSTER_ID).is_none() {
         // Liqo's mutating webhook adds the label; peering tools must not fight over it.
-        ops::merge_patch(&api, &*tenant, json!({"metadata": {"labels": {REMOTE_CLUSTER_ID: consumer}}})).await?;
+        ops::merge_patch(&api, &tenant, json!({"metadata": {"labels": {REMOTE_CLUSTER_ID: consumer}}})).await?;
         return Ok(Action::await_change());
     }
     if tenant.spec.authz_policy.as_deref() != Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE) {
@@ -81,8 +81,8 @@ async fn reconcile_tenant(tenant: Arc<Tenant>, ctx: Arc<Ctx>) -> Result<Action> 
     }
     let current = tenant.status.as_ref().and_then(|s| s.tenant_namespace.as_deref());
     if current != Some(ns.as_str()) {
-        ops::apply_status(cluster, &api, &*tenant, json!({"tenantNamespace": ns})).await?;
-        log_line!(cluster.name, "{}: tenantNamespace={ns}", describe(&*tenant));
+        ops::apply_status(cluster, &api, &tenant, json!({"tenantNamespace": ns})).await?;
+        log_line!(cluster.name, "{}: tenantNamespace={ns}", describe(&tenant));
     }
     Ok(Action::await_change())
 }
@@ -228,7 +228,7 @@ async fn replicate_local_slice(ctx: &Ctx, rs: &ResourceSlice) -> Result<Action> 
         if is_deleting(&replication.secret) {
             return Ok(Action::await_change());
         }
-        ops::add_finalizer(&api, &rs, labels::CRD_REPLICATOR_RESOURCE_FINALIZER).await?;
+        let rs = ops::add_finalizer(&api, &rs, labels::CRD_REPLICATOR_RESOURCE_FINALIZER).await?;
         let copy = match push_copy(ctx, &rs, &replication).await {
             Ok(copy) => copy,
             Err(err) => {

@@ -448,9 +448,9 @@ async fn reconcile_connection(ctx: &Ctx, gw: &Gateway, own_secret: &Secret, wg_r
     };
     let current = connection.status.as_ref().and_then(|s| s.value.clone());
     let connection = if current.is_none() {
-        ops::apply_status(&ctx.cluster, &api, &connection, json!({"value": CONNECTION_CONNECTING})).await?;
+        let written = ops::apply_status(&ctx.cluster, &api, &connection, json!({"value": CONNECTION_CONNECTING})).await?;
         log_line!(ctx.cluster.name, "{}: {CONNECTION_CONNECTING}", describe(&connection));
-        api.get(&name).await.with_context(|| format!("reading Connection {}/{name}", gw.namespace))?
+        written
     } else {
         connection
     };

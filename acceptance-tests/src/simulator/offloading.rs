@@ -60,16 +60,16 @@ async fn reconcile_offloading(nso: Arc<NamespaceOffloading>, ctx: Arc<Ctx>) -> R
         if !has_finalizer(&*nso, finalizer) {
             return Ok(Action::await_change());
         }
-        write_status(&ctx, &api, &nso, &remote_name, OFFLOADING_PHASE_TERMINATING, BTreeMap::new()).await?;
+        let nso = write_status(&ctx, &api, &nso, &remote_name, OFFLOADING_PHASE_TERMINATING, BTreeMap::new()).await?;
         if !delete_remote_namespaces(&ctx, &ns, &BTreeSet::new()).await? {
             return Ok(Action::requeue(RETRY));
         }
         set_scheduling_label(&ctx, &ns, false).await?;
-        ops::remove_finalizer(&api, &*nso, finalizer).await?;
-        log_line!(cluster.name, "{}: remote namespaces gone; released finalizer {finalizer}", describe(&*nso));
+        ops::remove_finalizer(&api, &nso, finalizer).await?;
+        log_line!(cluster.name, "{}: remote namespaces gone; released finalizer {finalizer}", describe(&nso));
         return Ok(Action::await_change());
     }
-    ops::add_finalizer(&api, &*nso, finalizer).await?;
+    let nso = ops::add_finalizer(&api, &*nso, finalizer).await?;
     let strategy = nso.spec.pod_offloading_strategy.as_deref().unwrap_or(liqo_schema::liqo::POD_OFFLOADING_LOCAL_AND_REMOTE);
     set_scheduling_label(&ctx, &ns, strategy != POD_OFFLOADING_LOCAL).await?;
 
@@ -226,7 +226,7 @@ async fn write_status(
     remote_name: &str,
     phase: &str,
     outcomes: BTreeMap<String, RemoteOutcome>,
-) -> Result<()> {
+) -> Result<NamespaceOffloading> {
     let previous = nso.status.as_ref().and_then(|s| s.remote_namespaces_conditions.clone()).unwrap_or_default();
     let now = Time(k8s_openapi::jiff::Timestamp::now());
     let conditions: BTreeMap<String, Vec<LiqoCondition>> = outcomes
@@ -256,11 +256,12 @@ async fn write_status(
         remote_namespaces_conditions: (!conditions.is_empty()).then_some(conditions),
         observed_generation: nso.metadata.generation,
     };
-    if ops::status_json(nso.status.as_ref()) != serde_json::to_value(&desired)? {
-        ops::apply_status(&ctx.cluster, api, nso, serde_json::to_value(&desired)?).await?;
-        log_line!(ctx.cluster.name, "{}: phase {phase}, remote namespace {remote_name}", describe(nso));
+    if ops::status_json(nso.status.as_ref()) == serde_json::to_value(&desired)? {
+        return Ok(nso.clone());
     }
-    Ok(())
+    let written = ops::apply_status(&ctx.cluster, api, nso, serde_json::to_value(&desired)?).await?;
+    log_line!(ctx.cluster.name, "{}: phase {phase}, remote namespace {remote_name}", describe(nso));
+    Ok(written)
 }
 
 #[cfg(test)]

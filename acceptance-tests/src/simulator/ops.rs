@@ -51,8 +51,9 @@ fn merge_params() -> PatchParams {
     PatchParams { field_manager: Some(MANAGER.into()), ..Default::default() }
 }
 
-/// Server-side applies `status` (honouring the `status-delay-ms` fault of the cluster).
-pub async fn apply_status<K>(cluster: &Cluster, api: &Api<K>, obj: &K, status: Value) -> Result<()>
+/// Server-side applies `status` (honouring the `status-delay-ms` fault of the cluster); returns the object as
+/// written, so that a following guarded update does not conflict with this write.
+pub async fn apply_status<K>(cluster: &Cluster, api: &Api<K>, obj: &K, status: Value) -> Result<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
@@ -68,8 +69,7 @@ where
     });
     api.patch_status(&obj.name_any(), &PatchParams::apply(MANAGER).force(), &Patch::Apply(&body))
         .await
-        .with_context(|| format!("writing the status of {}", describe(obj)))?;
-    Ok(())
+        .with_context(|| format!("writing the status of {}", describe(obj)))
 }
 
 /// The current status of `obj` as JSON (Null when absent), to compare with a desired one before writing.
@@ -95,19 +95,19 @@ pub fn has_finalizer<K: Resource>(obj: &K, finalizer: &str) -> bool {
     obj.finalizers().iter().any(|f| f == finalizer)
 }
 
-pub async fn add_finalizer<K>(api: &Api<K>, obj: &K, finalizer: &str) -> Result<()>
+/// Adds `finalizer` if missing; returns the object as it is now.
+pub async fn add_finalizer<K>(api: &Api<K>, obj: &K, finalizer: &str) -> Result<K>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
     if has_finalizer(obj, finalizer) {
-        return Ok(());
+        return Ok(obj.clone());
     }
     let mut finalizers = obj.finalizers().to_vec();
     finalizers.push(finalizer.to_owned());
     merge_patch(api, obj, json!({"metadata": {"finalizers": finalizers}}))
         .await
-        .with_context(|| format!("adding finalizer {finalizer}"))?;
-    Ok(())
+        .with_context(|| format!("adding finalizer {finalizer}"))
 }
 
 pub async fn remove_finalizer<K>(api: &Api<K>, obj: &K, finalizer: &str) -> Result<()>
@@ -118,10 +118,19 @@ where
         return Ok(());
     }
     let finalizers: Vec<&String> = obj.finalizers().iter().filter(|f| *f != finalizer).collect();
-    merge_patch(api, obj, json!({"metadata": {"finalizers": finalizers}}))
-        .await
-        .with_context(|| format!("removing finalizer {finalizer}"))?;
-    Ok(())
+    match merge_patch(api, obj, json!({"metadata": {"finalizers": finalizers}})).await {
+        // Already gone: a reconcile working from a cached copy removed the last finalizer twice.
+        Err(err) if err.downcast_ref::<kube::Error>().is_some_and(is_not_found) => Ok(()),
+        result => result.map(|_| ()).with_context(|| format!("removing finalizer {finalizer}")),
+    }
+}
+
+/// A write refused because the namespace is being deleted: transient, the object will be gone soon.
+pub fn is_namespace_terminating(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        matches!(cause.downcast_ref::<kube::Error>(), Some(kube::Error::Api(status))
+            if status.details.as_ref().is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating")))
+    })
 }
 
 /// Creates `obj`, or returns the existing object of that name (another reconcile may have won the race).

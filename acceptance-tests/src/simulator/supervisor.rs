@@ -151,7 +151,9 @@ where
         .run(
             move |obj, ctx| reconcile(obj, ctx).map_err(ReconcileError),
             |obj, err, ctx| {
-                log_line!(ctx.cluster.name, "{}: {err}; retrying", super::ops::describe(&*obj));
+                if !super::ops::is_namespace_terminating(&err.0) {
+                    log_line!(ctx.cluster.name, "{}: {err}; retrying", super::ops::describe(&*obj));
+                }
                 Action::requeue(RETRY)
             },
             ctx,

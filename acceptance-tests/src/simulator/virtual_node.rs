@@ -114,7 +114,7 @@ async fn reconcile_virtual_node(vn: Arc<VirtualNode>, ctx: Arc<Ctx>) -> Result<A
         if !has_finalizer(&*vn, finalizer) {
             return Ok(Action::await_change());
         }
-        set_conditions(cluster, &api, &vn, VIRTUAL_NODE_DELETING, VIRTUAL_NODE_DELETING).await?;
+        let vn = set_conditions(cluster, &api, &vn, VIRTUAL_NODE_DELETING, VIRTUAL_NODE_DELETING).await?;
         let node_gone = match nodes.get_opt(&vn.name_any()).await? {
             Some(node) if label(&node, labels::NODE_TYPE) == Some(labels::NODE_TYPE_VIRTUAL_NODE) => {
                 ops::delete_and_check(&nodes, &vn.name_any()).await?
@@ -124,26 +124,26 @@ async fn reconcile_virtual_node(vn: Arc<VirtualNode>, ctx: Arc<Ctx>) -> Result<A
         if !node_gone {
             return Ok(Action::requeue(GONE_RETRY));
         }
-        ops::remove_finalizer(&api, &*vn, finalizer).await?;
-        log_line!(cluster.name, "{}: Node gone; released finalizer {finalizer}", describe(&*vn));
+        ops::remove_finalizer(&api, &vn, finalizer).await?;
+        log_line!(cluster.name, "{}: Node gone; released finalizer {finalizer}", describe(&vn));
         return Ok(Action::await_change());
     }
-    ops::add_finalizer(&api, &*vn, finalizer).await?;
+    let mut vn = ops::add_finalizer(&api, &*vn, finalizer).await?;
     let create_node = vn.spec.create_node != Some(false);
     if vn.status.as_ref().and_then(|s| s.conditions.as_ref()).is_none_or(|c| c.is_empty()) {
         let node = if create_node { VIRTUAL_NODE_CREATING } else { VIRTUAL_NODE_NONE };
-        set_conditions(cluster, &api, &vn, VIRTUAL_NODE_CREATING, node).await?;
+        vn = set_conditions(cluster, &api, &vn, VIRTUAL_NODE_CREATING, node).await?;
     }
     if create_node {
         ensure_node(cluster, &vn).await?;
     }
     let node = if create_node { VIRTUAL_NODE_RUNNING } else { VIRTUAL_NODE_NONE };
-    let vn = api.get(&vn.name_any()).await.with_context(|| format!("reading {}", describe(&*vn)))?;
     set_conditions(cluster, &api, &vn, VIRTUAL_NODE_RUNNING, node).await?;
     Ok(Action::await_change())
 }
 
-async fn set_conditions(cluster: &Cluster, api: &Api<VirtualNode>, vn: &VirtualNode, kubelet: &str, node: &str) -> Result<()> {
+/// Sets both conditions; returns the VirtualNode as it is now.
+async fn set_conditions(cluster: &Cluster, api: &Api<VirtualNode>, vn: &VirtualNode, kubelet: &str, node: &str) -> Result<VirtualNode> {
     let mut conditions = vn.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
     for (type_, status) in [(VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, kubelet), (VIRTUAL_NODE_CONDITION_NODE, node)] {
         upsert_liqo_condition(&mut conditions, LiqoCondition {
@@ -154,11 +154,12 @@ async fn set_conditions(cluster: &Cluster, api: &Api<VirtualNode>, vn: &VirtualN
         });
     }
     let desired = VirtualNodeStatus { conditions: Some(conditions) };
-    if ops::status_json(vn.status.as_ref()) != serde_json::to_value(&desired)? {
-        ops::apply_status(cluster, api, vn, serde_json::to_value(&desired)?).await?;
-        log_line!(cluster.name, "{}: VirtualKubelet={kubelet}, Node={node}", describe(vn));
+    if ops::status_json(vn.status.as_ref()) == serde_json::to_value(&desired)? {
+        return Ok(vn.clone());
     }
-    Ok(())
+    let written = ops::apply_status(cluster, api, vn, serde_json::to_value(&desired)?).await?;
+    log_line!(cluster.name, "{}: VirtualKubelet={kubelet}, Node={node}", describe(vn));
+    Ok(written)
 }
 
 /// The core Node the virtual kubelet registers: labelled and tainted like Liqo's, capacity = the quota.

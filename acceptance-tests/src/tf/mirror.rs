@@ -30,8 +30,9 @@ pub fn get() -> Result<&'static Mirror> {
 }
 
 fn build() -> Result<Mirror> {
-    let binary = provider_binary()?;
     let root = crate::session::dir()?.join("provider");
+    std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+    let binary = without_debug_info(&provider_binary()?, &root);
     let dist = root.join("dist");
     let script = repository_root().join("release.sh");
     let output = Command::new("bash")
@@ -52,11 +53,24 @@ fn build() -> Result<Mirror> {
     for address in ADDRESSES {
         let target = dir.join(address);
         std::fs::create_dir_all(&target).with_context(|| format!("creating {}", target.display()))?;
-        std::fs::copy(&zip, target.join(file_name)).with_context(|| format!("copying {} into the mirror", zip.display()))?;
+        std::fs::hard_link(&zip, target.join(file_name))
+            .or_else(|_| std::fs::copy(&zip, target.join(file_name)).map(|_| ()))
+            .with_context(|| format!("copying {} into the mirror", zip.display()))?;
     }
     let cli_config = root.join("cli.tfrc");
     std::fs::write(&cli_config, cli_config_text(&dir)).with_context(|| format!("writing {}", cli_config.display()))?;
     Ok(Mirror { dir, cli_config })
+}
+
+/// A copy of the binary without DWARF debug info (symbols stay, so panics still name functions): a debug
+/// build is ~250 MB, which every `init` would unzip and hash. Falls back to the binary itself without `strip`.
+fn without_debug_info(binary: &Path, dir: &Path) -> PathBuf {
+    let slim = dir.join(BINARY);
+    let stripped = Command::new("strip").arg("--strip-debug").arg("-o").arg(&slim).arg(binary).status();
+    match stripped {
+        Ok(status) if status.success() => slim,
+        _ => binary.to_path_buf(),
+    }
 }
 
 /// The provider comes only from the mirror; everything else would come from the registries directly (the

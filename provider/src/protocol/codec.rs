@@ -39,7 +39,11 @@ pub struct EncodeError {
 }
 
 fn fmt_at(f: &mut fmt::Formatter<'_>, path: &AttributePath, message: &str) -> fmt::Result {
-    if path.0.is_empty() { write!(f, "{message}") } else { write!(f, "{path}: {message}") }
+    if path.0.is_empty() {
+        write!(f, "{message}")
+    } else {
+        write!(f, "{path}: {message}")
+    }
 }
 
 impl fmt::Display for DecodeError {
@@ -91,10 +95,17 @@ fn value_kind(v: &Value) -> &'static str {
 
 /// Decodes a msgpack DynamicValue of type `ty`.
 pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, DecodeError> {
-    let mut d = Decoder { buf: bytes, pos: 0, path: Vec::new() };
+    let mut d = Decoder {
+        buf: bytes,
+        pos: 0,
+        path: Vec::new(),
+    };
     let v = d.value(ty, 0)?;
     if d.pos != bytes.len() {
-        return Err(d.err(format!("{} unexpected bytes after the value", bytes.len() - d.pos)));
+        return Err(d.err(format!(
+            "{} unexpected bytes after the value",
+            bytes.len() - d.pos
+        )));
     }
     Ok(v)
 }
@@ -107,7 +118,10 @@ struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     fn err(&self, message: impl Into<String>) -> DecodeError {
-        DecodeError { path: AttributePath(self.path.clone()), message: message.into() }
+        DecodeError {
+            path: AttributePath(self.path.clone()),
+            message: message.into(),
+        }
     }
 
     fn remaining(&self) -> usize {
@@ -131,7 +145,10 @@ impl<'a> Decoder<'a> {
     }
 
     fn uint(&mut self, n: usize) -> Result<u64, DecodeError> {
-        Ok(self.take(n)?.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
+        Ok(self
+            .take(n)?
+            .iter()
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
     }
 
     /// Length following a str/bin/array/map/ext marker of the given width in bytes.
@@ -191,7 +208,9 @@ impl<'a> Decoder<'a> {
         if len <= 1 || ext_type == EXT_REFINED_UNKNOWN {
             Ok(Value::Unknown)
         } else {
-            Err(self.err(format!("unsupported msgpack extension type {ext_type} with length {len}")))
+            Err(self.err(format!(
+                "unsupported msgpack extension type {ext_type} with length {len}"
+            )))
         }
     }
 
@@ -334,7 +353,10 @@ impl<'a> Decoder<'a> {
     /// before anything is allocated.
     fn check_count(&self, n: usize) -> Result<(), DecodeError> {
         if n > self.remaining() {
-            Err(self.err(format!("collection claims {n} elements but only {} bytes remain", self.remaining())))
+            Err(self.err(format!(
+                "collection claims {n} elements but only {} bytes remain",
+                self.remaining()
+            )))
         } else {
             Ok(())
         }
@@ -355,7 +377,10 @@ impl<'a> Decoder<'a> {
     fn tuple(&mut self, tys: &[Type], depth: usize) -> Result<Value, DecodeError> {
         let n = self.array_len("a tuple is required")?;
         if n != tys.len() {
-            return Err(self.err(format!("a tuple of length {} is required, got {n} elements", tys.len())));
+            return Err(self.err(format!(
+                "a tuple of length {} is required, got {n} elements",
+                tys.len()
+            )));
         }
         let mut out = Vec::with_capacity(n);
         for (i, t) in tys.iter().enumerate() {
@@ -380,7 +405,11 @@ impl<'a> Decoder<'a> {
         Ok(Value::Map(out))
     }
 
-    fn object(&mut self, attrs: &BTreeMap<String, Type>, depth: usize) -> Result<Value, DecodeError> {
+    fn object(
+        &mut self,
+        attrs: &BTreeMap<String, Type>,
+        depth: usize,
+    ) -> Result<Value, DecodeError> {
         let n = self.map_len("an object is required")?;
         self.check_count(n)?;
         let mut out = BTreeMap::new();
@@ -404,13 +433,20 @@ impl<'a> Decoder<'a> {
     fn dynamic(&mut self, depth: usize) -> Result<Value, DecodeError> {
         let n = self.array_len("a dynamic value ([type, value]) is required")?;
         if n != 2 {
-            return Err(self.err(format!("a dynamic value must be a 2-element array, got {n} elements")));
+            return Err(self.err(format!(
+                "a dynamic value must be a 2-element array, got {n} elements"
+            )));
         }
         let type_json = self.raw_bytes("the type of a dynamic value must be JSON bytes")?;
         let ty = serde_json::from_slice::<serde_json::Value>(type_json)
             .ok()
             .and_then(|j| Type::from_json(&j))
-            .ok_or_else(|| self.err(format!("invalid type {:?}", String::from_utf8_lossy(type_json))))?;
+            .ok_or_else(|| {
+                self.err(format!(
+                    "invalid type {:?}",
+                    String::from_utf8_lossy(type_json)
+                ))
+            })?;
         self.value(&ty, depth + 1)
     }
 }
@@ -420,7 +456,10 @@ impl<'a> Decoder<'a> {
 
 /// Encodes `value` as msgpack of type `ty`, byte for byte as go-cty would.
 pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, EncodeError> {
-    let mut e = Encoder { out: Vec::new(), path: Vec::new() };
+    let mut e = Encoder {
+        out: Vec::new(),
+        path: Vec::new(),
+    };
     e.value(value, ty)?;
     Ok(e.out)
 }
@@ -432,7 +471,10 @@ struct Encoder {
 
 impl Encoder {
     fn err(&self, message: impl Into<String>) -> EncodeError {
-        EncodeError { path: AttributePath(self.path.clone()), message: message.into() }
+        EncodeError {
+            path: AttributePath(self.path.clone()),
+            message: message.into(),
+        }
     }
 
     /// rmp writes into `Vec<u8>`, which cannot fail; errors are still mapped rather than unwrapped.
@@ -441,7 +483,11 @@ impl Encoder {
     }
 
     fn len32(&self, n: usize) -> Result<u32, EncodeError> {
-        u32::try_from(n).map_err(|_| self.err(format!("collection of {n} elements is too large for msgpack")))
+        u32::try_from(n).map_err(|_| {
+            self.err(format!(
+                "collection of {n} elements is too large for msgpack"
+            ))
+        })
     }
 
     fn value(&mut self, v: &Value, ty: &Type) -> Result<(), EncodeError> {
@@ -459,7 +505,8 @@ impl Encoder {
                 let actual = infer_type(v);
                 let r = rmp::encode::write_array_len(&mut self.out, 2);
                 self.w(r)?;
-                let r = rmp::encode::write_bin(&mut self.out, actual.to_json().to_string().as_bytes());
+                let r =
+                    rmp::encode::write_bin(&mut self.out, actual.to_json().to_string().as_bytes());
                 self.w(r)?;
                 self.value(v, &actual)?;
             }
@@ -472,7 +519,10 @@ impl Encoder {
                 let r = rmp::encode::write_str(&mut self.out, s);
                 self.w(r)?;
             }
-            (Value::List(items) | Value::Set(items) | Value::Tuple(items), Type::List(ety) | Type::Set(ety)) => {
+            (
+                Value::List(items) | Value::Set(items) | Value::Tuple(items),
+                Type::List(ety) | Type::Set(ety),
+            ) => {
                 let n = self.len32(items.len())?;
                 let r = rmp::encode::write_array_len(&mut self.out, n);
                 self.w(r)?;
@@ -484,7 +534,11 @@ impl Encoder {
             }
             (Value::List(items) | Value::Set(items) | Value::Tuple(items), Type::Tuple(tys)) => {
                 if items.len() != tys.len() {
-                    return Err(self.err(format!("expected a tuple of {} elements, got {}", tys.len(), items.len())));
+                    return Err(self.err(format!(
+                        "expected a tuple of {} elements, got {}",
+                        tys.len(),
+                        items.len()
+                    )));
                 }
                 let n = self.len32(items.len())?;
                 let r = rmp::encode::write_array_len(&mut self.out, n);
@@ -524,7 +578,13 @@ impl Encoder {
                     self.path.pop();
                 }
             }
-            (v, ty) => return Err(self.err(format!("expected {}, got a {} value", type_name(ty), value_kind(v)))),
+            (v, ty) => {
+                return Err(self.err(format!(
+                    "expected {}, got a {} value",
+                    type_name(ty),
+                    value_kind(v)
+                )));
+            }
         }
         Ok(())
     }
@@ -535,7 +595,8 @@ impl Encoder {
         }
         // go-cty: an exact int64 in the most compact integer form, otherwise a float64. Every f64 is exact in
         // one of the two, so cty's decimal-string form is never needed when writing.
-        if n.fract() == 0.0 && n >= -9_223_372_036_854_775_808.0 && n < 9_223_372_036_854_775_808.0 {
+        if n.fract() == 0.0 && n >= -9_223_372_036_854_775_808.0 && n < 9_223_372_036_854_775_808.0
+        {
             let r = rmp::encode::write_sint(&mut self.out, n as i64);
             self.w(r)?;
         } else {
@@ -569,7 +630,9 @@ fn infer_type(v: &Value) -> Type {
         Value::List(items) => Type::list(common(items.iter())),
         Value::Set(items) => Type::set(common(items.iter())),
         Value::Map(m) => Type::map(common(m.values())),
-        Value::Object(m) => Type::Object(m.iter().map(|(k, v)| (k.clone(), infer_type(v))).collect()),
+        Value::Object(m) => {
+            Type::Object(m.iter().map(|(k, v)| (k.clone(), infer_type(v))).collect())
+        }
         Value::Tuple(items) => Type::Tuple(items.iter().map(infer_type).collect()),
     }
 }
@@ -579,8 +642,10 @@ fn infer_type(v: &Value) -> Type {
 
 /// Decodes cty JSON (the stored state Terraform passes to UpgradeResourceState).
 pub fn decode_json(bytes: &[u8], ty: &Type) -> Result<Value, DecodeError> {
-    let j: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| DecodeError { path: AttributePath::default(), message: format!("invalid JSON: {e}") })?;
+    let j: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| DecodeError {
+        path: AttributePath::default(),
+        message: format!("invalid JSON: {e}"),
+    })?;
     json_to_value(&j, ty)
 }
 
@@ -591,11 +656,22 @@ pub fn json_to_value(j: &serde_json::Value, ty: &Type) -> Result<Value, DecodeEr
     from_json(j, ty, &mut path, 0)
 }
 
-fn from_json(j: &serde_json::Value, ty: &Type, path: &mut Vec<PathStep>, depth: usize) -> Result<Value, DecodeError> {
+fn from_json(
+    j: &serde_json::Value,
+    ty: &Type,
+    path: &mut Vec<PathStep>,
+    depth: usize,
+) -> Result<Value, DecodeError> {
     use serde_json::Value as J;
-    let err = |path: &[PathStep], message: String| DecodeError { path: AttributePath(path.to_vec()), message };
+    let err = |path: &[PathStep], message: String| DecodeError {
+        path: AttributePath(path.to_vec()),
+        message,
+    };
     if depth > MAX_DEPTH {
-        return Err(err(path, format!("value nested deeper than {MAX_DEPTH} levels")));
+        return Err(err(
+            path,
+            format!("value nested deeper than {MAX_DEPTH} levels"),
+        ));
     }
     if j.is_null() {
         return Ok(Value::Null);
@@ -624,19 +700,34 @@ fn from_json(j: &serde_json::Value, ty: &Type, path: &mut Vec<PathStep>, depth: 
             _ => return Err(mismatch(path)),
         },
         Type::List(ety) | Type::Set(ety) => {
-            let J::Array(items) = j else { return Err(mismatch(path)) };
+            let J::Array(items) = j else {
+                return Err(mismatch(path));
+            };
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 path.push(PathStep::Index(i as i64));
                 out.push(from_json(item, ety, path, depth + 1)?);
                 path.pop();
             }
-            if matches!(ty, Type::Set(_)) { Value::Set(out) } else { Value::List(out) }
+            if matches!(ty, Type::Set(_)) {
+                Value::Set(out)
+            } else {
+                Value::List(out)
+            }
         }
         Type::Tuple(tys) => {
-            let J::Array(items) = j else { return Err(mismatch(path)) };
+            let J::Array(items) = j else {
+                return Err(mismatch(path));
+            };
             if items.len() != tys.len() {
-                return Err(err(path, format!("a tuple of length {} is required, got {}", tys.len(), items.len())));
+                return Err(err(
+                    path,
+                    format!(
+                        "a tuple of length {} is required, got {}",
+                        tys.len(),
+                        items.len()
+                    ),
+                ));
             }
             let mut out = Vec::with_capacity(items.len());
             for (i, (item, t)) in items.iter().zip(tys).enumerate() {
@@ -647,7 +738,9 @@ fn from_json(j: &serde_json::Value, ty: &Type, path: &mut Vec<PathStep>, depth: 
             Value::Tuple(out)
         }
         Type::Map(ety) => {
-            let J::Object(m) = j else { return Err(mismatch(path)) };
+            let J::Object(m) = j else {
+                return Err(mismatch(path));
+            };
             let mut out = BTreeMap::new();
             for (k, item) in m {
                 path.push(PathStep::Key(k.clone()));
@@ -657,7 +750,9 @@ fn from_json(j: &serde_json::Value, ty: &Type, path: &mut Vec<PathStep>, depth: 
             Value::Map(out)
         }
         Type::Object(attrs) => {
-            let J::Object(m) = j else { return Err(mismatch(path)) };
+            let J::Object(m) = j else {
+                return Err(mismatch(path));
+            };
             let mut out = BTreeMap::new();
             for (name, aty) in attrs {
                 path.push(PathStep::Attribute(name.clone()));
@@ -673,9 +768,13 @@ fn from_json(j: &serde_json::Value, ty: &Type, path: &mut Vec<PathStep>, depth: 
         Type::Dynamic => {
             // go-cty writes a dynamic value as {"value": …, "type": …}.
             let (Some(value), Some(type_json)) = (j.get("value"), j.get("type")) else {
-                return Err(err(path, "a dynamic value ({\"value\": …, \"type\": …}) is required".into()));
+                return Err(err(
+                    path,
+                    "a dynamic value ({\"value\": …, \"type\": …}) is required".into(),
+                ));
             };
-            let t = Type::from_json(type_json).ok_or_else(|| err(path, format!("invalid type {type_json}")))?;
+            let t = Type::from_json(type_json)
+                .ok_or_else(|| err(path, format!("invalid type {type_json}")))?;
             from_json(value, &t, path, depth + 1)?
         }
     })
@@ -687,13 +786,20 @@ mod tests {
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
     }
 
     fn round_trip(v: &Value, ty: &Type, expected_hex: &str) {
         let bytes = encode(v, ty).unwrap();
         assert_eq!(bytes, hex(expected_hex), "encoding of {v:?}");
-        assert_eq!(&decode(&bytes, ty).unwrap(), v, "decoding of {expected_hex}");
+        assert_eq!(
+            &decode(&bytes, ty).unwrap(),
+            v,
+            "decoding of {expected_hex}"
+        );
     }
 
     #[test]
@@ -705,7 +811,11 @@ mod tests {
         round_trip(&Value::string("hi"), &Type::String, "a2 68 69");
         round_trip(&Value::string(""), &Type::String, "a0");
         // 32 bytes: str8, as go-msgpack writes it.
-        round_trip(&Value::string("a".repeat(32)), &Type::String, &format!("d9 20 {}", "61 ".repeat(32)));
+        round_trip(
+            &Value::string("a".repeat(32)),
+            &Type::String,
+            &format!("d9 20 {}", "61 ".repeat(32)),
+        );
     }
 
     #[test]
@@ -719,10 +829,22 @@ mod tests {
         round_trip(&Value::Number(-32.0), &Type::Number, "e0");
         round_trip(&Value::Number(-33.0), &Type::Number, "d0 df");
         round_trip(&Value::Number(-1000.0), &Type::Number, "d1 fc 18");
-        round_trip(&Value::Number(1.5), &Type::Number, "cb 3f f8 00 00 00 00 00 00");
+        round_trip(
+            &Value::Number(1.5),
+            &Type::Number,
+            "cb 3f f8 00 00 00 00 00 00",
+        );
         // 1e20 is an exact float64 but no int64: cty writes float64.
-        round_trip(&Value::Number(1e20), &Type::Number, "cb 44 15 af 1d 78 b5 8c 40");
-        round_trip(&Value::Number(f64::INFINITY), &Type::Number, "cb 7f f0 00 00 00 00 00 00");
+        round_trip(
+            &Value::Number(1e20),
+            &Type::Number,
+            "cb 44 15 af 1d 78 b5 8c 40",
+        );
+        round_trip(
+            &Value::Number(f64::INFINITY),
+            &Type::Number,
+            "cb 7f f0 00 00 00 00 00 00",
+        );
     }
 
     #[test]
@@ -739,11 +861,20 @@ mod tests {
     #[test]
     fn refined_unknowns_decode_as_unknown() {
         // ext 12 with body {1: false} ("definitely not null"), as Terraform sends for refined unknowns.
-        assert_eq!(decode(&hex("c7 03 0c 81 01 c2"), &Type::String).unwrap(), Value::Unknown);
+        assert_eq!(
+            decode(&hex("c7 03 0c 81 01 c2"), &Type::String).unwrap(),
+            Value::Unknown
+        );
         // String-prefix refinement {1: false, 2: "ab"}.
-        assert_eq!(decode(&hex("c7 07 0c 82 01 c2 02 a2 61 62"), &Type::String).unwrap(), Value::Unknown);
+        assert_eq!(
+            decode(&hex("c7 07 0c 82 01 c2 02 a2 61 62"), &Type::String).unwrap(),
+            Value::Unknown
+        );
         // Any extension of length ≤ 1 is a plain unknown.
-        assert_eq!(decode(&hex("d4 05 00"), &Type::Number).unwrap(), Value::Unknown);
+        assert_eq!(
+            decode(&hex("d4 05 00"), &Type::Number).unwrap(),
+            Value::Unknown
+        );
         assert!(decode(&hex("d5 07 00 00"), &Type::Number).is_err());
     }
 
@@ -752,16 +883,37 @@ mod tests {
         let ty = Type::object([
             ("name", Type::String),
             ("id", Type::String),
-            ("server", Type::object([("port", Type::Number), ("addresses", Type::list(Type::String))])),
+            (
+                "server",
+                Type::object([
+                    ("port", Type::Number),
+                    ("addresses", Type::list(Type::String)),
+                ]),
+            ),
             ("labels", Type::map(Type::String)),
         ]);
         let v = Value::object([
             ("id", Value::Unknown),
-            ("labels", Value::Map([("a".to_string(), Value::Unknown), ("b".to_string(), Value::Null)].into())),
+            (
+                "labels",
+                Value::Map(
+                    [
+                        ("a".to_string(), Value::Unknown),
+                        ("b".to_string(), Value::Null),
+                    ]
+                    .into(),
+                ),
+            ),
             ("name", Value::string("x")),
             (
                 "server",
-                Value::object([("addresses", Value::List(vec![Value::string("h"), Value::Unknown])), ("port", Value::Null)]),
+                Value::object([
+                    (
+                        "addresses",
+                        Value::List(vec![Value::string("h"), Value::Unknown]),
+                    ),
+                    ("port", Value::Null),
+                ]),
             ),
         ]);
         round_trip(
@@ -783,7 +935,11 @@ mod tests {
 
     #[test]
     fn sets_tuples_and_lists_are_arrays() {
-        round_trip(&Value::Set(vec![Value::string("a"), Value::string("b")]), &Type::set(Type::String), "92 a1 61 a1 62");
+        round_trip(
+            &Value::Set(vec![Value::string("a"), Value::string("b")]),
+            &Type::set(Type::String),
+            "92 a1 61 a1 62",
+        );
         round_trip(
             &Value::Tuple(vec![Value::string("a"), Value::Number(1.0)]),
             &Type::Tuple(vec![Type::String, Type::Number]),
@@ -795,7 +951,11 @@ mod tests {
     #[test]
     fn dynamic_values_carry_their_json_type() {
         // ["string", "hi"] with the type as msgpack bin, as go-cty's EncodeBytes writes it.
-        round_trip(&Value::string("hi"), &Type::Dynamic, "92 c4 08 22 73 74 72 69 6e 67 22 a2 68 69");
+        round_trip(
+            &Value::string("hi"),
+            &Type::Dynamic,
+            "92 c4 08 22 73 74 72 69 6e 67 22 a2 68 69",
+        );
         round_trip(&Value::Null, &Type::Dynamic, "c0");
         round_trip(&Value::Unknown, &Type::Dynamic, "d4 00 00");
         let v = Value::object([("n", Value::Number(1.0))]);
@@ -812,11 +972,21 @@ mod tests {
     fn errors_name_the_attribute_path() {
         let ty = Type::object([("server", Type::object([("port", Type::Number)]))]);
         let err = decode(&hex("81 a6 73 65 72 76 65 72 81 a4 70 6f 72 74 a1 78"), &ty).unwrap_err();
-        assert_eq!(err.to_string(), r#"server.port: number is required, got the string "x""#);
+        assert_eq!(
+            err.to_string(),
+            r#"server.port: number is required, got the string "x""#
+        );
         let err = decode(&hex("81 a3 62 61 64 c0"), &ty).unwrap_err();
         assert_eq!(err.to_string(), "bad: unsupported attribute");
-        let err = encode(&Value::object([("server", Value::object([("port", Value::string("x"))]))]), &ty).unwrap_err();
-        assert_eq!(err.to_string(), "server.port: expected number, got a string value");
+        let err = encode(
+            &Value::object([("server", Value::object([("port", Value::string("x"))]))]),
+            &ty,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "server.port: expected number, got a string value"
+        );
         let m = Type::map(Type::list(Type::Bool));
         let err = decode(&hex("81 a3 63 70 75 91 01"), &m).unwrap_err();
         assert_eq!(err.to_string(), r#"["cpu"][0]: bool is required"#);
@@ -829,7 +999,7 @@ mod tests {
             "",
             "81",
             "81 a1",
-            "81 a1 61 dd ff ff ff ff",    // array claiming 4 billion elements
+            "81 a1 61 dd ff ff ff ff", // array claiming 4 billion elements
             "81 a1 61 91 db ff ff ff ff", // str32 longer than the input
             "81 a1 64 92 c4 05 5b 5b 5b 5b 5b 00",
             "81 a1 64 92 c4 08 22 73 74 72 69 6e 67 22", // dynamic without its value
@@ -837,7 +1007,10 @@ mod tests {
             "c1",
             "81 a1 61 90 00", // trailing byte
         ] {
-            assert!(decode(&hex(input), &ty).is_err(), "{input} should not decode");
+            assert!(
+                decode(&hex(input), &ty).is_err(),
+                "{input} should not decode"
+            );
         }
         // Dynamic values nested beyond MAX_DEPTH: ["list","dynamic"] repeated.
         let mut deep = Vec::new();
@@ -869,7 +1042,10 @@ mod tests {
                 ("id", Value::string("a")),
                 ("port", Value::Number(51840.0)),
                 ("tags", Value::Set(vec![Value::string("x")])),
-                ("extra", Value::Tuple(vec![Value::string("a"), Value::Number(1.0)])),
+                (
+                    "extra",
+                    Value::Tuple(vec![Value::string("a"), Value::Number(1.0)])
+                ),
                 ("new_attr", Value::Null),
             ])
         );

@@ -244,14 +244,14 @@ fn validate(config: &Value) -> Diagnostics {
         );
     }
     let lb_ip = c.value("server.load_balancer_ip");
-    if let Some(ip) = lb_ip.as_str() {
-        if ip.parse::<std::net::IpAddr>().is_err() {
-            c.error(
-                AttributePath::parse("server.load_balancer_ip"),
-                "Invalid IP address for `server.load_balancer_ip`",
-                format!("`{ip}` is not an IPv4 or IPv6 address."),
-            );
-        }
+    if let Some(ip) = lb_ip.as_str()
+        && ip.parse::<std::net::IpAddr>().is_err()
+    {
+        c.error(
+            AttributePath::parse("server.load_balancer_ip"),
+            "Invalid IP address for `server.load_balancer_ip`",
+            format!("`{ip}` is not an IPv4 or IPv6 address."),
+        );
     }
     if !lb_ip.is_null() && effective_type.is_some_and(|t| t != "LoadBalancer") {
         c.error(
@@ -309,18 +309,18 @@ fn whole_number(
     what: &str,
 ) {
     let v = c.value(path);
-    if let Value::Number(n) = v {
-        if !v.as_i64().is_some_and(|x| range.contains(&x)) {
-            c.error(
-                AttributePath::parse(path),
-                format!("Out of range for `{path}`"),
-                format!(
-                    "{n} is not a valid {what}: give a whole number between {} and {}.",
-                    range.start(),
-                    range.end()
-                ),
-            );
-        }
+    if let Value::Number(n) = v
+        && !v.as_i64().is_some_and(|x| range.contains(&x))
+    {
+        c.error(
+            AttributePath::parse(path),
+            format!("Out of range for `{path}`"),
+            format!(
+                "{n} is not a valid {what}: give a whole number between {} and {}.",
+                range.start(),
+                range.end()
+            ),
+        );
     }
 }
 
@@ -837,18 +837,17 @@ fn key_secret_check(s: Option<&Secret>, remote_cluster_id: &str) -> kube_ops::Ch
         .labels
         .as_ref()
         .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
+        && owner != remote_cluster_id
     {
-        if owner != remote_cluster_id {
-            return kube_ops::Check::Failed {
-                reason: format!(
-                    "The Secret is labelled {}={owner}: it holds the keys for peer `{owner}`, not `{remote_cluster_id}`.",
-                    labels::REMOTE_CLUSTER_ID
-                ),
-                hint: format!(
-                    "Set key_secret_name to the `key_secret_name` of the liqo_generate whose remote_cluster_id is `{remote_cluster_id}`."
-                ),
-            };
-        }
+        return kube_ops::Check::Failed {
+            reason: format!(
+                "The Secret is labelled {}={owner}: it holds the keys for peer `{owner}`, not `{remote_cluster_id}`.",
+                labels::REMOTE_CLUSTER_ID
+            ),
+            hint: format!(
+                "Set key_secret_name to the `key_secret_name` of the liqo_generate whose remote_cluster_id is `{remote_cluster_id}`."
+            ),
+        };
     }
     let data = s.data.as_ref();
     let missing: Vec<&str> = [labels::WIREGUARD_PRIVATE_KEY, labels::WIREGUARD_PUBLIC_KEY]

@@ -430,9 +430,11 @@ impl Peer {
     }
 }
 
-/// Keys of the live `spec.resources` that the desired request drops. Server-side apply only removes fields this
-/// field manager owns, so keys someone else added must be claimed first and then released.
-fn foreign_resource_keys(
+/// Keys of the live `spec.resources` that the desired request drops, each with a value different from the live
+/// one. Server-side apply only removes fields that no other manager owns, and applying a field with the value it
+/// already has only *shares* ownership; a different value conflicts, so the forced apply takes the key over
+/// entirely and the next apply (without it) removes it.
+fn claim_foreign_resource_keys(
     live: Option<&ResourceSlice>,
     desired: Option<&BTreeMap<String, String>>,
 ) -> BTreeMap<String, String> {
@@ -440,7 +442,7 @@ fn foreign_resource_keys(
     live.into_iter()
         .flatten()
         .filter(|(k, _)| !desired.is_some_and(|d| d.contains_key(*k)))
-        .map(|(k, q)| (k.clone(), q.0.clone()))
+        .map(|(k, q)| (k.clone(), if quantity::same(&q.0, "0") { "1" } else { "0" }.to_string()))
         .collect()
 }
 
@@ -711,7 +713,7 @@ impl PeerResource {
         kube_ops::apply(ctx, &secrets, &peer.identity_secret()).await?;
         *written = true;
         let live = settle(ctx, &slices, &peer.slice_name, deadline).await?;
-        let foreign = foreign_resource_keys(live.as_ref(), peer.resources.as_ref());
+        let foreign = claim_foreign_resource_keys(live.as_ref(), peer.resources.as_ref());
         if !foreign.is_empty() {
             let mut claimed = peer.resources.clone().unwrap_or_default();
             claimed.extend(foreign);
@@ -1289,10 +1291,19 @@ mod tests {
     fn keys_added_out_of_band_are_claimed_then_dropped() {
         let (_, peer) = planned_peer();
         let mut live = peer.resource_slice(peer.resources.as_ref());
-        live.spec.resources.as_mut().unwrap().insert("nvidia.com/gpu".into(), Quantity("1".into()));
-        let foreign = foreign_resource_keys(Some(&live), peer.resources.as_ref());
-        assert_eq!(foreign, BTreeMap::from([("nvidia.com/gpu".to_string(), "1".to_string())]));
-        assert!(foreign_resource_keys(None, peer.resources.as_ref()).is_empty());
+        let added = live.spec.resources.as_mut().unwrap();
+        added.insert("nvidia.com/gpu".into(), Quantity("1".into()));
+        added.insert("example.com/widget".into(), Quantity("0m".into()));
+        let claim = claim_foreign_resource_keys(Some(&live), peer.resources.as_ref());
+        // Claimed with a different value, so that the forced apply conflicts and takes the key over.
+        assert_eq!(
+            claim,
+            BTreeMap::from([
+                ("example.com/widget".to_string(), "1".to_string()),
+                ("nvidia.com/gpu".to_string(), "0".to_string())
+            ])
+        );
+        assert!(claim_foreign_resource_keys(None, peer.resources.as_ref()).is_empty());
     }
 
     #[test]
