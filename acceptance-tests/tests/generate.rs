@@ -199,6 +199,26 @@ async fn adoption(ground: &Ground, cli: Cli) -> Result<()> {
     assert!(!l.contains_key(labels::REMOTE_CLUSTER_ID) && !l.contains_key(labels::TENANT_NAMESPACE), "{cli}: Liqo labels removed: {l:?}");
     assert!(Api::<Secret>::namespaced(client, &namespace).get_opt("gw-keys").await?.is_none(), "{cli}: key Secret removed");
     namespaces.delete(&namespace, &DeleteParams::default()).await?;
+
+    // A namespace labelled for another peer is refused before anything is written, and stays untouched.
+    let taken = format!("taken-{remote}");
+    let other_peer = Namespace {
+        metadata: ObjectMeta {
+            name: Some(taken.clone()),
+            labels: Some(BTreeMap::from([(labels::REMOTE_CLUSTER_ID.to_string(), "someone-else".to_string())])),
+            ..ObjectMeta::default()
+        },
+        ..Namespace::default()
+    };
+    namespaces.create(&PostParams::default(), &other_peer).await?;
+    let work = Workdir::new(cli, &config(ground, &remote, &format!("  tenant_namespace = \"{taken}\"\n"))).await?;
+    let run = work.apply_fails().await?;
+    assert!(run.stderr.contains(&format!("Namespace {taken} belongs to another peer")), "{cli}: {}", run.stderr);
+    let state = work.run(&["state", "list"]).await?;
+    assert!(!state.stdout.contains(ADDRESS), "{cli}: a refused create leaves nothing in the state: {}", state.stdout);
+    let l = namespaces.get(&taken).await?.metadata.labels.unwrap_or_default();
+    assert_eq!(l.len(), 1, "{cli}: the other peer's namespace is untouched: {l:?}");
+    namespaces.delete(&taken, &DeleteParams::default()).await?;
     Ok(())
 }
 

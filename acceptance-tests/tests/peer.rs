@@ -121,6 +121,22 @@ fn attributes(work: &Workdir, address: &str) -> Result<Value> {
     Ok(instance(work, address)?.with_context(|| format!("{address} is not in the state"))?["attributes"].clone())
 }
 
+/// The change planned for `address` (from a saved plan, as JSON: `actions`, `before`, `after`).
+async fn planned_change(work: &Workdir, address: &str) -> Result<Value> {
+    let plan = work.run(&["plan", "-out=drift.tfplan", "-input=false", "-no-color"]).await?;
+    ensure!(plan.success(), "{plan}");
+    let show = work.run(&["show", "-json", "-no-color", "drift.tfplan"]).await?;
+    ensure!(show.success(), "{show}");
+    let doc: Value = serde_json::from_str(&show.stdout)?;
+    doc["resource_changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["address"] == address)
+        .map(|c| c["change"].clone())
+        .with_context(|| format!("the plan has no change for {address}"))
+}
+
 fn plan_text(plan: &Plan) -> &str {
     &plan.run().stdout
 }
@@ -224,27 +240,28 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
     ensure!(work.plan().await?.is_empty(), "{cli}: the plan after resizing must be empty");
 
-    // Drift: a request changed and a key added out of band show up, and apply restores the request.
-    let patch = json!({"spec": {"resources": {"cpu": "2", "ephemeral-storage": "1Gi"}}});
-    slices.patch(SLICE, &PatchParams::default(), &Patch::Merge(&patch)).await?;
-    let plan = work.plan().await?;
-    ensure!(
-        summary(&plan).contains("1 to change") && plan_text(&plan).contains("ephemeral-storage"),
-        "{cli}: out-of-band changes of resources are drift:\n{}",
-        plan_text(&plan)
-    );
-    work.apply().await?;
-    let spec = slices.get(SLICE).await?.spec.resources.unwrap_or_default();
-    let spec: BTreeMap<String, String> = spec.into_iter().map(|(k, q)| (k, q.0)).collect();
-    assert_eq!(spec, BTreeMap::from([("cpu".into(), "8".into()), ("memory".into(), "16Gi".into()), ("pods".into(), "110".into())]), "{cli}: apply restores the request");
-    ensure!(work.plan().await?.is_empty(), "{cli}: the plan after repairing drift must be empty");
-
     // Import: the state comes back from the cluster (kubeconfig from the Secret) and the plan is empty.
     let rm = work.run(&["state", "rm", PEER]).await?;
     ensure!(rm.success(), "{rm}");
     work.import(PEER, &format!("{ROME_TENANT_NS}/{SLICE}")).await?;
     let plan = work.plan().await?;
     ensure!(plan.is_empty(), "{cli}: the plan after import must be empty:\n{}", plan_text(&plan));
+
+    // Drift: a requested quantity changed out of band shows up and apply restores it; a key someone else added
+    // is theirs (neither shown nor removed).
+    let patch = json!({"spec": {"resources": {"cpu": "2", "ephemeral-storage": "1Gi"}}});
+    slices.patch(SLICE, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    let change = planned_change(&work, PEER).await?;
+    assert_eq!(change["actions"], json!(["update"]), "{cli}: drift is repaired in place");
+    assert_eq!(change["before"]["resources"], quantities(&[("cpu", "2"), ("memory", "16Gi"), ("pods", "110")]), "{cli}: drift");
+    assert_eq!(change["after"]["resources"], quantities(&[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]), "{cli}: repair");
+    work.apply().await?;
+    let spec = slices.get(SLICE).await?.spec.resources.unwrap_or_default();
+    let spec: BTreeMap<String, String> = spec.into_iter().map(|(k, q)| (k, q.0)).collect();
+    let expected = [("cpu", "8"), ("ephemeral-storage", "1Gi"), ("memory", "16Gi"), ("pods", "110")];
+    assert_eq!(spec, expected.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), "{cli}: apply restores the request");
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{cli}: the plan after repairing drift must be empty:\n{}", plan_text(&plan));
 
     // The slice deleted out of band: the plan creates the peering again.
     slices.delete(SLICE, &DeleteParams::default()).await?;

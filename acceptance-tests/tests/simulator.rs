@@ -283,25 +283,73 @@ async fn gateway_server_gets_keys_endpoint_and_rendered_server() -> Result<()> {
     delete_namespaces(&client, &[generated_ns, labelled_ns]).await
 }
 
-/// Keys, Secrets and gateways of a milan (server) ↔ rome (client) network peering.
+/// Keys, Secrets and gateways of a network peering between two ground clusters.
 struct Network {
-    milan: Client,
-    rome: Client,
-    milan_ns: &'static str,
-    rome_ns: &'static str,
-    milan_keys: ([u8; 32], [u8; 32]),
-    rome_keys: ([u8; 32], [u8; 32]),
+    server: Client,
+    client: Client,
+    server_id: String,
+    client_id: String,
+    server_ns: String,
+    client_ns: String,
+    server_keys: ([u8; 32], [u8; 32]),
+    client_keys: ([u8; 32], [u8; 32]),
 }
 
 impl Network {
-    async fn connection(&self, on_milan: bool) -> Result<Option<Connection>> {
+    /// Tenant namespaces, key Secrets, the GatewayServer (waited for its endpoint) and a GatewayClient dialling
+    /// it (waited for its refs); no PublicKeys yet.
+    async fn gateways(ground: &Ground, server_id: &str, client_id: &str, suffix: &str, node_port: i32) -> Result<Network> {
+        let net = Network {
+            server: ground.client(server_id).await?,
+            client: ground.client(client_id).await?,
+            server_id: server_id.into(),
+            client_id: client_id.into(),
+            server_ns: format!("sim-net-{suffix}-{server_id}"),
+            client_ns: format!("sim-net-{suffix}-{client_id}"),
+            server_keys: keypair(),
+            client_keys: keypair(),
+        };
+        tenant_namespace(&net.server, &net.server_ns, client_id).await?;
+        tenant_namespace(&net.client, &net.client_ns, server_id).await?;
+        create(&net.server, &key_secret(&net.server_ns, "gw-keys", client_id, net.server_keys)).await?;
+        create(&net.client, &key_secret(&net.client_ns, "gw-keys", server_id, net.client_keys)).await?;
+        create(&net.server, &server(&net.server_ns, "server", client_id, Some("gw-keys"), Some(node_port))).await?;
+        let servers: Api<GatewayServer> = Api::namespaced(net.server.clone(), &net.server_ns);
+        let gs = wait(&servers, "server", "endpoint", |gs| {
+            gs.status.as_ref().and_then(|s| s.endpoint.as_ref()).is_some_and(|e| e.is_ready())
+        })
+        .await?;
+        let mut gc = GatewayClient::new("client", GatewayClientSpec {
+            endpoint: gs.status.unwrap().endpoint,
+            mtu: Some(1340),
+            secret_ref: Some(SecretReference { name: Some("gw-keys".into()) }),
+            ..Default::default()
+        });
+        gc.metadata = meta(&net.client_ns, "client", &[(REMOTE_CLUSTER_ID, server_id)]);
+        create(&net.client, &gc).await?;
+        let clients: Api<GatewayClient> = Api::namespaced(net.client.clone(), &net.client_ns);
+        wait(&clients, "client", "clientRef and secretRef", |gc| {
+            gc.status.as_ref().is_some_and(|s| s.client_ref.is_some() && s.secret_ref.is_some())
+        })
+        .await?;
+        Ok(net)
+    }
+
+    /// Each side gets a PublicKey holding the other side's public key.
+    async fn exchange_keys(&self) -> Result<()> {
+        create(&self.server, &public_key(&self.server_ns, &self.client_id, self.client_keys.1)).await?;
+        create(&self.client, &public_key(&self.client_ns, &self.server_id, self.server_keys.1)).await?;
+        Ok(())
+    }
+
+    async fn connection(&self, on_server: bool) -> Result<Option<Connection>> {
         let (client, ns, name) =
-            if on_milan { (&self.milan, self.milan_ns, "gw-server") } else { (&self.rome, self.rome_ns, "gw-client") };
+            if on_server { (&self.server, &self.server_ns, "gw-server") } else { (&self.client, &self.client_ns, "gw-client") };
         Ok(Api::<Connection>::namespaced(client.clone(), ns).get_opt(name).await?)
     }
 
     async fn wait_connections(&self, value: &str) -> Result<()> {
-        for (client, ns, name) in [(&self.milan, self.milan_ns, "gw-server"), (&self.rome, self.rome_ns, "gw-client")] {
+        for (client, ns, name) in [(&self.server, &self.server_ns, "gw-server"), (&self.client, &self.client_ns, "gw-client")] {
             let api: Api<Connection> = Api::namespaced(client.clone(), ns);
             wait(&api, name, &format!("status.value {value}"), |c| {
                 c.status.as_ref().and_then(|s| s.value.as_deref()) == Some(value)
@@ -310,47 +358,22 @@ impl Network {
         }
         Ok(())
     }
+
+    async fn tear_down(self) -> Result<()> {
+        delete_namespaces(&self.server, &[&self.server_ns]).await?;
+        delete_namespaces(&self.client, &[&self.client_ns]).await
+    }
 }
 
 #[tokio::test]
 async fn connection_is_connected_only_while_both_sides_keys_match() -> Result<()> {
     let _peering = PEERING.lock().await;
     let ground = Ground::shared();
-    let net = Network {
-        milan: ground.client(MILAN).await?,
-        rome: ground.client(ROME).await?,
-        milan_ns: "sim-net-milan",
-        rome_ns: "sim-net-rome",
-        milan_keys: keypair(),
-        rome_keys: keypair(),
-    };
-    tenant_namespace(&net.milan, net.milan_ns, ROME).await?;
-    tenant_namespace(&net.rome, net.rome_ns, MILAN).await?;
-    create(&net.milan, &key_secret(net.milan_ns, "gw-keys", ROME, net.milan_keys)).await?;
-    create(&net.rome, &key_secret(net.rome_ns, "gw-keys", MILAN, net.rome_keys)).await?;
-    create(&net.milan, &server(net.milan_ns, "server", ROME, Some("gw-keys"), Some(30999))).await?;
-    let servers: Api<GatewayServer> = Api::namespaced(net.milan.clone(), net.milan_ns);
-    let gs = wait(&servers, "server", "endpoint", |gs| gs.status.as_ref().and_then(|s| s.endpoint.as_ref()).is_some_and(|e| e.is_ready())).await?;
-    let endpoint = gs.status.unwrap().endpoint.unwrap();
-
-    let mut gc = GatewayClient::new("client", GatewayClientSpec {
-        endpoint: Some(endpoint),
-        mtu: Some(1340),
-        secret_ref: Some(SecretReference { name: Some("gw-keys".into()) }),
-        ..Default::default()
-    });
-    gc.metadata = meta(net.rome_ns, "client", &[(REMOTE_CLUSTER_ID, MILAN)]);
-    create(&net.rome, &gc).await?;
-    let clients: Api<GatewayClient> = Api::namespaced(net.rome.clone(), net.rome_ns);
-    wait(&clients, "client", "clientRef and secretRef", |gc| {
-        gc.status.as_ref().is_some_and(|s| s.client_ref.is_some() && s.secret_ref.is_some())
-    })
-    .await?;
+    let net = Network::gateways(ground, MILAN, ROME, "keys", 30999).await?;
     assert!(net.connection(true).await?.is_none(), "no Connection before a PublicKey exists");
 
     // Each side holds the other's public key: both Connections reach Connected.
-    create(&net.milan, &public_key(net.milan_ns, ROME, net.rome_keys.1)).await?;
-    create(&net.rome, &public_key(net.rome_ns, MILAN, net.milan_keys.1)).await?;
+    net.exchange_keys().await?;
     net.wait_connections(CONNECTION_CONNECTED).await?;
     let connection = net.connection(true).await?.unwrap();
     assert_eq!(connection.spec.type_.as_deref(), Some("Server"));
@@ -359,19 +382,19 @@ async fn connection_is_connected_only_while_both_sides_keys_match() -> Result<()
     assert_eq!(net.connection(false).await?.unwrap().spec.type_.as_deref(), Some("Client"));
 
     // A wrong key on rome breaks the handshake for both sides; fixing it reconnects them.
-    let rome_keys: Api<PublicKey> = Api::namespaced(net.rome.clone(), net.rome_ns);
+    let rome_keys: Api<PublicKey> = Api::namespaced(net.client.clone(), &net.client_ns);
     let wrong = json!({"spec": {"publicKey": ByteString(keypair().1.to_vec())}});
     rome_keys.patch(MILAN, &PatchParams::default(), &Patch::Merge(&wrong)).await?;
     net.wait_connections(CONNECTION_ERROR).await?;
-    wait_event(&net.rome, net.rome_ns, "gw-client", "ConnectionError").await?;
-    let right = json!({"spec": {"publicKey": ByteString(net.milan_keys.1.to_vec())}});
+    wait_event(&net.client, &net.client_ns, "gw-client", "ConnectionError").await?;
+    let right = json!({"spec": {"publicKey": ByteString(net.server_keys.1.to_vec())}});
     rome_keys.patch(MILAN, &PatchParams::default(), &Patch::Merge(&right)).await?;
     net.wait_connections(CONNECTION_CONNECTED).await?;
 
     // The fail-connections fault breaks only the cluster it is set on.
     ground.set_fault(ROME, "fail-connections", "true").await?;
     let result = async {
-        let api: Api<Connection> = Api::namespaced(net.rome.clone(), net.rome_ns);
+        let api: Api<Connection> = Api::namespaced(net.client.clone(), &net.client_ns);
         wait(&api, "gw-client", "Error under the fault", |c| c.status.as_ref().and_then(|s| s.value.as_deref()) == Some(CONNECTION_ERROR)).await?;
         assert_eq!(net.connection(true).await?.unwrap().status.unwrap().value.as_deref(), Some(CONNECTION_CONNECTED));
         anyhow::Ok(())
@@ -382,15 +405,13 @@ async fn connection_is_connected_only_while_both_sides_keys_match() -> Result<()
     net.wait_connections(CONNECTION_CONNECTED).await?;
 
     // The ForeignCluster shows the networking module as liqoctl info reads it.
-    let fcs: Api<ForeignCluster> = Api::all(net.milan.clone());
+    let fcs: Api<ForeignCluster> = Api::all(net.server.clone());
     let fc = wait(&fcs, ROME, "networking module healthy", |fc| {
         fc.status.as_ref().and_then(|s| s.modules.as_ref()).is_some_and(|m| m.networking.is_healthy())
     })
     .await?;
     assert_eq!(fc.spec.cluster_id.as_deref(), Some(ROME));
-
-    delete_namespaces(&net.milan, &[net.milan_ns]).await?;
-    delete_namespaces(&net.rome, &[net.rome_ns]).await
+    net.tear_down().await
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -438,26 +459,35 @@ async fn tenant_gets_its_namespace_finalizer_and_label() -> Result<()> {
 // ResourceSlices, VirtualNodes, NamespaceOffloading (milan provides to rome)
 // ---------------------------------------------------------------------------------------------------------------
 
-/// Authentication between milan (provider) and rome (consumer), set up the way the provider's resources do:
-/// tenant namespaces, Tenant, a certificate minted through the CSR API for `CN=rome, O=liqo.io`, optionally
-/// bound to `liqo-remote-controlplane`, and rome's control-plane kubeconfig Secret.
+/// Authentication between a provider and a consumer cluster, set up the way the provider's resources do:
+/// tenant namespaces, Tenant, a certificate minted through the CSR API for `CN=<consumer>, O=liqo.io`,
+/// optionally bound to `liqo-remote-controlplane`, and the consumer's control-plane kubeconfig Secret.
 struct Authenticated {
-    milan: Client,
-    rome: Client,
+    provider: Client,
+    consumer: Client,
+    provider_id: String,
+    consumer_id: String,
     provider_ns: String,
     consumer_ns: String,
 }
 
 impl Authenticated {
     async fn new(ground: &Ground, suffix: &str, bind: bool) -> Result<Authenticated> {
-        let milan = ground.client(MILAN).await?;
-        let rome = ground.client(ROME).await?;
-        let provider_ns = format!("sim-provider-{suffix}");
-        let consumer_ns = format!("sim-consumer-{suffix}");
-        tenant_namespace(&milan, &provider_ns, ROME).await?;
-        tenant_namespace(&rome, &consumer_ns, MILAN).await?;
-        create(&milan, &tenant(&provider_ns, ROME, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE)).await?;
-        let auth = Authenticated { milan, rome, provider_ns, consumer_ns };
+        Authenticated::between(ground, MILAN, ROME, suffix, bind).await
+    }
+
+    async fn between(ground: &Ground, provider_id: &str, consumer_id: &str, suffix: &str, bind: bool) -> Result<Authenticated> {
+        let auth = Authenticated {
+            provider: ground.client(provider_id).await?,
+            consumer: ground.client(consumer_id).await?,
+            provider_id: provider_id.into(),
+            consumer_id: consumer_id.into(),
+            provider_ns: format!("sim-provider-{suffix}"),
+            consumer_ns: format!("sim-consumer-{suffix}"),
+        };
+        tenant_namespace(&auth.provider, &auth.provider_ns, consumer_id).await?;
+        tenant_namespace(&auth.consumer, &auth.consumer_ns, provider_id).await?;
+        create(&auth.provider, &tenant(&auth.provider_ns, consumer_id, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE)).await?;
         if bind {
             auth.bind().await?;
         }
@@ -465,21 +495,25 @@ impl Authenticated {
         let secret = Secret {
             metadata: ObjectMeta {
                 annotations: Some(string_map(&[(labels::REMOTE_TENANT_NAMESPACE, &auth.provider_ns)])),
-                ..meta(&auth.consumer_ns, "kubeconfig-controlplane-milan", &[
+                ..meta(&auth.consumer_ns, &auth.secret_name(), &[
                     (labels::IDENTITY_TYPE, labels::IDENTITY_TYPE_CONTROL_PLANE),
-                    (REMOTE_CLUSTER_ID, MILAN),
+                    (REMOTE_CLUSTER_ID, provider_id),
                 ])
             },
             data: Some(BTreeMap::from([(labels::KUBECONFIG_KEY.to_owned(), ByteString(kubeconfig.into_bytes()))])),
             ..Default::default()
         };
-        create(&auth.rome, &secret).await?;
+        create(&auth.consumer, &secret).await?;
         Ok(auth)
+    }
+
+    fn secret_name(&self) -> String {
+        format!("kubeconfig-controlplane-{}", self.provider_id)
     }
 
     async fn bind(&self) -> Result<()> {
         let binding = RoleBinding {
-            metadata: meta(&self.provider_ns, labels::REMOTE_CONTROLPLANE_ROLE_BINDING, &[(REMOTE_CLUSTER_ID, ROME)]),
+            metadata: meta(&self.provider_ns, labels::REMOTE_CONTROLPLANE_ROLE_BINDING, &[(REMOTE_CLUSTER_ID, &self.consumer_id)]),
             role_ref: RoleRef {
                 api_group: "rbac.authorization.k8s.io".into(),
                 kind: "ClusterRole".into(),
@@ -488,19 +522,19 @@ impl Authenticated {
             subjects: Some(vec![Subject {
                 api_group: Some("rbac.authorization.k8s.io".into()),
                 kind: "User".into(),
-                name: ROME.into(),
+                name: self.consumer_id.clone(),
                 namespace: None,
             }]),
         };
-        create(&self.milan, &binding).await?;
+        create(&self.provider, &binding).await?;
         Ok(())
     }
 
-    /// A kubeconfig for `CN=rome, O=liqo.io`, signed by milan's controller-manager.
+    /// A kubeconfig for `CN=<consumer>, O=liqo.io`, signed by the provider's controller-manager.
     async fn mint(&self, ground: &Ground, suffix: &str) -> Result<String> {
-        let (key_pem, csr_pem) = pki::client_key_and_csr(ROME, Some(labels::CONTROL_PLANE_ORGANIZATION))?;
-        let csrs: Api<CertificateSigningRequest> = Api::all(self.milan.clone());
-        let name = format!("sim-rome-{suffix}");
+        let (key_pem, csr_pem) = pki::client_key_and_csr(&self.consumer_id, Some(labels::CONTROL_PLANE_ORGANIZATION))?;
+        let csrs: Api<CertificateSigningRequest> = Api::all(self.provider.clone());
+        let name = format!("sim-{}-{suffix}", self.consumer_id);
         let csr = CertificateSigningRequest {
             metadata: ObjectMeta { name: Some(name.clone()), ..Default::default() },
             spec: CertificateSigningRequestSpec {
@@ -519,22 +553,23 @@ impl Authenticated {
         csrs.patch_subresource("approval", &name, &PatchParams::default(), &Patch::Merge(&approval)).await?;
         let csr = wait(&csrs, &name, "certificate issued", |c| c.status.as_ref().is_some_and(|s| s.certificate.is_some())).await?;
         let certificate = String::from_utf8(csr.status.unwrap().certificate.unwrap().0)?;
-        let milan = ground.cluster(MILAN);
-        kubeconfig::render(MILAN, ROME, &milan.api_server, &ground.ca_certificate(MILAN)?, &certificate, &key_pem)
+        let provider = ground.cluster(&self.provider_id);
+        let ca = ground.ca_certificate(&self.provider_id)?;
+        kubeconfig::render(&self.provider_id, &self.consumer_id, &provider.api_server, &ca, &certificate, &key_pem)
     }
 
     fn slice(&self, name: &str, resources: &[(&str, &str)]) -> ResourceSlice {
         let mut rs = ResourceSlice::new(name, ResourceSliceSpec {
             class: Some(RESOURCE_SLICE_CLASS_DEFAULT.into()),
-            provider_cluster_id: Some(MILAN.into()),
+            provider_cluster_id: Some(self.provider_id.clone()),
             resources: Some(quantities(resources)),
             ..Default::default()
         });
         rs.metadata = ObjectMeta {
             annotations: Some(string_map(&[(labels::CREATE_VIRTUAL_NODE, labels::TRUE)])),
             ..meta(&self.consumer_ns, name, &[
-                (REMOTE_CLUSTER_ID, MILAN),
-                (labels::REMOTE_ID, MILAN),
+                (REMOTE_CLUSTER_ID, &self.provider_id),
+                (labels::REMOTE_ID, &self.provider_id),
                 (labels::REPLICATION, labels::TRUE),
             ])
         };
@@ -542,11 +577,11 @@ impl Authenticated {
     }
 
     fn slices(&self) -> Api<ResourceSlice> {
-        Api::namespaced(self.rome.clone(), &self.consumer_ns)
+        Api::namespaced(self.consumer.clone(), &self.consumer_ns)
     }
 
     fn copies(&self) -> Api<ResourceSlice> {
-        Api::namespaced(self.milan.clone(), &self.provider_ns)
+        Api::namespaced(self.provider.clone(), &self.provider_ns)
     }
 
     async fn wait_decided(&self, name: &str) -> Result<ResourceSlice> {
@@ -570,11 +605,11 @@ impl Authenticated {
             wait_gone(&self.slices(), name).await?;
             wait_gone(&self.copies(), name).await?;
         }
-        let secrets: Api<Secret> = Api::namespaced(self.rome.clone(), &self.consumer_ns);
-        secrets.delete("kubeconfig-controlplane-milan", &DeleteParams::default()).await?;
-        wait_gone(&secrets, "kubeconfig-controlplane-milan").await?;
-        delete_namespaces(&self.milan, &[&self.provider_ns]).await?;
-        delete_namespaces(&self.rome, &[&self.consumer_ns]).await
+        let secrets: Api<Secret> = Api::namespaced(self.consumer.clone(), &self.consumer_ns);
+        secrets.delete(&self.secret_name(), &DeleteParams::default()).await?;
+        wait_gone(&secrets, &self.secret_name()).await?;
+        delete_namespaces(&self.provider, &[&self.provider_ns]).await?;
+        delete_namespaces(&self.consumer, &[&self.consumer_ns]).await
     }
 }
 
@@ -583,7 +618,7 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
     let _peering = PEERING.lock().await;
     let ground = Ground::shared();
     let auth = Authenticated::new(ground, "accept", true).await?;
-    create(&auth.rome, &auth.slice("milan-accept", &[("cpu", "2"), ("memory", "4Gi")])).await?;
+    create(&auth.consumer, &auth.slice("milan-accept", &[("cpu", "2"), ("memory", "4Gi")])).await?;
 
     let rs = auth.wait_decided("milan-accept").await?;
     let status = rs.status.as_ref().unwrap();
@@ -602,11 +637,11 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
         "the copy's spec is applied by the crd-replicator's manager: {:?}",
         copy.metadata.managed_fields
     );
-    let secret = Api::<Secret>::namespaced(auth.rome.clone(), &auth.consumer_ns).get("kubeconfig-controlplane-milan").await?;
+    let secret = Api::<Secret>::namespaced(auth.consumer.clone(), &auth.consumer_ns).get(&auth.secret_name()).await?;
     assert!(secret.finalizers().contains(&labels::CRD_REPLICATOR_OPERATOR_FINALIZER.to_owned()));
 
     // VirtualNode and its Node.
-    let vns: Api<VirtualNode> = Api::namespaced(auth.rome.clone(), &auth.consumer_ns);
+    let vns: Api<VirtualNode> = Api::namespaced(auth.consumer.clone(), &auth.consumer_ns);
     let vn = wait(&vns, "milan-accept", "VirtualKubelet and Node Running", |vn| {
         let status = vn.status.as_ref();
         [VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_CONDITION_NODE]
@@ -617,7 +652,7 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
     assert!(vn.finalizers().contains(&labels::VIRTUAL_NODE_FINALIZER.to_owned()));
     assert_eq!(vn.owner_references()[0].kind, "ResourceSlice");
     assert_eq!(vn.spec.cluster_id.as_deref(), Some(MILAN));
-    let nodes: Api<Node> = Api::all(auth.rome.clone());
+    let nodes: Api<Node> = Api::all(auth.consumer.clone());
     let ready = |n: &Node| n.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
     let node = wait(&nodes, "milan-accept", "Ready", ready).await?;
     assert_eq!(node.labels().get(labels::NODE_TYPE).map(String::as_str), Some(labels::NODE_TYPE_VIRTUAL_NODE));
@@ -634,7 +669,7 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
     assert_eq!(vn.spec.resource_quota.unwrap().hard.unwrap()["cpu"], Quantity("3".into()));
 
     // The ForeignCluster on rome sees milan as a provider with healthy offloading.
-    let fcs: Api<ForeignCluster> = Api::all(auth.rome.clone());
+    let fcs: Api<ForeignCluster> = Api::all(auth.consumer.clone());
     let fc = wait(&fcs, MILAN, "offloading module healthy", |fc| {
         fc.status.as_ref().and_then(|s| s.modules.as_ref()).is_some_and(|m| m.offloading.is_healthy())
     })
@@ -655,17 +690,17 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
     let _peering = PEERING.lock().await;
     let ground = Ground::shared();
     let auth = Authenticated::new(ground, "deny", true).await?;
-    create(&auth.rome, &auth.slice("milan-deny-before", &[("cpu", "1")])).await?;
+    create(&auth.consumer, &auth.slice("milan-deny-before", &[("cpu", "1")])).await?;
     assert!(auth.wait_decided("milan-deny-before").await?.status.unwrap().is_accepted());
 
     // Cordoned: existing slices stay accepted (and are annotated), new ones are denied with a reason.
-    let tenants: Api<Tenant> = Api::namespaced(auth.milan.clone(), &auth.provider_ns);
+    let tenants: Api<Tenant> = Api::namespaced(auth.provider.clone(), &auth.provider_ns);
     tenants.patch(ROME, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Cordoned"}}))).await?;
     wait(&auth.copies(), "milan-deny-before", "annotated cordon-tenant", |rs| {
         rs.annotations().get(labels::CORDON_TENANT).map(String::as_str) == Some("true")
     })
     .await?;
-    create(&auth.rome, &auth.slice("milan-deny-cordoned", &[("cpu", "1")])).await?;
+    create(&auth.consumer, &auth.slice("milan-deny-cordoned", &[("cpu", "1")])).await?;
     let denied = auth.wait_decided("milan-deny-cordoned").await?.status.unwrap();
     let resources = denied.condition(RESOURCE_SLICE_CONDITION_RESOURCES).unwrap();
     assert_eq!(resources.status, RESOURCE_SLICE_DENIED);
@@ -677,7 +712,7 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
     // The deny-resource-slices fault on the provider.
     ground.set_fault(MILAN, "deny-resource-slices", "true").await?;
     let result = async {
-        create(&auth.rome, &auth.slice("milan-deny-fault", &[("cpu", "1")])).await?;
+        create(&auth.consumer, &auth.slice("milan-deny-fault", &[("cpu", "1")])).await?;
         auth.wait_decided("milan-deny-fault").await
     }
     .await;
@@ -686,7 +721,7 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
     let resources = denied.condition(RESOURCE_SLICE_CONDITION_RESOURCES).unwrap();
     assert_eq!(resources.status, RESOURCE_SLICE_DENIED);
     assert!(resources.message.as_deref().unwrap().contains("deny-resource-slices"), "{resources:?}");
-    assert!(Api::<VirtualNode>::namespaced(auth.rome.clone(), &auth.consumer_ns).get_opt("milan-deny-fault").await?.is_none());
+    assert!(Api::<VirtualNode>::namespaced(auth.consumer.clone(), &auth.consumer_ns).get_opt("milan-deny-fault").await?.is_none());
 
     // Drained: every slice is denied, including the one accepted before.
     tenants.patch(ROME, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Drained"}}))).await?;
@@ -702,8 +737,8 @@ async fn replication_with_an_unbound_identity_surfaces_forbidden_until_bound() -
     let _peering = PEERING.lock().await;
     let ground = Ground::shared();
     let auth = Authenticated::new(ground, "forbidden", false).await?;
-    create(&auth.rome, &auth.slice("milan-forbidden", &[("cpu", "1")])).await?;
-    let event = wait_event(&auth.rome, &auth.consumer_ns, "milan-forbidden", "ReplicationFailed").await?;
+    create(&auth.consumer, &auth.slice("milan-forbidden", &[("cpu", "1")])).await?;
+    let event = wait_event(&auth.consumer, &auth.consumer_ns, "milan-forbidden", "ReplicationFailed").await?;
     assert!(event.note.as_deref().unwrap().to_lowercase().contains("forbidden"), "{event:?}");
     assert!(auth.slices().get("milan-forbidden").await?.status.is_none(), "no status without the provider's decision");
     assert!(auth.copies().get_opt("milan-forbidden").await?.is_none(), "admin credentials are never used to replicate");
@@ -719,12 +754,12 @@ async fn namespace_offloading_creates_and_removes_remote_namespaces() -> Result<
     let _peering = PEERING.lock().await;
     let ground = Ground::shared();
     let auth = Authenticated::new(ground, "offload", true).await?;
-    create(&auth.rome, &auth.slice("milan-offload", &[("cpu", "1")])).await?;
-    let nodes: Api<Node> = Api::all(auth.rome.clone());
+    create(&auth.consumer, &auth.slice("milan-offload", &[("cpu", "1")])).await?;
+    let nodes: Api<Node> = Api::all(auth.consumer.clone());
     wait(&nodes, "milan-offload", "virtual node", |_| true).await?;
 
     let ns = "sim-offload-demo";
-    namespace(&auth.rome, ns, &[]).await?;
+    namespace(&auth.consumer, ns, &[]).await?;
     let mut nso = NamespaceOffloading::new(labels::NAMESPACE_OFFLOADING_NAME, NamespaceOffloadingSpec {
         namespace_mapping_strategy: Some(MAPPING_DEFAULT_NAME.into()),
         pod_offloading_strategy: Some(POD_OFFLOADING_LOCAL_AND_REMOTE.into()),
@@ -732,8 +767,8 @@ async fn namespace_offloading_creates_and_removes_remote_namespaces() -> Result<
         ..Default::default()
     });
     nso.metadata.namespace = Some(ns.into());
-    create(&auth.rome, &nso).await?;
-    let api: Api<NamespaceOffloading> = Api::namespaced(auth.rome.clone(), ns);
+    create(&auth.consumer, &nso).await?;
+    let api: Api<NamespaceOffloading> = Api::namespaced(auth.consumer.clone(), ns);
     let is_phase = |phase: &'static str| {
         move |n: &NamespaceOffloading| {
             n.status.as_ref().is_some_and(|s| s.offloading_phase.as_deref() == Some(phase) && s.observed_generation == n.metadata.generation)
@@ -746,9 +781,9 @@ async fn namespace_offloading_creates_and_removes_remote_namespaces() -> Result<
     let conditions = status.remote_namespaces_conditions.unwrap();
     assert_eq!(condition_status(conditions.get(MILAN).map(Vec::as_slice), REMOTE_NAMESPACE_READY), Some("True"));
     assert!(nso.finalizers().contains(&labels::NAMESPACE_OFFLOADING_FINALIZER.to_owned()));
-    let milan_namespaces: Api<Namespace> = Api::all(auth.milan.clone());
+    let milan_namespaces: Api<Namespace> = Api::all(auth.provider.clone());
     assert!(milan_namespaces.get_opt(&remote_name).await?.is_some(), "remote namespace on the provider");
-    let local = Api::<Namespace>::all(auth.rome.clone()).get(ns).await?;
+    let local = Api::<Namespace>::all(auth.consumer.clone()).get(ns).await?;
     assert_eq!(local.labels().get(labels::SCHEDULING_ENABLED).map(String::as_str), Some("true"));
 
     // A selector that matches no virtual node: nothing selected, the remote namespace goes away.
@@ -774,7 +809,7 @@ async fn namespace_offloading_creates_and_removes_remote_namespaces() -> Result<
     api.delete(labels::NAMESPACE_OFFLOADING_NAME, &DeleteParams::default()).await?;
     wait_gone(&api, labels::NAMESPACE_OFFLOADING_NAME).await?;
     assert!(milan_namespaces.get_opt(&remote_name).await?.is_none_or(|n| n.metadata.deletion_timestamp.is_some()));
-    delete_namespaces(&auth.rome, &[ns]).await?;
+    delete_namespaces(&auth.consumer, &[ns]).await?;
     auth.tear_down(&["milan-offload"]).await
 }
 
@@ -810,6 +845,7 @@ async fn status_delay_fault_delays_every_status_write() -> Result<()> {
     let delayed = delayed?;
     assert!(delayed >= Duration::from_millis(1500), "status arrived after {delayed:?}");
     let prompt = configuration_round_trip(ground, "sim-prompt").await?;
+    eprintln!("Configuration status: {prompt:?} without the fault, {delayed:?} with status-delay-ms=1500");
     assert!(prompt < Duration::from_millis(1500), "without the fault the status took {prompt:?}");
     Ok(())
 }
@@ -824,4 +860,44 @@ async fn drop_watch_fault_still_converges() -> Result<()> {
     let result = configuration_round_trip(ground, "sim-drop").await;
     ground.clear_faults(MILAN).await?;
     result.map(|_| ())
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Several clusters
+// ---------------------------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn one_provider_serves_several_consumers() -> Result<()> {
+    const PROVIDER: &str = "hub";
+    const CONSUMERS: [&str; 2] = ["spoke-a", "spoke-b"];
+    let ground = Ground::start(&[PROVIDER, CONSUMERS[0], CONSUMERS[1]]).await?;
+
+    let mut networks = Vec::new();
+    for (node_port, consumer) in (31000..).zip(CONSUMERS) {
+        let net = Network::gateways(&ground, PROVIDER, consumer, "multi", node_port).await?;
+        net.exchange_keys().await?;
+        networks.push(net);
+    }
+    for net in &networks {
+        net.wait_connections(CONNECTION_CONNECTED).await?;
+    }
+
+    for consumer in CONSUMERS {
+        let auth = Authenticated::between(&ground, PROVIDER, consumer, consumer, true).await?;
+        create(&auth.consumer, &auth.slice(PROVIDER, &[("cpu", "1")])).await?;
+        assert!(auth.wait_decided(PROVIDER).await?.status.unwrap().is_accepted(), "slice of {consumer}");
+        let nodes: Api<Node> = Api::all(auth.consumer.clone());
+        wait(&nodes, PROVIDER, &format!("virtual node Ready on {consumer}"), |n| {
+            n.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+        })
+        .await?;
+        let copy = auth.copies().get(PROVIDER).await?;
+        assert_eq!(copy.labels().get(labels::ORIGIN_ID).map(String::as_str), Some(consumer));
+    }
+
+    let fcs: Api<ForeignCluster> = Api::all(ground.client(PROVIDER).await?);
+    for consumer in CONSUMERS {
+        wait(&fcs, consumer, "role Consumer", |fc| fc.status.as_ref().is_some_and(|s| s.role == "Consumer")).await?;
+    }
+    Ok(())
 }

@@ -23,8 +23,8 @@ use serde::de::DeserializeOwned;
 use super::context::{Ctx, Topic};
 use super::ops::{self, annotation, label};
 
-/// Resynchronisation period for what no topic reports (Connection values, API server reachability).
-const RESYNC: Duration = Duration::from_secs(2);
+/// Resynchronisation period for what no topic reports (API server reachability).
+const RESYNC: Duration = Duration::from_secs(10);
 /// Changes come in bursts during a peering; wait this long after the first before recomputing.
 const DEBOUNCE: Duration = Duration::from_millis(100);
 
@@ -115,7 +115,7 @@ async fn sync(ctx: &Ctx) -> Result<()> {
         let desired = desired_status(ctx, &peering, &peer, &existing).await;
         if ops::status_json(existing.status.as_ref()) != serde_json::to_value(&desired)? {
             ops::apply_status(&ctx.cluster, &api, &existing, serde_json::to_value(&desired)?).await?;
-            log_line!(ctx.cluster.name, "ForeignCluster {peer}: role {}", desired.role);
+            log_line!(ctx.cluster.name, "ForeignCluster {peer}: status updated (role {})", desired.role);
         }
     }
     Ok(())

@@ -49,8 +49,11 @@ impl Events {
             action: reason.into(),
             secondary: None,
         };
-        if let Err(err) = self.recorder.publish(&event, regarding).await {
-            log_line!(self.cluster, "could not record Event {reason} on {what}: {err}");
+        match self.recorder.publish(&event, regarding).await {
+            Err(err) if !super::ops::is_namespace_terminating(&err) => {
+                log_line!(self.cluster, "could not record Event {reason} on {what}: {err}");
+            }
+            _ => {}
         }
     }
 }

@@ -125,11 +125,17 @@ where
     }
 }
 
-/// A write refused because the namespace is being deleted: transient, the object will be gone soon.
-pub fn is_namespace_terminating(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        matches!(cause.downcast_ref::<kube::Error>(), Some(kube::Error::Api(status))
-            if status.details.as_ref().is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating")))
+/// A write refused because its namespace is being deleted (the object will be gone soon).
+pub fn is_namespace_terminating(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(status)
+        if status.details.as_ref().is_some_and(|d| d.causes.iter().any(|c| c.reason == "NamespaceTerminating")))
+}
+
+/// Failures every controller working from a cache meets and retries silently: a guarded update that lost a
+/// race with another write (409 Conflict), or a write into a namespace being deleted.
+pub fn is_expected_race(err: &anyhow::Error) -> bool {
+    err.chain().filter_map(|cause| cause.downcast_ref::<kube::Error>()).any(|e| {
+        is_namespace_terminating(e) || matches!(e, kube::Error::Api(status) if status.is_conflict())
     })
 }
 

@@ -151,7 +151,7 @@ where
         .run(
             move |obj, ctx| reconcile(obj, ctx).map_err(ReconcileError),
             |obj, err, ctx| {
-                if !super::ops::is_namespace_terminating(&err.0) {
+                if !super::ops::is_expected_race(&err.0) {
                     log_line!(ctx.cluster.name, "{}: {err}; retrying", super::ops::describe(&*obj));
                 }
                 Action::requeue(RETRY)

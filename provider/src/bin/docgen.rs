@@ -1584,6 +1584,67 @@ Read-Only:
         ));
     }
 
+    /// A scratch repository root, removed when dropped.
+    struct Scratch(std::path::PathBuf);
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn sync_writes_removes_stale_pages_and_keeps_hand_written_ones() {
+        use super::sync::{Mode, run};
+        use std::process::ExitCode;
+        let root =
+            Scratch(std::env::temp_dir().join(format!("docgen-sync-{}", std::process::id())));
+        let write = |rel: &str, text: &str| {
+            let path = root.0.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        let pages = generate(&catalog(), &Memory(BTreeMap::new())).unwrap();
+        // A page docgen wrote for a resource that no longer exists, and prose someone wrote straight into docs/.
+        let stale = pages[1].content.clone();
+        write("docs/resources/gone.md", &stale);
+        write(
+            "docs/resources/thing.md",
+            "---\npage_title: \"x\"\n---\n\nHand-written prose.\n",
+        );
+
+        assert_eq!(
+            run(Mode::Check, &root.0, &pages).unwrap(),
+            ExitCode::from(1)
+        );
+        let refused = run(Mode::Write { force: false }, &root.0, &pages).unwrap_err();
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(
+            refused[0].starts_with("docs/resources/thing.md was written or edited by hand"),
+            "{refused:?}"
+        );
+        assert!(
+            !root.0.join("docs/index.md").exists(),
+            "nothing is written when a page is refused"
+        );
+
+        assert_eq!(
+            run(Mode::Write { force: true }, &root.0, &pages).unwrap(),
+            ExitCode::SUCCESS
+        );
+        assert!(!root.0.join("docs/resources/gone.md").exists());
+        for p in &pages {
+            assert_eq!(
+                std::fs::read_to_string(root.0.join(&p.path)).unwrap(),
+                p.content
+            );
+        }
+        assert_eq!(
+            run(Mode::Check, &root.0, &pages).unwrap(),
+            ExitCode::SUCCESS
+        );
+    }
+
     #[test]
     fn catalog_rejects_foreign_and_duplicate_types() {
         let s = || Schema::default();

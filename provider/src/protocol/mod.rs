@@ -1,6 +1,11 @@
 //! The tfplugin6 protocol layer: go-plugin handshake, mTLS, the gRPC service, cty value codec and schema
 //! conversion. It knows nothing about Liqo; the provider implements the traits below and the layer does the
 //! rest. Nothing here talks to Kubernetes.
+//!
+//! [`serve`] runs a provider as a Terraform/OpenTofu plugin ([`Mode::Plugin`]) or standalone for
+//! `TF_REATTACH_PROVIDERS` ([`Mode::Debug`]). Modules: `transport` (go-plugin handshake, listener, debug
+//! mode), `tls` (automatic mTLS), `server` (the tfplugin6 RPCs), `controller` (go-plugin's Shutdown),
+//! [`codec`] (cty msgpack/JSON values), `convert` (schemas and diagnostics), [`log`] (hclog lines on stderr).
 use async_trait::async_trait;
 use liqo_schema::tf::{AttributePath, Diagnostics, Schema, Value};
 use std::sync::Arc;
@@ -14,7 +19,7 @@ mod server;
 mod tls;
 mod transport;
 
-pub use transport::{MAGIC_COOKIE_KEY, MAGIC_COOKIE_VALUE, Mode, ServeError, serve};
+pub use transport::{Mode, ServeError, serve};
 
 /// Per-request context. `cancel` fires when Terraform sends StopProvider (Ctrl-C): long waits must select on it
 /// and return promptly with an error diagnostic, while the gRPC server keeps serving.

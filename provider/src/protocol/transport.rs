@@ -18,9 +18,8 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 /// The value every Terraform-compatible plugin checks (terraform-plugin-go's handshake config).
-pub const MAGIC_COOKIE_KEY: &str = "TF_PLUGIN_MAGIC_COOKIE";
-pub const MAGIC_COOKIE_VALUE: &str =
-    "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";
+const MAGIC_COOKIE_KEY: &str = "TF_PLUGIN_MAGIC_COOKIE";
+const MAGIC_COOKIE_VALUE: &str = "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2";
 /// tfplugin major version this provider speaks.
 const PROTOCOL_VERSION: u32 = 6;
 /// How long connections may drain after Terraform's Shutdown before the process exits anyway: Terraform
@@ -95,15 +94,14 @@ impl PluginEnv {
             return Err(ServeError::NotLaunchedByPluginHost);
         }
         // Absent means the host only knows the version of its handshake config, which is ours.
-        if let Some(offered) = &self.protocol_versions {
-            if !offered
+        if let Some(offered) = &self.protocol_versions
+            && !offered
                 .split(',')
                 .any(|v| v.trim().parse() == Ok(PROTOCOL_VERSION))
-            {
-                return Err(ServeError::UnsupportedProtocol {
-                    offered: offered.clone(),
-                });
-            }
+        {
+            return Err(ServeError::UnsupportedProtocol {
+                offered: offered.clone(),
+            });
         }
         Ok(())
     }
@@ -465,10 +463,10 @@ mod tests {
         let port = taken.local_addr().unwrap().port();
         // `port` is busy; the next one is usually free, and a range of one busy port must fail.
         assert!(listen(port, port).await.is_err());
-        if let Some(next) = port.checked_add(1) {
-            if let Ok(l) = listen(port, next).await {
-                assert_eq!(l.local_addr().unwrap().port(), next);
-            }
+        if let Some(next) = port.checked_add(1)
+            && let Ok(l) = listen(port, next).await
+        {
+            assert_eq!(l.local_addr().unwrap().port(), next);
         }
     }
 

@@ -12,8 +12,8 @@
 //! gateway's `Connection` reaching `Connected` (an `Error` lasting past a grace period fails the apply).
 //!
 //! Changing the server's service type, port, node port or load-balancer IP deletes and recreates the
-//! GatewayServer inside the update, as `liqoctl network connect` does (Liqo does not re-expose a running server
-//! on a new Service shape), keeping the Configuration and PublicKey; the new endpoint flows to the client.
+//! GatewayServer inside the update, as `liqoctl network connect` does when the existing server's Service shape
+//! differs, keeping the Configuration and PublicKey; the new endpoint flows to the client through the plan.
 //!
 //! Import ID: `<tenant_namespace>/<gateway name>`; the gateway name is the peer's cluster ID.
 use crate::errors::{op_diags, op_error};
@@ -43,14 +43,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub const DEFAULT_KEY_SECRET_NAME: &str = "gw-keys";
-pub const DEFAULT_MTU: i64 = 1340;
-pub const DEFAULT_SERVER_PORT: i64 = 51840;
+const DEFAULT_KEY_SECRET_NAME: &str = "gw-keys";
+const DEFAULT_MTU: i64 = 1340;
+const DEFAULT_SERVER_PORT: i64 = 51840;
 /// liqoctl's `--gw-server-service-type` default.
-pub const DEFAULT_SERVICE_TYPE: &str = "LoadBalancer";
-pub const DEFAULT_PROTOCOL: &str = "UDP";
-pub const SERVICE_TYPES: &[&str] = &["NodePort", "LoadBalancer", "ClusterIP"];
-pub const PROTOCOLS: &[&str] = &["UDP", "TCP"];
+const DEFAULT_SERVICE_TYPE: &str = "LoadBalancer";
+const DEFAULT_PROTOCOL: &str = "UDP";
+const SERVICE_TYPES: &[&str] = &["NodePort", "LoadBalancer", "ClusterIP"];
+const PROTOCOLS: &[&str] = &["UDP", "TCP"];
 /// MTU bounds: 576 is the smallest datagram every IPv4 host accepts, 9000 the usual jumbo-frame size.
 const MTU_RANGE: std::ops::RangeInclusive<i64> = 576..=9000;
 /// Kubernetes' default NodePort range (`--service-node-port-range`).
@@ -1863,31 +1863,14 @@ impl Resource for GatewayResource {
             };
         }
 
+        // Nothing is written before these two succeed: the state stays what it was (null on create).
         let spec = match GatewaySpec::from_value(&req.planned) {
             Ok(s) => s,
-            Err(d) => {
-                return fail(
-                    if req.prior.is_null() {
-                        Value::Null
-                    } else {
-                        req.prior.clone()
-                    },
-                    d.into(),
-                );
-            }
+            Err(d) => return fail(req.prior.clone(), d.into()),
         };
         let apis = match self.apis(&spec.namespace).await {
             Ok(a) => a,
-            Err(d) => {
-                return fail(
-                    if req.prior.is_null() {
-                        Value::Null
-                    } else {
-                        req.prior.clone()
-                    },
-                    d,
-                );
-            }
+            Err(d) => return fail(req.prior.clone(), d),
         };
         let creating = req.prior.is_null();
         let timeouts = Timeouts::from_value(&req.planned, DEFAULT_TIMEOUTS);

@@ -188,6 +188,11 @@ fn namespace_object(inputs: &Inputs, ours: bool) -> Namespace {
     Namespace { metadata: ObjectMeta { name: Some(inputs.namespace.clone()), labels: Some(l), ..ObjectMeta::default() }, ..Namespace::default() }
 }
 
+/// The peer a Namespace is the tenant namespace of, by its label.
+fn peer_of(ns: &Namespace) -> Option<&str> {
+    ns.metadata.labels.as_ref()?.get(labels::REMOTE_CLUSTER_ID).map(String::as_str)
+}
+
 /// True when this provider created the Namespace (see the module docs).
 fn created_by_us(ns: &Namespace) -> bool {
     ns.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).is_some_and(|v| v == kube_ops::FIELD_MANAGER)
@@ -458,14 +463,14 @@ impl GenerateResource {
         .into())
     }
 
-    /// Applies the tenant Namespace (adopting an existing one) and waits until it is Active.
-    async fn ensure_namespace(&self, ctx: &Ctx, client: &kube::Client, inputs: &Inputs, deadline: &Deadline) -> Result<(), Diagnostics> {
-        let api: Api<Namespace> = Api::all(client.clone());
-        self.check_unique_namespace(ctx, &api, inputs).await?;
-        let mut existing = kube_ops::get_opt(ctx, &api, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
+    /// Checks that the tenant Namespace can be used for this peer, without writing anything; returns whether it
+    /// is (or will be) ours, i.e. created by this provider. A Namespace still terminating is waited for.
+    async fn prepare_namespace(&self, ctx: &Ctx, api: &Api<Namespace>, inputs: &Inputs, deadline: &Deadline) -> Result<bool, Diagnostics> {
+        self.check_unique_namespace(ctx, api, inputs).await?;
+        let mut existing = kube_ops::get_opt(ctx, api, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
         if existing.as_ref().is_some_and(|n| n.metadata.deletion_timestamp.is_some()) {
             // A namespace still being deleted (e.g. by the destroy half of a replacement) cannot be reused.
-            kube_ops::wait_for(ctx, &api, &inputs.namespace, "the previous Namespace to finish deleting", deadline.left(), |n: Option<&Namespace>| match n {
+            kube_ops::wait_for(ctx, api, &inputs.namespace, "the previous Namespace to finish deleting", deadline.left(), |n: Option<&Namespace>| match n {
                 None => Wait::Ready(()),
                 Some(_) => Wait::Pending("still Terminating".into()),
             })
@@ -473,26 +478,19 @@ impl GenerateResource {
             .map_err(|e| op_diags(&e))?;
             existing = None;
         }
-        if let Some(n) = &existing {
-            let owner = n.metadata.labels.as_ref().and_then(|l| l.get(labels::REMOTE_CLUSTER_ID));
-            if let Some(other) = owner.filter(|o| **o != inputs.remote) {
-                return Err(Diagnostic::error(
-                    format!("Namespace {} belongs to another peer", inputs.namespace),
-                    format!(
-                        "It is labelled {}={other}, not {}. Choose another `tenant_namespace` (each peer needs its own).",
-                        labels::REMOTE_CLUSTER_ID,
-                        inputs.remote
-                    ),
-                )
-                .at(AttributePath::root("tenant_namespace"))
-                .into());
-            }
+        if let Some(other) = existing.as_ref().and_then(peer_of).filter(|o| *o != inputs.remote) {
+            return Err(Diagnostic::error(
+                format!("Namespace {} belongs to another peer", inputs.namespace),
+                format!(
+                    "It is labelled {}={other}, not {}. Choose another `tenant_namespace` (each peer needs its own).",
+                    labels::REMOTE_CLUSTER_ID,
+                    inputs.remote
+                ),
+            )
+            .at(AttributePath::root("tenant_namespace"))
+            .into());
         }
-        let ours = existing.as_ref().is_none_or(created_by_us);
-        kube_ops::apply(ctx, &api, &namespace_object(inputs, ours)).await.map_err(|e| op_diags(&e))?;
-        kube_ops::wait_for(ctx, &api, &inputs.namespace, "status.phase = Active", deadline.left(), |n: Option<&Namespace>| namespace_check(n))
-            .await
-            .map_err(|e| op_diags(&e))
+        Ok(existing.as_ref().is_none_or(created_by_us))
     }
 
     async fn create(&self, ctx: &Ctx, planned: &Value) -> (Value, Diagnostics) {
@@ -508,10 +506,20 @@ impl GenerateResource {
             Err(d) => return (Value::Null, d),
         };
         let timeouts = planned.get("timeouts");
-        if let Err(d) = self.ensure_namespace(ctx, &client, &inputs, &deadline).await {
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let ours = match self.prepare_namespace(ctx, &namespaces, &inputs, &deadline).await {
+            Ok(ours) => ours,
+            Err(d) => return (Value::Null, d),
+        };
+        let written = async {
+            kube_ops::apply(ctx, &namespaces, &namespace_object(&inputs, ours)).await?;
+            kube_ops::wait_for(ctx, &namespaces, &inputs.namespace, "status.phase = Active", deadline.left(), |n: Option<&Namespace>| namespace_check(n)).await
+        }
+        .await;
+        if let Err(e) = written {
             // The Namespace may have been written before the failure: record it so a destroy (or the replacement
             // of the now tainted resource) cleans it up.
-            return (state_of(&inputs, &facts, None, timeouts), d);
+            return (state_of(&inputs, &facts, None, timeouts), op_diags(&e));
         }
         let secrets: Api<Secret> = Api::namespaced(client, &inputs.namespace);
         let written = async {
@@ -541,6 +549,8 @@ impl GenerateResource {
         let result = async {
             kube_ops::delete_and_wait(ctx, &secrets, KEY_SECRET_NAME, deadline.left()).await?;
             match kube_ops::get_opt(ctx, &namespaces, &inputs.namespace).await? {
+                // Labelled for another peer (relabelled out of band): not ours to delete or to change.
+                Some(ns) if peer_of(&ns).is_some_and(|p| p != inputs.remote) => Ok(()),
                 Some(ns) if created_by_us(&ns) => kube_ops::delete_and_wait(ctx, &namespaces, &inputs.namespace, deadline.left()).await,
                 // Applying the bare Namespace as our field manager drops the labels only we set; labels that Liqo
                 // or whoever created it also set stay.
@@ -581,7 +591,7 @@ impl GenerateResource {
         let ns = kube_ops::get_opt(ctx, &namespaces, id).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
             cannot(format!("Namespace {id} does not exist on this cluster. Check the name (`kubectl get namespaces -l {}`).", labels::TENANT_NAMESPACE))
         })?;
-        let remote = ns.metadata.labels.as_ref().and_then(|l| l.get(labels::REMOTE_CLUSTER_ID)).cloned().ok_or_else(|| {
+        let remote = peer_of(&ns).map(str::to_string).ok_or_else(|| {
             cannot(format!("Namespace {id} has no {} label, so it is not a Liqo tenant namespace. Create the resource instead of importing it.", labels::REMOTE_CLUSTER_ID))
         })?;
         let inputs = Inputs { remote, namespace: id.to_string() };

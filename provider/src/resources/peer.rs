@@ -430,22 +430,6 @@ impl Peer {
     }
 }
 
-/// Keys of the live `spec.resources` that the desired request drops, each with a value different from the live
-/// one. Server-side apply only removes fields that no other manager owns, and applying a field with the value it
-/// already has only *shares* ownership; a different value conflicts, so the forced apply takes the key over
-/// entirely and the next apply (without it) removes it.
-fn claim_foreign_resource_keys(
-    live: Option<&ResourceSlice>,
-    desired: Option<&BTreeMap<String, String>>,
-) -> BTreeMap<String, String> {
-    let live = live.and_then(|rs| rs.spec.resources.as_ref());
-    live.into_iter()
-        .flatten()
-        .filter(|(k, _)| !desired.is_some_and(|d| d.contains_key(*k)))
-        .map(|(k, q)| (k.clone(), if quantity::same(&q.0, "0") { "1" } else { "0" }.to_string()))
-        .collect()
-}
-
 // -------------------------------------------------------------------------------------------------------------
 // Waits (pure checks, unit-tested)
 // -------------------------------------------------------------------------------------------------------------
@@ -622,7 +606,8 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
         .and_then(|d| d.get(labels::KUBECONFIG_KEY))
         .map(|b| String::from_utf8_lossy(&b.0).into_owned());
     s.set("kubeconfig", Value::opt_string(kubeconfig));
-    s.set("resources", observed_resources(prior.get("resources"), rs.spec.resources.as_ref()));
+    let managed = (!prior.is_null()).then(|| prior.get("resources"));
+    s.set("resources", observed_resources(managed, rs.spec.resources.as_ref()));
     s.set("class", Value::opt_string(rs.spec.class.clone()));
     let create_vn = rs.metadata.annotations.as_ref().and_then(|a| a.get(labels::CREATE_VIRTUAL_NODE));
     let create_vn = match create_vn.map(String::as_str) {
@@ -645,20 +630,24 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
     s
 }
 
-/// `spec.resources` as state: a quantity equal in value to the prior one keeps the prior spelling (`1000m` vs
-/// `1`), and an absent or empty map stays as the user wrote it.
-fn observed_resources(prior: &Value, live: Option<&BTreeMap<String, Quantity>>) -> Value {
+/// `spec.resources` as state. `managed` is the prior state's map — the keys this resource asks for, so a changed
+/// or removed one shows as drift, while keys someone else added are not ours and stay out of the state (server-side
+/// apply leaves them alone too). A live quantity equal in value to the prior one keeps the prior spelling
+/// (`1000m` vs `1`). On import (`None`) the whole live request is taken.
+fn observed_resources(managed: Option<&Value>, live: Option<&BTreeMap<String, Quantity>>) -> Value {
     let live = live.cloned().unwrap_or_default();
-    if live.is_empty() && (prior.is_null() || prior.entries().is_some_and(|m| m.is_empty())) {
-        return prior.clone();
-    }
+    let Some(managed) = managed else {
+        return if live.is_empty() { Value::Null } else { Value::string_map(live.into_iter().map(|(k, q)| (k, q.0))) };
+    };
+    let Some(keys) = managed.entries() else {
+        return managed.clone();
+    };
     Value::Map(
-        live.into_iter()
-            .map(|(k, q)| {
-                let keep =
-                    prior.entries().and_then(|m| m.get(&k)).and_then(Value::as_str).filter(|p| quantity::same(p, &q.0));
-                let v = keep.map(str::to_string).unwrap_or(q.0);
-                (k, Value::String(v))
+        keys.iter()
+            .filter_map(|(k, prior)| {
+                let q = live.get(k)?;
+                let same = prior.as_str().is_some_and(|p| quantity::same(p, &q.0));
+                Some((k.clone(), if same { prior.clone() } else { Value::string(&q.0) }))
             })
             .collect(),
     )
@@ -712,13 +701,7 @@ impl PeerResource {
         // The Secret first: the crd-replicator needs it to replicate the slice.
         kube_ops::apply(ctx, &secrets, &peer.identity_secret()).await?;
         *written = true;
-        let live = settle(ctx, &slices, &peer.slice_name, deadline).await?;
-        let foreign = claim_foreign_resource_keys(live.as_ref(), peer.resources.as_ref());
-        if !foreign.is_empty() {
-            let mut claimed = peer.resources.clone().unwrap_or_default();
-            claimed.extend(foreign);
-            kube_ops::apply(ctx, &slices, &peer.resource_slice(Some(&claimed))).await?;
-        }
+        settle(ctx, &slices, &peer.slice_name, deadline).await?;
         kube_ops::apply(ctx, &slices, &peer.resource_slice(peer.resources.as_ref())).await?;
 
         let waiting_for = if peer.grants_request() && peer.resources.is_some() {
@@ -1288,25 +1271,6 @@ mod tests {
     }
 
     #[test]
-    fn keys_added_out_of_band_are_claimed_then_dropped() {
-        let (_, peer) = planned_peer();
-        let mut live = peer.resource_slice(peer.resources.as_ref());
-        let added = live.spec.resources.as_mut().unwrap();
-        added.insert("nvidia.com/gpu".into(), Quantity("1".into()));
-        added.insert("example.com/widget".into(), Quantity("0m".into()));
-        let claim = claim_foreign_resource_keys(Some(&live), peer.resources.as_ref());
-        // Claimed with a different value, so that the forced apply conflicts and takes the key over.
-        assert_eq!(
-            claim,
-            BTreeMap::from([
-                ("example.com/widget".to_string(), "1".to_string()),
-                ("nvidia.com/gpu".to_string(), "0".to_string())
-            ])
-        );
-        assert!(claim_foreign_resource_keys(None, peer.resources.as_ref()).is_empty());
-    }
-
-    #[test]
     fn slice_wait_follows_the_conditions() {
         let (_, peer) = planned_peer();
         assert!(matches!(slice_check(None, &peer), Wait::Pending(_)));
@@ -1409,6 +1373,21 @@ mod tests {
         ]));
         let s = observed_state(&prior, &rs, &secret);
         assert_eq!(s.get("resources"), &Value::string_map([("cpu", "4"), ("memory", "16Gi"), ("pods", "110")]));
+
+        // A key removed out of band is drift; a key someone else added is not ours.
+        let live = rs.spec.resources.as_mut().unwrap();
+        live.remove("pods");
+        live.insert("nvidia.com/gpu".into(), Quantity("1".into()));
+        let s = observed_state(&prior, &rs, &secret);
+        assert_eq!(s.get("resources"), &Value::string_map([("cpu", "4"), ("memory", "16Gi")]));
+        let mut unset = prior.clone();
+        unset.set("resources", Value::Null);
+        assert!(observed_state(&unset, &rs, &secret).get("resources").is_null());
+        rs.spec.resources = Some(BTreeMap::from([
+            ("cpu".to_string(), Quantity("4000m".into())),
+            ("memory".to_string(), Quantity("16Gi".into())),
+            ("pods".to_string(), Quantity("110".into())),
+        ]));
 
         // Annotation removed out of band: null (repaired in place), not a replacement trigger.
         rs.metadata.annotations = None;

@@ -41,6 +41,9 @@ const DEFAULT_CERTIFICATE_VALIDITY: &str = "8760h";
 const DEFAULT_RENEW_BEFORE: &str = "720h";
 /// Kubernetes rejects CSRs asking for less (`spec.expirationSeconds` minimum).
 const MIN_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(600);
+/// Kubernetes' signer backdates certificates by 5 minutes (taken from the lifetime), so a renewal window closer
+/// than this to the lifetime would make every new certificate due for renewal at once.
+const RENEWAL_MARGIN: Duration = Duration::from_secs(600);
 /// `spec.expirationSeconds` is an int32.
 const MAX_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(i32::MAX as u64);
 const TENANT_CONDITIONS: [&str; 3] = [TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED];
@@ -102,8 +105,8 @@ fn schema() -> Schema {
              certificate in place.",
         ),
         Attribute::optional_computed("renew_before", Type::String).describe(
-            "How long before `certificate_expires_at` the plan proposes a new certificate (default `720h`; must be \
-             shorter than `certificate_validity`). Renewal happens on the next `terraform apply` after that point: \
+            "How long before `certificate_expires_at` the plan proposes a new certificate (default `720h`; at least \
+             `10m` shorter than `certificate_validity`). Renewal happens on the next `terraform apply` after that point: \
              Liqo does not renew certificates it did not issue.",
         ),
         Attribute::computed("kubeconfig", Type::String).sensitive().describe(
@@ -140,44 +143,47 @@ fn validate(config: &Value) -> Diagnostics {
     c.duration("certificate_validity");
     c.duration("renew_before");
     c.timeouts();
-    if let Some(url) = config.get("api_server_url").as_str() {
-        if let Err(why) = check_api_server_url(url) {
-            c.error(
-                AttributePath::root("api_server_url"),
-                "Invalid API server URL for `api_server_url`",
-                format!("`{url}` {why}. Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`."),
-            );
-        }
+    if let Some(url) = config.get("api_server_url").as_str()
+        && let Err(why) = check_api_server_url(url)
+    {
+        c.error(
+            AttributePath::root("api_server_url"),
+            "Invalid API server URL for `api_server_url`",
+            format!("`{url}` {why}. Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`."),
+        );
     }
     // Cross-field rules on the effective values (defaults when unset); unknown values are checked at the next plan.
     let validity = effective_duration(config, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY);
     let renew = effective_duration(config, "renew_before", DEFAULT_RENEW_BEFORE);
-    if let Some(v) = validity {
-        if !(MIN_CERTIFICATE_VALIDITY..=MAX_CERTIFICATE_VALIDITY).contains(&v) {
-            c.error(
-                AttributePath::root("certificate_validity"),
-                "Certificate validity out of range for `certificate_validity`",
-                format!(
-                    "{} is outside what Kubernetes accepts for a CSR's expirationSeconds: at least `10m`, at most \
-                     about 68 years. The default is `{DEFAULT_CERTIFICATE_VALIDITY}`.",
-                    crate::errors::human(v)
-                ),
-            );
-        }
+    let validity_in_range = validity.is_some_and(|v| (MIN_CERTIFICATE_VALIDITY..=MAX_CERTIFICATE_VALIDITY).contains(&v));
+    if let Some(v) = validity.filter(|_| !validity_in_range) {
+        c.error(
+            AttributePath::root("certificate_validity"),
+            "Certificate validity out of range for `certificate_validity`",
+            format!(
+                "{} is outside what Kubernetes accepts for a CSR's expirationSeconds: at least `10m`, at most \
+                 about 68 years. The default is `{DEFAULT_CERTIFICATE_VALIDITY}`.",
+                crate::errors::human(v)
+            ),
+        );
     }
-    if let (Some(v), Some(r)) = (validity, renew) {
-        if r >= v {
-            c.error(
-                AttributePath::root("renew_before"),
-                "`renew_before` must be shorter than `certificate_validity`",
-                format!(
-                    "renew_before is {} but certificate_validity is {}: every plan would propose a new certificate. \
-                     Use a smaller renew_before (default `{DEFAULT_RENEW_BEFORE}`) or a longer certificate_validity.",
-                    crate::errors::human(r),
-                    crate::errors::human(v)
-                ),
-            );
-        }
+    // Only against a lifetime Kubernetes accepts: otherwise the error above is the one to fix first.
+    if let (Some(v), Some(r)) = (validity.filter(|_| validity_in_range), renew)
+        && r + RENEWAL_MARGIN > v
+    {
+        c.error(
+            AttributePath::root("renew_before"),
+            "`renew_before` must be shorter than `certificate_validity`",
+            format!(
+                "renew_before is {} but certificate_validity is {}: a new certificate would already be due for \
+                 renewal, so every plan would propose another one. Keep renew_before at least {} below \
+                 certificate_validity (Kubernetes backdates certificates by 5 minutes): use a smaller \
+                 renew_before (default `{DEFAULT_RENEW_BEFORE}`) or a longer certificate_validity.",
+                crate::errors::human(r),
+                crate::errors::human(v),
+                crate::errors::human(RENEWAL_MARGIN)
+            ),
+        );
     }
     c.finish()
 }
@@ -824,9 +830,10 @@ impl TenantResource {
             diags.push(Diagnostic::warning(
                 "Client certificate is shorter-lived than renew_before",
                 format!(
-                    "The cluster issued a certificate valid until {} (it caps lifetimes with kube-controller-manager \
-                     --cluster-signing-duration), which is within renew_before ({}). Every plan will propose a new \
-                     certificate: lower renew_before below the issued lifetime.",
+                    "The cluster issued a certificate valid until {}, which is already within renew_before ({}): \
+                     the cluster caps certificate lifetimes (kube-controller-manager --cluster-signing-duration) \
+                     below certificate_validity. Every plan will propose a new certificate: lower renew_before \
+                     below the issued lifetime.",
                     rfc3339(issued.expires_at),
                     crate::errors::human(renew)
                 ),
@@ -1170,6 +1177,7 @@ mod tests {
             (config(&[("certificate_validity", Value::string("100000000h"))]), "certificate_validity"),
             (config(&[("renew_before", Value::string("soon"))]), "renew_before"),
             (config(&[("renew_before", Value::string("8760h"))]), "renew_before"),
+            (config(&[("certificate_validity", Value::string("48h")), ("renew_before", Value::string("47h55m"))]), "renew_before"),
             (config(&[("certificate_validity", Value::string("24h")), ("renew_before", Value::string("48h"))]), "renew_before"),
             (config(&[("api_server_url", Value::string("http://10.0.0.1:6443"))]), "api_server_url"),
             (config(&[("api_server_url", Value::string("https://:6443"))]), "api_server_url"),

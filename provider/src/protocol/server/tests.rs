@@ -1,0 +1,368 @@
+use super::*;
+use crate::protocol::{ApplyResponse, ImportedResource, PlanResponse, ReadResponse};
+use async_trait::async_trait;
+use liqo_schema::tf::{Attribute, AttributePath, Block, Nesting, Schema};
+use pb::provider_server::Provider as _;
+use std::time::Duration;
+
+/// `slow` waits for StopProvider on apply; `boom` panics on plan.
+struct Thing(&'static str);
+
+fn thing_schema() -> Schema {
+    Schema {
+        version: 1,
+        block: Block::new(
+            "t",
+            vec![
+                Attribute::computed("id", Type::String),
+                Attribute::required("name", Type::String),
+                Attribute::nested(
+                    "server",
+                    Nesting::Single,
+                    vec![Attribute::optional("port", Type::Number)],
+                )
+                .with_optional(),
+            ],
+        ),
+    }
+}
+
+#[async_trait]
+impl Resource for Thing {
+    fn type_name(&self) -> &'static str {
+        self.0
+    }
+    fn schema(&self) -> Schema {
+        thing_schema()
+    }
+    async fn plan(&self, _: &Ctx, req: PlanRequest) -> PlanResponse {
+        if self.0 == "boom" {
+            panic!("kaboom");
+        }
+        let mut planned = req.proposed.clone();
+        if !planned.is_null() && req.prior.is_null() {
+            planned.set("id", Value::Unknown);
+        }
+        PlanResponse {
+            planned,
+            requires_replace: vec![AttributePath::root("name")],
+            private: b"p".to_vec(),
+            diagnostics: Diagnostics::new(),
+        }
+    }
+    async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
+        if self.0 == "slow" {
+            ctx.cancel.cancelled().await;
+            return ApplyResponse {
+                new_state: Value::Null,
+                private: Vec::new(),
+                diagnostics: Diagnostic::error("Interrupted", "stopped").into(),
+            };
+        }
+        let mut s = req.planned;
+        s.set("id", Value::string("x-1"));
+        ApplyResponse {
+            new_state: s,
+            private: req.private,
+            diagnostics: Diagnostics::new(),
+        }
+    }
+    async fn read(&self, _: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
+        ReadResponse {
+            new_state: state,
+            private,
+            diagnostics: Diagnostics::new(),
+        }
+    }
+    async fn import(&self, _: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
+        Ok(vec![ImportedResource {
+            state: Value::object([("id", Value::string(id))]),
+            private: Vec::new(),
+        }])
+    }
+}
+
+struct TestProvider;
+
+#[async_trait]
+impl Provider for TestProvider {
+    fn provider_schema(&self) -> Schema {
+        Schema {
+            version: 0,
+            block: Block::new("p", vec![Attribute::optional("endpoint", Type::String)]),
+        }
+    }
+    fn resources(&self) -> Vec<Arc<dyn Resource>> {
+        vec![
+            Arc::new(Thing("test_thing")),
+            Arc::new(Thing("slow")),
+            Arc::new(Thing("boom")),
+        ]
+    }
+    fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
+        vec![]
+    }
+    fn validate_config(&self, config: &Value) -> Diagnostics {
+        match config.get("endpoint").as_str() {
+            Some("bad") => Diagnostic::attr_error("endpoint", "Bad endpoint", "no").into(),
+            _ => Diagnostics::new(),
+        }
+    }
+    async fn configure(&self, _: Value, _: &str) -> Diagnostics {
+        Diagnostics::new()
+    }
+}
+
+fn service() -> Arc<ProviderService> {
+    Arc::new(ProviderService::new(Arc::new(TestProvider)))
+}
+
+fn dv(v: &Value, ty: &Type) -> Option<pb::DynamicValue> {
+    Some(pb::DynamicValue {
+        msgpack: codec::encode(v, ty).unwrap(),
+        json: Vec::new(),
+    })
+}
+
+fn thing_ty() -> Type {
+    thing_schema().block.implied_type()
+}
+
+#[tokio::test]
+async fn schema_and_metadata_list_every_type() {
+    let s = service();
+    let schema = s
+        .get_provider_schema(Request::new(Default::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(schema.resource_schemas.len(), 3);
+    assert!(
+        schema
+            .server_capabilities
+            .unwrap()
+            .get_provider_schema_optional
+    );
+    let meta = s
+        .get_metadata(Request::new(Default::default()))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(meta.server_capabilities.unwrap().plan_destroy);
+    assert_eq!(meta.resources.len(), 3);
+}
+
+#[tokio::test]
+async fn plan_create_marks_computed_unknown_and_requires_replace() {
+    let s = service();
+    let ty = thing_ty();
+    let config = Value::object([
+        ("name", Value::string("a")),
+        ("server", Value::object([("port", Value::Number(1.0))])),
+    ]);
+    let resp = s
+        .plan_resource_change(Request::new(pb::plan_resource_change::Request {
+            type_name: "test_thing".into(),
+            prior_state: dv(&Value::Null, &ty),
+            proposed_new_state: dv(&config, &ty),
+            config: dv(&config, &ty),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+    let planned = codec::decode(&resp.planned_state.unwrap().msgpack, &ty).unwrap();
+    assert!(planned.get("id").is_unknown());
+    assert_eq!(planned.get("server").get("port"), &Value::Number(1.0));
+    assert_eq!(resp.requires_replace.len(), 1);
+    assert_eq!(resp.planned_private, b"p");
+}
+
+#[tokio::test]
+async fn unknown_types_and_bad_values_are_diagnostics() {
+    let s = service();
+    let resp = s
+        .read_resource(Request::new(pb::read_resource::Request {
+            type_name: "nope".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        resp.diagnostics[0]
+            .summary
+            .contains("Unknown resource type \"nope\""),
+        "{:?}",
+        resp.diagnostics
+    );
+    assert!(resp.diagnostics[0].detail.contains("test_thing"));
+
+    let resp = s
+        .validate_resource_config(Request::new(pb::validate_resource_config::Request {
+            type_name: "test_thing".into(),
+            // {"name": 5}: a number where a string belongs.
+            config: Some(pb::DynamicValue {
+                msgpack: vec![0x81, 0xa4, b'n', b'a', b'm', b'e', 0x05],
+                json: vec![],
+            }),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let d = &resp.diagnostics[0];
+    assert!(d.detail.contains("name: string is required"), "{d:?}");
+    assert!(d.attribute.is_some());
+
+    let resp = s
+        .validate_provider_config(Request::new(pb::validate_provider_config::Request {
+            config: dv(
+                &Value::object([("endpoint", Value::string("bad"))]),
+                &TestProvider.provider_schema().block.implied_type(),
+            ),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(resp.diagnostics[0].summary, "Bad endpoint");
+}
+
+#[tokio::test]
+async fn panics_become_error_diagnostics() {
+    let s = service();
+    let ty = thing_ty();
+    let config = Value::object([("name", Value::string("a"))]);
+    let resp = s
+        .plan_resource_change(Request::new(pb::plan_resource_change::Request {
+            type_name: "boom".into(),
+            proposed_new_state: dv(&config, &ty),
+            config: dv(&config, &ty),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        resp.diagnostics[0]
+            .summary
+            .contains("crashed while planning boom"),
+        "{:?}",
+        resp.diagnostics
+    );
+    assert!(resp.diagnostics[0].detail.contains("kaboom"));
+}
+
+#[tokio::test]
+async fn stop_provider_cancels_in_flight_requests_and_keeps_serving() {
+    let s = service();
+    let ty = thing_ty();
+    let planned = Value::object([("name", Value::string("a"))]);
+    let apply = |s: Arc<ProviderService>, type_name: &'static str| {
+        let planned = planned.clone();
+        let ty = ty.clone();
+        async move {
+            s.apply_resource_change(Request::new(pb::apply_resource_change::Request {
+                type_name: type_name.into(),
+                planned_state: dv(&planned, &ty),
+                config: dv(&planned, &ty),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+        }
+    };
+    let slow = tokio::spawn(apply(s.clone(), "slow"));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!slow.is_finished());
+    s.stop_provider(Request::new(pb::stop_provider::Request {}))
+        .await
+        .unwrap();
+    let resp = tokio::time::timeout(Duration::from_secs(2), slow)
+        .await
+        .expect("apply ends after StopProvider")
+        .unwrap();
+    assert_eq!(resp.diagnostics[0].summary, "Interrupted");
+
+    // Requests after the stop get a fresh, uncancelled token.
+    assert!(!s.ctx().cancel.is_cancelled());
+    let resp = apply(s.clone(), "test_thing").await;
+    assert!(resp.diagnostics.is_empty());
+    let state = codec::decode(&resp.new_state.unwrap().msgpack, &ty).unwrap();
+    assert_eq!(state.get("id").as_str(), Some("x-1"));
+}
+
+#[tokio::test]
+async fn upgrade_reencodes_json_state_and_rejects_flatmap() {
+    let s = service();
+    let ty = thing_ty();
+    let resp = s
+        .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
+            type_name: "test_thing".into(),
+            version: 1,
+            raw_state: Some(pb::RawState {
+                json: br#"{"id":"x","name":"a","server":{"port":7}}"#.to_vec(),
+                ..Default::default()
+            }),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+    let v = codec::decode(&resp.upgraded_state.unwrap().msgpack, &ty).unwrap();
+    assert_eq!(v.get("server").get("port"), &Value::Number(7.0));
+
+    let resp = s
+        .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
+            type_name: "test_thing".into(),
+            version: 0,
+            raw_state: Some(pb::RawState {
+                json: b"{}".to_vec(),
+                ..Default::default()
+            }),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        resp.diagnostics[0]
+            .summary
+            .contains("Cannot upgrade test_thing state from schema version 0")
+    );
+
+    let resp = s
+        .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
+            type_name: "test_thing".into(),
+            version: 1,
+            raw_state: Some(pb::RawState {
+                json: vec![],
+                flatmap: [("id".to_string(), "x".to_string())].into(),
+            }),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(resp.diagnostics[0].summary.contains("legacy state"));
+}
+
+#[tokio::test]
+async fn import_encodes_each_object() {
+    let s = service();
+    let resp = s
+        .import_resource_state(Request::new(pb::import_resource_state::Request {
+            type_name: "test_thing".into(),
+            id: "abc".into(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(resp.imported_resources.len(), 1);
+    let r = &resp.imported_resources[0];
+    assert_eq!(r.type_name, "test_thing");
+    let v = codec::decode(&r.state.as_ref().unwrap().msgpack, &thing_ty()).unwrap();
+    assert_eq!(v.get("id").as_str(), Some("abc"));
+    assert!(v.get("name").is_null());
+}
