@@ -217,7 +217,11 @@ async fn adoption(ground: &Ground, cli: Cli) -> Result<()> {
     let state = work.run(&["state", "list"]).await?;
     assert!(!state.stdout.contains(ADDRESS), "{cli}: a refused create leaves nothing in the state: {}", state.stdout);
     let l = namespaces.get(&taken).await?.metadata.labels.unwrap_or_default();
-    assert_eq!(l.len(), 1, "{cli}: the other peer's namespace is untouched: {l:?}");
+    assert_eq!(l.get(labels::REMOTE_CLUSTER_ID).map(String::as_str), Some("someone-else"), "{cli}: {l:?}");
+    assert!(
+        [labels::TENANT_NAMESPACE, labels::POD_SECURITY_ENFORCE, labels::MANAGED_BY].iter().all(|k| !l.contains_key(*k)),
+        "{cli}: the other peer's namespace must stay untouched: {l:?}"
+    );
     namespaces.delete(&taken, &DeleteParams::default()).await?;
     Ok(())
 }

@@ -658,6 +658,20 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
     assert_eq!(node.labels().get(labels::NODE_TYPE).map(String::as_str), Some(labels::NODE_TYPE_VIRTUAL_NODE));
     assert_eq!(node.status.unwrap().capacity.unwrap()["cpu"], Quantity("2".into()));
 
+    // Once settled, the simulator writes nothing more (no write loop between the two clusters).
+    let versions = || async {
+        let rv = |o: &ObjectMeta| o.resource_version.clone().unwrap_or_default();
+        anyhow::Ok([
+            rv(&auth.slices().get("milan-accept").await?.metadata),
+            rv(&auth.copies().get("milan-accept").await?.metadata),
+            rv(&vns.get("milan-accept").await?.metadata),
+            rv(&nodes.get("milan-accept").await?.metadata),
+        ])
+    };
+    let before = versions().await?;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(before, versions().await?, "slice, provider copy, VirtualNode and Node stay unchanged when idle");
+
     // A resource change flows to status.resources, the VirtualNode quota and the Node capacity.
     let patch = json!({"spec": {"resources": {"cpu": "3", "memory": "4Gi"}}});
     auth.slices().patch("milan-accept", &PatchParams::default(), &Patch::Merge(&patch)).await?;
@@ -713,7 +727,10 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
     ground.set_fault(MILAN, "deny-resource-slices", "true").await?;
     let result = async {
         create(&auth.consumer, &auth.slice("milan-deny-fault", &[("cpu", "1")])).await?;
-        auth.wait_decided("milan-deny-fault").await
+        let denied = auth.wait_decided("milan-deny-fault").await?;
+        let vns: Api<VirtualNode> = Api::namespaced(auth.consumer.clone(), &auth.consumer_ns);
+        assert!(vns.get_opt("milan-deny-fault").await?.is_none(), "no VirtualNode for a denied slice");
+        anyhow::Ok(denied)
     }
     .await;
     ground.clear_faults(MILAN).await?;
@@ -721,7 +738,6 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
     let resources = denied.condition(RESOURCE_SLICE_CONDITION_RESOURCES).unwrap();
     assert_eq!(resources.status, RESOURCE_SLICE_DENIED);
     assert!(resources.message.as_deref().unwrap().contains("deny-resource-slices"), "{resources:?}");
-    assert!(Api::<VirtualNode>::namespaced(auth.consumer.clone(), &auth.consumer_ns).get_opt("milan-deny-fault").await?.is_none());
 
     // Drained: every slice is denied, including the one accepted before.
     tenants.patch(ROME, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Drained"}}))).await?;
@@ -874,7 +890,7 @@ async fn one_provider_serves_several_consumers() -> Result<()> {
 
     let mut networks = Vec::new();
     for (node_port, consumer) in (31000..).zip(CONSUMERS) {
-        let net = Network::gateways(&ground, PROVIDER, consumer, "multi", node_port).await?;
+        let net = Network::gateways(&ground, PROVIDER, consumer, consumer, node_port).await?;
         net.exchange_keys().await?;
         networks.push(net);
     }

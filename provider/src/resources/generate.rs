@@ -513,7 +513,7 @@ impl GenerateResource {
         };
         let written = async {
             kube_ops::apply(ctx, &namespaces, &namespace_object(&inputs, ours)).await?;
-            kube_ops::wait_for(ctx, &namespaces, &inputs.namespace, "status.phase = Active", deadline.left(), |n: Option<&Namespace>| namespace_check(n)).await
+            kube_ops::wait_for(ctx, &namespaces, &inputs.namespace, "status.phase = Active", deadline.left(), namespace_check).await
         }
         .await;
         if let Err(e) = written {
