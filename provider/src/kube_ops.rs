@@ -122,6 +122,22 @@ where
     with_retry(ctx, "read", &object, || api.get_opt(name)).await
 }
 
+/// Approves a CertificateSigningRequest through its `approval` subresource (the signer then issues it).
+pub async fn approve_csr(
+    ctx: &Ctx,
+    api: &Api<k8s_openapi::api::certificates::v1::CertificateSigningRequest>,
+    name: &str,
+    reason: &str,
+    message: &str,
+) -> Result<(), OpError> {
+    let object = describe_api(api, name);
+    let patch = Patch::Merge(serde_json::json!({
+        "status": {"conditions": [{"type": "Approved", "status": "True", "reason": reason, "message": message}]}
+    }));
+    let params = PatchParams::default();
+    with_retry(ctx, "approve", &object, || api.patch_approval(name, &params, &patch)).await.map(|_| ())
+}
+
 /// Lists objects matching a label selector.
 pub async fn list<K>(ctx: &Ctx, api: &Api<K>, label_selector: &str) -> Result<Vec<K>, OpError>
 where

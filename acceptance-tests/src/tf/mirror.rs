@@ -84,8 +84,8 @@ fn cli_config_text(mirror: &Path) -> String {
     )
 }
 
-/// `$LIQO_PROVIDER_BIN`, else the debug build, brought up to date with `cargo build` (a no-op when
-/// `acceptance-tests/test` already built it).
+/// `$LIQO_PROVIDER_BIN` (`acceptance-tests/test` sets it to the build it made before running the tests), else
+/// the debug build, brought up to date with `cargo build` (when a test binary is run by hand).
 fn provider_binary() -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("LIQO_PROVIDER_BIN") {
         return Ok(PathBuf::from(path));

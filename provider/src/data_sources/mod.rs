@@ -4,8 +4,12 @@ use crate::provider::Cluster;
 use std::sync::Arc;
 
 pub mod cluster;
+pub mod peering;
 
 /// Every data source type of the provider, bound to the provider block's cluster.
 pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn DataSource>> {
-    vec![Arc::new(cluster::ClusterDataSource::new(cluster.clone()))]
+    vec![
+        Arc::new(cluster::ClusterDataSource::new(cluster.clone())),
+        Arc::new(peering::PeeringDataSource::new(cluster.clone())),
+    ]
 }

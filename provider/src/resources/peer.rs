@@ -393,11 +393,14 @@ impl Peer {
 
     /// The ResourceSlice with only the fields this resource owns: `spec.consumerClusterID` and `spec.csr` are
     /// written by Liqo's consumer controller and never claimed here.
-    fn resource_slice(&self, resources: Option<&BTreeMap<String, String>>) -> ResourceSlice {
+    fn resource_slice(&self) -> ResourceSlice {
         let spec = ResourceSliceSpec {
             provider_cluster_id: Some(self.provider_cluster_id.clone()),
             class: Some(self.class.clone()),
-            resources: resources.map(|r| r.iter().map(|(k, q)| (k.clone(), Quantity(q.clone()))).collect()),
+            resources: self
+                .resources
+                .as_ref()
+                .map(|r| r.iter().map(|(k, q)| (k.clone(), Quantity(q.clone()))).collect()),
             ..Default::default()
         };
         let mut rs = ResourceSlice::new(&self.slice_name, spec);
@@ -544,7 +547,7 @@ fn node_check(node: Option<&Node>) -> Wait<()> {
 }
 
 /// A wait for an object to be gone (deleted by Liqo, or by someone else): present → what holds it.
-pub(super) fn gone_check<K: kube::Resource>(o: Option<&K>) -> Wait<()> {
+fn gone_check<K: kube::Resource>(o: Option<&K>) -> Wait<()> {
     match o {
         None => Wait::Ready(()),
         Some(o) => {
@@ -702,7 +705,7 @@ impl PeerResource {
         kube_ops::apply(ctx, &secrets, &peer.identity_secret()).await?;
         *written = true;
         settle(ctx, &slices, &peer.slice_name, deadline).await?;
-        kube_ops::apply(ctx, &slices, &peer.resource_slice(peer.resources.as_ref())).await?;
+        kube_ops::apply(ctx, &slices, &peer.resource_slice()).await?;
 
         let waiting_for = if peer.grants_request() && peer.resources.is_some() {
             "conditions Authentication and Resources = Accepted, granting the requested resources"
@@ -933,7 +936,7 @@ impl Resource for PeerResource {
 /// Kubernetes resource quantities (`4`, `500m`, `8Gi`, `1e3`): the grammar Liqo's CRD accepts for a
 /// `ResourceList` value, restricted to what Kubernetes keeps exactly (non-negative, integer exponents, no finer
 /// than `1n`), and equality by value, because Liqo writes quantities back in canonical form (`1000m` → `1`).
-pub(crate) mod quantity {
+mod quantity {
     /// A parsed quantity: `mantissa × 10^exp10 × 2^exp2`.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Parsed {
@@ -1069,7 +1072,7 @@ mod tests {
 
     fn slice_with(conditions: Vec<LiqoCondition>, granted: &[(&str, &str)]) -> ResourceSlice {
         let (_, peer) = planned_peer();
-        let mut rs = peer.resource_slice(peer.resources.as_ref());
+        let mut rs = peer.resource_slice();
         rs.status = Some(ResourceSliceStatus {
             conditions: Some(conditions),
             resources: Some(granted.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect()),
@@ -1243,7 +1246,7 @@ mod tests {
         assert_eq!(secret["metadata"]["annotations"]["liqo.io/remote-tenant-namespace"], "liqo-tenant-rome");
         assert!(secret["data"]["kubeconfig"].is_string());
 
-        let rs = serde_json::to_value(peer.resource_slice(peer.resources.as_ref())).unwrap();
+        let rs = serde_json::to_value(peer.resource_slice()).unwrap();
         assert_eq!(rs["apiVersion"], "authentication.liqo.io/v1beta1");
         assert_eq!(rs["kind"], "ResourceSlice");
         assert_eq!(rs["metadata"]["name"], "milan");
@@ -1265,7 +1268,7 @@ mod tests {
         assert!(rs.get("status").is_none());
 
         let no_vn = Peer { create_virtual_node: false, resources: None, ..peer };
-        let rs = serde_json::to_value(no_vn.resource_slice(None)).unwrap();
+        let rs = serde_json::to_value(no_vn.resource_slice()).unwrap();
         assert_eq!(rs["metadata"]["annotations"]["liqo.io/create-virtual-node"], "false");
         assert!(rs["spec"].get("resources").is_none(), "no request: no null, the provider's defaults apply");
     }
@@ -1396,7 +1399,7 @@ mod tests {
         assert_eq!(s.get("virtual_node_name"), &Value::string("milan"));
 
         // Import (no prior) rebuilds the full state with the documented defaults.
-        let rs = peer.resource_slice(peer.resources.as_ref());
+        let rs = peer.resource_slice();
         let s = observed_state(&Value::Null, &rs, &secret);
         let (want, _) = plan_values(&Value::Null, &config(), &config());
         for attr in [

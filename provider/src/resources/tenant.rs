@@ -22,7 +22,7 @@ use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateS
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
     AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED,
@@ -653,22 +653,6 @@ async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, inputs: &Input
 }
 
 /// Approves a CSR as the provider's administrator would (`kubectl certificate approve`).
-async fn approve_csr(api: &Api<CertificateSigningRequest>, name: &str) -> Result<(), OpError> {
-    let patch = Patch::Merge(serde_json::json!({
-        "status": {"conditions": [{
-            "type": "Approved",
-            "status": "True",
-            "reason": APPROVAL_REASON,
-            "message": "Approved by terraform-provider-liqo (liqo_tenant) for a Liqo consumer control plane.",
-        }]}
-    }));
-    api.patch_approval(name, &PatchParams::default(), &patch).await.map(|_| ()).map_err(|source| OpError::Api {
-        action: "approve",
-        object: kube_ops::describe::<CertificateSigningRequest>(None, name),
-        source,
-    })
-}
-
 /// Wait check on a CSR: the certificate once issued; Denied/Failed stop the wait with the signer's reason.
 fn csr_issued(csr: Option<&CertificateSigningRequest>) -> Wait<Vec<u8>> {
     let Some(csr) = csr else {
@@ -772,7 +756,14 @@ impl TenantResource {
         let api: Api<CertificateSigningRequest> = Api::all(client.clone());
         let csr = csr_object(&name, &inputs.consumer, &key.csr_pem, inputs.validity);
         kube_ops::create(ctx, &api, &csr).await.map_err(|e| op_diags(&e))?;
-        approve_csr(&api, &name).await.map_err(|e| op_diags(&e))?;
+        kube_ops::approve_csr(
+            ctx,
+            &api,
+            &name,
+            APPROVAL_REASON,
+            "Approved by terraform-provider-liqo (liqo_tenant) for a Liqo consumer control plane.",
+        )
+        .await.map_err(|e| op_diags(&e))?;
         let cert_pem = kube_ops::wait_for(ctx, &api, &name, "status.certificate (the signed client certificate)", budget.left(), csr_issued)
             .await
             .map_err(|e| op_diags(&e))?;

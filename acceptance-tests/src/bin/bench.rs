@@ -1,0 +1,586 @@
+//! `acceptance-tests/bench` — benchmarks of terraform-provider-liqo on the test ground (figures in BENCHMARKS.md).
+//!
+//! ```text
+//! bench --provider-bin PATH [--cli terraform|tofu] [--plan-runs N] [--status-runs N] [--status-delay-ms MS]
+//!       [--peering-runs N] [--skip overhead,status,peering]
+//! ```
+//!
+//! Measured, both sides of every comparison in the same run:
+//! 1. provider overhead: `plan` of a configuration with one `liqo_cluster` data source vs. the same CLI with no
+//!    provider at all (runs interleaved, medians and difference);
+//! 2. status-wait latency: the simulator writes `status.endpoint` of a GatewayServer (its log line, written when
+//!    the API server acknowledged the write, is the flip instant) until Terraform's `-json` `apply_complete` of
+//!    the `liqo_gateway` (p50/p99);
+//! 3. the full two-cluster peering of `examples/modules/peering`: apply and destroy wall time;
+//! 4. peak RSS of every provider process of those runs (GNU time around the provider);
+//! 5. binary size and idle RSS of the provider process.
+//!
+//! The provider is installed from the tests' filesystem mirror. The mirror takes its binary from
+//! `LIQO_PROVIDER_BIN`, read once per process; changing a running process's environment is unsafe, so the bench
+//! writes a wrapper around the release binary and runs itself again with `LIQO_PROVIDER_BIN` pointing at it. The
+//! wrapper runs the provider under `/usr/bin/time` only while the file `record` exists next to it (and `exec`s it
+//! directly otherwise: one `/bin/sh` start, measured and reported).
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use liqo_acceptance::ground::{Ground, MILAN, ROME, repository_root};
+use liqo_acceptance::tf::{self, Cli, Workdir, mirror};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+const USAGE: &str = "usage: bench --provider-bin PATH [--cli terraform|tofu] [--plan-runs N] [--status-runs N] \
+                     [--status-delay-ms MS] [--peering-runs N] [--skip overhead,status,peering]";
+/// Set (to the wrapper's directory) in the environment of the second, measuring, run of this binary.
+const WRAPPER_DIR_ENV: &str = "LIQO_BENCH_WRAPPER_DIR";
+const WRAPPER: &str = "terraform-provider-liqo";
+const GNU_TIME: &str = "/usr/bin/time";
+/// go-plugin's handshake cookie: without it the provider refuses to serve (it was not started by a plugin host).
+const MAGIC_COOKIE: (&str, &str) =
+    ("TF_PLUGIN_MAGIC_COOKIE", "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2");
+
+struct Args {
+    provider_bin: PathBuf,
+    cli: Cli,
+    plan_runs: usize,
+    status_runs: usize,
+    status_delay_ms: u64,
+    peering_runs: usize,
+    skip: Vec<String>,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut args = std::env::args().skip(1);
+    let mut parsed = Args {
+        provider_bin: PathBuf::new(),
+        cli: *Cli::available().first().context("no Terraform CLI")?,
+        plan_runs: 15,
+        status_runs: 20,
+        status_delay_ms: 200,
+        peering_runs: 3,
+        skip: Vec::new(),
+    };
+    let number = |args: &mut dyn Iterator<Item = String>, flag: &str| -> Result<usize> {
+        let value = args.next().with_context(|| format!("{flag} needs a number"))?;
+        value.parse().with_context(|| format!("{flag} {value:?} is not a number"))
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--provider-bin" => parsed.provider_bin = PathBuf::from(args.next().context("--provider-bin needs a path")?),
+            "--cli" => {
+                parsed.cli = match args.next().as_deref() {
+                    Some("terraform") => Cli::Terraform,
+                    Some("tofu") => Cli::OpenTofu,
+                    other => bail!("--cli {other:?}: expected terraform or tofu"),
+                }
+            }
+            "--plan-runs" => parsed.plan_runs = number(&mut args, "--plan-runs")?,
+            "--status-runs" => parsed.status_runs = number(&mut args, "--status-runs")?,
+            "--status-delay-ms" => parsed.status_delay_ms = number(&mut args, "--status-delay-ms")? as u64,
+            "--peering-runs" => parsed.peering_runs = number(&mut args, "--peering-runs")?,
+            "--skip" => parsed.skip = args.next().context("--skip needs names")?.split(',').map(str::to_owned).collect(),
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?}\n{USAGE}"),
+        }
+    }
+    ensure!(!parsed.provider_bin.as_os_str().is_empty(), "--provider-bin is required (the release build)\n{USAGE}");
+    ensure!(parsed.plan_runs >= 10, "--plan-runs must be at least 10 (the overhead figure is a median of ≥ 10 runs)");
+    ensure!(parsed.status_runs >= 1 && parsed.peering_runs >= 1, "--status-runs and --peering-runs must be at least 1");
+    parsed.provider_bin = parsed
+        .provider_bin
+        .canonicalize()
+        .with_context(|| format!("provider binary {}: build it with `cargo build --release -p terraform-provider-liqo`", parsed.provider_bin.display()))?;
+    Ok(parsed)
+}
+
+fn main() -> ExitCode {
+    let result = parse_args().and_then(|args| match std::env::var_os(WRAPPER_DIR_ENV) {
+        None => relaunch_with_wrapper(&args),
+        Some(dir) => {
+            let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
+            runtime.block_on(measure(&args, Path::new(&dir)))
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("bench: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// First run: writes the wrapper into a fresh directory and runs this binary again with the mirror pointed at it.
+fn relaunch_with_wrapper(args: &Args) -> Result<()> {
+    ensure!(Path::new(GNU_TIME).is_file(), "{GNU_TIME} (GNU time) is needed to record the provider's peak RSS; install the `time` package");
+    let dir = tempfile::Builder::new().prefix("liqo-bench-").tempdir().context("creating the bench directory")?;
+    fs::create_dir_all(dir.path().join("rss"))?;
+    let wrapper = dir.path().join(WRAPPER);
+    let bin = args.provider_bin.display();
+    let record = dir.path().join("record");
+    let rss = dir.path().join("rss");
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n# Benchmark wrapper: peak RSS of each provider process while {record} exists.\n\
+             if [ -e '{record}' ]; then exec {GNU_TIME} -f '%M' -o \"{rss}/$$.kb\" '{bin}' \"$@\"; fi\nexec '{bin}' \"$@\"\n",
+            record = record.display(),
+            rss = rss.display()
+        ),
+    )?;
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755))?;
+    let status = Command::new(std::env::current_exe()?)
+        .args(std::env::args_os().skip(1))
+        .env(WRAPPER_DIR_ENV, dir.path())
+        .env("LIQO_PROVIDER_BIN", &wrapper)
+        .status()
+        .context("running the measuring bench process")?;
+    ensure!(status.success(), "the measuring bench process failed ({status})");
+    Ok(())
+}
+
+/// One row of the final table.
+struct Figure {
+    group: &'static str,
+    metric: String,
+    value: String,
+    goal: &'static str,
+    /// `Some(true)` met, `Some(false)` missed, `None` no goal.
+    met: Option<bool>,
+}
+
+#[derive(Default)]
+struct Report {
+    figures: Vec<Figure>,
+    notes: Vec<String>,
+}
+
+impl Report {
+    fn add(&mut self, group: &'static str, metric: impl Into<String>, value: impl Into<String>, goal: &'static str, met: Option<bool>) {
+        let figure = Figure { group, metric: metric.into(), value: value.into(), goal, met };
+        eprintln!("[bench] {}: {} = {}", figure.group, figure.metric, figure.value);
+        self.figures.push(figure);
+    }
+}
+
+async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
+    let began = Instant::now();
+    let mut report = Report::default();
+    let recorder = RssRecorder { dir: wrapper_dir.to_path_buf() };
+    recorder.stop();
+
+    let machine = machine(args)?;
+    eprintln!("[bench] {machine}");
+    binary_figures(args, &mut report)?;
+
+    let ground = Ground::start(&[MILAN, ROME]).await.context("starting the ground")?;
+    report.add("ground", "startup (2 clusters + simulator)", secs(ground.startup_time()), "", None);
+    // Build the mirror (packaging the wrapper) before any timing.
+    tokio::task::spawn_blocking(mirror::get).await??;
+
+    if !args.skip.iter().any(|s| s == "overhead") {
+        plan_overhead(args, &ground, wrapper_dir, &mut report).await.context("provider overhead")?;
+    }
+    if !args.skip.iter().any(|s| s == "status") {
+        status_latency(args, &ground, &mut report).await.context("status-wait latency")?;
+    }
+    if !args.skip.iter().any(|s| s == "peering") {
+        full_peering(args, &ground, &recorder, &mut report).await.context("full peering")?;
+    }
+    report.notes.push(format!("bench wall time {}", secs(began.elapsed())));
+    println!("{}", render(&machine, &report));
+    Ok(())
+}
+
+/// CPU, cores, memory, kernel, CLI version and provider build, for the report header.
+fn machine(args: &Args) -> Result<String> {
+    let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|l| l.trim_start_matches([' ', '\t', ':'])).unwrap_or("?");
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let meminfo = fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_kb: u64 = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0);
+    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let commit = Command::new("git").args(["rev-parse", "--short", "HEAD"]).current_dir(repository_root()).output().ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
+    Ok(format!(
+        "{cpu}, {cores} cores, {:.1} GiB RAM, Linux {}; {}; provider {} (release, commit {commit})",
+        mem_kb as f64 / 1024.0 / 1024.0,
+        kernel.trim(),
+        args.cli.version()?,
+        tf::PROVIDER_VERSION
+    ))
+}
+
+/// 5. Binary size (as built and after `strip`) and RSS of a provider process that completed its handshake and
+///    waits for RPCs, started the way go-plugin starts it (magic cookie, client certificate for mTLS).
+fn binary_figures(args: &Args, report: &mut Report) -> Result<()> {
+    let size = fs::metadata(&args.provider_bin)?.len();
+    report.add("binary", "size, release build as shipped", mib(size), "", None);
+    let stripped_path = std::env::temp_dir().join(format!("liqo-bench-stripped-{}", std::process::id()));
+    let stripped = Command::new("strip").arg("-o").arg(&stripped_path).arg(&args.provider_bin).status();
+    match stripped {
+        Ok(s) if s.success() => {
+            let len = fs::metadata(&stripped_path)?.len();
+            let _ = fs::remove_file(&stripped_path);
+            report.add("binary", "size after `strip`", mib(len), "", None);
+        }
+        _ => report.notes.push("`strip` is not available: stripped size not measured".into()),
+    }
+
+    let client_cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()])?.cert.pem();
+    let mut child = Command::new(&args.provider_bin)
+        .env(MAGIC_COOKIE.0, MAGIC_COOKIE.1)
+        .env("PLUGIN_PROTOCOL_VERSIONS", "6")
+        .env("PLUGIN_CLIENT_CERT", client_cert)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("starting {}", args.provider_bin.display()))?;
+    let mut handshake = String::new();
+    let read = BufReader::new(child.stdout.take().context("provider stdout")?).read_line(&mut handshake);
+    std::thread::sleep(Duration::from_secs(1));
+    let status = fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap_or_default();
+    let _ = child.kill();
+    let _ = child.wait();
+    read.context("reading the provider's handshake line")?;
+    ensure!(handshake.starts_with("1|6|"), "the provider printed no go-plugin handshake: {handshake:?}");
+    let field = |name: &str| -> Option<u64> { status.lines().find_map(|l| l.strip_prefix(name))?.split_whitespace().next()?.parse().ok() };
+    let rss = field("VmRSS:").context("no VmRSS in /proc/<pid>/status")?;
+    let hwm = field("VmHWM:").context("no VmHWM in /proc/<pid>/status")?;
+    report.add("binary", "RSS at idle (after handshake, 1 s)", format!("{:.1} MB (peak {:.1} MB)", rss as f64 / 1024.0, hwm as f64 / 1024.0), "", None);
+    Ok(())
+}
+
+/// 1. `plan` with one data source of the provider vs. the same CLI with no provider, interleaved so that both
+///    sides see the same machine load. Timed here rather than with `Workdir::run` (which polls its child every
+///    20 ms) for millisecond resolution.
+async fn plan_overhead(args: &Args, ground: &Ground, wrapper_dir: &Path, report: &mut Report) -> Result<()> {
+    let baseline_tf = "output \"cluster_id\" {\n  value = \"milan\"\n}\n";
+    let provider_tf = format!(
+        "{}\nprovider \"liqo\" {{\n  kubernetes = {{\n    config_path    = \"{}\"\n    config_context = \"{MILAN}\"\n  }}\n}}\n\n\
+         data \"liqo_cluster\" \"this\" {{}}\n\noutput \"cluster_id\" {{\n  value = data.liqo_cluster.this.cluster_id\n}}\n",
+        tf::required_providers(),
+        ground.kubeconfig(MILAN).display()
+    );
+    let baseline = Workdir::new(args.cli, baseline_tf).await?;
+    let with_provider = Workdir::new(args.cli, &provider_tf).await?;
+    let (mut base, mut ours) = (Vec::new(), Vec::new());
+    // One unmeasured warm-up each (page cache, the API server's first discovery).
+    timed_plan(args.cli, &baseline.path()).await?;
+    timed_plan(args.cli, &with_provider.path()).await?;
+    for _ in 0..args.plan_runs {
+        base.push(timed_plan(args.cli, &baseline.path()).await?);
+        ours.push(timed_plan(args.cli, &with_provider.path()).await?);
+    }
+    let (b, o) = (median(&base), median(&ours));
+    let overhead = o.saturating_sub(b);
+    report.add("overhead", format!("`{} plan`, no provider (median of {})", args.cli, base.len()), ms(b), "", None);
+    report.add("overhead", format!("`{} plan`, 1 `liqo_cluster` data source (median of {})", args.cli, ours.len()), ms(o), "", None);
+    report.add("overhead", "provider overhead (difference of medians)", format!("+{} ({:.2}×)", ms(overhead), ratio(o, b)), "≤ +40 ms", Some(overhead <= Duration::from_millis(40)));
+    report.notes.push(format!("overhead runs (ms), no provider: {}; with provider: {}", list_ms(&base), list_ms(&ours)));
+
+    // The wrapper adds one /bin/sh start to every provider process of the bench; measured so it can be discounted.
+    let wrapper = wrapper_dir.join(WRAPPER);
+    let (mut direct, mut wrapped) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        direct.push(time_process(Command::new(&args.provider_bin))?);
+        wrapped.push(time_process(Command::new(&wrapper))?);
+    }
+    let cost = median(&wrapped).saturating_sub(median(&direct));
+    report.notes.push(format!(
+        "the bench installs the provider through a /bin/sh wrapper (for peak RSS); its cost per provider process, \
+         median of 20: {} — included in the overhead figure above",
+        ms(cost)
+    ));
+    Ok(())
+}
+
+async fn timed_plan(cli: Cli, dir: &Path) -> Result<Duration> {
+    let cli_config = mirror::get()?.cli_config.clone();
+    let mut command = Command::new(cli.program()?);
+    command
+        .args(["plan", "-input=false", "-no-color", "-lock=false"])
+        .current_dir(dir)
+        .env("TF_CLI_CONFIG_FILE", &cli_config)
+        .env("TOFU_CLI_CONFIG_FILE", &cli_config)
+        .env("TF_IN_AUTOMATION", "1")
+        .env("CHECKPOINT_DISABLE", "1")
+        .env_remove("TF_CLI_ARGS")
+        .env_remove("TF_PLUGIN_CACHE_DIR");
+    let dir = dir.display().to_string();
+    tokio::task::spawn_blocking(move || time_process(command)).await?.with_context(|| format!("plan in {dir}"))
+}
+
+/// Wall time of one process; for `plan` it must succeed (the provider's own usage message exits 1 by design).
+fn time_process(mut command: Command) -> Result<Duration> {
+    let started = Instant::now();
+    let output = command.stdin(Stdio::null()).output().context("starting the command")?;
+    let elapsed = started.elapsed();
+    let is_plan = command.get_args().next().is_some_and(|a| a == "plan");
+    if is_plan && !output.status.success() {
+        bail!("{:?} failed ({}):\n{}{}", command, output.status, String::from_utf8_lossy(&output.stderr), String::from_utf8_lossy(&output.stdout));
+    }
+    Ok(elapsed)
+}
+
+/// 2. Status-wait latency: each run creates a `liqo_gateway` server; with `status-delay-ms` the simulator writes
+///    `status.endpoint` well after the provider started watching, so the figure is the provider's reaction to
+///    the status change plus Terraform's handling of the response, not a lucky early read.
+async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Result<()> {
+    let config = format!(
+        "{}\nvariable \"on\" {{\n  type = bool\n}}\n\n\
+         resource \"liqo_generate\" \"milan\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{ROME}\"\n}}\n\n\
+         resource \"liqo_generate\" \"rome\" {{\n  provider          = liqo.rome\n  remote_cluster_id = \"{MILAN}\"\n}}\n\n\
+         resource \"liqo_gateway\" \"server\" {{\n  count                = var.on ? 1 : 0\n  provider             = liqo.milan\n  \
+         tenant_namespace     = liqo_generate.milan.tenant_namespace\n  remote_cluster_id    = liqo_generate.rome.cluster_id\n  \
+         remote_pod_cidrs     = liqo_generate.rome.pod_cidrs\n  remote_external_cidr = liqo_generate.rome.external_cidr\n  \
+         remote_public_key    = liqo_generate.rome.wireguard_public_key\n  \
+         server = {{\n    service_type = \"NodePort\"\n    port         = 51840\n  }}\n}}\n",
+        tf::provider_config(ground)
+    );
+    let work = Workdir::new(args.cli, &config).await?;
+    work.apply_with(&["-var", "on=false"]).await?;
+    ground.set_fault(MILAN, "status-delay-ms", &args.status_delay_ms.to_string()).await?;
+    // Let the simulator see the fault before the first run.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let log = ground.dir().join("logs/simulator.log");
+    let mut latencies = Vec::new();
+    for run in 0..args.status_runs {
+        let offset = fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+        let applied = work.apply_with(&["-json", "-var", "on=true"]).await?;
+        let complete = apply_complete(&applied.stdout, "liqo_gateway.server[0]")
+            .with_context(|| format!("run {run}: no apply_complete for liqo_gateway.server[0] in the -json output:\n{}", applied.stdout))?;
+        let new_lines = read_from(&log, offset)?;
+        let flip = first_endpoint_write(&new_lines, MILAN)
+            .with_context(|| format!("run {run}: the simulator log {} has no GatewayServer endpoint write for {MILAN} since the apply began", log.display()))?;
+        latencies.push(since_midnight_ms(complete) - flip);
+        work.apply_with(&["-var", "on=false"]).await?;
+    }
+    ground.clear_faults(MILAN).await?;
+    work.destroy().await?;
+
+    latencies.sort_unstable();
+    let p50 = percentile(&latencies, 0.50);
+    let p99 = percentile(&latencies, 0.99);
+    report.add("status wait", format!("status flip → apply step returns, p50 (n={})", latencies.len()), format!("{p50} ms"), "≤ 50 ms", Some(p50 <= 50));
+    report.add("status wait", format!("status flip → apply step returns, p99 (n={})", latencies.len()), format!("{p99} ms"), "≤ 250 ms", Some(p99 <= 250));
+    report.notes.push(format!(
+        "status-wait samples (ms, sorted; status-delay-ms={}): {:?}; flip instant = the simulator's log line after the \
+         API server acknowledged the status write (ms resolution), end = `apply_complete` in the CLI's -json output",
+        args.status_delay_ms, latencies
+    ));
+    Ok(())
+}
+
+/// Timestamp of the `apply_complete` message of `address` in an `apply -json` output.
+fn apply_complete(stdout: &str, address: &str) -> Option<OffsetDateTime> {
+    stdout.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).find_map(|m| {
+        let is_it = m["type"] == "apply_complete" && m["hook"]["resource"]["addr"] == address;
+        is_it.then(|| OffsetDateTime::parse(m["@timestamp"].as_str()?, &Rfc3339).ok()).flatten()
+    })
+}
+
+fn read_from(path: &Path, offset: u64) -> Result<String> {
+    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(String::from_utf8_lossy(bytes.get(offset as usize..).unwrap_or_default()).into_owned())
+}
+
+/// Milliseconds since UTC midnight of the first `simulated liqo HH:MM:SS.mmm [cluster] GatewayServer …: endpoint`.
+fn first_endpoint_write(lines: &str, cluster: &str) -> Option<i64> {
+    let tag = format!("[{cluster}] GatewayServer ");
+    let line = lines.lines().find(|l| l.contains(&tag) && l.contains(": endpoint "))?;
+    let clock = line.strip_prefix("simulated liqo ")?.split_whitespace().next()?;
+    let (hms, millis) = clock.split_once('.')?;
+    let mut parts = hms.split(':').map(|p| p.parse::<i64>().ok());
+    let (h, m, s) = (parts.next()??, parts.next()??, parts.next()??);
+    Some(((h * 60 + m) * 60 + s) * 1000 + millis.parse::<i64>().ok()?)
+}
+
+/// The simulator logs UTC time of day; both clocks are this machine's.
+fn since_midnight_ms(t: OffsetDateTime) -> i64 {
+    let t = t.to_offset(time::UtcOffset::UTC);
+    let (h, m, s, micro) = t.to_hms_micro();
+    ((i64::from(h) * 60 + i64::from(m)) * 60 + i64::from(s)) * 1000 + i64::from(micro / 1000)
+}
+
+/// Peak RSS of provider processes, recorded by the wrapper while switched on.
+struct RssRecorder {
+    dir: PathBuf,
+}
+
+impl RssRecorder {
+    fn start(&self) -> Result<()> {
+        for entry in fs::read_dir(self.dir.join("rss"))? {
+            fs::remove_file(entry?.path())?;
+        }
+        fs::write(self.dir.join("record"), "")?;
+        Ok(())
+    }
+
+    fn stop(&self) {
+        let _ = fs::remove_file(self.dir.join("record"));
+    }
+
+    /// Peak RSS (kB) of each recorded process. GNU time writes "Command exited with non-zero status N" or
+    /// "Command terminated by signal N" before the figure when the process did not exit 0; those are counted
+    /// apart, because a killed provider did not shut down as go-plugin asked.
+    fn collect(&self) -> Result<(Vec<u64>, usize)> {
+        let (mut peaks, mut unclean) = (Vec::new(), 0);
+        for entry in fs::read_dir(self.dir.join("rss"))? {
+            let text = fs::read_to_string(entry?.path())?;
+            if text.lines().count() > 1 {
+                unclean += 1;
+            }
+            if let Some(kb) = text.lines().last().and_then(|l| l.trim().parse().ok()) {
+                peaks.push(kb);
+            }
+        }
+        peaks.sort_unstable();
+        Ok((peaks, unclean))
+    }
+}
+
+/// 3. The full peering of `examples/modules/peering` (generate, gateways, tenant, peer, offload of one
+///    namespace) applied and destroyed `peering_runs` times; 4. peak RSS of every provider process meanwhile.
+async fn full_peering(args: &Args, ground: &Ground, recorder: &RssRecorder, report: &mut Report) -> Result<()> {
+    let module = repository_root().join("examples/modules/peering");
+    let config = format!(
+        "{}\nmodule \"rome_to_milan\" {{\n  source = \"{}\"\n  providers = {{\n    liqo.provider = liqo.milan\n    \
+         liqo.consumer = liqo.rome\n  }}\n\n  resources                 = {{ cpu = \"4\", memory = \"8Gi\", pods = \"110\" }}\n  \
+         offload_namespaces        = [\"liqo-demo\"]\n  create_offload_namespaces = true\n}}\n",
+        tf::provider_config(ground),
+        module.display()
+    );
+    let work = Workdir::new(args.cli, &config).await?;
+    let (mut applies, mut destroys) = (Vec::new(), Vec::new());
+    recorder.start()?;
+    let result: Result<()> = async {
+        for _ in 0..args.peering_runs {
+            applies.push(work.apply().await?.duration);
+            destroys.push(work.destroy().await?.duration);
+        }
+        Ok(())
+    }
+    .await;
+    recorder.stop();
+    let (peaks, unclean) = recorder.collect()?;
+    if let Err(err) = result {
+        report.notes.push(format!("full peering FAILED after {} apply/destroy cycle(s): {err:#}", destroys.len()));
+    }
+    if !applies.is_empty() {
+        report.add("peering", format!("full peering apply, median of {}", applies.len()), secs(median(&applies)), "", None);
+    }
+    if !destroys.is_empty() {
+        report.add("peering", format!("full peering destroy, median of {}", destroys.len()), secs(median(&destroys)), "", None);
+        let cycles: Vec<Duration> = applies.iter().zip(&destroys).map(|(a, d)| *a + *d).collect();
+        report.add("peering", "apply + destroy, median", secs(median(&cycles)), "≤ 0.25× kubernetes_manifest", None);
+        report.notes.push(format!("peering runs (s): apply {}; destroy {}", list_secs(&applies), list_secs(&destroys)));
+    }
+    if let (Some(max), false) = (peaks.last(), peaks.is_empty()) {
+        let med = peaks[peaks.len() / 2];
+        report.add(
+            "memory",
+            format!("peak RSS per provider process ({} processes of the peering runs)", peaks.len()),
+            format!("median {:.1} MB, max {:.1} MB", med as f64 / 1024.0, *max as f64 / 1024.0),
+            "≤ 50 MB",
+            Some(*max <= 50 * 1024),
+        );
+        if unclean > 0 {
+            report.notes.push(format!("{unclean} provider process(es) did not exit 0 (see GNU time's line in the rss files)"));
+        }
+    }
+    Ok(())
+}
+
+fn render(machine: &str, report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\nMachine: {machine}\n");
+    let _ = writeln!(out, "| Group | Metric | Value | Goal | Met |");
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for f in &report.figures {
+        let met = match f.met {
+            Some(true) => "yes",
+            Some(false) => "**no**",
+            None => "",
+        };
+        let _ = writeln!(out, "| {} | {} | {} | {} | {met} |", f.group, f.metric, f.value, f.goal);
+    }
+    for note in &report.notes {
+        let _ = writeln!(out, "\n- {note}");
+    }
+    out
+}
+
+fn median(values: &[Duration]) -> Duration {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    match sorted.len() {
+        0 => Duration::ZERO,
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+    }
+}
+
+/// Nearest-rank percentile of sorted samples.
+fn percentile(sorted: &[i64], p: f64) -> i64 {
+    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn ratio(a: Duration, b: Duration) -> f64 {
+    a.as_secs_f64() / b.as_secs_f64().max(f64::EPSILON)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.0} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.2} s", d.as_secs_f64())
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{bytes} B ({:.1} MiB)", bytes as f64 / 1024.0 / 1024.0)
+}
+
+fn list_ms(values: &[Duration]) -> String {
+    values.iter().map(|d| format!("{:.0}", d.as_secs_f64() * 1000.0)).collect::<Vec<_>>().join(", ")
+}
+
+fn list_secs(values: &[Duration]) -> String {
+    values.iter().map(|d| format!("{:.2}", d.as_secs_f64())).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_simulator_flip_and_the_cli_completion_on_one_clock() {
+        let log = "simulated liqo 10:00:00.001 [rome] GatewayServer x/y: endpoint Some(..)\n\
+                   simulated liqo 10:00:01.250 [milan] GatewayServer liqo-tenant-rome/rome: endpoint Some(..)\n";
+        assert_eq!(first_endpoint_write(log, MILAN), Some(36_001_250));
+        let json = r#"{"@timestamp":"2026-01-01T12:00:01.290123+02:00","type":"apply_complete","hook":{"resource":{"addr":"liqo_gateway.server[0]"}}}"#;
+        let complete = apply_complete(json, "liqo_gateway.server[0]").expect("parsed");
+        assert_eq!(since_midnight_ms(complete) - 36_001_250, 40);
+        assert!(apply_complete(json, "liqo_gateway.client").is_none());
+    }
+
+    #[test]
+    fn nearest_rank_percentiles_and_medians() {
+        let samples = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+        assert_eq!(percentile(&samples, 0.5), 5);
+        assert_eq!(percentile(&samples, 0.99), 10);
+        let d = |ms| Duration::from_millis(ms);
+        assert_eq!(median(&[d(3), d(1), d(2), d(10)]), d(2) + d(500) / 1000);
+    }
+}

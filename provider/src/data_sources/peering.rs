@@ -1,0 +1,355 @@
+//! `data "liqo_peering"`: the state of the peering with one remote cluster as this cluster's Liqo sees it, read
+//! from the cluster-scoped ForeignCluster (core.liqo.io/v1beta1) that Liqo names after the peer's cluster ID
+//! (reference §3.15). Liqo's ForeignCluster controller creates it as soon as any peering object on this cluster
+//! names the peer, and writes its role, tenant namespaces and one status per module (networking,
+//! authentication, offloading). Module health follows `liqoctl info` (reference §5.1): `Disabled` when the module
+//! is not enabled, `Healthy` when it is and every condition is `Established` or `Ready`, else `Unhealthy`.
+//!
+//! Nothing is written; the data source only reads.
+use crate::errors::op_diags;
+use crate::kube_ops;
+use crate::protocol::{Ctx, DataSource};
+use crate::provider::Cluster;
+use crate::resources::common::Check;
+use async_trait::async_trait;
+use kube::api::Api;
+use liqo_schema::liqo::core::{ROLE_UNKNOWN, STATUS_ESTABLISHED, STATUS_READY};
+use liqo_schema::liqo::{ForeignCluster, LiqoCondition, Module, Modules};
+use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
+use std::sync::Arc;
+
+const TYPE_NAME: &str = "liqo_peering";
+
+/// The module statuses `liqoctl info` prints.
+const HEALTHY: &str = "Healthy";
+const UNHEALTHY: &str = "Unhealthy";
+const DISABLED: &str = "Disabled";
+
+/// `liqoctl info`'s status of one module.
+fn module_status(module: &Module) -> &'static str {
+    match (module.enabled, module.is_healthy()) {
+        (false, _) => DISABLED,
+        (true, true) => HEALTHY,
+        (true, false) => UNHEALTHY,
+    }
+}
+
+/// True when at least one module is enabled and every enabled module is healthy. A peering with no module
+/// enabled (a ForeignCluster whose status Liqo has not written yet, or whose peering objects are all gone) is
+/// not reported healthy: there is nothing working to vouch for.
+fn peering_healthy(modules: &Modules) -> bool {
+    let all = [&modules.networking, &modules.authentication, &modules.offloading];
+    all.iter().any(|m| m.enabled) && all.iter().filter(|m| m.enabled).all(|m| module_status(m) == HEALTHY)
+}
+
+fn condition_value(c: &LiqoCondition) -> Value {
+    Value::object([
+        ("type", Value::string(&c.type_)),
+        ("status", Value::string(&c.status)),
+        ("reason", Value::opt_string(c.reason.clone())),
+        ("message", Value::opt_string(c.message.clone())),
+    ])
+}
+
+fn module_value(module: &Module) -> Value {
+    Value::object([
+        ("enabled", Value::Bool(module.enabled)),
+        ("status", Value::string(module_status(module))),
+        ("conditions", Value::List(module.conditions.iter().flatten().map(condition_value).collect())),
+    ])
+}
+
+/// The data source's state from the ForeignCluster. A status Liqo has not written yet reads as role `Unknown`
+/// with every module disabled (what Liqo's own defaults say).
+fn state(remote_cluster_id: &str, fc: &ForeignCluster) -> Value {
+    let status = fc.status.clone().unwrap_or_default();
+    let modules = status.modules.unwrap_or_default();
+    let role = Some(status.role).filter(|r| !r.is_empty()).unwrap_or_else(|| ROLE_UNKNOWN.to_string());
+    let namespaces = status.tenant_namespace.unwrap_or_default();
+    Value::object([
+        ("id", Value::string(remote_cluster_id)),
+        ("remote_cluster_id", Value::string(remote_cluster_id)),
+        ("role", Value::string(role)),
+        ("api_server_url", Value::opt_string(status.api_server_url.filter(|u| !u.is_empty()))),
+        ("tenant_namespace_local", Value::opt_string(namespaces.local.filter(|n| !n.is_empty()))),
+        ("tenant_namespace_remote", Value::opt_string(namespaces.remote.filter(|n| !n.is_empty()))),
+        ("networking", module_value(&modules.networking)),
+        ("authentication", module_value(&modules.authentication)),
+        ("offloading", module_value(&modules.offloading)),
+        ("healthy", Value::Bool(peering_healthy(&modules))),
+    ])
+}
+
+fn not_found(remote_cluster_id: &str) -> Diagnostic {
+    Diagnostic::error(
+        format!("ForeignCluster {remote_cluster_id} not found"),
+        format!(
+            "This cluster has no ForeignCluster (core.liqo.io/v1beta1) named `{remote_cluster_id}`. Liqo creates it \
+             once any peering object for that peer exists on this cluster: a Configuration, GatewayServer or \
+             GatewayClient (liqo_gateway), a Tenant (liqo_tenant), a control-plane identity Secret or a VirtualNode \
+             (liqo_peer), labelled liqo.io/remote-cluster-id={remote_cluster_id}. Check that `remote_cluster_id` is \
+             the peer's cluster ID (`liqoctl info --get clusterid` on the peer) and that this provider block points at \
+             the right cluster. When the peering is created in the same configuration, make this data source depend \
+             on it (reference its outputs or use `depends_on`) so that it is read after the peering exists."
+        ),
+    )
+    .at(AttributePath::root("remote_cluster_id"))
+}
+
+/// No API calls: the remote cluster ID must look like one (unknown values pass).
+fn validate(config: &Value) -> Diagnostics {
+    let mut c = Check::new(config);
+    c.cluster_id("remote_cluster_id");
+    c.finish()
+}
+
+/// The `liqo_peering` data source type, bound to the provider block's cluster.
+pub struct PeeringDataSource {
+    cluster: Arc<Cluster>,
+}
+
+impl PeeringDataSource {
+    pub fn new(cluster: Arc<Cluster>) -> PeeringDataSource {
+        PeeringDataSource { cluster }
+    }
+}
+
+fn module_attribute(name: &str, what: &str) -> Attribute {
+    let conditions = Attribute::nested(
+        "conditions",
+        Nesting::List,
+        vec![
+            Attribute::computed("type", Type::String).describe("Condition type, e.g. `NetworkConnectionStatus`."),
+            Attribute::computed("status", Type::String).describe(
+                "Condition status: `None`, `Pending`, `Established`, `Error`, `Ready`, `NotReady` or `SomeNotReady`.",
+            ),
+            Attribute::computed("reason", Type::String).describe("Liqo's reason for the status; null when Liqo gives none."),
+            Attribute::computed("message", Type::String).describe("Liqo's message for the status; null when Liqo gives none."),
+        ],
+    )
+    .with_computed()
+    .describe("The module's conditions as Liqo wrote them (`status.modules.<module>.conditions`), in Liqo's order.");
+    Attribute::nested(
+        name,
+        Nesting::Single,
+        vec![
+            Attribute::computed("enabled", Type::Bool)
+                .describe("Whether Liqo considers the module in use for this peer (`status.modules.<module>.enabled`)."),
+            Attribute::computed("status", Type::String).describe(
+                "`Healthy` when enabled and every condition is `Established` or `Ready`, `Unhealthy` when enabled \
+                 otherwise, `Disabled` when not enabled (as `liqoctl info` reports it).",
+            ),
+            conditions,
+        ],
+    )
+    .with_computed()
+    .describe(what)
+}
+
+fn schema() -> Schema {
+    Schema {
+        version: 0,
+        block: Block::new(
+            "Reads the state of the peering with one remote cluster as this cluster's Liqo reports it: the \
+             ForeignCluster named after the remote cluster ID, with its role, tenant namespaces and the health of \
+             each module, computed as `liqoctl info` does.",
+            vec![
+                Attribute::required("remote_cluster_id", Type::String)
+                    .describe("Cluster ID of the peer (`liqoctl info --get clusterid` on it, or liqo_cluster's `cluster_id`)."),
+                Attribute::computed("id", Type::String).describe("The remote cluster ID (the ForeignCluster's name)."),
+                Attribute::computed("role", Type::String).describe(
+                    "What the peer is to this cluster: `Provider` (this cluster consumes its resources), `Consumer`, \
+                     `ConsumerAndProvider`, or `Unknown` (networking only, or not yet known).",
+                ),
+                Attribute::computed("api_server_url", Type::String)
+                    .describe("The peer's API server URL as Liqo knows it (set when this cluster consumes from the peer); null otherwise."),
+                Attribute::computed("tenant_namespace_local", Type::String)
+                    .describe("Tenant namespace for the peer on this cluster; null until Liqo knows it."),
+                Attribute::computed("tenant_namespace_remote", Type::String)
+                    .describe("Tenant namespace for this cluster on the peer; null until Liqo knows it."),
+                module_attribute("networking", "The networking module (Configuration, gateway and Connection)."),
+                module_attribute("authentication", "The authentication module (Tenant, identity towards the peer's API server)."),
+                module_attribute("offloading", "The offloading module (virtual nodes for the peer)."),
+                Attribute::computed("healthy", Type::Bool).describe(
+                    "True when at least one module is enabled and every enabled module is `Healthy`. Useful in \
+                     `precondition`/`postcondition` blocks and `check` assertions.",
+                ),
+            ],
+        ),
+    }
+}
+
+#[async_trait]
+impl DataSource for PeeringDataSource {
+    fn type_name(&self) -> &'static str {
+        TYPE_NAME
+    }
+
+    fn schema(&self) -> Schema {
+        schema()
+    }
+
+    fn validate(&self, config: &Value) -> Diagnostics {
+        validate(config)
+    }
+
+    async fn read(&self, ctx: &Ctx, config: Value) -> (Value, Diagnostics) {
+        // Terraform defers reading a data source whose configuration is not yet known, so this is a string.
+        let Some(remote) = config.get("remote_cluster_id").as_str().map(str::to_owned) else {
+            let d = Diagnostic::error("Missing remote cluster ID", "`remote_cluster_id` must be known to read the peering.")
+                .at(AttributePath::root("remote_cluster_id"));
+            return (Value::Null, d.into());
+        };
+        let client = match self.cluster.client().await {
+            Ok(c) => c,
+            Err(d) => return (Value::Null, d.into()),
+        };
+        let api: Api<ForeignCluster> = Api::all(client);
+        match kube_ops::get_opt(ctx, &api, &remote).await {
+            Ok(Some(fc)) => (state(&remote, &fc), Diagnostics::new()),
+            Ok(None) => (Value::Null, not_found(&remote).into()),
+            Err(e) => (Value::Null, op_diags(&e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use liqo_schema::liqo::core::{
+        AUTH_TENANT_STATUS, NETWORK_CONFIGURATION_STATUS, NETWORK_CONNECTION_STATUS, OFFLOADING_NODE_STATUS,
+        OFFLOADING_VIRTUAL_NODE_STATUS, ROLE_CONSUMER, STATUS_ERROR, STATUS_NOT_READY, STATUS_PENDING, STATUS_SOME_NOT_READY,
+    };
+    use liqo_schema::liqo::{ForeignClusterSpec, ForeignClusterStatus, TenantNamespaces};
+
+    fn cond(type_: &str, status: &str) -> LiqoCondition {
+        LiqoCondition { type_: type_.into(), status: status.into(), reason: None, message: Some(format!("{type_} is {status}")), last_transition_time: None }
+    }
+
+    fn module(enabled: bool, conditions: &[(&str, &str)]) -> Module {
+        let list: Vec<LiqoCondition> = conditions.iter().map(|(t, s)| cond(t, s)).collect();
+        Module { enabled, conditions: (!list.is_empty()).then_some(list) }
+    }
+
+    #[test]
+    fn module_status_follows_liqoctl_info() {
+        let cases: &[(bool, &[(&str, &str)], &str)] = &[
+            (false, &[], DISABLED),
+            // Disabled wins even over healthy-looking conditions left behind.
+            (false, &[(NETWORK_CONNECTION_STATUS, STATUS_ESTABLISHED)], DISABLED),
+            (false, &[(NETWORK_CONNECTION_STATUS, STATUS_ERROR)], DISABLED),
+            // Enabled without conditions is healthy in liqoctl info (no condition fails).
+            (true, &[], HEALTHY),
+            (true, &[(NETWORK_CONFIGURATION_STATUS, STATUS_READY), (NETWORK_CONNECTION_STATUS, STATUS_ESTABLISHED)], HEALTHY),
+            (true, &[(NETWORK_CONFIGURATION_STATUS, STATUS_READY), (NETWORK_CONNECTION_STATUS, STATUS_PENDING)], UNHEALTHY),
+            (true, &[(NETWORK_CONNECTION_STATUS, STATUS_ERROR)], UNHEALTHY),
+            (true, &[(OFFLOADING_VIRTUAL_NODE_STATUS, STATUS_READY), (OFFLOADING_NODE_STATUS, STATUS_SOME_NOT_READY)], UNHEALTHY),
+            (true, &[(AUTH_TENANT_STATUS, STATUS_NOT_READY)], UNHEALTHY),
+            (true, &[(AUTH_TENANT_STATUS, "None")], UNHEALTHY),
+        ];
+        for (enabled, conditions, want) in cases {
+            assert_eq!(module_status(&module(*enabled, conditions)), *want, "enabled={enabled} conditions={conditions:?}");
+        }
+    }
+
+    #[test]
+    fn peering_is_healthy_only_when_some_module_is_enabled_and_all_enabled_are_healthy() {
+        let healthy = module(true, &[(NETWORK_CONNECTION_STATUS, STATUS_ESTABLISHED)]);
+        let broken = module(true, &[(NETWORK_CONNECTION_STATUS, STATUS_ERROR)]);
+        let off = module(false, &[]);
+        let modules = |n: &Module, a: &Module, o: &Module| Modules { networking: n.clone(), authentication: a.clone(), offloading: o.clone() };
+
+        assert!(peering_healthy(&modules(&healthy, &healthy, &healthy)));
+        assert!(peering_healthy(&modules(&healthy, &off, &off)), "disabled modules do not count");
+        assert!(!peering_healthy(&modules(&healthy, &healthy, &broken)));
+        assert!(!peering_healthy(&modules(&broken, &off, &off)));
+        assert!(!peering_healthy(&modules(&off, &off, &off)), "nothing enabled is not a healthy peering");
+    }
+
+    #[test]
+    fn state_maps_the_foreign_cluster() {
+        let mut fc = ForeignCluster::new("rome", ForeignClusterSpec { cluster_id: Some("rome".into()) });
+        fc.status = Some(ForeignClusterStatus {
+            role: ROLE_CONSUMER.into(),
+            modules: Some(Modules {
+                networking: module(true, &[(NETWORK_CONNECTION_STATUS, STATUS_ERROR)]),
+                authentication: module(true, &[(AUTH_TENANT_STATUS, STATUS_READY)]),
+                offloading: module(false, &[]),
+            }),
+            api_server_url: Some("https://rome.example:6443".into()),
+            tenant_namespace: Some(TenantNamespaces { local: Some("liqo-tenant-rome".into()), remote: None }),
+            ..Default::default()
+        });
+        let s = state("rome", &fc);
+        assert_eq!(s.get("id").as_str(), Some("rome"));
+        assert_eq!(s.get("role").as_str(), Some(ROLE_CONSUMER));
+        assert_eq!(s.get("api_server_url").as_str(), Some("https://rome.example:6443"));
+        assert_eq!(s.get("tenant_namespace_local").as_str(), Some("liqo-tenant-rome"));
+        assert!(s.get("tenant_namespace_remote").is_null());
+        assert_eq!(s.get("healthy").as_bool(), Some(false));
+
+        let net = s.get("networking");
+        assert_eq!(net.get("enabled").as_bool(), Some(true));
+        assert_eq!(net.get("status").as_str(), Some(UNHEALTHY));
+        let c = &net.get("conditions").elements()[0];
+        assert_eq!(c.get("type").as_str(), Some(NETWORK_CONNECTION_STATUS));
+        assert_eq!(c.get("status").as_str(), Some(STATUS_ERROR));
+        assert!(c.get("reason").is_null());
+        assert_eq!(c.get("message").as_str(), Some("NetworkConnectionStatus is Error"));
+        assert_eq!(s.get("authentication").get("status").as_str(), Some(HEALTHY));
+        let off = s.get("offloading");
+        assert_eq!((off.get("enabled").as_bool(), off.get("status").as_str()), (Some(false), Some(DISABLED)));
+        assert_eq!(off.get("conditions"), &Value::List(vec![]), "no conditions is an empty list, not null");
+    }
+
+    #[test]
+    fn a_status_not_written_yet_reads_as_unknown_and_disabled() {
+        let fc = ForeignCluster::new("rome", ForeignClusterSpec { cluster_id: Some("rome".into()) });
+        let s = state("rome", &fc);
+        assert_eq!(s.get("role").as_str(), Some(ROLE_UNKNOWN));
+        assert!(s.get("api_server_url").is_null() && s.get("tenant_namespace_local").is_null());
+        for m in ["networking", "authentication", "offloading"] {
+            assert_eq!(s.get(m).get("status").as_str(), Some(DISABLED), "{m}");
+        }
+        assert_eq!(s.get("healthy").as_bool(), Some(false));
+    }
+
+    #[test]
+    fn state_matches_the_schema() {
+        let fc = ForeignCluster::new("rome", ForeignClusterSpec { cluster_id: Some("rome".into()) });
+        let s = state("rome", &fc);
+        let schema = schema();
+        let mut names: Vec<&str> = schema.block.attributes.iter().map(|a| a.name.as_str()).collect();
+        names.sort_unstable();
+        let keys: Vec<&str> = s.entries().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, names, "every schema attribute is set, and nothing else");
+    }
+
+    #[test]
+    fn missing_foreign_cluster_is_named_with_how_liqo_creates_it() {
+        let d = not_found("rome");
+        assert_eq!(d.summary, "ForeignCluster rome not found");
+        assert!(d.detail.contains("once any peering object for that peer exists") && d.detail.contains("`depends_on`"), "{}", d.detail);
+    }
+
+    #[test]
+    fn remote_cluster_id_is_validated_and_unknown_passes() {
+        let bad = validate(&Value::object([("remote_cluster_id", Value::string("Rome_1"))]));
+        assert_eq!(bad.0.len(), 1);
+        assert!(bad.0[0].summary.contains("`remote_cluster_id`"));
+        assert!(validate(&Value::object([("remote_cluster_id", Value::string("rome"))])).0.is_empty());
+        assert!(validate(&Value::object([("remote_cluster_id", Value::Unknown)])).0.is_empty());
+    }
+
+    #[test]
+    fn schema_has_one_required_input_and_describes_everything() {
+        fn all_described(attrs: &[Attribute]) -> bool {
+            attrs.iter().all(|a| !a.description.is_empty() && a.nested.as_ref().is_none_or(|n| all_described(&n.attributes)))
+        }
+        let s = schema();
+        let required: Vec<&str> = s.block.attributes.iter().filter(|a| a.required).map(|a| a.name.as_str()).collect();
+        assert_eq!(required, ["remote_cluster_id"]);
+        assert!(s.block.attributes.iter().filter(|a| !a.required).all(|a| a.computed && !a.optional));
+        assert!(all_described(&s.block.attributes));
+    }
+}
