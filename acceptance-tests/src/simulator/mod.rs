@@ -21,8 +21,10 @@
 //! * **Connection** `gw-<gateway>` (owned by the gateway): created once the gateway is ready and a PublicKey for
 //!   the peer exists in its namespace; `Connecting`, then `Connected` only when both sides' keys match (this
 //!   side's PublicKey equals the peer's key Secret for this cluster and vice versa, the peer being the cluster
-//!   whose ID is the gateway's `liqo.io/remote-cluster-id`), `Error` when they do not or both sides run the same
-//!   gateway role. Re-evaluated whenever keys, Secrets or gateways change on either side.
+//!   whose ID is the gateway's `liqo.io/remote-cluster-id`); `Connecting` while the peer has no gateway, key
+//!   Secret or PublicKey for this cluster yet; `Error` when a key does not match, both sides run the same gateway
+//!   role, the client dials another port than the server publishes, or the peer is not part of the ground (an
+//!   Event on the Connection says which). Re-evaluated whenever keys, Secrets or gateways change on either side.
 //! * **Tenant**: finalizer `tenant.liqo.io/finalizer`, `status.tenantNamespace` (TolerateNoHandshake only: the
 //!   nonce handshake is not simulated and a KeysExchange Tenant gets a Warning Event instead of a status).
 //! * **ResourceSlice**, consumer side (`liqo.io/replication=true`): fills `spec.consumerClusterID` and

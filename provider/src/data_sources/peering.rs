@@ -13,7 +13,7 @@ use crate::provider::Cluster;
 use crate::resources::common::Check;
 use async_trait::async_trait;
 use kube::api::Api;
-use liqo_schema::liqo::core::{ROLE_UNKNOWN, STATUS_ESTABLISHED, STATUS_READY};
+use liqo_schema::liqo::core::ROLE_UNKNOWN;
 use liqo_schema::liqo::{ForeignCluster, LiqoCondition, Module, Modules};
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 use std::sync::Arc;
@@ -128,13 +128,13 @@ fn module_attribute(name: &str, what: &str) -> Attribute {
         ],
     )
     .with_computed()
-    .describe("The module's conditions as Liqo wrote them (`status.modules.<module>.conditions`), in Liqo's order.");
+    .describe(format!("The module's conditions as Liqo wrote them (`status.modules.{name}.conditions`), in Liqo's order."));
     Attribute::nested(
         name,
         Nesting::Single,
         vec![
             Attribute::computed("enabled", Type::Bool)
-                .describe("Whether Liqo considers the module in use for this peer (`status.modules.<module>.enabled`)."),
+                .describe(format!("Whether Liqo considers the module in use for this peer (`status.modules.{name}.enabled`).")),
             Attribute::computed("status", Type::String).describe(
                 "`Healthy` when enabled and every condition is `Established` or `Ready`, `Unhealthy` when enabled \
                  otherwise, `Disabled` when not enabled (as `liqoctl info` reports it).",
@@ -218,7 +218,8 @@ mod tests {
     use super::*;
     use liqo_schema::liqo::core::{
         AUTH_TENANT_STATUS, NETWORK_CONFIGURATION_STATUS, NETWORK_CONNECTION_STATUS, OFFLOADING_NODE_STATUS,
-        OFFLOADING_VIRTUAL_NODE_STATUS, ROLE_CONSUMER, STATUS_ERROR, STATUS_NOT_READY, STATUS_PENDING, STATUS_SOME_NOT_READY,
+        OFFLOADING_VIRTUAL_NODE_STATUS, ROLE_CONSUMER, STATUS_ERROR, STATUS_ESTABLISHED, STATUS_NOT_READY, STATUS_PENDING, STATUS_READY,
+        STATUS_SOME_NOT_READY,
     };
     use liqo_schema::liqo::{ForeignClusterSpec, ForeignClusterStatus, TenantNamespaces};
 

@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn finds_by_type() {
-        let list = vec![cond("Authentication", "Accepted"), cond("Resources", "Denied")];
+        let list = [cond("Authentication", "Accepted"), cond("Resources", "Denied")];
         assert_eq!(find_condition(Some(&list[..]), "Resources").map(|c| c.condition_status()), Some("Denied"));
         assert!(find_condition(Some(&list[..]), "Node").is_none());
         assert!(find_condition::<LiqoCondition>(None, "Node").is_none());

@@ -1,0 +1,314 @@
+//! `data "liqo_peering"` against the test ground, once per available client (`terraform` when on PATH, and
+//! `tofu`). The peer IDs are made up per test and client; the objects that name them on `milan` are written with
+//! the admin client the way the provider's resources write them, and the simulator plays Liqo's ForeignCluster
+//! controller. Every output is compared with the ForeignCluster read directly from the cluster.
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use liqo_acceptance::tf::{self, Cli, Workdir};
+use liqo_acceptance::{Ground, MILAN};
+use liqo_schema::liqo::core::{
+    AUTH_TENANT_STATUS, NETWORK_CONFIGURATION_STATUS, OFFLOADING_NODE_STATUS, OFFLOADING_VIRTUAL_NODE_STATUS, ROLE_CONSUMER,
+    ROLE_PROVIDER, ROLE_UNKNOWN, STATUS_NOT_READY, STATUS_READY, STATUS_SOME_NOT_READY,
+};
+use liqo_schema::liqo::labels::{self, REMOTE_CLUSTER_ID};
+use liqo_schema::liqo::{
+    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ClusterConfig, ClusterConfigCidr, Configuration, ConfigurationSpec, ForeignCluster,
+    ForeignClusterSpec, Module, Tenant, TenantSpec,
+};
+use serde_json::{Value as Json, json};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+const POLL: Duration = Duration::from_millis(100);
+
+/// One `liqo_peering` on milan for `peer`, exported whole as output `peering`.
+fn config(ground: &Ground, peer: &str) -> String {
+    format!(
+        "{}\ndata \"liqo_peering\" \"peer\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{peer}\"\n}}\n\n\
+         output \"peering\" {{\n  value = data.liqo_peering.peer\n}}\n",
+        tf::provider_config(ground)
+    )
+}
+
+/// A second data source guarded like the documented example: the run stops when the peering is not healthy.
+fn guard(peer: &str) -> String {
+    format!(
+        r#"data "liqo_peering" "guarded" {{
+  provider          = liqo.milan
+  remote_cluster_id = "{peer}"
+
+  lifecycle {{
+    postcondition {{
+      condition = self.healthy
+      error_message = join("\n", concat(["The peering with {peer} is not healthy:"], [
+        for c in concat(self.networking.conditions, self.authentication.conditions, self.offloading.conditions) :
+        "${{c.type}} is ${{c.status}}${{c.message == null ? "" : ": ${{c.message}}"}}"
+        if !contains(["Established", "Ready"], c.status)
+      ]))
+    }}
+  }}
+}}
+"#
+    )
+}
+
+/// The ForeignCluster named `name` once `ready` holds for it (polled: the simulator debounces its writes).
+async fn wait_fc(api: &Api<ForeignCluster>, name: &str, what: &str, ready: impl Fn(&ForeignCluster) -> bool) -> Result<ForeignCluster> {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let seen = api.get_opt(name).await?;
+        if let Some(fc) = seen.as_ref().filter(|fc| ready(fc)) {
+            return Ok(fc.clone());
+        }
+        if Instant::now() > deadline {
+            bail!("ForeignCluster {name}: {what} not seen after {TIMEOUT:?}; last seen: {:?}", seen.map(|fc| fc.status));
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+fn modules(fc: &ForeignCluster) -> Option<&liqo_schema::liqo::Modules> {
+    fc.status.as_ref()?.modules.as_ref()
+}
+
+/// The output the data source must give for `module`, whose status the test states.
+fn module_json(module: &Module, status: &str) -> Json {
+    let conditions: Vec<Json> = module
+        .conditions
+        .iter()
+        .flatten()
+        .map(|c| json!({"type": c.type_, "status": c.status, "reason": c.reason, "message": c.message}))
+        .collect();
+    json!({"enabled": module.enabled, "status": status, "conditions": conditions})
+}
+
+/// Everything the data source outputs, from the ForeignCluster and the module statuses the test expects.
+fn expected(fc: &ForeignCluster, role: &str, statuses: [&str; 3], healthy: bool) -> Result<Json> {
+    let status = fc.status.as_ref().context("ForeignCluster without status")?;
+    let m = status.modules.as_ref().context("ForeignCluster without modules")?;
+    let ns = status.tenant_namespace.clone().unwrap_or_default();
+    let name = fc.metadata.name.clone().context("ForeignCluster without name")?;
+    ensure!(status.role == role, "ForeignCluster {name} has role {}, the test expects {role}", status.role);
+    Ok(json!({
+        "id": name,
+        "remote_cluster_id": name,
+        "role": role,
+        "api_server_url": status.api_server_url,
+        "tenant_namespace_local": ns.local,
+        "tenant_namespace_remote": ns.remote,
+        "networking": module_json(&m.networking, statuses[0]),
+        "authentication": module_json(&m.authentication, statuses[1]),
+        "offloading": module_json(&m.offloading, statuses[2]),
+        "healthy": healthy,
+    }))
+}
+
+/// Diagnostics as one line: Terraform wraps them and draws a box around them.
+fn flat(text: &str) -> String {
+    text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+async fn output(work: &Workdir) -> Result<Json> {
+    Ok(work.output_json().await?["peering"]["value"].clone())
+}
+
+async fn create_tenant_namespace(client: &Client, name: &str, peer: &str) -> Result<()> {
+    let ns = Namespace {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(BTreeMap::from([
+                (labels::TENANT_NAMESPACE.to_owned(), labels::TRUE.to_owned()),
+                (REMOTE_CLUSTER_ID.to_owned(), peer.to_owned()),
+            ])),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await.with_context(|| format!("creating Namespace {name}"))?;
+    Ok(())
+}
+
+/// Deletes the namespace, waits until it is gone (so nothing names the peer any more), then the ForeignCluster,
+/// which Liqo itself never deletes.
+async fn clean_up(client: &Client, namespace: &str, peer: &str) -> Result<()> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces.delete(namespace, &DeleteParams::default()).await?;
+    let deadline = Instant::now() + TIMEOUT;
+    while namespaces.get_opt(namespace).await?.is_some() {
+        ensure!(Instant::now() < deadline, "Namespace {namespace} still present after {TIMEOUT:?}");
+        tokio::time::sleep(POLL).await;
+    }
+    Api::<ForeignCluster>::all(client.clone()).delete(peer, &DeleteParams::default()).await?;
+    Ok(())
+}
+
+async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
+    let peer = format!("peering-life-{}", cli.name());
+    let namespace = format!("liqo-tenant-{peer}");
+    let client = ground.client(MILAN).await?;
+    let fcs: Api<ForeignCluster> = Api::all(client.clone());
+    let work = Workdir::new(cli, &config(ground, &peer)).await?;
+
+    // Nothing names the peer yet: no ForeignCluster, and the error says so and how Liqo creates it.
+    ensure!(fcs.get_opt(&peer).await?.is_none(), "{cli}: ForeignCluster {peer} left over from an earlier run");
+    let run = work.apply_fails().await?;
+    for needle in [format!("ForeignCluster {peer} not found"), "once any peering object for that peer exists".to_owned()] {
+        assert!(flat(&run.stderr).contains(&needle), "{cli}: missing {needle:?} in:\n{}", run.stderr);
+    }
+
+    // A Configuration for the peer with only its pod CIDR: Liqo (simulated) creates the ForeignCluster, networking
+    // is enabled and its configuration condition is NotReady, so the module is Unhealthy.
+    create_tenant_namespace(&client, &namespace, &peer).await?;
+    let mut conf = Configuration::new(&peer, ConfigurationSpec {
+        local: None,
+        remote: Some(ClusterConfig { cidr: Some(ClusterConfigCidr { pod: Some(vec!["10.70.0.0/16".into()]), external: None }) }),
+    });
+    conf.metadata.namespace = Some(namespace.clone());
+    conf.metadata.labels = Some(BTreeMap::from([(REMOTE_CLUSTER_ID.to_owned(), peer.clone())]));
+    let confs: Api<Configuration> = Api::namespaced(client.clone(), &namespace);
+    confs.create(&PostParams::default(), &conf).await?;
+    let fc = wait_fc(&fcs, &peer, "networking enabled, configuration NotReady", |fc| {
+        modules(fc).is_some_and(|m| {
+            m.networking.enabled
+                && m.networking.conditions.iter().flatten().any(|c| c.type_ == NETWORK_CONFIGURATION_STATUS && c.status == STATUS_NOT_READY)
+        })
+    })
+    .await?;
+    work.apply().await?;
+    let out = output(&work).await?;
+    let want = expected(&fc, ROLE_UNKNOWN, ["Unhealthy", "Disabled", "Disabled"], false)?;
+    assert_eq!(out, want, "{cli}: outputs while networking is not ready");
+    assert_eq!(out["tenant_namespace_local"], namespace.as_str(), "{cli}: the Configuration's namespace");
+    assert!(out["api_server_url"].is_null() && out["tenant_namespace_remote"].is_null(), "{cli}: {out}");
+
+    // The documented postcondition stops the run and shows Liqo's message.
+    work.write("guard.tf", &guard(&peer))?;
+    let run = work.apply_fails().await?;
+    let condition = &fc.status.as_ref().and_then(|s| s.modules.as_ref()).context("modules")?.networking.conditions.as_ref().context("conditions")?[0];
+    for needle in [
+        format!("The peering with {peer} is not healthy:"),
+        format!("{NETWORK_CONFIGURATION_STATUS} is {STATUS_NOT_READY}: {}", condition.message.as_deref().unwrap_or_default()),
+    ] {
+        assert!(flat(&run.stderr).contains(&flat(&needle)), "{cli}: missing {needle:?} in:\n{}", run.stderr);
+    }
+
+    // The CIDRs completed and a Tenant for the peer (it is our consumer): both modules healthy, role Consumer,
+    // and the guarded run goes through.
+    confs.patch(&peer, &PatchParams::default(), &Patch::Merge(json!({"spec": {"remote": {"cidr": {"external": ["10.71.0.0/16"]}}}}))).await?;
+    let mut tenant = Tenant::new(&peer, TenantSpec {
+        cluster_id: Some(peer.clone()),
+        authz_policy: Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE.into()),
+        ..Default::default()
+    });
+    tenant.metadata.namespace = Some(namespace.clone());
+    tenant.metadata.labels = Some(BTreeMap::from([(REMOTE_CLUSTER_ID.to_owned(), peer.clone())]));
+    Api::<Tenant>::namespaced(client.clone(), &namespace).create(&PostParams::default(), &tenant).await?;
+    let ready = |m: &Module, type_: &str| m.enabled && m.conditions.iter().flatten().any(|c| c.type_ == type_ && c.status == STATUS_READY);
+    wait_fc(&fcs, &peer, "networking and authentication ready", |fc| {
+        fc.status.as_ref().is_some_and(|s| s.role == ROLE_CONSUMER)
+            && modules(fc).is_some_and(|m| ready(&m.networking, NETWORK_CONFIGURATION_STATUS) && ready(&m.authentication, AUTH_TENANT_STATUS))
+    })
+    .await?;
+    work.apply().await?;
+    let out = output(&work).await?;
+    let fc = fcs.get(&peer).await?;
+    assert_eq!(out, expected(&fc, ROLE_CONSUMER, ["Healthy", "Healthy", "Disabled"], true)?, "{cli}: outputs once healthy");
+    assert!(work.plan().await?.is_empty(), "{cli}: re-reading an unchanged peering plans nothing");
+
+    work.destroy().await?;
+    clean_up(&client, &namespace, &peer).await
+}
+
+#[tokio::test]
+async fn peering_reports_the_foreign_cluster_liqo_keeps() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+/// Fields the simulated peering above leaves empty (the peer's API server, the remote tenant namespace, reasons,
+/// several condition statuses) come through one to one. No peering object names this peer, so no controller
+/// touches the ForeignCluster written here.
+async fn written_status(ground: &Ground, cli: Cli) -> Result<()> {
+    let peer = format!("peering-written-{}", cli.name());
+    let client = ground.client(MILAN).await?;
+    let fcs: Api<ForeignCluster> = Api::all(client.clone());
+    let mut fc = ForeignCluster::new(&peer, ForeignClusterSpec { cluster_id: Some(peer.clone()) });
+    fc.metadata.labels = Some(BTreeMap::from([(REMOTE_CLUSTER_ID.to_owned(), peer.clone())]));
+    fcs.create(&PostParams::default(), &fc).await?;
+    let status = json!({
+        "role": ROLE_PROVIDER,
+        "apiServerUrl": "https://203.0.113.7:6443",
+        "tenantNamespace": {"local": format!("liqo-tenant-{peer}"), "remote": "liqo-tenant-milan"},
+        "modules": {
+            "networking": {"enabled": false},
+            // The declarative identity Secret: enabled, no condition (reference §3.15) — healthy for liqoctl.
+            "authentication": {"enabled": true},
+            "offloading": {"enabled": true, "conditions": [
+                {"type": OFFLOADING_VIRTUAL_NODE_STATUS, "status": STATUS_READY, "reason": "VirtualNodesReady", "message": "1/1 running"},
+                {"type": OFFLOADING_NODE_STATUS, "status": STATUS_SOME_NOT_READY},
+            ]},
+        },
+    });
+    fcs.patch_status(&peer, &PatchParams::default(), &Patch::Merge(json!({"status": status}))).await?;
+
+    let result = async {
+        let work = Workdir::new(cli, &config(ground, &peer)).await?;
+        work.apply().await?;
+        let out = output(&work).await?;
+        let fc = fcs.get(&peer).await?;
+        assert_eq!(out, expected(&fc, ROLE_PROVIDER, ["Disabled", "Healthy", "Unhealthy"], false)?, "{cli}");
+        assert_eq!(out["api_server_url"], "https://203.0.113.7:6443");
+        assert_eq!(out["tenant_namespace_remote"], "liqo-tenant-milan");
+        assert_eq!(out["offloading"]["conditions"][1], json!({"type": OFFLOADING_NODE_STATUS, "status": STATUS_SOME_NOT_READY, "reason": null, "message": null}));
+
+        // Liqo's next status write shows on the next read.
+        fcs.patch_status(&peer, &PatchParams::default(), &Patch::Merge(json!({"status": {"modules": {"offloading": {"enabled": true, "conditions": [
+            {"type": OFFLOADING_VIRTUAL_NODE_STATUS, "status": STATUS_READY},
+            {"type": OFFLOADING_NODE_STATUS, "status": STATUS_READY},
+        ]}}}}))).await?;
+        let plan = work.plan().await?;
+        ensure!(!plan.is_empty(), "{cli}: the changed status must show in the output plan");
+        work.apply().await?;
+        let out = output(&work).await?;
+        assert_eq!((out["offloading"]["status"].as_str(), out["healthy"].as_bool()), (Some("Healthy"), Some(true)), "{cli}: {out}");
+        work.destroy().await?;
+        anyhow::Ok(())
+    }
+    .await;
+    fcs.delete(&peer, &DeleteParams::default()).await?;
+    result
+}
+
+#[tokio::test]
+async fn every_written_status_field_comes_through() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        written_status(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+async fn bad_input(ground: &Ground, cli: Cli) -> Result<()> {
+    let work = Workdir::new(cli, &config(ground, "Rome_1")).await?;
+    let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
+    ensure!(!run.success(), "{cli}: an invalid remote_cluster_id must fail the plan");
+    assert!(run.stderr.contains("Invalid cluster ID for `remote_cluster_id`"), "{cli}: {}", run.stderr);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_invalid_remote_cluster_id_is_refused_at_plan() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        bad_input(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
