@@ -18,8 +18,6 @@ use anyhow::{Context, Result, ensure};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use tokio::net::TcpListener;
 
-/// A valid WireGuard public key (32 bytes, standard base64).
-const KEY: &str = "nBxGmUf2Fa4rYqgFpFyPq6KTTsqfPxDeUuQmuAxHXwM=";
 /// Syntactically valid PEM certificate blocks (the provider block checks PEM syntax, not the DER inside).
 const PEM_CERT: &str = "-----BEGIN CERTIFICATE-----\\nMIIBszCCAVmgAwIBAgIU\\n-----END CERTIFICATE-----\\n";
 /// Planted in an invalid kubeconfig: the diagnostic about it must not quote it.
@@ -129,6 +127,7 @@ const GATEWAY_SERVER: &[(&str, &str)] = &[
     ("remote_cluster_id", "\"rome\""),
     ("remote_pod_cidrs", "[\"10.101.0.0/16\"]"),
     ("remote_external_cidr", "\"10.151.0.0/16\""),
+    // A valid WireGuard public key (32 bytes, standard base64).
     ("remote_public_key", "\"nBxGmUf2Fa4rYqgFpFyPq6KTTsqfPxDeUuQmuAxHXwM=\""),
     ("server", "{ service_type = \"NodePort\", port = 51840, node_port = 30742 }"),
 ];

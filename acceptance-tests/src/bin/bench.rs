@@ -195,7 +195,7 @@ async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
     if !args.skip.iter().any(|s| s == "peering") {
         full_peering(args, &ground, &recorder, &mut report).await.context("full peering")?;
     }
-    report.notes.push(format!("bench wall time {}", secs(began.elapsed())));
+    report.notes.push(format!("bench wall time {}, load average at end {}", secs(began.elapsed()), load_average()));
     println!("{}", render(&machine, &report));
     Ok(())
 }
@@ -208,15 +208,22 @@ fn machine(args: &Args) -> Result<String> {
     let meminfo = fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let mem_kb: u64 = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0);
     let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let load = load_average();
     let commit = Command::new("git").args(["rev-parse", "--short", "HEAD"]).current_dir(repository_root()).output().ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
     Ok(format!(
-        "{cpu}, {cores} cores, {:.1} GiB RAM, Linux {}; {}; provider {} (release, commit {commit})",
+        "{cpu}, {cores} cores, {:.1} GiB RAM, Linux {}, load average at start {load}; {}; provider {} (release, commit {commit})",
         mem_kb as f64 / 1024.0 / 1024.0,
         kernel.trim(),
         args.cli.version()?,
         tf::PROVIDER_VERSION
     ))
+}
+
+/// Other work on the machine skews every figure; the load average at the start and end says how much.
+fn load_average() -> String {
+    let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }
 
 /// 5. Binary size (as built and after `strip`) and RSS of a provider process that completed its handshake and

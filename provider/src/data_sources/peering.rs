@@ -234,7 +234,8 @@ mod tests {
 
     #[test]
     fn module_status_follows_liqoctl_info() {
-        let cases: &[(bool, &[(&str, &str)], &str)] = &[
+        type Case<'a> = (bool, &'a [(&'a str, &'a str)], &'a str);
+        let cases: &[Case] = &[
             (false, &[], DISABLED),
             // Disabled wins even over healthy-looking conditions left behind.
             (false, &[(NETWORK_CONNECTION_STATUS, STATUS_ESTABLISHED)], DISABLED),
