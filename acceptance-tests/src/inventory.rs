@@ -48,7 +48,8 @@ pub async fn list(cluster: &str, client: &kube::Client) -> Result<Vec<Row>> {
                 Some(ns) => format!("{ns}/{}", o.metadata.name.clone().unwrap_or_default()),
                 None => o.metadata.name.clone().unwrap_or_default(),
             };
-            rows.push(Row { cluster: cluster.to_string(), kind: kind.to_string(), name, status: summary(kind, &o.data) });
+            let labels = o.metadata.labels.clone().unwrap_or_default();
+            rows.push(Row { cluster: cluster.to_string(), kind: kind.to_string(), name, status: summary(kind, &labels, &o.data) });
         }
     }
     Ok(rows)
@@ -62,15 +63,15 @@ fn condition(data: &Value, ty: &str) -> Option<String> {
         .and_then(|c| c["status"].as_str().map(str::to_string))
 }
 
-fn summary(kind: &str, d: &Value) -> String {
+/// `labels` come from the object's metadata (a DynamicObject keeps metadata apart from `d`).
+fn summary(kind: &str, labels: &std::collections::BTreeMap<String, String>, d: &Value) -> String {
     let s = |p: &str| d.pointer(p).and_then(Value::as_str).unwrap_or("-").to_string();
     match kind {
         "Namespace" => s("/status/phase"),
         "Secret" => {
-            let labels = d.pointer("/metadata/labels").cloned().unwrap_or_default();
-            if labels.get("liqo.io/identity-type").is_some() {
+            if labels.contains_key("liqo.io/identity-type") {
                 "control-plane identity (kubeconfig)".into()
-            } else if labels.get("networking.liqo.io/gateway-resource").is_some() {
+            } else if labels.contains_key("networking.liqo.io/gateway-resource") {
                 "WireGuard keys".into()
             } else {
                 "-".into()
@@ -129,10 +130,13 @@ mod tests {
     fn summaries_read_liqo_status() {
         let rs = json!({"status": {"conditions": [
             {"type": "Authentication", "status": "Accepted"}, {"type": "Resources", "status": "Denied"}]}});
-        assert_eq!(summary("ResourceSlice", &rs), "Authentication=Accepted Resources=Denied");
+        let none = Default::default();
+        assert_eq!(summary("ResourceSlice", &none, &rs), "Authentication=Accepted Resources=Denied");
         let gw = json!({"status": {"endpoint": {"addresses": ["127.0.0.1"], "port": 30742}}});
-        assert_eq!(summary("GatewayServer", &gw), "endpoint 127.0.0.1:30742");
-        assert_eq!(summary("Connection", &json!({"status": {"value": "Connected"}})), "Connected");
+        assert_eq!(summary("GatewayServer", &none, &gw), "endpoint 127.0.0.1:30742");
+        assert_eq!(summary("Connection", &none, &json!({"status": {"value": "Connected"}})), "Connected");
+        let keys = [("networking.liqo.io/gateway-resource".to_string(), "true".to_string())].into();
+        assert_eq!(summary("Secret", &keys, &json!({})), "WireGuard keys");
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! Test ground for terraform-provider-liqo: real Kubernetes control planes on loopback with Liqo's CRDs,
 //! a simulated Liqo control plane (labelled as such everywhere), and helpers for running real Terraform and
 //! OpenTofu against them.
+pub mod chain;
 pub mod ground;
+pub mod inventory;
+pub mod observe;
 mod session;
 pub mod simulator;
 pub mod tf;

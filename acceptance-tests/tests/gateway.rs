@@ -4,14 +4,15 @@
 //! Connection to `Connected` only when each side's PublicKey holds the other side's key from its key Secret.
 //!
 //! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one gateway per peer.
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use base64::Engine;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{DeleteParams, ListParams};
 use kube::{Api, Client};
-use liqo_acceptance::tf::{self, Cli, Plan, Workdir};
+use liqo_acceptance::observe::{attributes, eventually, plan_text};
+use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::{
     CONNECTION_CONNECTED, Configuration, Connection, GatewayClient, GatewayServer, PublicKey,
@@ -81,44 +82,6 @@ resource "liqo_gateway" "client" {{
         mtu = k.mtu,
         client_key = k.client_key,
     )
-}
-
-/// Polls `check` every 200 ms until it returns `Some`, failing with `what` after `timeout`.
-async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<Option<T>>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = check().await? {
-            return Ok(value);
-        }
-        if Instant::now() > deadline {
-            bail!("{what} did not happen within {timeout:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// The attributes of one resource instance, read from the state file.
-fn attributes(work: &Workdir, address: &str) -> Result<Value> {
-    let path = work.path().join("terraform.tfstate");
-    let state: Value = serde_json::from_str(
-        &std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?,
-    )?;
-    let (kind, name) = address.split_once('.').context("address")?;
-    state["resources"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["type"] == kind && r["name"] == name && r["mode"] == "managed")
-        .map(|r| r["instances"][0]["attributes"].clone())
-        .with_context(|| format!("no {address} in the state"))
-}
-
-fn plan_text(plan: &Plan) -> &str {
-    &plan.run().stdout
 }
 
 /// The Connection the gateway in `namespace` made for `peer` (labelled like Liqo's), with its status value.

@@ -10,7 +10,9 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
+};
 use kube::{Api, Client};
 use liqo_acceptance::ground::{FAULTS_CONFIGMAP, kubeconfig, pki, process};
 use liqo_acceptance::{Ground, MILAN, ROME};
@@ -28,7 +30,8 @@ fn object(resource: &ApiResource, namespace: &str, name: &str, spec: serde_json:
 }
 
 async fn create_namespace(client: &Client, name: &str) -> Result<()> {
-    let namespace = Namespace { metadata: ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() };
+    let namespace =
+        Namespace { metadata: ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() };
     Api::<Namespace>::all(client.clone())
         .create(&PostParams::default(), &namespace)
         .await
@@ -65,16 +68,16 @@ async fn every_cluster_is_bootstrapped_like_a_liqo_1_2_installation() -> Result<
         let name = &cluster.name;
 
         let crds = Api::<CustomResourceDefinition>::all(client.clone()).list(&ListParams::default()).await?;
-        let established = crds
-            .items
-            .iter()
-            .filter(|crd| crd.spec.group.ends_with("liqo.io"))
-            .filter(|crd| {
-                crd.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|conditions| {
-                    conditions.iter().any(|c| c.type_ == "Established" && c.status == "True")
+        let established =
+            crds.items
+                .iter()
+                .filter(|crd| crd.spec.group.ends_with("liqo.io"))
+                .filter(|crd| {
+                    crd.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|conditions| {
+                        conditions.iter().any(|c| c.type_ == "Established" && c.status == "True")
+                    })
                 })
-            })
-            .count();
+                .count();
         assert_eq!(established, expected_crds, "{name}: every Liqo CRD must be Established");
 
         let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), labels::DEFAULT_LIQO_NAMESPACE);
@@ -109,16 +112,20 @@ async fn every_cluster_is_bootstrapped_like_a_liqo_1_2_installation() -> Result<
                 &resource("networking.liqo.io", "v1beta1", kind, plural),
             );
             let found = api.get(template).await.with_context(|| format!("{name}: {kind} liqo/{template}"))?;
-            assert!(found.data["spec"]["template"]["spec"].is_object(), "{name}: {kind} liqo/{template} has a template body");
+            assert!(
+                found.data["spec"]["template"]["spec"].is_object(),
+                "{name}: {kind} liqo/{template} has a template body"
+            );
         }
 
         let role = Api::<ClusterRole>::all(client.clone()).get(labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE).await?;
         let role_labels = role.metadata.labels.unwrap_or_default();
         assert_eq!(role_labels.get(labels::APP_NAME).map(String::as_str), Some(labels::REMOTE_CONTROLPLANE_APP_NAME));
         assert!(
-            role.rules.unwrap_or_default().iter().any(|rule| {
-                rule.resources.as_ref().is_some_and(|r| r.iter().any(|r| r == "resourceslices"))
-            }),
+            role.rules
+                .unwrap_or_default()
+                .iter()
+                .any(|rule| { rule.resources.as_ref().is_some_and(|r| r.iter().any(|r| r == "resourceslices")) }),
             "{name}: liqo-remote-controlplane must grant access to resourceslices"
         );
     }
@@ -133,22 +140,34 @@ async fn an_invalid_gateway_server_is_rejected_by_the_crd_schema() -> Result<()>
     let gateway_servers = resource("networking.liqo.io", "v1beta1", "GatewayServer", "gatewayservers");
     let api: Api<DynamicObject> = Api::namespaced_with(client, "ground-schema", &gateway_servers);
 
-    let invalid = object(&gateway_servers, "ground-schema", "invalid", json!({
-        "endpoint": {"serviceType": "Teleport", "port": 51840},
-        "mtu": 1340,
-    }));
+    let invalid = object(
+        &gateway_servers,
+        "ground-schema",
+        "invalid",
+        json!({
+            "endpoint": {"serviceType": "Teleport", "port": 51840},
+            "mtu": 1340,
+        }),
+    );
     match api.create(&PostParams::default(), &invalid).await {
         Err(kube::Error::Api(status)) if status.is_invalid() => {
             assert!(status.message.contains("serviceType"), "the rejection must name the field: {}", status.message);
         }
-        other => panic!("GatewayServer ground-schema/invalid with serviceType Teleport must be rejected as Invalid, got {other:?}"),
+        other => panic!(
+            "GatewayServer ground-schema/invalid with serviceType Teleport must be rejected as Invalid, got {other:?}"
+        ),
     }
 
     // The same object with a valid enum value is accepted, so the rejection above was the schema's doing.
-    let valid = object(&gateway_servers, "ground-schema", "valid", json!({
-        "endpoint": {"serviceType": "NodePort", "port": 51840},
-        "mtu": 1340,
-    }));
+    let valid = object(
+        &gateway_servers,
+        "ground-schema",
+        "valid",
+        json!({
+            "endpoint": {"serviceType": "NodePort", "port": 51840},
+            "mtu": 1340,
+        }),
+    );
     api.create(&PostParams::default(), &valid).await.context("a valid GatewayServer must be accepted")?;
     Ok(())
 }
@@ -216,7 +235,8 @@ async fn a_csr_is_signed_and_the_certificate_is_scoped_to_the_tenant_namespace()
         kubeconfig::render(MILAN, ROME, &cluster.api_server, &ground.ca_certificate(MILAN)?, &certificate, &key_pem)?;
     let as_rome = kubeconfig::client_from_yaml(&rome_kubeconfig).await?;
     let slices = resource("authentication.liqo.io", "v1beta1", "ResourceSlice", "resourceslices");
-    let spec = json!({"class": "default", "providerClusterID": MILAN, "consumerClusterID": ROME, "resources": {"cpu": "1"}});
+    let spec =
+        json!({"class": "default", "providerClusterID": MILAN, "consumerClusterID": ROME, "resources": {"cpu": "1"}});
 
     let allowed: Api<DynamicObject> = Api::namespaced_with(as_rome.clone(), tenant, &slices);
     allowed
@@ -241,10 +261,13 @@ async fn a_deleted_namespace_finishes_terminating_and_orphans_are_collected() ->
     // Garbage collector: a dependent ConfigMap goes away with its owner.
     let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let owner = config_maps
-        .create(&PostParams::default(), &ConfigMap {
-            metadata: ObjectMeta { name: Some("owner".into()), ..Default::default() },
-            ..Default::default()
-        })
+        .create(
+            &PostParams::default(),
+            &ConfigMap {
+                metadata: ObjectMeta { name: Some("owner".into()), ..Default::default() },
+                ..Default::default()
+            },
+        )
         .await?;
     let dependent = ConfigMap {
         metadata: ObjectMeta {
@@ -273,7 +296,10 @@ async fn a_deleted_namespace_finishes_terminating_and_orphans_are_collected() ->
     // and the namespace disappears.
     let quotas = resource("offloading.liqo.io", "v1beta1", "Quota", "quotas");
     Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &quotas)
-        .create(&PostParams::default(), &object(&quotas, namespace, "peer", json!({"user": ROME, "resources": {"cpu": "1"}})))
+        .create(
+            &PostParams::default(),
+            &object(&quotas, namespace, "peer", json!({"user": ROME, "resources": {"cpu": "1"}})),
+        )
         .await?;
     let namespaces: Api<Namespace> = Api::all(client);
     namespaces.delete(namespace, &DeleteParams::default()).await?;

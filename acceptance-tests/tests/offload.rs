@@ -5,16 +5,18 @@
 //!
 //! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one peering per pair.
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::{Namespace, Node};
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
-use liqo_acceptance::tf::{self, Cli, Plan, Workdir};
+use liqo_acceptance::chain::full_chain;
+use liqo_acceptance::observe::{attributes, eventually, flat, instance, plan_text, summary};
+use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::{NamespaceOffloading, ResourceSlice, labels};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const DEMO: &str = "liqo_offload.demo";
 /// Offloaded by `liqo_offload.demo`, which creates it (`create_namespace = true`).
@@ -26,56 +28,7 @@ const TAKEN: &str = "taken-on-milan";
 
 /// The peering of the contract's example plus the offloadings given as HCL.
 fn chain(ground: &Ground, offloads: &str) -> String {
-    format!(
-        r#"{providers}
-resource "liqo_generate" "milan" {{
-  provider          = liqo.milan
-  remote_cluster_id = liqo_generate.rome.cluster_id
-}}
-
-resource "liqo_generate" "rome" {{
-  provider          = liqo.rome
-  remote_cluster_id = "{MILAN}"
-}}
-
-resource "liqo_gateway" "server" {{
-  provider             = liqo.milan
-  tenant_namespace     = liqo_generate.milan.tenant_namespace
-  remote_cluster_id    = liqo_generate.rome.cluster_id
-  remote_pod_cidrs     = liqo_generate.rome.pod_cidrs
-  remote_external_cidr = liqo_generate.rome.external_cidr
-  remote_public_key    = liqo_generate.rome.wireguard_public_key
-  server = {{ service_type = "NodePort", port = 51840, node_port = 30742 }}
-}}
-
-resource "liqo_gateway" "client" {{
-  provider             = liqo.rome
-  tenant_namespace     = liqo_generate.rome.tenant_namespace
-  remote_cluster_id    = liqo_generate.milan.cluster_id
-  remote_pod_cidrs     = liqo_generate.milan.pod_cidrs
-  remote_external_cidr = liqo_generate.milan.external_cidr
-  remote_public_key    = liqo_generate.milan.wireguard_public_key
-  client = {{ addresses = liqo_gateway.server.endpoint_addresses, port = liqo_gateway.server.endpoint_port }}
-}}
-
-resource "liqo_tenant" "rome" {{
-  provider            = liqo.milan
-  tenant_namespace    = liqo_generate.milan.tenant_namespace
-  consumer_cluster_id = liqo_generate.rome.cluster_id
-}}
-
-resource "liqo_peer" "rome_to_milan" {{
-  provider                  = liqo.rome
-  tenant_namespace          = liqo_generate.rome.tenant_namespace
-  provider_cluster_id       = liqo_generate.milan.cluster_id
-  provider_tenant_namespace = liqo_tenant.rome.tenant_namespace
-  kubeconfig                = liqo_tenant.rome.kubeconfig
-  resources                 = {{ cpu = "4", memory = "8Gi", pods = "110" }}
-  depends_on                = [liqo_gateway.client]
-}}
-{offloads}"#,
-        providers = tf::provider_config(ground)
-    )
+    full_chain(ground, r#"{ cpu = "4", memory = "8Gi", pods = "110" }"#) + offloads
 }
 
 /// `liqo_offload.demo` (creating its namespace) with extra arguments, and `liqo_offload.own` on the user's
@@ -105,53 +58,6 @@ fn selector(values: &str) -> String {
         "  cluster_selector = [{{ match_expressions = [{{ key = \"{}\", operator = \"In\", values = [{values}] }}] }}]",
         labels::REMOTE_CLUSTER_ID
     )
-}
-
-async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<Option<T>>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = check().await? {
-            return Ok(value);
-        }
-        if Instant::now() > deadline {
-            bail!("{what} did not happen within {timeout:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// One resource instance of the state file.
-fn instance(work: &Workdir, address: &str) -> Result<Option<Value>> {
-    let path = work.path().join("terraform.tfstate");
-    let state: Value = serde_json::from_str(&std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?)?;
-    let (kind, name) = address.split_once('.').context("address")?;
-    Ok(state["resources"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["type"] == kind && r["name"] == name && r["mode"] == "managed")
-        .map(|r| r["instances"][0].clone()))
-}
-
-fn attributes(work: &Workdir, address: &str) -> Result<Value> {
-    Ok(instance(work, address)?.with_context(|| format!("{address} is not in the state"))?["attributes"].clone())
-}
-
-fn plan_text(plan: &Plan) -> &str {
-    &plan.run().stdout
-}
-
-fn summary(plan: &Plan) -> &str {
-    plan_text(plan).lines().find(|l| l.starts_with("Plan:")).unwrap_or("no changes")
-}
-
-/// Diagnostics as one line of text: Terraform frames and wraps them, which must not split a phrase.
-fn flat(text: &str) -> String {
-    text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 async fn namespace_exists(client: &Client, name: &str) -> Result<bool> {

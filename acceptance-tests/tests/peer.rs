@@ -6,18 +6,19 @@
 //!
 //! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one peering per pair.
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, Client};
-use liqo_acceptance::tf::{self, Cli, Plan, Workdir};
+use liqo_acceptance::chain::{PEER, full_chain};
+use liqo_acceptance::observe::{attributes, eventually, flat, instance, plan_text, planned_change, summary};
+use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::{GatewayClient, GatewayServer, ResourceSlice, Tenant, VirtualNode, labels};
 use serde_json::{Value, json};
 
-const PEER: &str = "liqo_peer.rome_to_milan";
 /// Tenant namespaces liqo_generate makes by default: on rome for milan, on milan for rome.
 const ROME_TENANT_NS: &str = "liqo-tenant-milan";
 const MILAN_TENANT_NS: &str = "liqo-tenant-rome";
@@ -25,56 +26,10 @@ const MILAN_TENANT_NS: &str = "liqo-tenant-rome";
 const SLICE: &str = MILAN;
 const IDENTITY_SECRET: &str = "kubeconfig-controlplane-milan";
 
-/// The whole peering, as in the contract's example, with `resources` given as HCL.
+/// The whole peering, as in the contract's example, with `resources` given as HCL, and the peer's outputs.
 fn chain(ground: &Ground, resources: &str) -> String {
     format!(
-        r#"{providers}
-resource "liqo_generate" "milan" {{
-  provider          = liqo.milan
-  remote_cluster_id = liqo_generate.rome.cluster_id
-}}
-
-resource "liqo_generate" "rome" {{
-  provider          = liqo.rome
-  remote_cluster_id = "{MILAN}"
-}}
-
-resource "liqo_gateway" "server" {{
-  provider             = liqo.milan
-  tenant_namespace     = liqo_generate.milan.tenant_namespace
-  remote_cluster_id    = liqo_generate.rome.cluster_id
-  remote_pod_cidrs     = liqo_generate.rome.pod_cidrs
-  remote_external_cidr = liqo_generate.rome.external_cidr
-  remote_public_key    = liqo_generate.rome.wireguard_public_key
-  server = {{ service_type = "NodePort", port = 51840, node_port = 30742 }}
-}}
-
-resource "liqo_gateway" "client" {{
-  provider             = liqo.rome
-  tenant_namespace     = liqo_generate.rome.tenant_namespace
-  remote_cluster_id    = liqo_generate.milan.cluster_id
-  remote_pod_cidrs     = liqo_generate.milan.pod_cidrs
-  remote_external_cidr = liqo_generate.milan.external_cidr
-  remote_public_key    = liqo_generate.milan.wireguard_public_key
-  client = {{ addresses = liqo_gateway.server.endpoint_addresses, port = liqo_gateway.server.endpoint_port }}
-}}
-
-resource "liqo_tenant" "rome" {{
-  provider            = liqo.milan
-  tenant_namespace    = liqo_generate.milan.tenant_namespace
-  consumer_cluster_id = liqo_generate.rome.cluster_id
-}}
-
-resource "liqo_peer" "rome_to_milan" {{
-  provider                  = liqo.rome
-  tenant_namespace          = liqo_generate.rome.tenant_namespace
-  provider_cluster_id       = liqo_generate.milan.cluster_id
-  provider_tenant_namespace = liqo_tenant.rome.tenant_namespace
-  kubeconfig                = liqo_tenant.rome.kubeconfig
-  resources                 = {resources}
-  depends_on                = [liqo_gateway.client]
-}}
-
+        r#"{chain}
 output "virtual_node_name" {{
   value = liqo_peer.rome_to_milan.virtual_node_name
 }}
@@ -83,71 +38,8 @@ output "accepted_resources" {{
   value = liqo_peer.rome_to_milan.accepted_resources
 }}
 "#,
-        providers = tf::provider_config(ground)
+        chain = full_chain(ground, resources)
     )
-}
-
-async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<Option<T>>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = check().await? {
-            return Ok(value);
-        }
-        if Instant::now() > deadline {
-            bail!("{what} did not happen within {timeout:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// One resource instance of the state file (read from the file, so no command prints the kubeconfig).
-fn instance(work: &Workdir, address: &str) -> Result<Option<Value>> {
-    let path = work.path().join("terraform.tfstate");
-    let state: Value = serde_json::from_str(&std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?)?;
-    let (kind, name) = address.split_once('.').context("address")?;
-    Ok(state["resources"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["type"] == kind && r["name"] == name && r["mode"] == "managed")
-        .map(|r| r["instances"][0].clone()))
-}
-
-fn attributes(work: &Workdir, address: &str) -> Result<Value> {
-    Ok(instance(work, address)?.with_context(|| format!("{address} is not in the state"))?["attributes"].clone())
-}
-
-/// The change planned for `address` (from a saved plan, as JSON: `actions`, `before`, `after`).
-async fn planned_change(work: &Workdir, address: &str) -> Result<Value> {
-    let plan = work.run(&["plan", "-out=drift.tfplan", "-input=false", "-no-color"]).await?;
-    ensure!(plan.success(), "{plan}");
-    let show = work.run(&["show", "-json", "-no-color", "drift.tfplan"]).await?;
-    ensure!(show.success(), "{show}");
-    let doc: Value = serde_json::from_str(&show.stdout)?;
-    doc["resource_changes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["address"] == address)
-        .map(|c| c["change"].clone())
-        .with_context(|| format!("the plan has no change for {address}"))
-}
-
-fn plan_text(plan: &Plan) -> &str {
-    &plan.run().stdout
-}
-
-fn summary(plan: &Plan) -> &str {
-    plan_text(plan).lines().find(|l| l.starts_with("Plan:")).unwrap_or("no changes")
-}
-
-/// Diagnostics as one line of text: Terraform frames and wraps them, which must not split a phrase.
-fn flat(text: &str) -> String {
-    text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn quantities(pairs: &[(&str, &str)]) -> Value {

@@ -4,7 +4,7 @@
 //! The minted kubeconfig is exercised for real: kube-apiserver authenticates its certificate and RBAC decides
 //! what the consumer user may do, and the simulator's ResourceSlice approval follows the Tenant's condition.
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use base64::Engine;
@@ -15,7 +15,8 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use liqo_acceptance::ground::kubeconfig;
-use liqo_acceptance::tf::{self, Cli, Plan, Workdir};
+use liqo_acceptance::observe::{attributes, eventually, plan_text, planned_change};
+use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN};
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
@@ -41,37 +42,6 @@ fn config(ground: &Ground, consumer: &str, condition: &str) -> String {
          consumer_cluster_id = \"{consumer}\"\n  tenant_condition    = \"{condition}\"\n}}\n",
         tf::provider_config(ground)
     )
-}
-
-/// Polls `check` every 200 ms until it returns `Some`, failing with `what` after `timeout`.
-async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<Option<T>>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = check().await? {
-            return Ok(value);
-        }
-        if Instant::now() > deadline {
-            bail!("{what} did not happen within {timeout:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// The liqo_tenant instance's attributes, read from the state file (so no command prints the kubeconfig).
-fn tenant_attributes(work: &Workdir) -> Result<serde_json::Value> {
-    let path = work.path().join("terraform.tfstate");
-    let state: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?)?;
-    state["resources"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["type"] == "liqo_tenant")
-        .map(|r| r["instances"][0]["attributes"].clone())
-        .context("no liqo_tenant in the state")
 }
 
 /// Key material of a kubeconfig that must never be printed: the base64 of the key and each line of its PEM body.
@@ -133,26 +103,6 @@ async fn resources_condition(api: &Api<ResourceSlice>, name: &str) -> Result<(St
     .await
 }
 
-fn plan_text(plan: &Plan) -> &str {
-    &plan.run().stdout
-}
-
-/// The `before`/`after` of the liqo_tenant change in a saved plan.
-async fn planned_change(work: &Workdir) -> Result<serde_json::Value> {
-    let plan = work.run(&["plan", "-out=tenant.tfplan", "-input=false", "-no-color"]).await?;
-    anyhow::ensure!(plan.success(), "{plan}");
-    let show = work.run(&["show", "-json", "-no-color", "tenant.tfplan"]).await?;
-    anyhow::ensure!(show.success(), "{show}");
-    let doc: serde_json::Value = serde_json::from_str(&show.stdout)?;
-    doc["resource_changes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["address"] == ADDRESS)
-        .map(|c| c["change"].clone())
-        .context("the plan has no change for liqo_tenant")
-}
-
 async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let admin = ground.client(MILAN).await?;
     let consumer = consumer_id(cli);
@@ -165,7 +115,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 
     work.apply().await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after apply must be empty");
-    let attrs = tenant_attributes(&work)?;
+    let attrs = attributes(&work, ADDRESS)?;
     let ns = attrs["tenant_namespace"].as_str().context("tenant_namespace")?.to_owned();
     assert_eq!(attrs["id"], json!(format!("{ns}/{consumer}")));
     let expires = attrs["certificate_expires_at"].as_str().context("certificate_expires_at")?;
@@ -204,7 +154,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert!(plan_text(&plan).contains("0 to add, 1 to change, 0 to destroy"), "{cli}: cordoning updates in place:\n{}", plan_text(&plan));
     work.apply().await?;
     assert_eq!(tenants.get(&consumer).await?.spec.tenant_condition.as_deref(), Some("Cordoned"));
-    assert_eq!(tenant_attributes(&work)?["kubeconfig"], json!(kubeconfig_yaml), "{cli}: cordoning keeps the credentials");
+    assert_eq!(attributes(&work, ADDRESS)?["kubeconfig"], json!(kubeconfig_yaml), "{cli}: cordoning keeps the credentials");
     slices.create(&PostParams::default(), &replicated_slice("denied", &consumer)).await?;
     assert_eq!(
         resources_condition(&admin_slices, "denied").await?,
@@ -227,7 +177,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert!(plan_text(&plan).contains("1 to add, 0 to change, 0 to destroy"), "{cli}: a missing RoleBinding is recreated:\n{}", plan_text(&plan));
     work.apply().await?;
     bindings.get(labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await.context("the RoleBinding is back")?;
-    let renewed = tenant_attributes(&work)?["kubeconfig"].as_str().context("kubeconfig")?.to_owned();
+    let renewed = attributes(&work, ADDRESS)?["kubeconfig"].as_str().context("kubeconfig")?.to_owned();
     assert_ne!(renewed, kubeconfig_yaml, "{cli}: recreation mints new credentials");
     let renewed_client = kubeconfig::client_from_yaml(&renewed).await?;
     Api::<ResourceSlice>::namespaced(renewed_client, &ns).list(&ListParams::default()).await.context("the new kubeconfig is authorised")?;
@@ -237,7 +187,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let rm = work.run(&["state", "rm", ADDRESS]).await?;
     anyhow::ensure!(rm.success(), "{rm}");
     work.import(ADDRESS, &format!("{ns}/{consumer}")).await?;
-    let change = planned_change(&work).await?;
+    let change = planned_change(&work, ADDRESS).await?;
     assert_eq!(change["actions"], json!(["update"]), "{cli}: after import the plan is an in-place update");
     let (before, after) = (&change["before"], &change["after"]);
     for (key, value) in before.as_object().context("before")? {
@@ -249,7 +199,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert_eq!(change["after_unknown"]["certificate_expires_at"], json!(true));
     work.apply().await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after applying the import must be empty");
-    let final_kubeconfig = tenant_attributes(&work)?["kubeconfig"].as_str().context("kubeconfig")?.to_owned();
+    let final_kubeconfig = attributes(&work, ADDRESS)?["kubeconfig"].as_str().context("kubeconfig")?.to_owned();
     assert_eq!(whoami(&kubeconfig::client_from_yaml(&final_kubeconfig).await?).await?.0, consumer);
 
     // Key material never reached any command's output.

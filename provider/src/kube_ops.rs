@@ -263,6 +263,42 @@ where
     wait_until(ctx, api, target, timeout, |objs: &[K]| check(objs.first())).await
 }
 
+/// True once the API server has accepted a delete of `o` (finalizers may still hold it).
+pub fn is_terminating<K: Resource>(o: &K) -> bool {
+    o.meta().deletion_timestamp.is_some()
+}
+
+/// A wait check for an object to be gone (deleted by Liqo, or by someone else): present → what holds it.
+pub fn gone_check<K: Resource>(o: Option<&K>) -> Check<()> {
+    match o {
+        None => Check::Ready(()),
+        Some(o) => {
+            let m = o.meta();
+            Check::Pending(format!(
+                "still present ({}, finalizers {:?})",
+                if m.deletion_timestamp.is_some() { "being deleted" } else { "not being deleted yet" },
+                m.finalizers.clone().unwrap_or_default()
+            ))
+        }
+    }
+}
+
+/// The live object, after waiting out a deletion in progress (e.g. after an out-of-band delete). Call it before
+/// applying an object that may be dying: an apply would land on the dying object and vanish with it. `None` when
+/// the name is free.
+pub async fn settle<K>(ctx: &Ctx, api: &Api<K>, name: &str, timeout: Duration) -> Result<Option<K>, OpError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+{
+    match get_opt(ctx, api, name).await? {
+        Some(o) if is_terminating(&o) => {
+            wait_for(ctx, api, name, "the deletion in progress to finish", timeout, gone_check).await?;
+            Ok(None)
+        }
+        other => Ok(other),
+    }
+}
+
 /// Deletes an object (if present) and waits until it is gone. Finalizers are never stripped: Liqo's
 /// controllers release them; a delete that cannot finish names the object and the finalizers holding it.
 pub async fn delete_and_wait<K>(ctx: &Ctx, api: &Api<K>, name: &str, timeout: Duration) -> Result<(), OpError>

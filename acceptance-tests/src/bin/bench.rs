@@ -344,7 +344,7 @@ fn time_process(mut command: Command) -> Result<Duration> {
 ///    the status change plus Terraform's handling of the response, not a lucky early read.
 async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Result<()> {
     let config = format!(
-        "{}\nvariable \"on\" {{\n  type = bool\n}}\n\n\
+        "{}\nvariable \"on\" {{\n  type    = bool\n  default = false\n}}\n\n\
          resource \"liqo_generate\" \"milan\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{ROME}\"\n}}\n\n\
          resource \"liqo_generate\" \"rome\" {{\n  provider          = liqo.rome\n  remote_cluster_id = \"{MILAN}\"\n}}\n\n\
          resource \"liqo_gateway\" \"server\" {{\n  count                = var.on ? 1 : 0\n  provider             = liqo.milan\n  \

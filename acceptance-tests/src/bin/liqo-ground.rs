@@ -4,6 +4,7 @@
 //! ground up [--dir DIR] [--clusters milan,rome]   start, bootstrap, start the simulator; print `export` lines
 //! ground down [--dir DIR]                         stop exactly what `up` started in DIR
 //! ground simulate --dir DIR                       run the simulated Liqo control plane (started by `up`)
+//! ground status [--dir DIR]                       table of the Liqo objects on every cluster, with status
 //! ```
 //! DIR defaults to `$LIQO_GROUND_DIR`, else `$TMPDIR/liqo-ground`. Progress goes to stderr, the `export` lines
 //! to stdout, so `eval "$(acceptance-tests/ground up)"` works.
@@ -12,9 +13,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use liqo_acceptance::ground::{Ground, Lifetime, MILAN, Options, ROME};
+use liqo_acceptance::inventory;
 use liqo_acceptance::simulator::{self, SimCluster};
 
-const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] | ground down [--dir DIR] | ground simulate --dir DIR";
+const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] | ground down [--dir DIR] | ground status [--dir DIR] | ground simulate --dir DIR";
 
 struct Args {
     command: String,
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
             "up" => runtime.block_on(up(&args)),
             "down" => down(&args),
             "simulate" => runtime.block_on(simulate(&args)),
+            "status" => runtime.block_on(status(&args)),
             other => bail!("unknown command {other:?}\n{USAGE}"),
         }
     });
@@ -71,7 +74,10 @@ async fn up(args: &Args) -> Result<()> {
     let options = Options { dir: Some(args.dir.clone()), lifetime: Lifetime::Detached, simulator: true };
     let ground = Ground::start_with(&names, options).await?;
     for cluster in ground.clusters() {
-        eprintln!("[ground] {}: {} (pods {}, external {})", cluster.name, cluster.api_server, cluster.pod_cidr, cluster.external_cidr);
+        eprintln!(
+            "[ground] {}: {} (pods {}, external {})",
+            cluster.name, cluster.api_server, cluster.pod_cidr, cluster.external_cidr
+        );
     }
     eprintln!(
         "[ground] Liqo's controllers are SIMULATED here (no kubelets, no gateways); log: {}",
@@ -103,6 +109,25 @@ async fn simulate(args: &Args) -> Result<()> {
         .map(|cluster| SimCluster { name: cluster.name, kubeconfig: cluster.kubeconfig })
         .collect();
     simulator::run(clusters).await
+}
+
+async fn status(args: &Args) -> Result<()> {
+    let mut rows = Vec::new();
+    for cluster in Ground::recorded_clusters(&args.dir)? {
+        let config = kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(&cluster.kubeconfig)?,
+            &kube::config::KubeConfigOptions::default(),
+        )
+        .await?;
+        let client = kube::Client::try_from(config)?;
+        rows.extend(inventory::list(&cluster.name, &client).await?);
+    }
+    if rows.is_empty() {
+        println!("(no Liqo objects on any cluster)");
+    } else {
+        print!("{}", inventory::table(&rows));
+    }
+    Ok(())
 }
 
 fn shell_quote(value: &str) -> String {

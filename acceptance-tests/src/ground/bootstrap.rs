@@ -64,7 +64,9 @@ pub async fn wait_controllers(client: &Client, cluster: &str) -> Result<()> {
     let api: Api<ServiceAccount> = Api::namespaced(client.clone(), labels::DEFAULT_LIQO_NAMESPACE);
     let wait = await_condition(api, "default", |sa: Option<&ServiceAccount>| sa.is_some());
     match tokio::time::timeout(Duration::from_secs(60), wait).await {
-        Ok(result) => result.map(|_| ()).with_context(|| format!("watching ServiceAccount liqo/default in cluster {cluster}")),
+        Ok(result) => {
+            result.map(|_| ()).with_context(|| format!("watching ServiceAccount liqo/default in cluster {cluster}"))
+        }
         Err(_) => bail!(
             "ServiceAccount liqo/default never appeared in cluster {cluster} within 60s: kube-controller-manager is not \
              working; see its log in the ground's logs directory"
@@ -105,7 +107,8 @@ fn read_remote_controlplane_rules(dir: &Path) -> Result<Vec<PolicyRule>> {
     let file = dir.join("rbac/liqo-remote-controlplane-ClusterRole.yaml");
     let text = std::fs::read_to_string(&file)
         .with_context(|| format!("LIQO_CRDS_DIR: cannot read {} (Liqo's ClusterRole rules)", file.display()))?;
-    let fragment: Fragment = serde_yaml::from_str(&text).with_context(|| format!("parsing the rules in {}", file.display()))?;
+    let fragment: Fragment =
+        serde_yaml::from_str(&text).with_context(|| format!("parsing the rules in {}", file.display()))?;
     Ok(fragment.rules)
 }
 
@@ -137,10 +140,8 @@ async fn apply_crds(client: &Client, crds: Vec<CustomResourceDefinition>) -> Res
 
 async fn apply_base_objects(client: &Client, install: &Install<'_>, rules: Vec<PolicyRule>) -> Result<()> {
     let liqo = labels::DEFAULT_LIQO_NAMESPACE;
-    let namespace = Namespace {
-        metadata: ObjectMeta { name: Some(liqo.into()), ..Default::default() },
-        ..Default::default()
-    };
+    let namespace =
+        Namespace { metadata: ObjectMeta { name: Some(liqo.into()), ..Default::default() }, ..Default::default() };
     apply(&Api::<Namespace>::all(client.clone()), liqo, &namespace).await?;
 
     let cluster_id = ConfigMap {

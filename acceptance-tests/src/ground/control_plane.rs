@@ -71,7 +71,12 @@ impl Layout {
 
 /// Starts etcd and kube-apiserver, waits until the API server is ready, then starts the controller-manager.
 /// Every started process is pushed to `started` at once, so the caller can stop it if a later step fails.
-pub async fn start(layout: &Layout, upstream: &Upstream, lifetime: Lifetime, started: &Mutex<Vec<Supervised>>) -> Result<()> {
+pub async fn start(
+    layout: &Layout,
+    upstream: &Upstream,
+    lifetime: Lifetime,
+    started: &Mutex<Vec<Supervised>>,
+) -> Result<()> {
     let pki_dir = layout.dir.join("pki");
     std::fs::create_dir_all(&pki_dir).with_context(|| format!("creating {}", pki_dir.display()))?;
     let files = write_pki(layout, &pki_dir)?;

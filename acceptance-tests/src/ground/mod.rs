@@ -142,9 +142,10 @@ impl Ground {
         let mut ground =
             Ground { dir, remove_dir, clusters, processes: Mutex::new(Vec::new()), startup: Duration::ZERO };
 
-        let starts = layouts.iter().zip(&ground.clusters).map(|(layout, cluster)| {
-            ground.start_cluster(layout, cluster, &upstream, &crds_dir, options.lifetime)
-        });
+        let starts = layouts
+            .iter()
+            .zip(&ground.clusters)
+            .map(|(layout, cluster)| ground.start_cluster(layout, cluster, &upstream, &crds_dir, options.lifetime));
         let results = futures::future::join_all(starts).await;
         ground.save_state()?;
         let failures: Vec<String> = results.into_iter().filter_map(|r| r.err()).map(|e| format!("{e:#}")).collect();
@@ -299,7 +300,8 @@ impl Ground {
     }
 
     async fn patch_faults(&self, cluster: &str, patch: &serde_json::Value) -> Result<()> {
-        let api: Api<ConfigMap> = Api::namespaced(self.client(cluster).await?, liqo_schema::liqo::labels::DEFAULT_LIQO_NAMESPACE);
+        let api: Api<ConfigMap> =
+            Api::namespaced(self.client(cluster).await?, liqo_schema::liqo::labels::DEFAULT_LIQO_NAMESPACE);
         api.patch(FAULTS_CONFIGMAP, &PatchParams::default(), &Patch::Merge(patch))
             .await
             .with_context(|| format!("ConfigMap liqo/{FAULTS_CONFIGMAP} in cluster {cluster}"))?;
@@ -341,7 +343,9 @@ fn validate_names(names: &[&str]) -> Result<()> {
             && !name.starts_with('-')
             && !name.ends_with('-');
         if !dns_label {
-            bail!("cluster name {name:?} is not a DNS label (lowercase letters, digits, '-'); Liqo cluster IDs must be");
+            bail!(
+                "cluster name {name:?} is not a DNS label (lowercase letters, digits, '-'); Liqo cluster IDs must be"
+            );
         }
         if names[..k].contains(name) {
             bail!("cluster name {name:?} is given twice");
@@ -386,8 +390,9 @@ fn fresh_session_ground_dir() -> Result<PathBuf> {
 
 fn read_state(dir: &Path) -> Result<State> {
     let path = dir.join(STATE_FILE);
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("reading {} (is {} a ground directory started by `ground up`?)", path.display(), dir.display()))?;
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!("reading {} (is {} a ground directory started by `ground up`?)", path.display(), dir.display())
+    })?;
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 

@@ -26,7 +26,8 @@ impl Ca {
         let mut params = CertificateParams::default();
         params.distinguished_name = name(&format!("{cluster}-ca"), None);
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+        params.key_usages =
+            vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
         validity(&mut params, Duration::days(3650));
         let cert = params.self_signed(&key).context("self-signing the CA")?;
         let key_pem = key.serialize_pem();

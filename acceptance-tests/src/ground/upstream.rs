@@ -37,7 +37,11 @@ impl Upstream {
         let dir = PathBuf::from(printed.lines().last().unwrap_or_default().trim());
         for name in NAMES {
             if !dir.join(name).is_file() {
-                bail!("{} finished but {} is missing; check the script's output", script.display(), dir.join(name).display());
+                bail!(
+                    "{} finished but {} is missing; check the script's output",
+                    script.display(),
+                    dir.join(name).display()
+                );
             }
         }
         Ok(Upstream::in_dir(&dir))

@@ -59,6 +59,12 @@ fn build() -> Result<Mirror> {
     }
     let cli_config = root.join("cli.tfrc");
     std::fs::write(&cli_config, cli_config_text(&dir)).with_context(|| format!("writing {}", cli_config.display()))?;
+    // Which clients (and versions) the tests of this process run is part of their result.
+    let clients: Vec<String> = super::Cli::available()
+        .into_iter()
+        .map(|cli| cli.version().unwrap_or_else(|e| format!("{cli}: {e}")))
+        .collect();
+    eprintln!("[tf] provider {PROVIDER_VERSION} from {} mirrored; clients: {}", binary.display(), clients.join(", "));
     Ok(Mirror { dir, cli_config })
 }
 
@@ -99,7 +105,8 @@ fn provider_binary() -> Result<PathBuf> {
     if !status.success() {
         bail!("cargo build -p {BINARY} failed ({status}); fix the build or set LIQO_PROVIDER_BIN to a built provider");
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repository_root().join("target"));
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| repository_root().join("target"));
     let binary = target.join("debug").join(BINARY);
     if !binary.is_file() {
         bail!("cargo built the provider but {} does not exist; set LIQO_PROVIDER_BIN to the binary", binary.display());

@@ -125,18 +125,21 @@ impl Run {
     }
 
     fn into_result(self) -> Result<Run> {
-        if self.success() {
-            Ok(self)
-        } else {
-            bail!("{self}")
-        }
+        if self.success() { Ok(self) } else { bail!("{self}") }
     }
 }
 
 impl fmt::Display for Run {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` ended with {} after {:.1}s\n--- stderr ---\n{}\n--- stdout ---\n{}", self.command, self.status,
-            self.duration.as_secs_f64(), self.stderr.trim_end(), self.stdout.trim_end())
+        write!(
+            f,
+            "`{}` ended with {} after {:.1}s\n--- stderr ---\n{}\n--- stdout ---\n{}",
+            self.command,
+            self.status,
+            self.duration.as_secs_f64(),
+            self.stderr.trim_end(),
+            self.stdout.trim_end()
+        )
     }
 }
 
@@ -181,7 +184,13 @@ impl Workdir {
             .context("creating a Terraform working directory")?;
         std::fs::create_dir_all(root.path().join("config"))?;
         std::fs::create_dir_all(root.path().join("runs"))?;
-        let work = Workdir { cli, program: cli.program()?, cli_config: mirror.cli_config.clone(), root, runs: AtomicUsize::new(0) };
+        let work = Workdir {
+            cli,
+            program: cli.program()?,
+            cli_config: mirror.cli_config.clone(),
+            root,
+            runs: AtomicUsize::new(0),
+        };
         work.write("main.tf", main_tf)?;
         work.run(&["init", "-input=false", "-no-color"]).await?.into_result()?;
         Ok(work)

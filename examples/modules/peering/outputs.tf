@@ -27,11 +27,10 @@ output "gateway_endpoint" {
 }
 
 output "status" {
-  description = "Peering status: the tunnel as each side's gateway reports it, the tenant condition and the offloaded namespaces."
+  description = "Peering status: the tunnel as the consumer's gateway reports it, the tenant condition and the offloaded namespaces."
   value = {
-    connection_consumer = liqo_gateway.client.connection_status
-    connection_provider = liqo_gateway.server.connection_status
-    tenant_condition    = liqo_tenant.this.tenant_condition
+    connection       = liqo_gateway.client.connection_status
+    tenant_condition = liqo_tenant.this.tenant_condition
     offloaded_namespaces = {
       for ns, o in liqo_offload.this : ns => {
         remote_namespace = o.remote_namespace_name

@@ -4,7 +4,8 @@
 //! `status.cidr` of the Networks labelled `ipam.liqo.io/network-type=pod-cidr|external-cidr`, all in the Liqo
 //! namespace; plus the API server URL the provider block uses and, when discoverable, the Liqo version.
 //!
-//! [`LocalCluster::read`] is shared with `liqo_generate`, whose outputs are the same facts.
+//! [`LocalCluster::read`] is shared with `liqo_generate`, whose outputs are the same facts; [`read_cluster_id`]
+//! with `liqo_tenant`, which names the kubeconfig's cluster after it.
 use crate::errors::op_diags;
 use crate::kube_ops;
 use crate::protocol::{Ctx, DataSource};
@@ -38,10 +39,7 @@ impl LocalCluster {
     pub async fn read(ctx: &Ctx, cluster: &Cluster) -> Result<LocalCluster, Diagnostics> {
         let client = cluster.client().await?;
         let namespace = cluster.liqo_namespace();
-        let maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
-        let selector = format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME);
-        let found = kube_ops::list(ctx, &maps, &selector).await.map_err(|e| op_diags(&e))?;
-        let cluster_id = cluster_id_from(&found, &namespace)?;
+        let cluster_id = read_cluster_id(ctx, &client, &namespace).await.map_err(|e| op_diags(&e))??;
 
         let networks: Api<Network> = Api::namespaced(client, &namespace);
         let pod = kube_ops::list(ctx, &networks, &network_selector(labels::NETWORK_TYPE_POD_CIDR)).await.map_err(|e| op_diags(&e))?;
@@ -65,6 +63,21 @@ impl LocalCluster {
         };
         Ok(LocalCluster { cluster_id, pod_cidrs, external_cidr, api_server_url: cluster.api_server_url().await?, })
     }
+}
+
+/// This cluster's Liqo ID, read the way liqoctl reads it: `CLUSTER_ID` of the one ConfigMap labelled
+/// `app.kubernetes.io/name=clusterid-configmap` in the Liqo `namespace`. The outer error is a failed API call; the
+/// inner one says why the installation gives no single ID (no such ConfigMap, several, an empty ID), so a caller
+/// that can do without the ID tells the two apart.
+pub async fn read_cluster_id(
+    ctx: &Ctx,
+    client: &kube::Client,
+    namespace: &str,
+) -> Result<Result<String, Diagnostics>, kube_ops::OpError> {
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let selector = format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME);
+    let found = kube_ops::list(ctx, &maps, &selector).await?;
+    Ok(cluster_id_from(&found, namespace))
 }
 
 fn network_selector(kind: &str) -> String {

@@ -1,7 +1,7 @@
 //! Pieces every resource shares: the `timeouts` block, plan-time validators (each names the attribute and the
 //! fix, and runs before anything touches a cluster) and small plan helpers.
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, NestedBlock, Type, Value};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Default and configured wait budgets of one resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -218,6 +218,32 @@ pub fn check_dns_label(s: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A Kubernetes qualified name (resource names, label keys): an optional DNS-subdomain prefix and `/`, then a
+/// name of at most 63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric.
+pub fn check_qualified_name(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix {
+        let subdomain_ok = !p.is_empty() && p.len() <= 253 && p.split('.').all(|label| check_dns_label(label).is_ok());
+        if !subdomain_ok {
+            return Err(format!("has an invalid prefix `{p}` (it must be a DNS subdomain such as `example.com`)"));
+        }
+    }
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(alnum)
+        && name.ends_with(alnum)
+        && name.chars().all(|c| alnum(c) || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err("is not a valid name (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)".into())
+    }
+}
+
 pub fn check_cidr(s: &str) -> Result<(), String> {
     let (addr, len) = s.split_once('/').ok_or_else(|| "has no prefix length (`/16`)".to_string())?;
     let ip: std::net::IpAddr = addr.parse().map_err(|_| format!("has an invalid address `{addr}`"))?;
@@ -235,6 +261,11 @@ pub fn check_wireguard_key(s: &str) -> Result<(), String> {
         Ok(b) => Err(format!("the value decodes to {} bytes, not 32", b.len())),
         Err(_) => Err("the value is not valid standard base64".into()),
     }
+}
+
+/// What is left of a wait budget that ends at `deadline` (zero once it has passed).
+pub fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
 }
 
 /// True when the attribute differs between prior state and the proposed new state.
@@ -283,5 +314,15 @@ mod tests {
         assert!(check_cidr("10.243.0.0").is_err());
         assert!(check_cidr("10.243.0.0/33").is_err());
         assert!(check_cidr("10.243.0/16").is_err());
+    }
+
+    #[test]
+    fn resource_names_are_qualified_names() {
+        for ok in ["cpu", "ephemeral-storage", "hugepages-2Mi", "nvidia.com/gpu", "example.com/foo_bar"] {
+            assert!(check_qualified_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-cpu", "a/b/c", "/gpu", "UPPER.com/gpu", "x".repeat(64).as_str()] {
+            assert!(check_qualified_name(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -27,8 +27,7 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 
-use super::common::{Check, Timeouts, check_dns_label, timeouts_block};
-use super::peer::{check_qualified_name, settle};
+use super::common::{Check, Timeouts, check_dns_label, check_qualified_name, left, timeouts_block};
 use crate::errors::op_diags;
 use crate::kube_ops::{self, Check as Wait, FIELD_MANAGER, OpError};
 use crate::protocol::{
@@ -541,10 +540,6 @@ fn parse_import_id(id: &str) -> Result<String, Diagnostic> {
 // The resource
 // -------------------------------------------------------------------------------------------------------------
 
-fn left(deadline: Instant) -> Duration {
-    deadline.saturating_duration_since(Instant::now())
-}
-
 impl OffloadResource {
     async fn converge(
         &self,
@@ -557,7 +552,7 @@ impl OffloadResource {
     ) -> Result<Outcome, OpError> {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         if off.create_namespace || managed_namespace_before {
-            let existing = settle(ctx, &namespaces, &off.namespace, deadline).await?;
+            let existing = kube_ops::settle(ctx, &namespaces, &off.namespace, left(deadline)).await?;
             let ours = existing.as_ref().is_none_or(created_by_provider);
             if off.create_namespace && ours {
                 kube_ops::apply(ctx, &namespaces, &off.namespace_object(true)).await?;
@@ -568,7 +563,7 @@ impl OffloadResource {
             }
         }
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), &off.namespace);
-        settle(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, deadline).await?;
+        kube_ops::settle(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, left(deadline)).await?;
         let applied = kube_ops::apply(ctx, &api, &off.namespace_offloading()).await?;
         *written = true;
         let generation = applied.metadata.generation.unwrap_or_default();

@@ -30,9 +30,9 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 
-use super::common::{Check, Timeouts, check_dns_label, timeouts_block};
+use super::common::{Check, Timeouts, check_dns_label, check_qualified_name, left, timeouts_block};
 use crate::errors::op_diags;
-use crate::kube_ops::{self, Check as Wait, OpError};
+use crate::kube_ops::{self, Check as Wait, OpError, gone_check, is_terminating};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
@@ -226,32 +226,6 @@ fn check_kubeconfig(text: &str) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// A Kubernetes qualified name (resource names, label keys): an optional DNS-subdomain prefix and `/`, then a
-/// name of at most 63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric.
-pub(super) fn check_qualified_name(key: &str) -> Result<(), String> {
-    let (prefix, name) = match key.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    if let Some(p) = prefix {
-        let subdomain_ok = !p.is_empty() && p.len() <= 253 && p.split('.').all(|label| check_dns_label(label).is_ok());
-        if !subdomain_ok {
-            return Err(format!("has an invalid prefix `{p}` (it must be a DNS subdomain such as `example.com`)"));
-        }
-    }
-    let alnum = |c: char| c.is_ascii_alphanumeric();
-    let ok = !name.is_empty()
-        && name.len() <= 63
-        && name.starts_with(alnum)
-        && name.ends_with(alnum)
-        && name.chars().all(|c| alnum(c) || matches!(c, '-' | '_' | '.'));
-    if ok {
-        Ok(())
-    } else {
-        Err("is not a valid name (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)".into())
-    }
 }
 
 // -------------------------------------------------------------------------------------------------------------
@@ -546,41 +520,6 @@ fn node_check(node: Option<&Node>) -> Wait<()> {
     }
 }
 
-/// A wait for an object to be gone (deleted by Liqo, or by someone else): present → what holds it.
-fn gone_check<K: kube::Resource>(o: Option<&K>) -> Wait<()> {
-    match o {
-        None => Wait::Ready(()),
-        Some(o) => {
-            let m = o.meta();
-            Wait::Pending(format!(
-                "still present ({}, finalizers {:?})",
-                if m.deletion_timestamp.is_some() { "being deleted" } else { "not being deleted yet" },
-                m.finalizers.clone().unwrap_or_default()
-            ))
-        }
-    }
-}
-
-fn is_terminating<K: kube::Resource>(o: &K) -> bool {
-    o.meta().deletion_timestamp.is_some()
-}
-
-/// The live object, after waiting out a deletion in progress (e.g. after an out-of-band delete): an apply would
-/// land on the dying object and vanish with it. None when the name is free.
-pub(super) async fn settle<K>(ctx: &Ctx, api: &Api<K>, name: &str, deadline: Instant) -> Result<Option<K>, OpError>
-where
-    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
-{
-    match kube_ops::get_opt(ctx, api, name).await? {
-        Some(o) if is_terminating(&o) => {
-            kube_ops::wait_for(ctx, api, name, "the deletion in progress to finish", left(deadline), gone_check)
-                .await?;
-            Ok(None)
-        }
-        other => Ok(other),
-    }
-}
-
 // -------------------------------------------------------------------------------------------------------------
 // Read / import
 // -------------------------------------------------------------------------------------------------------------
@@ -676,10 +615,6 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
 // The resource
 // -------------------------------------------------------------------------------------------------------------
 
-fn left(deadline: Instant) -> Duration {
-    deadline.saturating_duration_since(Instant::now())
-}
-
 impl PeerResource {
     /// Writes both objects and waits; `written` tells the caller whether anything reached the cluster.
     async fn converge(
@@ -699,12 +634,12 @@ impl PeerResource {
         let secret = kube_ops::get_opt(ctx, &secrets, &peer.secret_name()).await?;
         if secret.as_ref().is_some_and(is_terminating) {
             self.unpeer_slice(ctx, client, &peer.tenant_namespace, &peer.slice_name, deadline).await?;
-            settle(ctx, &secrets, &peer.secret_name(), deadline).await?;
+            kube_ops::settle(ctx, &secrets, &peer.secret_name(), left(deadline)).await?;
         }
         // The Secret first: the crd-replicator needs it to replicate the slice.
         kube_ops::apply(ctx, &secrets, &peer.identity_secret()).await?;
         *written = true;
-        settle(ctx, &slices, &peer.slice_name, deadline).await?;
+        kube_ops::settle(ctx, &slices, &peer.slice_name, left(deadline)).await?;
         kube_ops::apply(ctx, &slices, &peer.resource_slice()).await?;
 
         let waiting_for = if peer.grants_request() && peer.resources.is_some() {
@@ -1156,16 +1091,6 @@ mod tests {
         assert!(quantity::same("0", "0m"));
         assert!(!quantity::same("1G", "1Gi"));
         assert!(!quantity::same("4", "8"));
-    }
-
-    #[test]
-    fn resource_names_are_qualified_names() {
-        for ok in ["cpu", "ephemeral-storage", "hugepages-2Mi", "nvidia.com/gpu", "example.com/foo_bar"] {
-            assert!(check_qualified_name(ok).is_ok(), "{ok}");
-        }
-        for bad in ["", "-cpu", "a/b/c", "/gpu", "UPPER.com/gpu", "x".repeat(64).as_str()] {
-            assert!(check_qualified_name(bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

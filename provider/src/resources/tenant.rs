@@ -11,6 +11,7 @@
 //! The tenant namespace itself belongs to `liqo_generate`. Import ID: `<tenant_namespace>/<consumer cluster id>`
 //! (the Tenant's namespace and name). The private key cannot be recovered by import, so the plan after an import
 //! proposes new credentials (and nothing else).
+use crate::data_sources::cluster::read_cluster_id;
 use crate::errors::{op_diags, op_error};
 use crate::kube_ops::{self, Check as Wait, OpError};
 use crate::protocol::{ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource};
@@ -738,13 +739,12 @@ impl TenantResource {
         })
         .await
         .map_err(|e| op_diags(&e))?;
-        let id_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &self.cluster.liqo_namespace());
-        let selector = format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME);
-        let found = kube_ops::list(ctx, &id_maps, &selector).await.map_err(|e| op_diags(&e))?;
-        let cluster_name = found
-            .iter()
-            .find_map(|cm| cm.data.as_ref()?.get(labels::CLUSTER_ID_KEY).filter(|id| !id.is_empty()).cloned())
-            .unwrap_or_else(|| FALLBACK_CLUSTER_NAME.to_string());
+        // The name only labels the kubeconfig's cluster entry: an installation without a single readable ID still
+        // gets a working kubeconfig, while a failed API call is reported.
+        let cluster_name = read_cluster_id(ctx, client, &self.cluster.liqo_namespace())
+            .await
+            .map_err(|e| op_diags(&e))?
+            .unwrap_or_else(|_| FALLBACK_CLUSTER_NAME.to_string());
         Ok(Endpoint { server, ca_pem, cluster_name })
     }
 

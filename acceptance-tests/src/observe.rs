@@ -1,0 +1,77 @@
+//! What the acceptance tests read back after running a client: the state file, saved plans, plan output and
+//! diagnostics, and polling for what the simulator does asynchronously.
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use serde_json::Value;
+
+use crate::tf::{Plan, Workdir};
+
+/// Polls `check` every 200 ms until it returns `Some`, failing with `what` after `timeout`.
+pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await? {
+            return Ok(value);
+        }
+        if Instant::now() > deadline {
+            bail!("{what} did not happen within {timeout:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// One managed resource instance (`type.name`) of the state file, read from the file so that no command prints
+/// sensitive values such as a kubeconfig. `None` when the state does not hold it.
+pub fn instance(work: &Workdir, address: &str) -> Result<Option<Value>> {
+    let path = work.path().join("terraform.tfstate");
+    let state: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?)?;
+    let (kind, name) = address.split_once('.').context("address")?;
+    Ok(state["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["type"] == kind && r["name"] == name && r["mode"] == "managed")
+        .map(|r| r["instances"][0].clone()))
+}
+
+/// The attributes of one resource instance in the state file; an error when it is not there.
+pub fn attributes(work: &Workdir, address: &str) -> Result<Value> {
+    Ok(instance(work, address)?.with_context(|| format!("{address} is not in the state"))?["attributes"].clone())
+}
+
+/// The change planned for `address` (from a saved plan, as JSON: `actions`, `before`, `after`).
+pub async fn planned_change(work: &Workdir, address: &str) -> Result<Value> {
+    let plan = work.run(&["plan", "-out=change.tfplan", "-input=false", "-no-color"]).await?;
+    ensure!(plan.success(), "{plan}");
+    let show = work.run(&["show", "-json", "-no-color", "change.tfplan"]).await?;
+    ensure!(show.success(), "{show}");
+    let doc: Value = serde_json::from_str(&show.stdout)?;
+    doc["resource_changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|c| c["address"] == address)
+        .map(|c| c["change"].clone())
+        .with_context(|| format!("the plan has no change for {address}"))
+}
+
+/// What the plan command printed.
+pub fn plan_text(plan: &Plan) -> &str {
+    &plan.run().stdout
+}
+
+/// The plan's `Plan: …` line, or `no changes`.
+pub fn summary(plan: &Plan) -> &str {
+    plan_text(plan).lines().find(|l| l.starts_with("Plan:")).unwrap_or("no changes")
+}
+
+/// Diagnostics as one line of text: Terraform frames and wraps them, which must not split a phrase.
+pub fn flat(text: &str) -> String {
+    text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
