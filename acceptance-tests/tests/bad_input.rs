@@ -1,15 +1,15 @@
 //! Bad input, table-driven: every resource and the provider block (with the `liqo_cluster` data source riding
-//! along in the provider cases) given one wrong value at a time. Each case must be rejected by `validate` (or,
-//! for what only ConfigureProvider can check — kubeconfig files and contexts — by `plan`) with a diagnostic
-//! that sits on the case's block (`on main.tf line N, in resource "…"`), names the attribute and says how to
-//! fix it, and without a single connection reaching an API server.
+//! along in the provider cases) given one wrong value at a time. Each case must be rejected by `plan` with a
+//! diagnostic that sits on the case's block (`on main.tf line N, in resource "…"`), names the attribute and
+//! says how to fix it, without a single connection reaching an API server; and, unless only ConfigureProvider
+//! can check it (kubeconfig files, contexts, effective credentials), already by `validate`.
 //!
 //! The provider block points at a counting fake API server: a loopback TCP listener that counts the
 //! connections it accepts and closes them. A control at the end shows the counter works: a configuration that
 //! does need the API (reading `data "liqo_cluster"`) is seen by it.
 //!
-//! Needs no test ground. Runs once per available client (`terraform` when on PATH, and `tofu`), one working
-//! directory per client, `init` once, `main.tf` rewritten per case.
+//! Needs no test ground. Runs once per available client (`terraform` when on PATH, and `tofu`), side by side,
+//! one working directory per client, `init` once, `main.tf` rewritten per case.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -58,7 +58,8 @@ impl CountingApiServer {
     }
 }
 
-/// Where a case is rejected: `validate` (static checks) or `plan` (ConfigureProvider reads kubeconfig files).
+/// The first command that rejects a case: `validate` (static checks) or `plan` (ConfigureProvider reads
+/// kubeconfig files). Every case also runs with `plan`, which is where a provider could reach the cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
     Validate,
@@ -99,11 +100,8 @@ fn default_provider() -> String {
 /// `key = value` lines of a valid block; `set` replaces or adds lines, `unset` drops them. `timeouts` is a
 /// nested block (`timeouts { … }`), everything else an argument.
 fn render(kind: &str, base: &[(&str, &str)], set: &[(&str, &str)], unset: &[&str]) -> String {
-    let mut lines: Vec<(String, String)> = base
-        .iter()
-        .filter(|(k, _)| !unset.contains(k))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
+    let mut lines: Vec<(String, String)> =
+        base.iter().filter(|(k, _)| !unset.contains(k)).map(|(k, v)| (k.to_string(), v.to_string())).collect();
     for (k, v) in set {
         match lines.iter_mut().find(|(key, _)| key == k) {
             Some(line) => line.1 = v.to_string(),
@@ -156,7 +154,12 @@ fn resource_case(
     unset: &[&str],
     (summary, attribute, hint): (&'static str, &'static str, &'static str),
 ) -> Case {
-    let label = set.iter().map(|(k, v)| format!("{k}={v}")).chain(unset.iter().map(|k| format!("-{k}"))).collect::<Vec<_>>().join(" ");
+    let label = set
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .chain(unset.iter().map(|k| format!("-{k}")))
+        .collect::<Vec<_>>()
+        .join(" ");
     Case {
         name: format!("{kind}: {label}"),
         stage: Stage::Validate,
@@ -170,7 +173,12 @@ fn resource_case(
 }
 
 /// A provider-block case: a valid liqo_generate and a liqo_cluster data source use the bad block.
-fn provider_case(stage: Stage, kubernetes: &str, extra: &str, (summary, attribute, hint): (&'static str, &'static str, &'static str)) -> Case {
+fn provider_case(
+    stage: Stage,
+    kubernetes: &str,
+    extra: &str,
+    (summary, attribute, hint): (&'static str, &'static str, &'static str),
+) -> Case {
     Case {
         name: format!("provider: kubernetes = {kubernetes} {extra}"),
         stage,
@@ -189,126 +197,464 @@ fn cases() -> Vec<Case> {
 
     // The provider block: static checks (validate) …
     let p = |stage, k: &str, summary_attr_hint| provider_case(stage, k, "", summary_attr_hint);
-    cases.push(p(Validate, "{ host = \"127.0.0.1:6443\", token = \"x\" }", ("has no URL scheme", "kubernetes.host", "must be a URL starting with `https://`")));
-    cases.push(p(Validate, "{ host = \"ftp://127.0.0.1:6443\", token = \"x\" }", ("Unsupported URL scheme in `kubernetes.host`", "kubernetes.host", "use `https://` or `http://`")));
-    cases.push(p(Validate, "{ host = \"https://\", token = \"x\" }", ("Invalid URL in `kubernetes.host`", "kubernetes.host", "is not a valid URL")));
-    cases.push(p(Validate, "{ host = \"{api}\", token = \"x\", proxy_url = \"gopher://proxy:70\" }", ("Unsupported URL scheme in `kubernetes.proxy_url`", "kubernetes.proxy_url", "`socks5://`")));
-    cases.push(p(Validate, "{ config_path = \"fake.kubeconfig\", config_paths = [\"fake.kubeconfig\"] }", ("Conflicting kubeconfig attributes", "config_paths", "Set either `config_path`")));
-    let insecure_with_ca = format!("{{ host = \"{{api}}\", token = \"x\", insecure = true, cluster_ca_certificate = \"{PEM_CERT}\" }}");
-    cases.push(p(Validate, &insecure_with_ca, ("`insecure` conflicts with `cluster_ca_certificate`", "insecure", "Remove one of the two")));
-    cases.push(p(Validate, "{ host = \"{api}\", cluster_ca_certificate = \"TUlJQnN6Q0NBVm1nQXdJQkFnSVU=\", token = \"x\" }", ("`kubernetes.cluster_ca_certificate` is not valid PEM", "cluster_ca_certificate", "pass them through `base64decode()`")));
-    let key_is_a_certificate = format!("{{ host = \"{{api}}\", insecure = true, client_certificate = \"{PEM_CERT}\", client_key = \"{PEM_CERT}\" }}");
-    cases.push(p(Validate, &key_is_a_certificate, ("`kubernetes.client_key` is not valid PEM", "client_key", "one PEM private key block")));
-    cases.push(p(Validate, "{ host = \"{api}\", insecure = true, exec = { api_version = \"v1\", command = \"true\" } }", ("Unsupported exec plugin API version", "api_version", "client.authentication.k8s.io/v1beta1")));
-    cases.push(provider_case(Validate, "{ host = \"{api}\", insecure = true, token = \"x\" }", "  liqo_namespace = \"Liqo_System\"\n", ("Invalid namespace name for `liqo_namespace`", "liqo_namespace", "Namespace names are DNS labels")));
+    cases.push(p(
+        Validate,
+        "{ host = \"127.0.0.1:6443\", token = \"x\" }",
+        ("has no URL scheme", "kubernetes.host", "must be a URL starting with `https://`"),
+    ));
+    cases.push(p(
+        Validate,
+        "{ host = \"ftp://127.0.0.1:6443\", token = \"x\" }",
+        ("Unsupported URL scheme in `kubernetes.host`", "kubernetes.host", "use `https://` or `http://`"),
+    ));
+    cases.push(p(
+        Validate,
+        "{ host = \"https://\", token = \"x\" }",
+        ("Invalid URL in `kubernetes.host`", "kubernetes.host", "is not a valid URL"),
+    ));
+    cases.push(p(
+        Validate,
+        "{ host = \"{api}\", token = \"x\", proxy_url = \"gopher://proxy:70\" }",
+        ("Unsupported URL scheme in `kubernetes.proxy_url`", "kubernetes.proxy_url", "`socks5://`"),
+    ));
+    cases.push(p(
+        Validate,
+        "{ config_path = \"fake.kubeconfig\", config_paths = [\"fake.kubeconfig\"] }",
+        ("Conflicting kubeconfig attributes", "config_paths", "Set either `config_path`"),
+    ));
+    let insecure_with_ca =
+        format!("{{ host = \"{{api}}\", token = \"x\", insecure = true, cluster_ca_certificate = \"{PEM_CERT}\" }}");
+    cases.push(p(
+        Validate,
+        &insecure_with_ca,
+        ("`insecure` conflicts with `cluster_ca_certificate`", "insecure", "Remove one of the two"),
+    ));
+    cases.push(p(
+        Validate,
+        "{ host = \"{api}\", cluster_ca_certificate = \"TUlJQnN6Q0NBVm1nQXdJQkFnSVU=\", token = \"x\" }",
+        (
+            "`kubernetes.cluster_ca_certificate` is not valid PEM",
+            "cluster_ca_certificate",
+            "pass them through `base64decode()`",
+        ),
+    ));
+    let key_is_a_certificate = format!(
+        "{{ host = \"{{api}}\", insecure = true, client_certificate = \"{PEM_CERT}\", client_key = \"{PEM_CERT}\" }}"
+    );
+    cases.push(p(
+        Validate,
+        &key_is_a_certificate,
+        ("`kubernetes.client_key` is not valid PEM", "client_key", "one PEM private key block"),
+    ));
+    cases.push(p(
+        Validate,
+        "{ host = \"{api}\", insecure = true, exec = { api_version = \"v1\", command = \"true\" } }",
+        ("Unsupported exec plugin API version", "api_version", "client.authentication.k8s.io/v1beta1"),
+    ));
+    cases.push(provider_case(
+        Validate,
+        "{ host = \"{api}\", insecure = true, token = \"x\" }",
+        "  liqo_namespace = \"Liqo_System\"\n",
+        ("Invalid namespace name for `liqo_namespace`", "liqo_namespace", "Namespace names are DNS labels"),
+    ));
     // … and what only ConfigureProvider can check (plan): files, contexts, the effective credentials.
-    cases.push(p(Plan, "{ config_path = \"missing.kubeconfig\" }", ("Cannot load kubeconfig file", "config_path", "Check the path")));
-    cases.push(p(Plan, "{ config_path = \"kubeconfig.d\" }", ("Cannot load kubeconfig file", "config_path", "it cannot be read")));
-    cases.push(p(Plan, "{ config_path = \"garbage.kubeconfig\" }", ("Cannot load kubeconfig file", "config_path", "it is not a valid kubeconfig")));
-    cases.push(p(Plan, "{ config_path = \"fake.kubeconfig\", config_context = \"florence\" }", ("Unknown kubeconfig context", "config_context", "Contexts there: `fake`")));
-    cases.push(p(Plan, "{ config_path = \"fake.kubeconfig\", config_context_cluster = \"nowhere\" }", ("Unknown kubeconfig cluster", "config_context_cluster", "Clusters there: `fake`")));
-    cases.push(p(Plan, "{ config_path = \"fake.kubeconfig\", config_context_auth_info = \"nobody\" }", ("Unknown kubeconfig user", "config_context_auth_info", "Users there: `fake`")));
-    cases.push(p(Plan, "{ host = \"{api}\", token = \"x\", config_context = \"fake\" }", ("needs a kubeconfig", "config_context", "set `config_path`")));
+    cases.push(p(
+        Plan,
+        "{ config_path = \"missing.kubeconfig\" }",
+        ("Cannot load kubeconfig file", "config_path", "Check the path"),
+    ));
+    cases.push(p(
+        Plan,
+        "{ config_path = \"kubeconfig.d\" }",
+        ("Cannot load kubeconfig file", "config_path", "it cannot be read"),
+    ));
+    cases.push(p(
+        Plan,
+        "{ config_path = \"garbage.kubeconfig\" }",
+        ("Cannot load kubeconfig file", "config_path", "it is not a valid kubeconfig"),
+    ));
+    cases.push(p(
+        Plan,
+        "{ config_path = \"fake.kubeconfig\", config_context = \"florence\" }",
+        ("Unknown kubeconfig context", "config_context", "Contexts there: `fake`"),
+    ));
+    cases.push(p(
+        Plan,
+        "{ config_path = \"fake.kubeconfig\", config_context_cluster = \"nowhere\" }",
+        ("Unknown kubeconfig cluster", "config_context_cluster", "Clusters there: `fake`"),
+    ));
+    cases.push(p(
+        Plan,
+        "{ config_path = \"fake.kubeconfig\", config_context_auth_info = \"nobody\" }",
+        ("Unknown kubeconfig user", "config_context_auth_info", "Users there: `fake`"),
+    ));
+    cases.push(p(
+        Plan,
+        "{ host = \"{api}\", token = \"x\", config_context = \"fake\" }",
+        ("needs a kubeconfig", "config_context", "set `config_path`"),
+    ));
     let cert_without_key = format!("{{ host = \"{{api}}\", insecure = true, client_certificate = \"{PEM_CERT}\" }}");
     cases.push(p(Plan, &cert_without_key, ("key missing", "client_key", "Set `client_key`")));
     cases.push(p(Plan, "{ token = \"x\" }", ("No API server address", "host", "`host` plus credentials")));
-    cases.push(p(Plan, "{}", ("No Kubernetes cluster configured", "kubernetes", "Tell the provider which cluster to manage")));
+    cases.push(p(
+        Plan,
+        "{}",
+        ("No Kubernetes cluster configured", "kubernetes", "Tell the provider which cluster to manage"),
+    ));
 
     // liqo_generate
     let g = |set: &[(&str, &str)], e| resource_case("liqo_generate", GENERATE, set, &[], e);
     let dns = "Liqo cluster IDs are DNS labels";
-    cases.push(g(&[("remote_cluster_id", "\"Rome_1\"")], ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", dns)));
-    cases.push(g(&[("remote_cluster_id", "\"-rome\"")], ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", "starts or ends with '-'")));
+    cases.push(g(
+        &[("remote_cluster_id", "\"Rome_1\"")],
+        ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", dns),
+    ));
+    cases.push(g(
+        &[("remote_cluster_id", "\"-rome\"")],
+        ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", "starts or ends with '-'"),
+    ));
     let long = format!("\"{}\"", "a".repeat(64));
-    cases.push(g(&[("remote_cluster_id", long.as_str())], ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", "is 64 characters long")));
-    cases.push(g(&[("remote_cluster_id", "\"\"")], ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", "is empty")));
-    cases.push(g(&[("tenant_namespace", "\"Tenant.NS\"")], ("Invalid namespace name for `tenant_namespace`", "tenant_namespace", "Namespace names are DNS labels")));
-    cases.push(g(&[("timeouts", "{ create = \"10 minutes\" }")], ("Invalid duration for `timeouts.create`", "create", "Write durations like `90s`")));
-    cases.push(g(&[("timeouts", "{ delete = \"10\" }")], ("Invalid duration for `timeouts.delete`", "delete", "a number without a unit")));
+    cases.push(g(
+        &[("remote_cluster_id", long.as_str())],
+        ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", "is 64 characters long"),
+    ));
+    cases.push(g(
+        &[("remote_cluster_id", "\"\"")],
+        ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", "is empty"),
+    ));
+    cases.push(g(
+        &[("tenant_namespace", "\"Tenant.NS\"")],
+        ("Invalid namespace name for `tenant_namespace`", "tenant_namespace", "Namespace names are DNS labels"),
+    ));
+    cases.push(g(
+        &[("timeouts", "{ create = \"10 minutes\" }")],
+        ("Invalid duration for `timeouts.create`", "create", "Write durations like `90s`"),
+    ));
+    cases.push(g(
+        &[("timeouts", "{ delete = \"10\" }")],
+        ("Invalid duration for `timeouts.delete`", "delete", "a number without a unit"),
+    ));
 
     // liqo_gateway
     let w = |set: &[(&str, &str)], unset: &[&str], e| resource_case("liqo_gateway", GATEWAY_SERVER, set, unset, e);
     let cidr_hint = "Give a network in CIDR notation";
-    cases.push(w(&[("remote_pod_cidrs", "[\"10.101.0.0\"]")], &[], ("Invalid CIDR for `remote_pod_cidrs[0]`", "remote_pod_cidrs", "has no prefix length")));
-    cases.push(w(&[("remote_pod_cidrs", "[\"10.101.0.0/16\", \"10.102.0.0/33\"]")], &[], ("Invalid CIDR for `remote_pod_cidrs[1]`", "remote_pod_cidrs", "invalid prefix length `33`")));
-    cases.push(w(&[("remote_external_cidr", "\"300.1.0.0/16\"")], &[], ("Invalid CIDR for `remote_external_cidr`", "remote_external_cidr", cidr_hint)));
-    cases.push(w(&[("remote_pod_cidrs", "[]")], &[], ("No pod CIDR for `remote_pod_cidrs`", "remote_pod_cidrs", "Give at least one pod CIDR")));
+    cases.push(w(
+        &[("remote_pod_cidrs", "[\"10.101.0.0\"]")],
+        &[],
+        ("Invalid CIDR for `remote_pod_cidrs[0]`", "remote_pod_cidrs", "has no prefix length"),
+    ));
+    cases.push(w(
+        &[("remote_pod_cidrs", "[\"10.101.0.0/16\", \"10.102.0.0/33\"]")],
+        &[],
+        ("Invalid CIDR for `remote_pod_cidrs[1]`", "remote_pod_cidrs", "invalid prefix length `33`"),
+    ));
+    cases.push(w(
+        &[("remote_external_cidr", "\"300.1.0.0/16\"")],
+        &[],
+        ("Invalid CIDR for `remote_external_cidr`", "remote_external_cidr", cidr_hint),
+    ));
+    cases.push(w(
+        &[("remote_pod_cidrs", "[]")],
+        &[],
+        ("No pod CIDR for `remote_pod_cidrs`", "remote_pod_cidrs", "Give at least one pod CIDR"),
+    ));
     let key_hint = "32 bytes in standard base64";
-    cases.push(w(&[("remote_public_key", "\"dG9vIHNob3J0\"")], &[], ("Invalid WireGuard public key for `remote_public_key`", "remote_public_key", "decodes to 9 bytes, not 32")));
-    cases.push(w(&[("remote_public_key", "\"not base64!\"")], &[], ("Invalid WireGuard public key for `remote_public_key`", "remote_public_key", key_hint)));
+    cases.push(w(
+        &[("remote_public_key", "\"dG9vIHNob3J0\"")],
+        &[],
+        ("Invalid WireGuard public key for `remote_public_key`", "remote_public_key", "decodes to 9 bytes, not 32"),
+    ));
+    cases.push(w(
+        &[("remote_public_key", "\"not base64!\"")],
+        &[],
+        ("Invalid WireGuard public key for `remote_public_key`", "remote_public_key", key_hint),
+    ));
     let key33 = format!("\"{}\"", "A".repeat(44));
-    cases.push(w(&[("remote_public_key", key33.as_str())], &[], ("Invalid WireGuard public key for `remote_public_key`", "remote_public_key", "decodes to 33 bytes, not 32")));
-    cases.push(w(&[], &["server"], ("One of `server` and `client` is required", "server", "on the cluster that exposes the WireGuard endpoint")));
-    cases.push(w(&[("client", CLIENT)], &[], ("Only one of `server` and `client` may be set", "client", "exactly one Liqo gateway")));
-    cases.push(w(&[("server", "{ service_type = \"NodePort\", port = 70000 }")], &[], ("Port out of range for `server.port`", "server.port", "between 1 and 65535")));
-    cases.push(w(&[("server", "{ service_type = \"NodePort\", port = 0 }")], &[], ("Port out of range for `server.port`", "server.port", "between 1 and 65535")));
-    cases.push(w(&[("server", "{ service_type = \"NodePort\", node_port = 8080 }")], &[], ("Port out of range for `server.node_port`", "server.node_port", "between 30000 and 32767")));
-    cases.push(w(&[("server", "{ service_type = \"nodeport\" }")], &[], ("Unsupported value for `server.service_type`", "server.service_type", "`NodePort`, `LoadBalancer`, `ClusterIP` (case-sensitive)")));
-    cases.push(w(&[("server", "{ service_type = \"ClusterIP\", node_port = 30742 }")], &[], ("`server.node_port` needs a NodePort or LoadBalancer service", "server.node_port", "remove `node_port`")));
-    cases.push(w(&[("server", "{ service_type = \"LoadBalancer\", load_balancer_ip = \"not-an-ip\" }")], &[], ("Invalid IP address for `server.load_balancer_ip`", "server.load_balancer_ip", "is not an IPv4 or IPv6 address")));
-    cases.push(w(&[("server", "{ service_type = \"NodePort\", load_balancer_ip = \"203.0.113.7\" }")], &[], ("`server.load_balancer_ip` needs a LoadBalancer service", "server.load_balancer_ip", "Set `service_type = \"LoadBalancer\"`")));
-    cases.push(w(&[("client", "{ addresses = [\"127.0.0.1\"], port = 65536 }")], &["server"], ("Port out of range for `client.port`", "client.port", "between 1 and 65535")));
-    cases.push(w(&[("client", "{ addresses = [\"127.0.0.1\"], port = 30742, protocol = \"SCTP\" }")], &["server"], ("Unsupported value for `client.protocol`", "client.protocol", "`UDP`, `TCP`")));
-    cases.push(w(&[("client", "{ addresses = [], port = 30742 }")], &["server"], ("No address for `client.addresses`", "client.addresses", "Give the server's endpoint address")));
+    cases.push(w(
+        &[("remote_public_key", key33.as_str())],
+        &[],
+        ("Invalid WireGuard public key for `remote_public_key`", "remote_public_key", "decodes to 33 bytes, not 32"),
+    ));
+    cases.push(w(
+        &[],
+        &["server"],
+        ("One of `server` and `client` is required", "server", "on the cluster that exposes the WireGuard endpoint"),
+    ));
+    cases.push(w(
+        &[("client", CLIENT)],
+        &[],
+        ("Only one of `server` and `client` may be set", "client", "exactly one Liqo gateway"),
+    ));
+    cases.push(w(
+        &[("server", "{ service_type = \"NodePort\", port = 70000 }")],
+        &[],
+        ("Port out of range for `server.port`", "server.port", "between 1 and 65535"),
+    ));
+    cases.push(w(
+        &[("server", "{ service_type = \"NodePort\", port = 0 }")],
+        &[],
+        ("Port out of range for `server.port`", "server.port", "between 1 and 65535"),
+    ));
+    cases.push(w(
+        &[("server", "{ service_type = \"NodePort\", node_port = 8080 }")],
+        &[],
+        ("Port out of range for `server.node_port`", "server.node_port", "between 30000 and 32767"),
+    ));
+    cases.push(w(
+        &[("server", "{ service_type = \"nodeport\" }")],
+        &[],
+        (
+            "Unsupported value for `server.service_type`",
+            "server.service_type",
+            "`NodePort`, `LoadBalancer`, `ClusterIP` (case-sensitive)",
+        ),
+    ));
+    cases.push(w(
+        &[("server", "{ service_type = \"ClusterIP\", node_port = 30742 }")],
+        &[],
+        ("`server.node_port` needs a NodePort or LoadBalancer service", "server.node_port", "remove `node_port`"),
+    ));
+    cases.push(w(
+        &[("server", "{ service_type = \"LoadBalancer\", load_balancer_ip = \"not-an-ip\" }")],
+        &[],
+        (
+            "Invalid IP address for `server.load_balancer_ip`",
+            "server.load_balancer_ip",
+            "is not an IPv4 or IPv6 address",
+        ),
+    ));
+    cases.push(w(
+        &[("server", "{ service_type = \"NodePort\", load_balancer_ip = \"203.0.113.7\" }")],
+        &[],
+        (
+            "`server.load_balancer_ip` needs a LoadBalancer service",
+            "server.load_balancer_ip",
+            "Set `service_type = \"LoadBalancer\"`",
+        ),
+    ));
+    cases.push(w(
+        &[("client", "{ addresses = [\"127.0.0.1\"], port = 65536 }")],
+        &["server"],
+        ("Port out of range for `client.port`", "client.port", "between 1 and 65535"),
+    ));
+    cases.push(w(
+        &[("client", "{ addresses = [\"127.0.0.1\"], port = 30742, protocol = \"SCTP\" }")],
+        &["server"],
+        ("Unsupported value for `client.protocol`", "client.protocol", "`UDP`, `TCP`"),
+    ));
+    cases.push(w(
+        &[("client", "{ addresses = [], port = 30742 }")],
+        &["server"],
+        ("No address for `client.addresses`", "client.addresses", "Give the server's endpoint address"),
+    ));
     cases.push(w(&[("mtu", "100")], &[], ("Out of range for `mtu`", "mtu", "between 576 and 9000")));
     cases.push(w(&[("mtu", "1500.5")], &[], ("Out of range for `mtu`", "mtu", "give a whole number")));
-    cases.push(w(&[("key_secret_name", "\"GW_Keys\"")], &[], ("Invalid Secret name for `key_secret_name`", "key_secret_name", "Use liqo_generate's `key_secret_name`")));
-    cases.push(w(&[("remote_cluster_id", "\"Rome\"")], &[], ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", dns)));
-    cases.push(w(&[("timeouts", "{ update = \"1d\" }")], &[], ("Invalid duration for `timeouts.update`", "update", "unknown unit `d`")));
+    cases.push(w(
+        &[("key_secret_name", "\"GW_Keys\"")],
+        &[],
+        ("Invalid Secret name for `key_secret_name`", "key_secret_name", "Use liqo_generate's `key_secret_name`"),
+    ));
+    cases.push(w(
+        &[("remote_cluster_id", "\"Rome\"")],
+        &[],
+        ("Invalid cluster ID for `remote_cluster_id`", "remote_cluster_id", dns),
+    ));
+    cases.push(w(
+        &[("timeouts", "{ update = \"1d\" }")],
+        &[],
+        ("Invalid duration for `timeouts.update`", "update", "unknown unit `d`"),
+    ));
 
     // liqo_tenant
     let t = |set: &[(&str, &str)], e| resource_case("liqo_tenant", TENANT, set, &[], e);
-    cases.push(t(&[("consumer_cluster_id", "\"rome_1\"")], ("Invalid cluster ID for `consumer_cluster_id`", "consumer_cluster_id", dns)));
-    cases.push(t(&[("tenant_namespace", "\"Liqo-Tenant\"")], ("Invalid namespace name for `tenant_namespace`", "tenant_namespace", "Namespace names are DNS labels")));
-    cases.push(t(&[("tenant_condition", "\"Paused\"")], ("Unsupported value for `tenant_condition`", "tenant_condition", "`Active`, `Cordoned`, `Drained`")));
-    cases.push(t(&[("tenant_condition", "\"active\"")], ("Unsupported value for `tenant_condition`", "tenant_condition", "(case-sensitive)")));
-    cases.push(t(&[("certificate_validity", "\"1y\"")], ("Invalid duration for `certificate_validity`", "certificate_validity", "unknown unit `y`")));
-    cases.push(t(&[("certificate_validity", "\"5m\"")], ("Certificate validity out of range for `certificate_validity`", "certificate_validity", "at least `10m`")));
+    cases.push(t(
+        &[("consumer_cluster_id", "\"rome_1\"")],
+        ("Invalid cluster ID for `consumer_cluster_id`", "consumer_cluster_id", dns),
+    ));
+    cases.push(t(
+        &[("tenant_namespace", "\"Liqo-Tenant\"")],
+        ("Invalid namespace name for `tenant_namespace`", "tenant_namespace", "Namespace names are DNS labels"),
+    ));
+    cases.push(t(
+        &[("tenant_condition", "\"Paused\"")],
+        ("Unsupported value for `tenant_condition`", "tenant_condition", "`Active`, `Cordoned`, `Drained`"),
+    ));
+    cases.push(t(
+        &[("tenant_condition", "\"active\"")],
+        ("Unsupported value for `tenant_condition`", "tenant_condition", "(case-sensitive)"),
+    ));
+    cases.push(t(
+        &[("certificate_validity", "\"1y\"")],
+        ("Invalid duration for `certificate_validity`", "certificate_validity", "unknown unit `y`"),
+    ));
+    cases.push(t(
+        &[("certificate_validity", "\"5m\"")],
+        ("Certificate validity out of range for `certificate_validity`", "certificate_validity", "at least `10m`"),
+    ));
     let shorter = "use a smaller renew_before";
-    cases.push(t(&[("certificate_validity", "\"720h\""), ("renew_before", "\"8760h\"")], ("`renew_before` must be shorter than `certificate_validity`", "renew_before", shorter)));
-    cases.push(t(&[("certificate_validity", "\"24h\""), ("renew_before", "\"24h\"")], ("`renew_before` must be shorter than `certificate_validity`", "renew_before", shorter)));
-    cases.push(t(&[("renew_before", "\"twenty hours\"")], ("Invalid duration for `renew_before`", "renew_before", "Write durations like `90s`")));
-    cases.push(t(&[("api_server_url", "\"http://203.0.113.10:6443\"")], ("Invalid API server URL for `api_server_url`", "api_server_url", "does not start with `https://`")));
+    cases.push(t(
+        &[("certificate_validity", "\"720h\""), ("renew_before", "\"8760h\"")],
+        ("`renew_before` must be shorter than `certificate_validity`", "renew_before", shorter),
+    ));
+    cases.push(t(
+        &[("certificate_validity", "\"24h\""), ("renew_before", "\"24h\"")],
+        ("`renew_before` must be shorter than `certificate_validity`", "renew_before", shorter),
+    ));
+    cases.push(t(
+        &[("renew_before", "\"twenty hours\"")],
+        ("Invalid duration for `renew_before`", "renew_before", "Write durations like `90s`"),
+    ));
+    cases.push(t(
+        &[("api_server_url", "\"http://203.0.113.10:6443\"")],
+        ("Invalid API server URL for `api_server_url`", "api_server_url", "does not start with `https://`"),
+    ));
 
     // liqo_peer
     let base = peer_base();
     let r = |set: &[(&str, &str)], e| resource_case("liqo_peer", &base, set, &[], e);
     let quantity = "Write a Kubernetes quantity";
-    cases.push(r(&[("resources", "{ cpu = \"4 cores\" }")], ("Invalid quantity for `cpu` in `resources`", "resources", quantity)));
-    cases.push(r(&[("resources", "{ memory = \"8GB\" }")], ("Invalid quantity for `memory` in `resources`", "resources", quantity)));
-    cases.push(r(&[("resources", "{ memory = \"-1Gi\" }")], ("Invalid quantity for `memory` in `resources`", "resources", "is negative")));
-    cases.push(r(&[("resources", "{ \"bad key!\" = \"1\" }")], ("Invalid resource name `bad key!` in `resources`", "resources", "Use a Kubernetes resource name")));
+    cases.push(r(
+        &[("resources", "{ cpu = \"4 cores\" }")],
+        ("Invalid quantity for `cpu` in `resources`", "resources", quantity),
+    ));
+    cases.push(r(
+        &[("resources", "{ memory = \"8GB\" }")],
+        ("Invalid quantity for `memory` in `resources`", "resources", quantity),
+    ));
+    cases.push(r(
+        &[("resources", "{ memory = \"-1Gi\" }")],
+        ("Invalid quantity for `memory` in `resources`", "resources", "is negative"),
+    ));
+    cases.push(r(
+        &[("resources", "{ \"bad key!\" = \"1\" }")],
+        ("Invalid resource name `bad key!` in `resources`", "resources", "Use a Kubernetes resource name"),
+    ));
     let not_yaml = format!("\"clusters: [ {{ client-key-data: {PLANTED_SECRET}\"");
-    cases.push(r(&[("kubeconfig", not_yaml.as_str())], ("Invalid kubeconfig for `kubeconfig`", "kubeconfig", "Pass the `kubeconfig` output of the provider's liqo_tenant")));
-    let no_users = format!("jsonencode({{ clusters = [{{ name = \"milan\", cluster = {{ server = \"https://127.0.0.1:6443\" }} }}], \"client-key-data\" = \"{PLANTED_SECRET}\" }})");
-    cases.push(r(&[("kubeconfig", no_users.as_str())], ("Invalid kubeconfig for `kubeconfig`", "kubeconfig", "has no `users` entry")));
-    cases.push(r(&[("provider_cluster_id", "\"Milan\"")], ("Invalid cluster ID for `provider_cluster_id`", "provider_cluster_id", dns)));
-    cases.push(r(&[("provider_tenant_namespace", "\"tenant_rome\"")], ("Invalid namespace name for `provider_tenant_namespace`", "provider_tenant_namespace", "Namespace names are DNS labels")));
-    cases.push(r(&[("resource_slice_name", "\"Slice_1\"")], ("Invalid ResourceSlice name for `resource_slice_name`", "resource_slice_name", "Omit it to use the provider cluster ID")));
+    cases.push(r(
+        &[("kubeconfig", not_yaml.as_str())],
+        (
+            "Invalid kubeconfig for `kubeconfig`",
+            "kubeconfig",
+            "Pass the `kubeconfig` output of the provider's liqo_tenant",
+        ),
+    ));
+    let no_users = format!(
+        "jsonencode({{ clusters = [{{ name = \"milan\", cluster = {{ server = \"https://127.0.0.1:6443\" }} }}], \"client-key-data\" = \"{PLANTED_SECRET}\" }})"
+    );
+    cases.push(r(
+        &[("kubeconfig", no_users.as_str())],
+        ("Invalid kubeconfig for `kubeconfig`", "kubeconfig", "has no `users` entry"),
+    ));
+    cases.push(r(
+        &[("provider_cluster_id", "\"Milan\"")],
+        ("Invalid cluster ID for `provider_cluster_id`", "provider_cluster_id", dns),
+    ));
+    cases.push(r(
+        &[("provider_tenant_namespace", "\"tenant_rome\"")],
+        (
+            "Invalid namespace name for `provider_tenant_namespace`",
+            "provider_tenant_namespace",
+            "Namespace names are DNS labels",
+        ),
+    ));
+    cases.push(r(
+        &[("resource_slice_name", "\"Slice_1\"")],
+        (
+            "Invalid ResourceSlice name for `resource_slice_name`",
+            "resource_slice_name",
+            "Omit it to use the provider cluster ID",
+        ),
+    ));
     cases.push(r(&[("class", "\"\"")], ("Empty ResourceSlice class for `class`", "class", "Omit `class`")));
-    cases.push(r(&[("timeouts", "{ create = \"soon\" }")], ("Invalid duration for `timeouts.create`", "create", "Write durations like `90s`")));
+    cases.push(r(
+        &[("timeouts", "{ create = \"soon\" }")],
+        ("Invalid duration for `timeouts.create`", "create", "Write durations like `90s`"),
+    ));
 
     // liqo_offload
     let o = |set: &[(&str, &str)], e| resource_case("liqo_offload", OFFLOAD, set, &[], e);
     let selector = |expr: &str| format!("[{{ match_expressions = [{expr}] }}]");
-    cases.push(o(&[("namespace_mapping_strategy", "\"SelectedName\"")], ("Missing `remote_namespace_name` for the SelectedName strategy", "remote_namespace_name", "choose `DefaultName` or `EnforceSameName`")));
-    cases.push(o(&[("remote_namespace_name", "\"remote-demo\"")], ("`remote_namespace_name` cannot be set with the DefaultName strategy", "remote_namespace_name", "Remove the argument")));
-    cases.push(o(&[("namespace_mapping_strategy", "\"EnforceSameName\""), ("remote_namespace_name", "\"remote-demo\"")], ("`remote_namespace_name` cannot be set with the EnforceSameName strategy", "remote_namespace_name", "Remove the argument")));
-    cases.push(o(&[("namespace_mapping_strategy", "\"SelectedName\""), ("remote_namespace_name", "\"Remote_Demo\"")], ("Invalid namespace name for `remote_namespace_name`", "remote_namespace_name", "Namespace names are DNS labels")));
-    cases.push(o(&[("namespace_mapping_strategy", "\"Custom\"")], ("Unsupported value for `namespace_mapping_strategy`", "namespace_mapping_strategy", "`DefaultName`, `EnforceSameName`, `SelectedName`")));
-    cases.push(o(&[("pod_offloading_strategy", "\"Anywhere\"")], ("Unsupported value for `pod_offloading_strategy`", "pod_offloading_strategy", "`LocalAndRemote`, `Local`, `Remote`")));
-    cases.push(o(&[("namespace", "\"Demo\"")], ("Invalid namespace name for `namespace`", "namespace", "Namespace names are DNS labels")));
+    cases.push(o(
+        &[("namespace_mapping_strategy", "\"SelectedName\"")],
+        (
+            "Missing `remote_namespace_name` for the SelectedName strategy",
+            "remote_namespace_name",
+            "choose `DefaultName` or `EnforceSameName`",
+        ),
+    ));
+    cases.push(o(
+        &[("remote_namespace_name", "\"remote-demo\"")],
+        (
+            "`remote_namespace_name` cannot be set with the DefaultName strategy",
+            "remote_namespace_name",
+            "Remove the argument",
+        ),
+    ));
+    cases.push(o(
+        &[("namespace_mapping_strategy", "\"EnforceSameName\""), ("remote_namespace_name", "\"remote-demo\"")],
+        (
+            "`remote_namespace_name` cannot be set with the EnforceSameName strategy",
+            "remote_namespace_name",
+            "Remove the argument",
+        ),
+    ));
+    cases.push(o(
+        &[("namespace_mapping_strategy", "\"SelectedName\""), ("remote_namespace_name", "\"Remote_Demo\"")],
+        (
+            "Invalid namespace name for `remote_namespace_name`",
+            "remote_namespace_name",
+            "Namespace names are DNS labels",
+        ),
+    ));
+    cases.push(o(
+        &[("namespace_mapping_strategy", "\"Custom\"")],
+        (
+            "Unsupported value for `namespace_mapping_strategy`",
+            "namespace_mapping_strategy",
+            "`DefaultName`, `EnforceSameName`, `SelectedName`",
+        ),
+    ));
+    cases.push(o(
+        &[("pod_offloading_strategy", "\"Anywhere\"")],
+        (
+            "Unsupported value for `pod_offloading_strategy`",
+            "pod_offloading_strategy",
+            "`LocalAndRemote`, `Local`, `Remote`",
+        ),
+    ));
+    cases.push(o(
+        &[("namespace", "\"Demo\"")],
+        ("Invalid namespace name for `namespace`", "namespace", "Namespace names are DNS labels"),
+    ));
     let sel = selector("{ key = \"liqo.io/remote-cluster-id\", operator = \"Matches\", values = [\"milan\"] }");
-    cases.push(o(&[("cluster_selector", sel.as_str())], ("Unsupported operator in `cluster_selector`", "operator", "`In`, `NotIn`, `Exists`")));
+    cases.push(o(
+        &[("cluster_selector", sel.as_str())],
+        ("Unsupported operator in `cluster_selector`", "operator", "`In`, `NotIn`, `Exists`"),
+    ));
     let sel = selector("{ key = \"liqo.io/remote-cluster-id\", operator = \"In\" }");
-    cases.push(o(&[("cluster_selector", sel.as_str())], ("Invalid values for operator `In` in `cluster_selector`", "values", "needs at least one value")));
+    cases.push(o(
+        &[("cluster_selector", sel.as_str())],
+        ("Invalid values for operator `In` in `cluster_selector`", "values", "needs at least one value"),
+    ));
     let sel = selector("{ key = \"example.com/cores\", operator = \"Gt\", values = [\"two\"] }");
-    cases.push(o(&[("cluster_selector", sel.as_str())], ("Invalid values for operator `Gt` in `cluster_selector`", "values", "exactly one value, a whole number")));
+    cases.push(o(
+        &[("cluster_selector", sel.as_str())],
+        ("Invalid values for operator `Gt` in `cluster_selector`", "values", "exactly one value, a whole number"),
+    ));
     let sel = selector("{ key = \"example.com/gpu\", operator = \"Exists\", values = [\"yes\"] }");
-    cases.push(o(&[("cluster_selector", sel.as_str())], ("Invalid values for operator `Exists` in `cluster_selector`", "values", "takes no `values`")));
+    cases.push(o(
+        &[("cluster_selector", sel.as_str())],
+        ("Invalid values for operator `Exists` in `cluster_selector`", "values", "takes no `values`"),
+    ));
     let sel = selector("{ key = \"-bad\", operator = \"Exists\" }");
-    cases.push(o(&[("cluster_selector", sel.as_str())], ("Invalid label key in `cluster_selector`", "key", "Use a Kubernetes label key")));
-    cases.push(o(&[("cluster_selector", "[{ match_expressions = [] }]")], ("Empty cluster selector term", "cluster_selector", "Add at least one expression")));
+    cases.push(o(
+        &[("cluster_selector", sel.as_str())],
+        ("Invalid label key in `cluster_selector`", "key", "Use a Kubernetes label key"),
+    ));
+    cases.push(o(
+        &[("cluster_selector", "[{ match_expressions = [] }]")],
+        ("Empty cluster selector term", "cluster_selector", "Add at least one expression"),
+    ));
     cases
 }
 
@@ -322,9 +668,14 @@ struct Diagnostic {
 fn diagnostics(output: &str) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = Vec::new();
     for line in output.lines() {
-        let start = line.strip_prefix("Error: ").map(|s| (true, s)).or_else(|| line.strip_prefix("Warning: ").map(|s| (false, s)));
+        let start = line
+            .strip_prefix("Error: ")
+            .map(|s| (true, s))
+            .or_else(|| line.strip_prefix("Warning: ").map(|s| (false, s)));
         match (start, out.last_mut()) {
-            (Some((error, summary)), _) => out.push(Diagnostic { error, summary: summary.to_string(), text: format!("{line}\n") }),
+            (Some((error, summary)), _) => {
+                out.push(Diagnostic { error, summary: summary.to_string(), text: format!("{line}\n") })
+            }
             (None, Some(d)) => {
                 d.text.push_str(line);
                 d.text.push('\n');
@@ -347,8 +698,9 @@ fn folded(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// What is wrong with one run of a case, if anything.
-fn judge(case: &Case, run: &tf::Run) -> Option<String> {
+/// What is wrong with one run of a case, if anything. `block` is where the case's error must sit; when the run
+/// held this case `alone`, every error must sit there (an error elsewhere means the valid parts are not).
+fn judge(case: &Case, block: &str, run: &tf::Run, alone: bool) -> Option<String> {
     if run.success() {
         return Some(format!("`{}` succeeded: the bad input was accepted", run.command));
     }
@@ -358,13 +710,17 @@ fn judge(case: &Case, run: &tf::Run) -> Option<String> {
     if errors.is_empty() {
         return Some(format!("`{}` failed without an error diagnostic:\n{output}", run.command));
     }
-    let location = format!(", in {}:", case.block);
-    let elsewhere: Vec<&str> = errors.iter().filter(|d| !d.text.contains(&location)).map(|d| d.summary.as_str()).collect();
-    if !elsewhere.is_empty() {
-        return Some(format!("errors not located on `{}` (a mistake in the case's valid parts?): {elsewhere:?}\n{output}", case.block));
+    let location = format!(", in {block}:");
+    let elsewhere: Vec<&str> =
+        errors.iter().filter(|d| !d.text.contains(&location)).map(|d| d.summary.as_str()).collect();
+    if alone && !elsewhere.is_empty() {
+        return Some(format!(
+            "errors not located on `{block}` (a mistake in the case's valid parts?): {elsewhere:?}\n{output}"
+        ));
     }
-    let Some(d) = errors.iter().find(|d| d.summary.contains(case.summary)) else {
-        return Some(format!("no error with summary containing {:?}; got {:?}", case.summary, errors.iter().map(|d| &d.summary).collect::<Vec<_>>()));
+    let Some(d) = errors.iter().find(|d| d.summary.contains(case.summary) && d.text.contains(&location)) else {
+        let here: Vec<&String> = errors.iter().filter(|d| d.text.contains(&location)).map(|d| &d.summary).collect();
+        return Some(format!("no error on `{block}` with summary containing {:?}; got {here:?}", case.summary));
     };
     let text = folded(&d.text);
     let mut problems = Vec::new();
@@ -400,7 +756,10 @@ async fn run_cases(cli: Cli, api: &CountingApiServer, cases: &[Case]) -> Result<
     let work = Workdir::new(cli, &main_tf(&default_provider(), &generate, &api.url)).await?;
     work.write(FAKE_KUBECONFIG, &FAKE_KUBECONFIG_TEXT.replace("{api}", &api.url))?;
     // Broken YAML right at a key: an error message quoting the offending line would leak it.
-    work.write(GARBAGE_KUBECONFIG, &format!("apiVersion: v1\nusers:\n- name: fake\n  user:\n    client-key-data: [{PLANTED_SECRET}\n"))?;
+    work.write(
+        GARBAGE_KUBECONFIG,
+        &format!("apiVersion: v1\nusers:\n- name: fake\n  user:\n    client-key-data: [{PLANTED_SECRET}\n"),
+    )?;
     std::fs::create_dir_all(work.path().join(DIRECTORY_KUBECONFIG))?;
 
     // The valid blocks the cases start from must be valid, or every case would fail for the wrong reason.
@@ -417,31 +776,69 @@ async fn run_cases(cli: Cli, api: &CountingApiServer, cases: &[Case]) -> Result<
     let run = work.run(Stage::Validate.args()).await?;
     ensure!(run.success(), "{cli}: the valid starting blocks do not validate:\n{run}");
 
+    // Every case with `plan`, the command that configures the provider and could reach the cluster.
     let started = Instant::now();
     let mut seen = api.connections().await;
     let mut failures = Vec::new();
     for case in cases {
         work.write("main.tf", &main_tf(&case.provider, &case.body, &api.url))?;
-        let run = work.run(case.stage.args()).await?;
+        let run = work.run(Stage::Plan.args()).await?;
         let total = api.connections().await;
         let reached = total - std::mem::replace(&mut seen, total);
-        let mut problems: Vec<String> = judge(case, &run).into_iter().collect();
+        let mut problems: Vec<String> = judge(case, &case.block, &run, true).into_iter().collect();
         if reached > 0 {
             problems.push(format!("{reached} connection(s) reached the API server"));
         }
         if !problems.is_empty() {
-            failures.push(format!("[{cli}] {} ({:?}): {}", case.name, case.stage, problems.join("\n")));
+            failures.push(format!("[{cli}] {} (plan): {}", case.name, problems.join("\n")));
         }
     }
 
-    eprintln!("[bad_input] {cli}: {} cases in {:.1}s (after init)", cases.len(), started.elapsed().as_secs_f64());
+    // What static checks catch must already fail `validate`: the resource cases in one configuration (each
+    // block named after its case), the provider-block cases one by one (a configuration has one such block).
+    let at_validate: Vec<(usize, &Case)> =
+        cases.iter().enumerate().filter(|(_, c)| c.stage == Stage::Validate).collect();
+    let named = |i: usize, c: &Case| {
+        (
+            c.body.replace("\"case\" {", &format!("\"case_{i}\" {{")),
+            c.block.replace("\"case\"", &format!("\"case_{i}\"")),
+        )
+    };
+    let batch: Vec<(usize, &Case)> =
+        at_validate.iter().copied().filter(|(_, c)| c.block.starts_with("resource")).collect();
+    let body: String = batch.iter().map(|(i, c)| named(*i, c).0).collect::<Vec<_>>().join("\n");
+    work.write("main.tf", &main_tf(&default_provider(), &body, &api.url))?;
+    let run = work.run(Stage::Validate.args()).await?;
+    for (i, case) in &batch {
+        if let Some(problem) = judge(case, &named(*i, case).1, &run, false) {
+            failures.push(format!("[{cli}] {} (validate): {problem}", case.name));
+        }
+    }
+    for (_, case) in at_validate.iter().filter(|(_, c)| !c.block.starts_with("resource")) {
+        work.write("main.tf", &main_tf(&case.provider, &case.body, &api.url))?;
+        let run = work.run(Stage::Validate.args()).await?;
+        if let Some(problem) = judge(case, &case.block, &run, true) {
+            failures.push(format!("[{cli}] {} (validate): {problem}", case.name));
+        }
+    }
+    ensure!(api.connections().await == seen, "{cli}: `validate` reached the API server");
+
+    eprintln!(
+        "[bad_input] {cli}: {} cases with `plan`, {} also with `validate`, in {:.1}s after init",
+        cases.len(),
+        at_validate.len(),
+        started.elapsed().as_secs_f64()
+    );
 
     // Control: the counter does see a provider that needs the API (reading the data source at plan).
     let before = api.connections().await;
     work.write("main.tf", &main_tf(&default_provider(), "data \"liqo_cluster\" \"this\" {}\n", &api.url))?;
     let run = work.run(Stage::Plan.args()).await?;
     ensure!(!run.success(), "{cli}: reading liqo_cluster from a server that closes every connection must fail:\n{run}");
-    ensure!(api.connections().await > before, "{cli}: the counting API server saw no connection from a data source read, so it proves nothing");
+    ensure!(
+        api.connections().await > before,
+        "{cli}: the counting API server saw no connection from a data source read, so it proves nothing"
+    );
     Ok(failures)
 }
 

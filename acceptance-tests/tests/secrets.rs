@@ -103,7 +103,12 @@ impl Needle {
     /// Base64 (standard and URL-safe, padded or not) and hex of raw key bytes.
     fn raw(what: impl Into<String>, bytes: &[u8]) -> Needle {
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        let mut forms = vec![STANDARD.encode(bytes), URL_SAFE.encode(bytes), STANDARD_NO_PAD.encode(bytes), URL_SAFE_NO_PAD.encode(bytes)];
+        let mut forms = vec![
+            STANDARD.encode(bytes),
+            URL_SAFE.encode(bytes),
+            STANDARD_NO_PAD.encode(bytes),
+            URL_SAFE_NO_PAD.encode(bytes),
+        ];
         forms.push(hex.to_uppercase());
         forms.push(hex);
         forms.sort();
@@ -115,7 +120,9 @@ impl Needle {
     /// of the DER bytes.
     fn client_key(what: impl Into<String>, kubeconfig_yaml: &str) -> Result<Needle> {
         let doc: Value = serde_yaml::from_str(kubeconfig_yaml).context("liqo_tenant's kubeconfig is not YAML")?;
-        let key_data = doc["users"][0]["user"]["client-key-data"].as_str().context("liqo_tenant's kubeconfig has no client-key-data")?;
+        let key_data = doc["users"][0]["user"]["client-key-data"]
+            .as_str()
+            .context("liqo_tenant's kubeconfig has no client-key-data")?;
         let pem = String::from_utf8(STANDARD.decode(key_data.trim()).context("client-key-data is not base64")?)?;
         let body: Vec<&str> = pem.lines().filter(|l| !l.starts_with("-----") && !l.trim().is_empty()).collect();
         ensure!(!body.is_empty() && pem.contains("PRIVATE KEY"), "client-key-data holds no PEM private key");
@@ -155,7 +162,8 @@ async fn traced(work: &Workdir, dir: &Path, trace: &Path, label: &str, args: &[&
         .env("TF_LOG_PATH", trace);
     for (key, _) in std::env::vars_os() {
         let k = key.to_string_lossy();
-        if ["TF_PLUGIN_CACHE_DIR", "TF_DATA_DIR", "TF_WORKSPACE", "TF_CLI_ARGS", "TF_LOG_PROVIDER", "TF_LOG_CORE"].contains(&k.as_ref())
+        if ["TF_PLUGIN_CACHE_DIR", "TF_DATA_DIR", "TF_WORKSPACE", "TF_CLI_ARGS", "TF_LOG_PROVIDER", "TF_LOG_CORE"]
+            .contains(&k.as_ref())
             || k.starts_with("TF_CLI_ARGS_")
             || k.starts_with("TF_VAR_")
         {
@@ -197,13 +205,42 @@ async fn traced_ok(work: &Workdir, dir: &Path, trace: &Path, label: &str, args: 
     Ok(run)
 }
 
-/// `data.privateKey` of a WireGuard key Secret.
-async fn wireguard_private_key(ground: &Ground, cluster: &str, namespace: &str) -> Result<Needle> {
+/// `data.privateKey` of the WireGuard key Secret of liqo_generate `name`, checked to be the private half of the
+/// public key that resource reports in the state (so the search looks for the right key).
+async fn wireguard_private_key(
+    ground: &Ground,
+    cluster: &str,
+    namespace: &str,
+    state: &Value,
+    name: &str,
+) -> Result<Needle> {
     let secrets: Api<Secret> = Api::namespaced(ground.client(cluster).await?, namespace);
-    let secret = secrets.get(KEY_SECRET).await.with_context(|| format!("Secret {namespace}/{KEY_SECRET} in {cluster}"))?;
-    let key = secret.data.and_then(|mut d| d.remove(labels::WIREGUARD_PRIVATE_KEY)).context("key Secret without privateKey")?;
-    ensure!(key.0.len() == 32, "{cluster}: privateKey is {} bytes", key.0.len());
-    Ok(Needle::raw(format!("the WireGuard private key of {cluster} (Secret {namespace}/{KEY_SECRET})"), &key.0))
+    let secret =
+        secrets.get(KEY_SECRET).await.with_context(|| format!("Secret {namespace}/{KEY_SECRET} in {cluster}"))?;
+    let key = secret
+        .data
+        .and_then(|mut d| d.remove(labels::WIREGUARD_PRIVATE_KEY))
+        .context("key Secret without privateKey")?;
+    let private: [u8; 32] =
+        key.0.as_slice().try_into().with_context(|| format!("{cluster}: privateKey is {} bytes", key.0.len()))?;
+    let public = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from(private));
+    let reported = state_attributes(state, "liqo_generate", name)?["wireguard_public_key"].clone();
+    ensure!(
+        reported == Value::String(STANDARD.encode(public.as_bytes())),
+        "{cluster}: Secret {namespace}/{KEY_SECRET} does not hold the private half of liqo_generate.{name}'s wireguard_public_key"
+    );
+    Ok(Needle::raw(format!("the WireGuard private key of {cluster} (Secret {namespace}/{KEY_SECRET})"), &private))
+}
+
+/// The attributes of a managed resource instance in a state document.
+fn state_attributes<'a>(state: &'a Value, kind: &str, name: &str) -> Result<&'a Value> {
+    state["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["type"] == kind && r["name"] == name && r["mode"] == "managed")
+        .map(|r| &r["instances"][0]["attributes"])
+        .with_context(|| format!("{kind}.{name} is not in the state"))
 }
 
 /// Where the consumer's client key may legitimately appear in a JSON document: as the string value of a
@@ -212,8 +249,12 @@ async fn wireguard_private_key(ground: &Ground, cluster: &str, namespace: &str) 
 /// marker are reported; returns how many were replaced. Covers state files (`attributes` / `sensitive_attributes`), `show -json` of state and
 /// plans (`values` / `sensitive_values`, `before`/`after` / `before_sensitive`/`after_sensitive`).
 fn redact_sensitive_kubeconfigs(doc: &mut Value, client_key: &Needle, path: &str, unmarked: &mut Vec<String>) -> usize {
-    const MARKERS: [(&str, &str); 4] =
-        [("attributes", "sensitive_attributes"), ("values", "sensitive_values"), ("before", "before_sensitive"), ("after", "after_sensitive")];
+    const MARKERS: [(&str, &str); 4] = [
+        ("attributes", "sensitive_attributes"),
+        ("values", "sensitive_values"),
+        ("before", "before_sensitive"),
+        ("after", "after_sensitive"),
+    ];
     let mut redacted = 0;
     match doc {
         Value::Object(map) => {
@@ -260,7 +301,11 @@ fn scan_text(name: &str, text: &str, needles: &[&Needle], findings: &mut Finding
         if let Some(form) = needle.found_in(text) {
             let at = text.find(form).unwrap_or(0);
             let line = text[..at].matches('\n').count() + 1;
-            findings.leaks.push(format!("{name} (line {line}) contains {} as `{}…`", needle.what, &form[..form.len().min(12)]));
+            findings.leaks.push(format!(
+                "{name} (line {line}) contains {} as `{}…`",
+                needle.what,
+                &form[..form.len().min(12)]
+            ));
         }
     }
 }
@@ -309,7 +354,8 @@ fn artifacts(root: &Path) -> Result<Vec<PathBuf>> {
 
 /// The entries of a plan file (a zip holding the plan, the prior state and the configuration), concatenated.
 fn plan_file_contents(path: &Path) -> Result<String> {
-    let output = Command::new("unzip").arg("-p").arg(path).output().context("running unzip (needed to read plan files)")?;
+    let output =
+        Command::new("unzip").arg("-p").arg(path).output().context("running unzip (needed to read plan files)")?;
     ensure!(output.status.success(), "unzip -p {} failed: {}", path.display(), String::from_utf8_lossy(&output.stderr));
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
@@ -330,22 +376,25 @@ async fn cycle(ground: &Ground, cli: Cli) -> Result<()> {
     t("03-apply", &["apply", "-input=false", "-no-color", "create.tfplan"]).await?;
 
     // The keys, from where they live, while they exist.
-    let wireguard = [
-        wireguard_private_key(ground, MILAN, MILAN_TENANT_NS).await?,
-        wireguard_private_key(ground, ROME, ROME_TENANT_NS).await?,
-    ];
     let state: Value = serde_json::from_str(&std::fs::read_to_string(work.path().join("terraform.tfstate"))?)?;
-    let kubeconfig = state["resources"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["type"] == "liqo_tenant" && r["mode"] == "managed")
-        .and_then(|r| r["instances"][0]["attributes"]["kubeconfig"].as_str())
+    let wireguard = [
+        wireguard_private_key(ground, MILAN, MILAN_TENANT_NS, &state, "milan").await?,
+        wireguard_private_key(ground, ROME, ROME_TENANT_NS, &state, "rome").await?,
+    ];
+    let kubeconfig = state_attributes(&state, "liqo_tenant", "rome")?["kubeconfig"]
+        .as_str()
         .context("liqo_tenant.rome has no kubeconfig in the state")?
         .to_owned();
     let client_key = Needle::client_key("the consumer's client private key (liqo_tenant kubeconfig)", &kubeconfig)?;
 
-    let steady = traced(&work, &dir, &trace, "04-plan", &["plan", "-detailed-exitcode", "-out=steady.tfplan", "-input=false", "-no-color"]).await?;
+    let steady = traced(
+        &work,
+        &dir,
+        &trace,
+        "04-plan",
+        &["plan", "-detailed-exitcode", "-out=steady.tfplan", "-input=false", "-no-color"],
+    )
+    .await?;
     ensure!(steady.status.code() == Some(0), "{cli}: the plan after apply must be empty:\n{steady}");
     t("05-show-steady-plan", &["show", "-json", "-no-color", "steady.tfplan"]).await?;
     t("06-show-state", &["show", "-json", "-no-color"]).await?;
@@ -356,7 +405,10 @@ async fn cycle(ground: &Ground, cli: Cli) -> Result<()> {
 
     let trace_text = std::fs::read_to_string(&trace).with_context(|| format!("reading {}", trace.display()))?;
     ensure!(trace_text.contains("[TRACE]"), "{cli}: {} holds no TRACE lines; was logging on?", trace.display());
-    ensure!(trace_text.contains("terraform-provider-liqo"), "{cli}: the TRACE log shows nothing of the provider process");
+    ensure!(
+        trace_text.contains("terraform-provider-liqo"),
+        "{cli}: the TRACE log shows nothing of the provider process"
+    );
 
     let mut findings = Findings { leaks: Vec::new(), allowed: Vec::new() };
     let wg: Vec<&Needle> = wireguard.iter().collect();

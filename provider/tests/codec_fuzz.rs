@@ -31,9 +31,9 @@ const MAX_GEN_DEPTH: usize = 5;
 /// Bytes that mean something to a msgpack parser: nil, bools, ext (unknown) markers, str/bin/array/map
 /// markers of every width, fix-type boundaries and the extremes of integer payloads.
 const INTERESTING: &[u8] = &[
-    0x00, 0x01, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7, 0xc8,
-    0xc9, 0xca, 0xcb, 0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd3, 0xd4, 0xd5, 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde,
-    0xdf, 0xe0, 0xff, 0x0c,
+    0x00, 0x01, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7, 0xc8, 0xc9,
+    0xca, 0xcb, 0xcc, 0xcd, 0xce, 0xcf, 0xd0, 0xd3, 0xd4, 0xd5, 0xd8, 0xd9, 0xda, 0xdb, 0xdc, 0xdd, 0xde, 0xdf, 0xe0,
+    0xff, 0x0c,
 ];
 
 /// One type under test with valid encodings of values of it.
@@ -90,7 +90,9 @@ fn gen_value(rng: &mut StdRng, ty: &Type, depth: usize) -> Value {
         Type::List(t) => Value::List((0..len(rng)).map(|_| gen_value(rng, t, depth + 1)).collect()),
         Type::Set(t) => Value::Set((0..len(rng)).map(|_| gen_value(rng, t, depth + 1)).collect()),
         Type::Map(t) => Value::Map((0..len(rng)).map(|_| (gen_string(rng), gen_value(rng, t, depth + 1))).collect()),
-        Type::Object(attrs) => Value::Object(attrs.iter().map(|(k, t)| (k.clone(), gen_value(rng, t, depth + 1))).collect()),
+        Type::Object(attrs) => {
+            Value::Object(attrs.iter().map(|(k, t)| (k.clone(), gen_value(rng, t, depth + 1))).collect())
+        }
         Type::Tuple(ts) => Value::Tuple(ts.iter().map(|t| gen_value(rng, t, depth + 1)).collect()),
         Type::Dynamic => {
             let concrete = gen_type(rng, depth);
@@ -172,9 +174,11 @@ fn corpus(rng: &mut StdRng) -> Vec<Corpus> {
             let mut seeds = wire_only_seeds(&ty);
             for _ in 0..VALUES_PER_TYPE {
                 let value = gen_value(rng, &ty, 0);
-                let bytes = encode(&value, &ty).unwrap_or_else(|e| panic!("{name}: generated value does not encode ({e}): {value:?}"));
+                let bytes = encode(&value, &ty)
+                    .unwrap_or_else(|e| panic!("{name}: generated value does not encode ({e}): {value:?}"));
                 // The seeds themselves must round-trip, or mutating them would test the generator, not the codec.
-                let back = decode(&bytes, &ty).unwrap_or_else(|e| panic!("{name}: a valid encoding does not decode ({e}): {value:?}"));
+                let back = decode(&bytes, &ty)
+                    .unwrap_or_else(|e| panic!("{name}: a valid encoding does not decode ({e}): {value:?}"));
                 assert_eq!(back, value, "{name}: seed value does not round-trip");
                 seeds.push(bytes);
             }

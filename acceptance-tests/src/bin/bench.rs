@@ -20,6 +20,7 @@
 //! writes a wrapper around the release binary and runs itself again with `LIQO_PROVIDER_BIN` pointing at it. The
 //! wrapper runs the provider under `/usr/bin/time` only while the file `record` exists next to it (and `exec`s it
 //! directly otherwise: one `/bin/sh` start, measured and reported).
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -396,6 +397,33 @@ fn apply_complete(stdout: &str, address: &str) -> Option<OffsetDateTime> {
     })
 }
 
+/// The `count` resources whose apply step (`apply_start` to `apply_complete`/`apply_errored`) took longest.
+fn slowest(stdout: &str, count: usize) -> String {
+    let mut started: BTreeMap<String, OffsetDateTime> = BTreeMap::new();
+    let mut took: Vec<(Duration, String)> = Vec::new();
+    for message in stdout.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()) {
+        let (Some(addr), Some(at)) = (
+            message["hook"]["resource"]["addr"].as_str(),
+            message["@timestamp"].as_str().and_then(|t| OffsetDateTime::parse(t, &Rfc3339).ok()),
+        ) else {
+            continue;
+        };
+        match message["type"].as_str() {
+            Some("apply_start") => {
+                started.insert(addr.to_owned(), at);
+            }
+            Some("apply_complete" | "apply_errored") => {
+                if let Some(start) = started.get(addr) {
+                    took.push(((at - *start).try_into().unwrap_or_default(), addr.to_owned()));
+                }
+            }
+            _ => {}
+        }
+    }
+    took.sort_unstable_by(|a, b| b.cmp(a));
+    took.iter().take(count).map(|(d, addr)| format!("{addr} {}", secs(*d))).collect::<Vec<_>>().join(", ")
+}
+
 fn read_from(path: &Path, offset: u64) -> Result<String> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     Ok(String::from_utf8_lossy(bytes.get(offset as usize..).unwrap_or_default()).into_owned())
@@ -471,9 +499,15 @@ async fn full_peering(args: &Args, ground: &Ground, recorder: &RssRecorder, repo
     let (mut applies, mut destroys) = (Vec::new(), Vec::new());
     recorder.start()?;
     let result: Result<()> = async {
-        for _ in 0..args.peering_runs {
-            applies.push(work.apply().await?.duration);
-            destroys.push(work.destroy().await?.duration);
+        for run in 0..args.peering_runs {
+            let applied = work.apply_with(&["-json"]).await?;
+            applies.push(applied.duration);
+            let destroyed = work.destroy_with(&["-json"]).await?;
+            destroys.push(destroyed.duration);
+            if run == 0 {
+                report.notes.push(format!("slowest resources of the first apply: {}", slowest(&applied.stdout, 4)));
+                report.notes.push(format!("slowest resources of the first destroy: {}", slowest(&destroyed.stdout, 4)));
+            }
         }
         Ok(())
     }
@@ -580,6 +614,21 @@ mod tests {
         let complete = apply_complete(json, "liqo_gateway.server[0]").expect("parsed");
         assert_eq!(since_midnight_ms(complete) - 36_001_250, 40);
         assert!(apply_complete(json, "liqo_gateway.client").is_none());
+    }
+
+    #[test]
+    fn ranks_resources_by_the_duration_of_their_apply_step() {
+        let line = |kind: &str, addr: &str, at: &str| {
+            format!(r#"{{"@timestamp":"2026-01-01T10:00:{at}Z","type":"{kind}","hook":{{"resource":{{"addr":"{addr}"}}}}}}"#)
+        };
+        let out = [
+            line("apply_start", "liqo_peer.this", "00.000000"),
+            line("apply_start", "liqo_tenant.this", "00.100000"),
+            line("apply_complete", "liqo_tenant.this", "00.300000"),
+            line("apply_errored", "liqo_peer.this", "01.500000"),
+        ]
+        .join("\n");
+        assert_eq!(slowest(&out, 5), "liqo_peer.this 1.50 s, liqo_tenant.this 0.20 s");
     }
 
     #[test]

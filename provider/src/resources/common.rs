@@ -103,53 +103,53 @@ impl<'a> Check<'a> {
 
     /// A Liqo cluster ID: a DNS-1123 label (`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, at most 63 characters).
     pub fn cluster_id(&mut self, path: &str) {
-        if let Some(s) = self.known_str(path) {
-            if let Err(why) = check_dns_label(s) {
-                self.error(
-                    AttributePath::parse(path),
-                    format!("Invalid cluster ID for `{path}`"),
-                    format!("`{s}` {why}. Liqo cluster IDs are DNS labels: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters (e.g. `milan`). Read it with `liqoctl info --get clusterid` or from liqo_generate's `cluster_id`."),
-                );
-            }
+        if let Some(s) = self.known_str(path)
+            && let Err(why) = check_dns_label(s)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid cluster ID for `{path}`"),
+                format!("`{s}` {why}. Liqo cluster IDs are DNS labels: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters (e.g. `milan`). Read it with `liqoctl info --get clusterid` or from liqo_generate's `cluster_id`."),
+            );
         }
     }
 
     /// A Kubernetes namespace name (also a DNS label).
     pub fn namespace(&mut self, path: &str) {
-        if let Some(s) = self.known_str(path) {
-            if let Err(why) = check_dns_label(s) {
-                self.error(
-                    AttributePath::parse(path),
-                    format!("Invalid namespace name for `{path}`"),
-                    format!("`{s}` {why}. Namespace names are DNS labels: lowercase letters, digits and '-', at most 63 characters."),
-                );
-            }
+        if let Some(s) = self.known_str(path)
+            && let Err(why) = check_dns_label(s)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid namespace name for `{path}`"),
+                format!("`{s}` {why}. Namespace names are DNS labels: lowercase letters, digits and '-', at most 63 characters."),
+            );
         }
     }
 
     /// An IPv4 or IPv6 CIDR such as `10.243.0.0/16`.
     pub fn cidr(&mut self, path: AttributePath, value: &Value) {
-        if let Some(s) = value.as_str() {
-            if let Err(why) = check_cidr(s) {
-                self.error(
-                    path.clone(),
-                    format!("Invalid CIDR for `{path}`"),
-                    format!("`{s}` {why}. Give a network in CIDR notation, e.g. `10.243.0.0/16` (read it with liqo_generate's `pod_cidrs` / `external_cidr`)."),
-                );
-            }
+        if let Some(s) = value.as_str()
+            && let Err(why) = check_cidr(s)
+        {
+            self.error(
+                path.clone(),
+                format!("Invalid CIDR for `{path}`"),
+                format!("`{s}` {why}. Give a network in CIDR notation, e.g. `10.243.0.0/16` (read it with liqo_generate's `pod_cidrs` / `external_cidr`)."),
+            );
         }
     }
 
     /// A WireGuard public key: standard base64 of exactly 32 bytes (44 characters).
     pub fn wireguard_key(&mut self, path: &str) {
-        if let Some(s) = self.known_str(path) {
-            if let Err(why) = check_wireguard_key(s) {
-                self.error(
-                    AttributePath::parse(path),
-                    format!("Invalid WireGuard public key for `{path}`"),
-                    format!("{why}. A WireGuard key is 32 bytes in standard base64 (44 characters ending in '='), as `wg pubkey` prints it; use the peer's liqo_generate `wireguard_public_key`."),
-                );
-            }
+        if let Some(s) = self.known_str(path)
+            && let Err(why) = check_wireguard_key(s)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid WireGuard public key for `{path}`"),
+                format!("{why}. A WireGuard key is 32 bytes in standard base64 (44 characters ending in '='), as `wg pubkey` prints it; use the peer's liqo_generate `wireguard_public_key`."),
+            );
         }
     }
 
@@ -170,23 +170,23 @@ impl<'a> Check<'a> {
 
     /// One of a fixed set of strings (Liqo enum values are case-sensitive).
     pub fn one_of(&mut self, path: &str, allowed: &[&str]) {
-        if let Some(s) = self.known_str(path) {
-            if !allowed.contains(&s) {
-                self.error(
-                    AttributePath::parse(path),
-                    format!("Unsupported value for `{path}`"),
-                    format!("`{s}` is not one of {} (case-sensitive).", allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")),
-                );
-            }
+        if let Some(s) = self.known_str(path)
+            && !allowed.contains(&s)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Unsupported value for `{path}`"),
+                format!("`{s}` is not one of {} (case-sensitive).", allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")),
+            );
         }
     }
 
     /// A duration string such as `90s` or `10m`.
     pub fn duration(&mut self, path: &str) {
-        if let Some(s) = self.known_str(path) {
-            if let Err(why) = parse_duration(s) {
-                self.error(AttributePath::parse(path), format!("Invalid duration for `{path}`"), format!("{why}. Write durations like `90s`, `10m` or `1h30m`."));
-            }
+        if let Some(s) = self.known_str(path)
+            && let Err(why) = parse_duration(s)
+        {
+            self.error(AttributePath::parse(path), format!("Invalid duration for `{path}`"), format!("{why}. Write durations like `90s`, `10m` or `1h30m`."));
         }
     }
 
