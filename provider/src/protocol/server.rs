@@ -199,6 +199,25 @@ fn diags(d: &Diagnostics) -> Vec<pb::Diagnostic> {
     convert::diagnostics(d)
 }
 
+/// Diagnostics of the provider block. Terraform and OpenTofu point such a diagnostic at the provider block only,
+/// never into its nested `kubernetes = { … }` attribute, so the summary names the attribute as well.
+fn provider_diags(d: &Diagnostics) -> Vec<pb::Diagnostic> {
+    let named = d
+        .iter()
+        .cloned()
+        .map(|mut diag| {
+            if let Some(path) = &diag.attribute {
+                let name = path.to_string();
+                if !diag.summary.contains(&name) {
+                    diag.summary = format!("{} (`{name}`)", diag.summary);
+                }
+            }
+            diag
+        })
+        .collect();
+    convert::diagnostics(&Diagnostics(named))
+}
+
 #[tonic::async_trait]
 impl pb::provider_server::Provider for ProviderService {
     async fn get_metadata(
@@ -232,7 +251,7 @@ impl pb::provider_server::Provider for ProviderService {
         })
         .unwrap_or_else(|d| d);
         Ok(Response::new(pb::validate_provider_config::Response {
-            diagnostics: diags(&d),
+            diagnostics: provider_diags(&d),
         }))
     }
 
@@ -364,7 +383,7 @@ impl pb::provider_server::Provider for ProviderService {
             Err(d) => d,
         };
         Ok(Response::new(pb::configure_provider::Response {
-            diagnostics: diags(&d),
+            diagnostics: provider_diags(&d),
         }))
     }
 

@@ -366,3 +366,16 @@ async fn import_encodes_each_object() {
     assert_eq!(v.get("id").as_str(), Some("abc"));
     assert!(v.get("name").is_null());
 }
+
+#[test]
+fn provider_block_diagnostics_name_their_attribute() {
+    use liqo_schema::tf::{AttributePath, Diagnostic};
+    let d = Diagnostics(vec![
+        Diagnostic::error("Cannot load kubeconfig file", "no such file")
+            .at(AttributePath::root("kubernetes").attr("config_path")),
+        Diagnostic::error("Invalid `liqo_namespace`", "x").at(AttributePath::root("liqo_namespace")),
+    ]);
+    let out = provider_diags(&d);
+    assert_eq!(out[0].summary, "Cannot load kubeconfig file (`kubernetes.config_path`)");
+    assert_eq!(out[1].summary, "Invalid `liqo_namespace`");
+}
