@@ -25,7 +25,13 @@ const KINDS: &[(&str, &str, &str, &str, Option<&str>)] = &[
     ("networking.liqo.io", "v1beta1", "GatewayServer", "gatewayservers", None),
     ("networking.liqo.io", "v1beta1", "GatewayClient", "gatewayclients", None),
     ("networking.liqo.io", "v1beta1", "Connection", "connections", None),
-    ("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests", Some("liqo.io/remote-cluster-id")),
+    (
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        Some("liqo.io/remote-cluster-id"),
+    ),
     ("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", Some("liqo.io/remote-cluster-id")),
     ("authentication.liqo.io", "v1beta1", "Tenant", "tenants", None),
     ("authentication.liqo.io", "v1beta1", "ResourceSlice", "resourceslices", None),
@@ -49,7 +55,12 @@ pub async fn list(cluster: &str, client: &kube::Client) -> Result<Vec<Row>> {
                 None => o.metadata.name.clone().unwrap_or_default(),
             };
             let labels = o.metadata.labels.clone().unwrap_or_default();
-            rows.push(Row { cluster: cluster.to_string(), kind: kind.to_string(), name, status: summary(kind, &labels, &o.data) });
+            rows.push(Row {
+                cluster: cluster.to_string(),
+                kind: kind.to_string(),
+                name,
+                status: summary(kind, &labels, &o.data),
+            });
         }
     }
     Ok(rows)
@@ -77,7 +88,9 @@ fn summary(kind: &str, labels: &std::collections::BTreeMap<String, String>, d: &
                 "-".into()
             }
         }
-        "Configuration" => format!("NetworkCIDRsConfigured={}", condition(d, "NetworkCIDRsConfigured").unwrap_or("-".into())),
+        "Configuration" => {
+            format!("NetworkCIDRsConfigured={}", condition(d, "NetworkCIDRsConfigured").unwrap_or("-".into()))
+        }
         "PublicKey" => "peer key set".into(),
         "GatewayServer" => match d.pointer("/status/endpoint") {
             Some(e) => format!(
@@ -87,10 +100,20 @@ fn summary(kind: &str, labels: &std::collections::BTreeMap<String, String>, d: &
             ),
             None => "no endpoint yet".into(),
         },
-        "GatewayClient" => if d.pointer("/status/clientRef").is_some() { "gateway running".into() } else { "starting".into() },
+        "GatewayClient" => {
+            if d.pointer("/status/clientRef").is_some() {
+                "gateway running".into()
+            } else {
+                "starting".into()
+            }
+        }
         "Connection" => s("/status/value"),
         "CertificateSigningRequest" => {
-            if d.pointer("/status/certificate").is_some() { "issued".into() } else { "pending".into() }
+            if d.pointer("/status/certificate").is_some() {
+                "issued".into()
+            } else {
+                "pending".into()
+            }
         }
         "RoleBinding" => format!("→ {}", s("/roleRef/name")),
         "Tenant" => format!("{} (tenant namespace {})", s("/spec/tenantCondition"), s("/status/tenantNamespace")),
@@ -116,9 +139,7 @@ pub fn table(rows: &[Row]) -> String {
     let all: Vec<&Row> = std::iter::once(&header).chain(rows.iter()).collect();
     let w = |f: fn(&Row) -> &str| all.iter().map(|r| f(r).len()).max().unwrap_or(0);
     let (wc, wk, wn) = (w(|r| &r.cluster), w(|r| &r.kind), w(|r| &r.name));
-    all.iter()
-        .map(|r| format!("{:wc$}  {:wk$}  {:wn$}  {}\n", r.cluster, r.kind, r.name, r.status))
-        .collect()
+    all.iter().map(|r| format!("{:wc$}  {:wk$}  {:wn$}  {}\n", r.cluster, r.kind, r.name, r.status)).collect()
 }
 
 #[cfg(test)]
@@ -141,7 +162,12 @@ mod tests {
 
     #[test]
     fn table_aligns_columns() {
-        let rows = vec![Row { cluster: "milan".into(), kind: "Tenant".into(), name: "t/rome".into(), status: "Active".into() }];
+        let rows = vec![Row {
+            cluster: "milan".into(),
+            kind: "Tenant".into(),
+            name: "t/rome".into(),
+            status: "Active".into(),
+        }];
         let t = table(&rows);
         let lines: Vec<&str> = t.lines().collect();
         assert_eq!(lines[0].find("KIND"), lines[1].find("Tenant"));

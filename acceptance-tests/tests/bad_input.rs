@@ -1,5 +1,5 @@
-//! Bad input, table-driven: every resource and the provider block (with the `liqo_cluster` data source riding
-//! along in the provider cases) given one wrong value at a time. Each case must be rejected by `plan` with a
+//! Bad input, table-driven: every resource, the `liqo_peering` data source and the provider block (with the
+//! `liqo_cluster` data source riding along in the provider cases) given one wrong value at a time. Each case must be rejected by `plan` with a
 //! diagnostic that sits on the case's block (`on main.tf line N, in resource "…"`), names the attribute and
 //! says how to fix it, without a single connection reaching an API server; and, unless only ConfigureProvider
 //! can check it (kubeconfig files, contexts, effective credentials), already by `validate`.
@@ -168,6 +168,21 @@ fn resource_case(
         block: format!("resource \"{kind}\" \"case\""),
         summary,
         attribute,
+        hint,
+    }
+}
+
+/// A `liqo_peering` data source case: data sources are read while planning, so only validation stands between
+/// a bad argument and a request to the cluster.
+fn peering_case(remote_cluster_id: &str, hint: &'static str) -> Case {
+    Case {
+        name: format!("data liqo_peering: remote_cluster_id={remote_cluster_id}"),
+        stage: Stage::Validate,
+        provider: default_provider(),
+        body: format!("data \"liqo_peering\" \"case\" {{\n  remote_cluster_id = {remote_cluster_id}\n}}\n"),
+        block: "data \"liqo_peering\" \"case\"".into(),
+        summary: "Invalid cluster ID for `remote_cluster_id`",
+        attribute: "remote_cluster_id",
         hint,
     }
 }
@@ -571,6 +586,11 @@ fn cases() -> Vec<Case> {
         ("Invalid duration for `timeouts.create`", "create", "Write durations like `90s`"),
     ));
 
+    // data "liqo_peering" (data "liqo_cluster" has no arguments; it rides along in the provider cases)
+    cases.push(peering_case("\"Milan\"", "Liqo cluster IDs are DNS labels"));
+    cases.push(peering_case("\"\"", "is empty"));
+    cases.push(peering_case("\"milan.example.com\"", "contains characters other than lowercase letters"));
+
     // liqo_offload
     let o = |set: &[(&str, &str)], e| resource_case("liqo_offload", OFFLOAD, set, &[], e);
     let selector = |expr: &str| format!("[{{ match_expressions = [{expr}] }}]");
@@ -763,6 +783,7 @@ async fn run_cases(cli: Cli, api: &CountingApiServer, cases: &[Case]) -> Result<
     std::fs::create_dir_all(work.path().join(DIRECTORY_KUBECONFIG))?;
 
     // The valid blocks the cases start from must be valid, or every case would fail for the wrong reason.
+    // (Validated only: the data source would be read by a plan.)
     let base = [
         generate,
         render("liqo_gateway", GATEWAY_SERVER, &[], &[]).replace("\"case\"", "\"server\""),
@@ -770,6 +791,7 @@ async fn run_cases(cli: Cli, api: &CountingApiServer, cases: &[Case]) -> Result<
         render("liqo_tenant", TENANT, &[], &[]),
         render("liqo_peer", &peer_base(), &[], &[]),
         render("liqo_offload", OFFLOAD, &[], &[]),
+        "data \"liqo_peering\" \"case\" {\n  remote_cluster_id = \"milan\"\n}\n".to_string(),
     ]
     .join("\n");
     work.write("main.tf", &main_tf(&default_provider(), &base, &api.url))?;
@@ -794,8 +816,9 @@ async fn run_cases(cli: Cli, api: &CountingApiServer, cases: &[Case]) -> Result<
         }
     }
 
-    // What static checks catch must already fail `validate`: the resource cases in one configuration (each
-    // block named after its case), the provider-block cases one by one (a configuration has one such block).
+    // What static checks catch must already fail `validate`: the resource and data source cases in one
+    // configuration (each block named after its case), the provider-block cases one by one (a configuration has
+    // one such block).
     let at_validate: Vec<(usize, &Case)> =
         cases.iter().enumerate().filter(|(_, c)| c.stage == Stage::Validate).collect();
     let named = |i: usize, c: &Case| {
@@ -805,7 +828,7 @@ async fn run_cases(cli: Cli, api: &CountingApiServer, cases: &[Case]) -> Result<
         )
     };
     let batch: Vec<(usize, &Case)> =
-        at_validate.iter().copied().filter(|(_, c)| c.block.starts_with("resource")).collect();
+        at_validate.iter().copied().filter(|(_, c)| !c.block.starts_with("provider")).collect();
     let body: String = batch.iter().map(|(i, c)| named(*i, c).0).collect::<Vec<_>>().join("\n");
     work.write("main.tf", &main_tf(&default_provider(), &body, &api.url))?;
     let run = work.run(Stage::Validate.args()).await?;
@@ -814,7 +837,7 @@ async fn run_cases(cli: Cli, api: &CountingApiServer, cases: &[Case]) -> Result<
             failures.push(format!("[{cli}] {} (validate): {problem}", case.name));
         }
     }
-    for (_, case) in at_validate.iter().filter(|(_, c)| !c.block.starts_with("resource")) {
+    for (_, case) in at_validate.iter().filter(|(_, c)| c.block.starts_with("provider")) {
         work.write("main.tf", &main_tf(&case.provider, &case.body, &api.url))?;
         let run = work.run(Stage::Validate.args()).await?;
         if let Some(problem) = judge(case, &case.block, &run, true) {

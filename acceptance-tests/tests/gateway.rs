@@ -15,8 +15,8 @@ use liqo_acceptance::observe::{attributes, eventually, plan_text};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::{
-    CONNECTION_CONNECTED, Configuration, Connection, GatewayClient, GatewayServer, PublicKey,
-    WgGatewayClient, WgGatewayServer, labels,
+    CONNECTION_CONNECTED, Configuration, Connection, GatewayClient, GatewayServer, PublicKey, WgGatewayClient,
+    WgGatewayServer, labels,
 };
 use serde_json::{Value, json};
 
@@ -36,10 +36,7 @@ struct Knobs<'a> {
     client_key: &'a str,
 }
 
-const DEFAULT: Knobs<'static> = Knobs {
-    mtu: 1340,
-    client_key: "liqo_generate.milan.wireguard_public_key",
-};
+const DEFAULT: Knobs<'static> = Knobs { mtu: 1340, client_key: "liqo_generate.milan.wireguard_public_key" };
 
 fn config(ground: &Ground, k: &Knobs) -> String {
     format!(
@@ -85,40 +82,24 @@ resource "liqo_gateway" "client" {{
 }
 
 /// The Connection the gateway in `namespace` made for `peer` (labelled like Liqo's), with its status value.
-async fn connection(
-    client: &Client,
-    namespace: &str,
-    peer: &str,
-) -> Result<Option<(String, String)>> {
+async fn connection(client: &Client, namespace: &str, peer: &str) -> Result<Option<(String, String)>> {
     let api: Api<Connection> = Api::namespaced(client.clone(), namespace);
-    let list = api
-        .list(&ListParams::default().labels(&format!("{}={peer}", labels::REMOTE_CLUSTER_ID)))
-        .await?;
+    let list = api.list(&ListParams::default().labels(&format!("{}={peer}", labels::REMOTE_CLUSTER_ID))).await?;
     Ok(list.items.first().map(|c| {
         (
             c.metadata.name.clone().unwrap_or_default(),
-            c.status
-                .as_ref()
-                .and_then(|s| s.value.clone())
-                .unwrap_or_default(),
+            c.status.as_ref().and_then(|s| s.value.clone()).unwrap_or_default(),
         )
     }))
 }
 
 async fn both_connected(milan: &Client, rome: &Client, cli: Cli) -> Result<()> {
-    for (client, ns, peer, side) in [
-        (milan, MILAN_TENANT_NS, ROME, "milan (server)"),
-        (rome, ROME_TENANT_NS, MILAN, "rome (client)"),
-    ] {
-        eventually(
-            Duration::from_secs(30),
-            &format!("{cli}: the Connection on {side} becoming Connected"),
-            || async {
-                Ok(connection(client, ns, peer)
-                    .await?
-                    .filter(|(_, v)| v == CONNECTION_CONNECTED))
-            },
-        )
+    for (client, ns, peer, side) in
+        [(milan, MILAN_TENANT_NS, ROME, "milan (server)"), (rome, ROME_TENANT_NS, MILAN, "rome (client)")]
+    {
+        eventually(Duration::from_secs(30), &format!("{cli}: the Connection on {side} becoming Connected"), || async {
+            Ok(connection(client, ns, peer).await?.filter(|(_, v)| v == CONNECTION_CONNECTED))
+        })
         .await?;
     }
     Ok(())
@@ -137,52 +118,26 @@ fn owned_fields<K: kube::Resource>(obj: &K) -> String {
 
 /// The WireGuard public key (standard base64) of a cluster's key Secret.
 async fn own_public_key(client: &Client, namespace: &str) -> Result<String> {
-    let secret = Api::<Secret>::namespaced(client.clone(), namespace)
-        .get("gw-keys")
-        .await?;
-    let raw = secret
-        .data
-        .and_then(|d| d.get(labels::WIREGUARD_PUBLIC_KEY).cloned())
-        .context("gw-keys has no publicKey")?;
+    let secret = Api::<Secret>::namespaced(client.clone(), namespace).get("gw-keys").await?;
+    let raw =
+        secret.data.and_then(|d| d.get(labels::WIREGUARD_PUBLIC_KEY).cloned()).context("gw-keys has no publicKey")?;
     Ok(base64::engine::general_purpose::STANDARD.encode(raw.0))
 }
 
 /// What the provider wrote, checked against Liqo's requirements (labels, references, owned fields).
 async fn check_objects(milan: &Client, rome: &Client, cli: Cli, mtu: i64) -> Result<()> {
     // Configuration on milan: rome's CIDRs in spec.remote, spec.local left to Liqo.
-    let conf = Api::<Configuration>::namespaced(milan.clone(), MILAN_TENANT_NS)
-        .get(ROME)
-        .await?;
+    let conf = Api::<Configuration>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await?;
     assert_eq!(
-        conf.metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
-            .map(String::as_str),
+        conf.metadata.labels.as_ref().and_then(|l| l.get(labels::REMOTE_CLUSTER_ID)).map(String::as_str),
         Some(ROME),
         "{cli}: Configuration label"
     );
-    let remote = conf
-        .spec
-        .remote
-        .as_ref()
-        .and_then(|r| r.cidr.clone())
-        .context("spec.remote.cidr")?;
+    let remote = conf.spec.remote.as_ref().and_then(|r| r.cidr.clone()).context("spec.remote.cidr")?;
     let ground = Ground::shared();
-    assert_eq!(
-        remote.pod,
-        Some(vec![ground.cluster(ROME).pod_cidr.clone()]),
-        "{cli}: rome's pod CIDR"
-    );
-    assert_eq!(
-        remote.external,
-        Some(vec![ground.cluster(ROME).external_cidr.clone()]),
-        "{cli}: rome's external CIDR"
-    );
-    assert!(
-        conf.spec.local.is_some(),
-        "{cli}: Liqo (simulated) fills spec.local"
-    );
+    assert_eq!(remote.pod, Some(vec![ground.cluster(ROME).pod_cidr.clone()]), "{cli}: rome's pod CIDR");
+    assert_eq!(remote.external, Some(vec![ground.cluster(ROME).external_cidr.clone()]), "{cli}: rome's external CIDR");
+    assert!(conf.spec.local.is_some(), "{cli}: Liqo (simulated) fills spec.local");
     let owned = owned_fields(&conf);
     assert!(
         owned.contains("f:remote") && !owned.contains("f:local") && !owned.contains("f:status"),
@@ -190,41 +145,21 @@ async fn check_objects(milan: &Client, rome: &Client, cli: Cli, mtu: i64) -> Res
     );
 
     // PublicKey on milan: rome's key, with both labels.
-    let key = Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS)
-        .get(ROME)
-        .await?;
+    let key = Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await?;
     let key_labels = key.metadata.labels.clone().unwrap_or_default();
-    assert_eq!(
-        key_labels
-            .get(labels::REMOTE_CLUSTER_ID)
-            .map(String::as_str),
-        Some(ROME),
-        "{cli}: PublicKey label"
-    );
+    assert_eq!(key_labels.get(labels::REMOTE_CLUSTER_ID).map(String::as_str), Some(ROME), "{cli}: PublicKey label");
     assert_eq!(
         key_labels.get(labels::GATEWAY_RESOURCE).map(String::as_str),
         Some(labels::TRUE),
         "{cli}: PublicKey gateway-resource label"
     );
-    let held = base64::engine::general_purpose::STANDARD
-        .encode(&key.spec.public_key.context("spec.publicKey")?.0);
-    assert_eq!(
-        held,
-        own_public_key(rome, ROME_TENANT_NS).await?,
-        "{cli}: milan's PublicKey holds rome's key"
-    );
+    let held = base64::engine::general_purpose::STANDARD.encode(&key.spec.public_key.context("spec.publicKey")?.0);
+    assert_eq!(held, own_public_key(rome, ROME_TENANT_NS).await?, "{cli}: milan's PublicKey holds rome's key");
 
     // GatewayServer on milan and GatewayClient on rome: key Secret, Liqo's templates, MTU, endpoint.
-    let server = Api::<GatewayServer>::namespaced(milan.clone(), MILAN_TENANT_NS)
-        .get(ROME)
-        .await?;
+    let server = Api::<GatewayServer>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await?;
     assert_eq!(
-        server
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
-            .map(String::as_str),
+        server.metadata.labels.as_ref().and_then(|l| l.get(labels::REMOTE_CLUSTER_ID)).map(String::as_str),
         Some(ROME)
     );
     assert_eq!(
@@ -238,20 +173,10 @@ async fn check_objects(milan: &Client, rome: &Client, cli: Cli, mtu: i64) -> Res
         }),
         "{cli}: GatewayServer spec"
     );
-    assert!(
-        !owned_fields(&server).contains("f:status"),
-        "{cli}: the provider never owns a status"
-    );
-    let client = Api::<GatewayClient>::namespaced(rome.clone(), ROME_TENANT_NS)
-        .get(MILAN)
-        .await?;
+    assert!(!owned_fields(&server).contains("f:status"), "{cli}: the provider never owns a status");
+    let client = Api::<GatewayClient>::namespaced(rome.clone(), ROME_TENANT_NS).get(MILAN).await?;
     assert_eq!(
-        client
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
-            .map(String::as_str),
+        client.metadata.labels.as_ref().and_then(|l| l.get(labels::REMOTE_CLUSTER_ID)).map(String::as_str),
         Some(MILAN)
     );
     assert_eq!(
@@ -297,10 +222,7 @@ async fn nothing_left(client: &Client, peer: &str, cli: Cli, cluster: &str) -> R
     left.extend(labelled_for::<WgGatewayServer>(client, peer).await?);
     left.extend(labelled_for::<WgGatewayClient>(client, peer).await?);
     left.extend(labelled_for::<Connection>(client, peer).await?);
-    ensure!(
-        left.is_empty(),
-        "{cli}: Liqo objects for {peer} left on {cluster}: {left:?}"
-    );
+    ensure!(left.is_empty(), "{cli}: Liqo objects for {peer} left on {cluster}: {left:?}");
     Ok(())
 }
 
@@ -313,33 +235,14 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     work.apply().await?;
     both_connected(&milan, &rome, cli).await?;
     let server = attributes(&work, SERVER)?;
-    assert_eq!(
-        server["endpoint_addresses"],
-        json!(["127.0.0.1"]),
-        "{cli}: server endpoint_addresses"
-    );
-    assert_eq!(
-        server["endpoint_port"],
-        json!(NODE_PORT),
-        "{cli}: server endpoint_port (the node port)"
-    );
+    assert_eq!(server["endpoint_addresses"], json!(["127.0.0.1"]), "{cli}: server endpoint_addresses");
+    assert_eq!(server["endpoint_port"], json!(NODE_PORT), "{cli}: server endpoint_port (the node port)");
     assert_eq!(server["id"], json!(format!("{MILAN_TENANT_NS}/{ROME}")));
     let client = attributes(&work, CLIENT)?;
-    assert_eq!(
-        client["connection_status"],
-        json!("Connected"),
-        "{cli}: the client waited for Connected"
-    );
-    assert_eq!(
-        client["endpoint_addresses"],
-        Value::Null,
-        "{cli}: the client has no endpoint outputs"
-    );
+    assert_eq!(client["connection_status"], json!("Connected"), "{cli}: the client waited for Connected");
+    assert_eq!(client["endpoint_addresses"], Value::Null, "{cli}: the client has no endpoint outputs");
     check_objects(&milan, &rome, cli, 1340).await?;
-    assert!(
-        work.plan().await?.is_empty(),
-        "{cli}: the plan after apply must be empty"
-    );
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after apply must be empty");
     work.apply_with(&["-refresh-only"]).await?;
     assert_eq!(
         attributes(&work, SERVER)?["connection_status"],
@@ -348,30 +251,21 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
 
     // MTU: updated in place on both sides.
-    let bigger = Knobs {
-        mtu: 1400,
-        ..DEFAULT
-    };
+    let bigger = Knobs { mtu: 1400, ..DEFAULT };
     work.write("main.tf", &config(ground, &bigger))?;
     let plan = work.plan().await?;
     let text = plan_text(&plan);
     assert!(
-        text.contains("0 to add, 2 to change, 0 to destroy")
-            && !text.contains("forces replacement"),
+        text.contains("0 to add, 2 to change, 0 to destroy") && !text.contains("forces replacement"),
         "{cli}: mtu updates in place:\n{text}"
     );
     work.apply().await?;
     check_objects(&milan, &rome, cli, 1400).await?;
     both_connected(&milan, &rome, cli).await?;
-    assert!(
-        work.plan().await?.is_empty(),
-        "{cli}: the plan after the mtu update must be empty"
-    );
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after the mtu update must be empty");
 
     // Out-of-band deletion of the PublicKey: detected, and the apply recreates it.
-    Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS)
-        .delete(ROME, &DeleteParams::default())
-        .await?;
+    Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS).delete(ROME, &DeleteParams::default()).await?;
     let plan = work.plan().await?;
     let text = plan_text(&plan);
     assert!(
@@ -379,39 +273,24 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         "{cli}: a missing PublicKey is repaired by re-creating the resource:\n{text}"
     );
     work.apply().await?;
-    Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS)
-        .get(ROME)
-        .await
-        .context("the PublicKey is back")?;
+    Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await.context("the PublicKey is back")?;
     check_objects(&milan, &rome, cli, 1400).await?;
     both_connected(&milan, &rome, cli).await?;
-    assert!(
-        work.plan().await?.is_empty(),
-        "{cli}: the plan after the repair must be empty"
-    );
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after the repair must be empty");
 
     // Import of both sides: the state is rebuilt from the cluster, and the plan is empty.
-    for (address, id) in [
-        (SERVER, format!("{MILAN_TENANT_NS}/{ROME}")),
-        (CLIENT, format!("{ROME_TENANT_NS}/{MILAN}")),
-    ] {
+    for (address, id) in [(SERVER, format!("{MILAN_TENANT_NS}/{ROME}")), (CLIENT, format!("{ROME_TENANT_NS}/{MILAN}"))]
+    {
         let rm = work.run(&["state", "rm", address]).await?;
         ensure!(rm.success(), "{rm}");
         work.import(address, &id).await?;
         let plan = work.plan().await?;
-        assert!(
-            plan.is_empty(),
-            "{cli}: the plan after importing {address} must be empty:\n{}",
-            plan_text(&plan)
-        );
+        assert!(plan.is_empty(), "{cli}: the plan after importing {address} must be empty:\n{}", plan_text(&plan));
     }
 
     // A wrong key on the client, changed in place: Liqo (simulated) reports Error and the update fails naming
     // the key mismatch, even though the Connection was Connected before the change.
-    let wrong = Knobs {
-        client_key: &format!("\"{WRONG_KEY}\""),
-        ..bigger
-    };
+    let wrong = Knobs { client_key: &format!("\"{WRONG_KEY}\""), ..bigger };
     work.write("main.tf", &config(ground, &wrong))?;
     let run = work.apply_fails().await?;
     for needle in [
@@ -421,20 +300,13 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         "127.0.0.1:30742",
         "does not hold the public key",
     ] {
-        assert!(
-            run.stderr.contains(needle),
-            "{cli}: the failed update mentions `{needle}`:\n{}",
-            run.stderr
-        );
+        assert!(run.stderr.contains(needle), "{cli}: the failed update mentions `{needle}`:\n{}", run.stderr);
     }
 
     // -target destroy of the client: the server side stays as it is.
     work.destroy_with(&[&format!("-target={CLIENT}")]).await?;
     assert!(
-        Api::<GatewayClient>::namespaced(rome.clone(), ROME_TENANT_NS)
-            .get_opt(MILAN)
-            .await?
-            .is_none(),
+        Api::<GatewayClient>::namespaced(rome.clone(), ROME_TENANT_NS).get_opt(MILAN).await?.is_none(),
         "{cli}: the client is gone"
     );
     nothing_left(&rome, MILAN, cli, ROME).await?;
@@ -442,16 +314,9 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         .get(ROME)
         .await
         .context("the server survives a targeted destroy of the client")?;
-    Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS)
-        .get(ROME)
-        .await?;
-    Api::<Configuration>::namespaced(milan.clone(), MILAN_TENANT_NS)
-        .get(ROME)
-        .await?;
-    assert!(
-        attributes(&work, SERVER).is_ok(),
-        "{cli}: the server stays in the state"
-    );
+    Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await?;
+    Api::<Configuration>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await?;
+    assert!(attributes(&work, SERVER).is_ok(), "{cli}: the server stays in the state");
 
     // The wrong key on a new client: the create fails the same way.
     let run = work.apply_fails().await?;
@@ -465,10 +330,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     work.write("main.tf", &config(ground, &bigger))?;
     work.apply().await?;
     both_connected(&milan, &rome, cli).await?;
-    assert!(
-        work.plan().await?.is_empty(),
-        "{cli}: the plan after fixing the key must be empty"
-    );
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after fixing the key must be empty");
 
     // Destroy: Liqo's order, nothing left on either cluster.
     work.destroy().await?;
@@ -481,9 +343,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 async fn gateway_lifecycle_server_on_milan_client_on_rome() -> Result<()> {
     let ground = Ground::shared();
     for cli in Cli::available() {
-        lifecycle(ground, cli)
-            .await
-            .with_context(|| format!("with {cli}"))?;
+        lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
     }
     Ok(())
 }
@@ -522,22 +382,13 @@ resource "liqo_gateway" "bad" {{
             "client.protocol",
             "Only one of `server` and `client`",
         ] {
-            assert!(
-                run.stderr.contains(needle),
-                "{cli}: the plan error names `{needle}`:\n{}",
-                run.stderr
-            );
+            assert!(run.stderr.contains(needle), "{cli}: the plan error names `{needle}`:\n{}", run.stderr);
         }
         // Nothing was written: validation runs before any API call.
         let milan = ground.client(MILAN).await?;
-        let by_peer =
-            ListParams::default().labels(&format!("{}=Rome_1", labels::REMOTE_CLUSTER_ID));
+        let by_peer = ListParams::default().labels(&format!("{}=Rome_1", labels::REMOTE_CLUSTER_ID));
         ensure!(
-            Api::<Configuration>::all(milan)
-                .list(&by_peer)
-                .await?
-                .items
-                .is_empty(),
+            Api::<Configuration>::all(milan).list(&by_peer).await?.items.is_empty(),
             "{cli}: a failed plan writes nothing"
         );
     }

@@ -41,19 +41,30 @@ struct LiqoFacts {
 async fn liqo_facts(client: &Client) -> Result<LiqoFacts> {
     let ns = labels::DEFAULT_LIQO_NAMESPACE;
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    let cm = maps.list(&ListParams::default().labels(&format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME))).await?;
-    let cluster_id = cm.items.first().and_then(|c| c.data.as_ref()?.get(labels::CLUSTER_ID_KEY).cloned()).context("no cluster ID ConfigMap")?;
+    let cm = maps
+        .list(&ListParams::default().labels(&format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME)))
+        .await?;
+    let cluster_id = cm
+        .items
+        .first()
+        .and_then(|c| c.data.as_ref()?.get(labels::CLUSTER_ID_KEY).cloned())
+        .context("no cluster ID ConfigMap")?;
     let networks: Api<Network> = Api::namespaced(client.clone(), ns);
     let cidrs = |kind: &'static str| {
         let networks = networks.clone();
         async move {
-            let mut list = networks.list(&ListParams::default().labels(&format!("{}={kind}", labels::NETWORK_TYPE))).await?.items;
+            let mut list =
+                networks.list(&ListParams::default().labels(&format!("{}={kind}", labels::NETWORK_TYPE))).await?.items;
             list.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
             Ok::<Vec<String>, anyhow::Error>(list.into_iter().filter_map(|n| n.status?.cidr).collect())
         }
     };
     let external = cidrs(labels::NETWORK_TYPE_EXTERNAL_CIDR).await?;
-    Ok(LiqoFacts { cluster_id, pod_cidrs: cidrs(labels::NETWORK_TYPE_POD_CIDR).await?, external_cidr: external.first().cloned().context("no external CIDR")? })
+    Ok(LiqoFacts {
+        cluster_id,
+        pod_cidrs: cidrs(labels::NETWORK_TYPE_POD_CIDR).await?,
+        external_cidr: external.first().cloned().context("no external CIDR")?,
+    })
 }
 
 /// The `generate` output (the whole resource object).
@@ -108,7 +119,10 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert_eq!(out["cluster_id"], facts.cluster_id.as_str(), "{cli}: cluster_id");
     assert_eq!(out["pod_cidrs"], serde_json::json!(facts.pod_cidrs), "{cli}: pod_cidrs");
     assert_eq!(out["external_cidr"], facts.external_cidr.as_str(), "{cli}: external_cidr");
-    assert_eq!(out["api_server_url"].as_str().map(|u| u.trim_end_matches('/')), Some(ground.cluster(MILAN).api_server.trim_end_matches('/')));
+    assert_eq!(
+        out["api_server_url"].as_str().map(|u| u.trim_end_matches('/')),
+        Some(ground.cluster(MILAN).api_server.trim_end_matches('/'))
+    );
     assert_eq!(out["tenant_namespace"], namespace.as_str());
     assert_eq!(out["id"], namespace.as_str());
     assert_eq!(out["key_secret_name"], "gw-keys");
@@ -145,7 +159,11 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     // A pair that no longer matches the state (edited out of band) is replaced the same way.
     let mut tampered = secrets.get("gw-keys").await?;
     let other = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from([7u8; 32]));
-    tampered.data.as_mut().unwrap().insert(labels::WIREGUARD_PUBLIC_KEY.into(), k8s_openapi::ByteString(other.as_bytes().to_vec()));
+    tampered
+        .data
+        .as_mut()
+        .unwrap()
+        .insert(labels::WIREGUARD_PUBLIC_KEY.into(), k8s_openapi::ByteString(other.as_bytes().to_vec()));
     secrets.replace("gw-keys", &PostParams::default(), &tampered).await?;
     assert!(!work.plan().await?.is_empty(), "{cli}: a broken key pair must show in the plan");
     work.apply().await?;
@@ -160,7 +178,10 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     // Destroy removes the Secret and the Namespace it created, and returns only when they are gone.
     work.destroy().await?;
     assert!(secrets.get_opt("gw-keys").await?.is_none(), "{cli}: key Secret left behind");
-    assert!(namespaces.get_opt(&namespace).await?.is_none(), "{cli}: Namespace {namespace} still present after destroy");
+    assert!(
+        namespaces.get_opt(&namespace).await?.is_none(),
+        "{cli}: Namespace {namespace} still present after destroy"
+    );
     Ok(())
 }
 
@@ -180,7 +201,11 @@ async fn adoption(ground: &Ground, cli: Cli) -> Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let own_label = ("team".to_string(), "networking".to_string());
     let existing = Namespace {
-        metadata: ObjectMeta { name: Some(namespace.clone()), labels: Some(BTreeMap::from([own_label.clone()])), ..ObjectMeta::default() },
+        metadata: ObjectMeta {
+            name: Some(namespace.clone()),
+            labels: Some(BTreeMap::from([own_label.clone()])),
+            ..ObjectMeta::default()
+        },
         ..Namespace::default()
     };
     namespaces.create(&PostParams::default(), &existing).await?;
@@ -189,15 +214,24 @@ async fn adoption(ground: &Ground, cli: Cli) -> Result<()> {
     work.apply().await?;
     let l = namespaces.get(&namespace).await?.metadata.labels.unwrap_or_default();
     assert_eq!(l.get(labels::REMOTE_CLUSTER_ID), Some(&remote), "{cli}: adopted Namespace gets Liqo's labels");
-    assert!(!l.contains_key(labels::MANAGED_BY), "{cli}: an adopted Namespace is not marked as created by the provider");
+    assert!(
+        !l.contains_key(labels::MANAGED_BY),
+        "{cli}: an adopted Namespace is not marked as created by the provider"
+    );
     assert!(work.plan().await?.is_empty());
 
     work.destroy().await?;
     let after = namespaces.get_opt(&namespace).await?.context("an adopted Namespace must survive destroy")?;
     let l = after.metadata.labels.unwrap_or_default();
     assert_eq!(l.get(&own_label.0), Some(&own_label.1), "{cli}: the creator's labels stay");
-    assert!(!l.contains_key(labels::REMOTE_CLUSTER_ID) && !l.contains_key(labels::TENANT_NAMESPACE), "{cli}: Liqo labels removed: {l:?}");
-    assert!(Api::<Secret>::namespaced(client, &namespace).get_opt("gw-keys").await?.is_none(), "{cli}: key Secret removed");
+    assert!(
+        !l.contains_key(labels::REMOTE_CLUSTER_ID) && !l.contains_key(labels::TENANT_NAMESPACE),
+        "{cli}: Liqo labels removed: {l:?}"
+    );
+    assert!(
+        Api::<Secret>::namespaced(client, &namespace).get_opt("gw-keys").await?.is_none(),
+        "{cli}: key Secret removed"
+    );
     namespaces.delete(&namespace, &DeleteParams::default()).await?;
 
     // A namespace labelled for another peer is refused before anything is written, and stays untouched.
@@ -219,7 +253,9 @@ async fn adoption(ground: &Ground, cli: Cli) -> Result<()> {
     let l = namespaces.get(&taken).await?.metadata.labels.unwrap_or_default();
     assert_eq!(l.get(labels::REMOTE_CLUSTER_ID).map(String::as_str), Some("someone-else"), "{cli}: {l:?}");
     assert!(
-        [labels::TENANT_NAMESPACE, labels::POD_SECURITY_ENFORCE, labels::MANAGED_BY].iter().all(|k| !l.contains_key(*k)),
+        [labels::TENANT_NAMESPACE, labels::POD_SECURITY_ENFORCE, labels::MANAGED_BY]
+            .iter()
+            .all(|k| !l.contains_key(*k)),
         "{cli}: the other peer's namespace must stay untouched: {l:?}"
     );
     namespaces.delete(&taken, &DeleteParams::default()).await?;
@@ -254,17 +290,25 @@ async fn failures(ground: &Ground, cli: Cli) -> Result<()> {
     // No Liqo where the provider block says it is: the diagnostic names the ConfigMap and the attribute, and
     // nothing is written.
     let remote = remote_id("noliqo", cli);
-    let hcl = config(ground, &remote, "").replace("provider          = liqo.milan", "provider          = liqo.elsewhere")
+    let hcl = config(ground, &remote, "")
+        .replace("provider          = liqo.milan", "provider          = liqo.elsewhere")
         + &format!(
             "\nprovider \"liqo\" {{\n  alias          = \"elsewhere\"\n  liqo_namespace = \"no-liqo-here\"\n  kubernetes = {{\n    config_path    = \"{}\"\n    config_context = \"{MILAN}\"\n  }}\n}}\n",
             ground.kubeconfig(MILAN).display()
         );
     let work = Workdir::new(cli, &hcl).await?;
     let run = work.apply_fails().await?;
-    for needle in ["Liqo not found in namespace no-liqo-here", "ConfigMap no-liqo-here/liqo-clusterid-configmap", "`liqo_namespace`"] {
+    for needle in [
+        "Liqo not found in namespace no-liqo-here",
+        "ConfigMap no-liqo-here/liqo-clusterid-configmap",
+        "`liqo_namespace`",
+    ] {
         assert!(run.stderr.contains(needle), "{cli}: missing {needle:?} in:\n{}", run.stderr);
     }
-    assert!(namespaces.get_opt(&format!("liqo-tenant-{remote}")).await?.is_none(), "{cli}: nothing may be written without Liqo");
+    assert!(
+        namespaces.get_opt(&format!("liqo-tenant-{remote}")).await?.is_none(),
+        "{cli}: nothing may be written without Liqo"
+    );
 
     // Unreachable cluster: plan works (no API call), apply fails saying the API server cannot be reached.
     let remote = remote_id("unreachable", cli);
@@ -279,12 +323,17 @@ async fn failures(ground: &Ground, cli: Cli) -> Result<()> {
     assert!(run.stderr.contains("Cannot reach the Kubernetes API server"), "{cli}: {}", run.stderr);
 
     // A provider block naming a kubeconfig context that does not exist: the error points at the attribute.
-    let hcl = tf::provider_config(ground).replace(&format!("config_context = \"{MILAN}\""), "config_context = \"florence\"")
+    let hcl = tf::provider_config(ground)
+        .replace(&format!("config_context = \"{MILAN}\""), "config_context = \"florence\"")
         + "\nresource \"liqo_generate\" \"peer\" {\n  provider          = liqo.milan\n  remote_cluster_id = \"x\"\n}\n";
     let work = Workdir::new(cli, &hcl).await?;
     let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
     ensure!(!run.success(), "{cli}: an unknown context must fail");
-    assert!(run.stderr.contains("Unknown kubeconfig context") && run.stderr.contains("`florence`"), "{cli}: {}", run.stderr);
+    assert!(
+        run.stderr.contains("Unknown kubeconfig context") && run.stderr.contains("`florence`"),
+        "{cli}: {}",
+        run.stderr
+    );
     Ok(())
 }
 
@@ -317,7 +366,11 @@ async fn late_provider(ground: &Ground, cli: Cli) -> Result<()> {
     // Now the block becomes unknown again while the resource exists: refreshing it needs the cluster, and the
     // error says which attribute was unknown and how to apply in two steps.
     let kubeconfig = ground.kubeconfig(MILAN);
-    let same_file = kubeconfig.parent().context("kubeconfig path")?.join(".").join(kubeconfig.file_name().context("kubeconfig path")?);
+    let same_file = kubeconfig
+        .parent()
+        .context("kubeconfig path")?
+        .join(".")
+        .join(kubeconfig.file_name().context("kubeconfig path")?);
     work.write("main.tf", &hcl(&same_file.display().to_string()))?;
     let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
     ensure!(!run.success(), "{cli}: refreshing with an unknown provider block must fail:\n{run}");

@@ -61,7 +61,10 @@ fn selector(values: &str) -> String {
 }
 
 async fn namespace_exists(client: &Client, name: &str) -> Result<bool> {
-    Ok(Api::<Namespace>::all(client.clone()).get_opt(name).await?.is_some_and(|n| n.metadata.deletion_timestamp.is_none()))
+    Ok(Api::<Namespace>::all(client.clone())
+        .get_opt(name)
+        .await?
+        .is_some_and(|n| n.metadata.deletion_timestamp.is_none()))
 }
 
 /// Waits until the namespace is present (`true`) or fully gone (`false`).
@@ -105,8 +108,14 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let demo_ns = Api::<Namespace>::all(rome.clone()).get(DEMO_NS).await?;
     let marker = demo_ns.metadata.labels.unwrap_or_default().get(labels::MANAGED_BY).cloned();
     assert_eq!(marker.as_deref(), Some("terraform-provider-liqo"), "{cli}: create_namespace marks the namespace");
-    ensure!(namespace_exists(&milan, &format!("{DEMO_NS}-{ROME}")).await?, "{cli}: remote namespace of {DEMO_NS} on milan");
-    ensure!(namespace_exists(&milan, &format!("{OWN_NS}-{ROME}")).await?, "{cli}: remote namespace of {OWN_NS} on milan");
+    ensure!(
+        namespace_exists(&milan, &format!("{DEMO_NS}-{ROME}")).await?,
+        "{cli}: remote namespace of {DEMO_NS} on milan"
+    );
+    ensure!(
+        namespace_exists(&milan, &format!("{OWN_NS}-{ROME}")).await?,
+        "{cli}: remote namespace of {OWN_NS} on milan"
+    );
     let nso = demo_api.get(labels::NAMESPACE_OFFLOADING_NAME).await?;
     let terms = nso.spec.cluster_selector.as_ref().map(|s| s.node_selector_terms.len());
     assert_eq!(terms, Some(0), "{cli}: no selector = an empty term list, never null");
@@ -117,12 +126,22 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let selected = format!("  pod_offloading_strategy = \"Remote\"\n{}", selector("\"milan\""));
     work.write("main.tf", &chain(ground, &offloads(&selected)))?;
     let plan = work.plan().await?;
-    ensure!(summary(&plan).contains("0 to add, 1 to change, 0 to destroy"), "{cli}: in-place update:\n{}", plan_text(&plan));
+    ensure!(
+        summary(&plan).contains("0 to add, 1 to change, 0 to destroy"),
+        "{cli}: in-place update:\n{}",
+        plan_text(&plan)
+    );
     work.apply().await?;
     let nso = demo_api.get(labels::NAMESPACE_OFFLOADING_NAME).await?;
     assert_eq!(nso.spec.pod_offloading_strategy.as_deref(), Some("Remote"), "{cli}: podOffloadingStrategy");
-    let expr = &nso.spec.cluster_selector.context("clusterSelector")?.node_selector_terms[0].match_expressions.clone().unwrap_or_default()[0];
-    assert_eq!((expr.key.as_str(), expr.operator.as_str(), expr.values.clone()), (labels::REMOTE_CLUSTER_ID, "In", Some(vec![MILAN.to_string()])));
+    let expr = &nso.spec.cluster_selector.context("clusterSelector")?.node_selector_terms[0]
+        .match_expressions
+        .clone()
+        .unwrap_or_default()[0];
+    assert_eq!(
+        (expr.key.as_str(), expr.operator.as_str(), expr.values.clone()),
+        (labels::REMOTE_CLUSTER_ID, "In", Some(vec![MILAN.to_string()]))
+    );
     assert_eq!(attributes(&work, DEMO)?["offloading_phase"], json!("Ready"));
     ensure!(work.plan().await?.is_empty(), "{cli}: the plan after the update must be empty");
 
@@ -130,7 +149,10 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     work.write("main.tf", &chain(ground, &offloads(&selector("\"nowhere\""))))?;
     let run = work.apply().await?;
     let output = flat(&format!("{}\n{}", run.stdout, run.stderr));
-    ensure!(output.contains("No virtual node selected for namespace liqo-demo"), "{cli}: NoClusterSelected warns:\n{output}");
+    ensure!(
+        output.contains("No virtual node selected for namespace liqo-demo"),
+        "{cli}: NoClusterSelected warns:\n{output}"
+    );
     assert_eq!(attributes(&work, DEMO)?["offloading_phase"], json!("NoClusterSelected"), "{cli}: phase");
     await_namespace(&milan, &format!("{DEMO_NS}-{ROME}"), false, "deselected remote namespace removed").await?;
     work.write("main.tf", &chain(ground, &offloads(&selected)))?;
@@ -141,7 +163,11 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let patch = json!({"spec": {"podOffloadingStrategy": "Local"}});
     demo_api.patch(labels::NAMESPACE_OFFLOADING_NAME, &PatchParams::default(), &Patch::Merge(&patch)).await?;
     let plan = work.plan().await?;
-    ensure!(plan_text(&plan).contains("pod_offloading_strategy") && summary(&plan).contains("1 to change"), "{cli}: drift:\n{}", plan_text(&plan));
+    ensure!(
+        plan_text(&plan).contains("pod_offloading_strategy") && summary(&plan).contains("1 to change"),
+        "{cli}: drift:\n{}",
+        plan_text(&plan)
+    );
     work.apply().await?;
     let nso = demo_api.get(labels::NAMESPACE_OFFLOADING_NAME).await?;
     assert_eq!(nso.spec.pod_offloading_strategy.as_deref(), Some("Remote"), "{cli}: apply restores the strategy");
@@ -159,7 +185,11 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let same_name = format!("{selected}\n  namespace_mapping_strategy = \"EnforceSameName\"");
     work.write("main.tf", &chain(ground, &offloads(&same_name)))?;
     let plan = work.plan().await?;
-    ensure!(summary(&plan).contains("1 to add, 0 to change, 1 to destroy"), "{cli}: replacement:\n{}", plan_text(&plan));
+    ensure!(
+        summary(&plan).contains("1 to add, 0 to change, 1 to destroy"),
+        "{cli}: replacement:\n{}",
+        plan_text(&plan)
+    );
     work.apply().await?;
     assert_eq!(attributes(&work, DEMO)?["remote_namespace_name"], json!(DEMO_NS), "{cli}: EnforceSameName");
     ensure!(namespace_exists(&milan, DEMO_NS).await?, "{cli}: remote namespace {DEMO_NS} on milan");
@@ -180,10 +210,16 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     for needle in ["offloadingPhase is AllFailed", "milan:", TAKEN] {
         ensure!(stderr.contains(needle), "{cli}: the failure mentions {needle:?}:\n{}", failed.stderr);
     }
-    assert_eq!(instance(&work, "liqo_offload.clash")?.context("the failed offloading is recorded")?["status"], json!("tainted"));
+    assert_eq!(
+        instance(&work, "liqo_offload.clash")?.context("the failed offloading is recorded")?["status"],
+        json!("tainted")
+    );
     work.write("main.tf", &chain(ground, &offloads(&same_name)))?;
     work.apply().await?;
-    ensure!(!namespace_exists(&rome, "liqo-clash").await?, "{cli}: the failed offloading and its namespace are cleaned up");
+    ensure!(
+        !namespace_exists(&rome, "liqo-clash").await?,
+        "{cli}: the failed offloading and its namespace are cleaned up"
+    );
     ensure!(namespace_exists(&milan, TAKEN).await?, "{cli}: someone else's namespace on milan is untouched");
     delete_namespace(&milan, TAKEN).await?;
 
@@ -193,12 +229,24 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     ensure!(!namespace_exists(&milan, DEMO_NS).await?, "{cli}: remote namespace deleted");
     await_namespace(&rome, DEMO_NS, false, "namespace created by liqo_offload deleted").await?;
     let node = Api::<Node>::all(rome.clone()).get(MILAN).await.context("the virtual node stays")?;
-    let ready = node.status.and_then(|s| s.conditions).unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True");
+    let ready = node
+        .status
+        .and_then(|s| s.conditions)
+        .unwrap_or_default()
+        .iter()
+        .any(|c| c.type_ == "Ready" && c.status == "True");
     ensure!(ready, "{cli}: the virtual node stays Ready");
-    ensure!(Api::<ResourceSlice>::namespaced(rome.clone(), "liqo-tenant-milan").get_opt(MILAN).await?.is_some(), "{cli}: the slice stays");
+    ensure!(
+        Api::<ResourceSlice>::namespaced(rome.clone(), "liqo-tenant-milan").get_opt(MILAN).await?.is_some(),
+        "{cli}: the slice stays"
+    );
     ensure!(instance(&work, "liqo_peer.rome_to_milan")?.is_some(), "{cli}: the peer stays in state");
     let plan = work.plan().await?;
-    ensure!(summary(&plan).contains("1 to add, 0 to change, 0 to destroy"), "{cli}: only the offloading is missing:\n{}", plan_text(&plan));
+    ensure!(
+        summary(&plan).contains("1 to add, 0 to change, 0 to destroy"),
+        "{cli}: only the offloading is missing:\n{}",
+        plan_text(&plan)
+    );
 
     // Full destroy: every offloading and remote namespace goes; the user's namespace stays.
     work.destroy().await?;
@@ -210,7 +258,10 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         .map(|o| (o.metadata.namespace.unwrap_or_default(), o.metadata.name.unwrap_or_default()))
         .collect();
     ensure!(left.is_empty(), "{cli}: NamespaceOffloadings left: {left:?}");
-    ensure!(!namespace_exists(&milan, &format!("{OWN_NS}-{ROME}")).await?, "{cli}: remote namespace of {OWN_NS} deleted");
+    ensure!(
+        !namespace_exists(&milan, &format!("{OWN_NS}-{ROME}")).await?,
+        "{cli}: remote namespace of {OWN_NS} deleted"
+    );
     ensure!(namespace_exists(&rome, OWN_NS).await?, "{cli}: the user's namespace {OWN_NS} is never deleted");
     delete_namespace(&rome, OWN_NS).await?;
     Ok(())

@@ -55,8 +55,13 @@ async fn assert_node_ready(rome: &Client, cli: Cli, capacity: &[(&str, &str)]) -
         let Some(node) = nodes.get_opt(SLICE).await? else { return Ok(None) };
         let status = node.status.unwrap_or_default();
         let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
-        let have: BTreeMap<String, String> =
-            status.capacity.unwrap_or_default().into_iter().filter(|(k, _)| want.contains_key(k)).map(|(k, q)| (k, q.0)).collect();
+        let have: BTreeMap<String, String> = status
+            .capacity
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(k, _)| want.contains_key(k))
+            .map(|(k, q)| (k, q.0))
+            .collect();
         Ok((ready && have == want).then_some(()))
     })
     .await
@@ -71,7 +76,10 @@ async fn assert_unpeered(rome: &Client, milan: &Client, cli: Cli) -> Result<()> 
     ensure!(slices.get_opt(SLICE).await?.is_none(), "{cli}: ResourceSlice {ROME_TENANT_NS}/{SLICE} is left");
     ensure!(vns.get_opt(SLICE).await?.is_none(), "{cli}: VirtualNode {ROME_TENANT_NS}/{SLICE} is left");
     ensure!(nodes.get_opt(SLICE).await?.is_none(), "{cli}: Node {SLICE} is left");
-    ensure!(secrets.get_opt(IDENTITY_SECRET).await?.is_none(), "{cli}: Secret {ROME_TENANT_NS}/{IDENTITY_SECRET} is left");
+    ensure!(
+        secrets.get_opt(IDENTITY_SECRET).await?.is_none(),
+        "{cli}: Secret {ROME_TENANT_NS}/{IDENTITY_SECRET} is left"
+    );
     let copies: Api<ResourceSlice> = Api::all(milan.clone());
     let selector = format!("{}={ROME}", labels::ORIGIN_ID);
     let left = copies.list(&ListParams::default().labels(&selector)).await?;
@@ -92,29 +100,55 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 
     // Create: the plan hides the kubeconfig; apply waits for the virtual node.
     let plan = work.plan().await?;
-    let line = plan_text(&plan).lines().find(|l| l.contains("kubeconfig") && l.contains('=')).context("the plan lists kubeconfig")?;
+    let line = plan_text(&plan)
+        .lines()
+        .find(|l| l.contains("kubeconfig") && l.contains('='))
+        .context("the plan lists kubeconfig")?;
     ensure!(line.contains("sensitive"), "{cli}: kubeconfig must be shown as sensitive in the plan, got {line:?}");
     work.apply().await?;
     assert_node_ready(&rome, cli, &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]).await?;
     let attrs = attributes(&work, PEER)?;
     assert_eq!(attrs["id"], json!(format!("{ROME_TENANT_NS}/{SLICE}")), "{cli}: id");
     assert_eq!(attrs["virtual_node_name"], json!(SLICE), "{cli}: virtual_node_name");
-    assert_eq!(attrs["accepted_resources"], quantities(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]), "{cli}: accepted_resources");
+    assert_eq!(
+        attrs["accepted_resources"],
+        quantities(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]),
+        "{cli}: accepted_resources"
+    );
     let plan = work.plan().await?;
     ensure!(plan.is_empty(), "{cli}: the plan after apply must be empty:\n{}", plan_text(&plan));
 
     // The objects as Liqo expects them.
     let secret = secrets.get(IDENTITY_SECRET).await?;
     let secret_labels = secret.metadata.labels.clone().unwrap_or_default();
-    assert_eq!(secret_labels.get(labels::IDENTITY_TYPE).map(String::as_str), Some("ControlPlane"), "{cli}: identity-type label");
-    assert_eq!(secret_labels.get(labels::REMOTE_CLUSTER_ID).map(String::as_str), Some(MILAN), "{cli}: remote-cluster-id label");
+    assert_eq!(
+        secret_labels.get(labels::IDENTITY_TYPE).map(String::as_str),
+        Some("ControlPlane"),
+        "{cli}: identity-type label"
+    );
+    assert_eq!(
+        secret_labels.get(labels::REMOTE_CLUSTER_ID).map(String::as_str),
+        Some(MILAN),
+        "{cli}: remote-cluster-id label"
+    );
     let annotations = secret.metadata.annotations.clone().unwrap_or_default();
-    assert_eq!(annotations.get(labels::REMOTE_TENANT_NAMESPACE).map(String::as_str), Some(MILAN_TENANT_NS), "{cli}: annotation");
-    let kubeconfig = String::from_utf8(secret.data.unwrap_or_default().remove(labels::KUBECONFIG_KEY).context("data.kubeconfig")?.0)?;
-    assert_eq!(json!(kubeconfig), attributes(&work, "liqo_tenant.rome")?["kubeconfig"], "{cli}: the Secret holds liqo_tenant's kubeconfig");
+    assert_eq!(
+        annotations.get(labels::REMOTE_TENANT_NAMESPACE).map(String::as_str),
+        Some(MILAN_TENANT_NS),
+        "{cli}: annotation"
+    );
+    let kubeconfig = String::from_utf8(
+        secret.data.unwrap_or_default().remove(labels::KUBECONFIG_KEY).context("data.kubeconfig")?.0,
+    )?;
+    assert_eq!(
+        json!(kubeconfig),
+        attributes(&work, "liqo_tenant.rome")?["kubeconfig"],
+        "{cli}: the Secret holds liqo_tenant's kubeconfig"
+    );
     let rs = slices.get(SLICE).await?;
     let rs_labels = rs.metadata.labels.clone().unwrap_or_default();
-    for (key, value) in [(labels::REMOTE_CLUSTER_ID, MILAN), (labels::REMOTE_ID, MILAN), (labels::REPLICATION, "true")] {
+    for (key, value) in [(labels::REMOTE_CLUSTER_ID, MILAN), (labels::REMOTE_ID, MILAN), (labels::REPLICATION, "true")]
+    {
         assert_eq!(rs_labels.get(key).map(String::as_str), Some(value), "{cli}: ResourceSlice label {key}");
     }
     assert_eq!(rs.spec.consumer_cluster_id.as_deref(), Some(ROME), "{cli}: Liqo fills spec.consumerClusterID");
@@ -122,7 +156,11 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     // Resize: in place; the simulator's grant flows back into accepted_resources and the node.
     work.write("main.tf", &chain(ground, r#"{ cpu = "8", memory = "16Gi", pods = "110" }"#))?;
     let plan = work.plan().await?;
-    ensure!(summary(&plan).contains("0 to add, 1 to change, 0 to destroy"), "{cli}: resizing updates in place:\n{}", plan_text(&plan));
+    ensure!(
+        summary(&plan).contains("0 to add, 1 to change, 0 to destroy"),
+        "{cli}: resizing updates in place:\n{}",
+        plan_text(&plan)
+    );
     work.apply().await?;
     let resized = quantities(&[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]);
     assert_eq!(attributes(&work, PEER)?["accepted_resources"], resized, "{cli}: accepted_resources after resize");
@@ -145,13 +183,25 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     slices.patch(SLICE, &PatchParams::default(), &Patch::Merge(&patch)).await?;
     let change = planned_change(&work, PEER).await?;
     assert_eq!(change["actions"], json!(["update"]), "{cli}: drift is repaired in place");
-    assert_eq!(change["before"]["resources"], quantities(&[("cpu", "2"), ("memory", "16Gi"), ("pods", "110")]), "{cli}: drift");
-    assert_eq!(change["after"]["resources"], quantities(&[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]), "{cli}: repair");
+    assert_eq!(
+        change["before"]["resources"],
+        quantities(&[("cpu", "2"), ("memory", "16Gi"), ("pods", "110")]),
+        "{cli}: drift"
+    );
+    assert_eq!(
+        change["after"]["resources"],
+        quantities(&[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]),
+        "{cli}: repair"
+    );
     work.apply().await?;
     let spec = slices.get(SLICE).await?.spec.resources.unwrap_or_default();
     let spec: BTreeMap<String, String> = spec.into_iter().map(|(k, q)| (k, q.0)).collect();
     let expected = [("cpu", "8"), ("ephemeral-storage", "1Gi"), ("memory", "16Gi"), ("pods", "110")];
-    assert_eq!(spec, expected.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), "{cli}: apply restores the request");
+    assert_eq!(
+        spec,
+        expected.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        "{cli}: apply restores the request"
+    );
     let plan = work.plan().await?;
     ensure!(plan.is_empty(), "{cli}: the plan after repairing drift must be empty:\n{}", plan_text(&plan));
 
@@ -162,7 +212,11 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     })
     .await?;
     let plan = work.plan().await?;
-    ensure!(summary(&plan).contains("1 to add, 0 to change, 0 to destroy"), "{cli}: a deleted slice is re-created:\n{}", plan_text(&plan));
+    ensure!(
+        summary(&plan).contains("1 to add, 0 to change, 0 to destroy"),
+        "{cli}: a deleted slice is re-created:\n{}",
+        plan_text(&plan)
+    );
     work.apply().await?;
     assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
 
@@ -175,9 +229,16 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     ensure!(servers.get_opt(ROME).await?.is_some(), "{cli}: GatewayServer {MILAN_TENANT_NS}/{ROME} must stay");
     let tenants: Api<Tenant> = Api::namespaced(milan.clone(), MILAN_TENANT_NS);
     ensure!(tenants.get_opt(ROME).await?.is_some(), "{cli}: Tenant {MILAN_TENANT_NS}/{ROME} must stay");
-    ensure!(instance(&work, "liqo_tenant.rome")?.is_some() && instance(&work, "liqo_gateway.client")?.is_some(), "{cli}: state keeps the rest");
+    ensure!(
+        instance(&work, "liqo_tenant.rome")?.is_some() && instance(&work, "liqo_gateway.client")?.is_some(),
+        "{cli}: state keeps the rest"
+    );
     let plan = work.plan().await?;
-    ensure!(summary(&plan).contains("1 to add, 0 to change, 0 to destroy"), "{cli}: only the peer is missing:\n{}", plan_text(&plan));
+    ensure!(
+        summary(&plan).contains("1 to add, 0 to change, 0 to destroy"),
+        "{cli}: only the peer is missing:\n{}",
+        plan_text(&plan)
+    );
 
     // A slice the provider denies fails the apply with Liqo's reason; the failed peer is tainted.
     ground.set_fault(MILAN, "deny-resource-slices", "true").await?;
@@ -185,7 +246,8 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     ground.clear_faults(MILAN).await?;
     let failed = failed?;
     let stderr = flat(&failed.stderr);
-    for needle in ["Resources is Denied", "ResourceSliceResourcesDenied", "deny-resource-slices", "Cordoned or Drained"] {
+    for needle in ["Resources is Denied", "ResourceSliceResourcesDenied", "deny-resource-slices", "Cordoned or Drained"]
+    {
         ensure!(stderr.contains(needle), "{cli}: the failure mentions {needle:?}:\n{}", failed.stderr);
     }
     let tainted = instance(&work, PEER)?.context("the failed peer is recorded")?;
@@ -202,8 +264,14 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let vns: Api<VirtualNode> = Api::all(rome.clone());
     ensure!(vns.list(&ListParams::default()).await?.items.is_empty(), "{cli}: VirtualNodes left on rome");
     let virtual_nodes = format!("{}={}", labels::NODE_TYPE, labels::NODE_TYPE_VIRTUAL_NODE);
-    ensure!(Api::<Node>::all(rome.clone()).list(&ListParams::default().labels(&virtual_nodes)).await?.items.is_empty(), "{cli}: virtual Nodes left");
-    ensure!(Api::<Tenant>::all(milan.clone()).list(&ListParams::default()).await?.items.is_empty(), "{cli}: Tenants left on milan");
+    ensure!(
+        Api::<Node>::all(rome.clone()).list(&ListParams::default().labels(&virtual_nodes)).await?.items.is_empty(),
+        "{cli}: virtual Nodes left"
+    );
+    ensure!(
+        Api::<Tenant>::all(milan.clone()).list(&ListParams::default()).await?.items.is_empty(),
+        "{cli}: Tenants left on milan"
+    );
     for (client, ns) in [(&rome, ROME_TENANT_NS), (&milan, MILAN_TENANT_NS)] {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         eventually(Duration::from_secs(120), &format!("{cli}: tenant namespace {ns} gone"), || async {
@@ -244,10 +312,16 @@ resource "liqo_peer" "bad" {{
         let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
         ensure!(!run.success(), "{cli}: invalid inputs must fail the plan");
         let stderr = flat(&run.stderr);
-        for needle in ["`provider_cluster_id`", "`cpu` in `resources`", "`memory` in `resources`", "8GB", "Invalid kubeconfig"] {
+        for needle in
+            ["`provider_cluster_id`", "`cpu` in `resources`", "`memory` in `resources`", "8GB", "Invalid kubeconfig"]
+        {
             ensure!(stderr.contains(needle), "{cli}: the errors name {needle}:\n{}", run.stderr);
         }
-        ensure!(!stderr.contains("`nvidia.com/gpu` in"), "{cli}: a valid extended resource is accepted:\n{}", run.stderr);
+        ensure!(
+            !stderr.contains("`nvidia.com/gpu` in"),
+            "{cli}: a valid extended resource is accepted:\n{}",
+            run.stderr
+        );
     }
     Ok(())
 }

@@ -13,13 +13,13 @@ use kube::{Api, Client};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN};
 use liqo_schema::liqo::core::{
-    AUTH_TENANT_STATUS, NETWORK_CONFIGURATION_STATUS, OFFLOADING_NODE_STATUS, OFFLOADING_VIRTUAL_NODE_STATUS, ROLE_CONSUMER,
-    ROLE_PROVIDER, ROLE_UNKNOWN, STATUS_NOT_READY, STATUS_READY, STATUS_SOME_NOT_READY,
+    AUTH_TENANT_STATUS, NETWORK_CONFIGURATION_STATUS, OFFLOADING_NODE_STATUS, OFFLOADING_VIRTUAL_NODE_STATUS,
+    ROLE_CONSUMER, ROLE_PROVIDER, ROLE_UNKNOWN, STATUS_NOT_READY, STATUS_READY, STATUS_SOME_NOT_READY,
 };
 use liqo_schema::liqo::labels::{self, REMOTE_CLUSTER_ID};
 use liqo_schema::liqo::{
-    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ClusterConfig, ClusterConfigCidr, Configuration, ConfigurationSpec, ForeignCluster,
-    ForeignClusterSpec, Module, Tenant, TenantSpec,
+    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ClusterConfig, ClusterConfigCidr, Configuration, ConfigurationSpec,
+    ForeignCluster, ForeignClusterSpec, Module, Tenant, TenantSpec,
 };
 use serde_json::{Value as Json, json};
 
@@ -58,7 +58,12 @@ fn guard(peer: &str) -> String {
 }
 
 /// The ForeignCluster named `name` once `ready` holds for it (polled: the simulator debounces its writes).
-async fn wait_fc(api: &Api<ForeignCluster>, name: &str, what: &str, ready: impl Fn(&ForeignCluster) -> bool) -> Result<ForeignCluster> {
+async fn wait_fc(
+    api: &Api<ForeignCluster>,
+    name: &str,
+    what: &str,
+    ready: impl Fn(&ForeignCluster) -> bool,
+) -> Result<ForeignCluster> {
     let deadline = Instant::now() + TIMEOUT;
     loop {
         let seen = api.get_opt(name).await?;
@@ -66,7 +71,10 @@ async fn wait_fc(api: &Api<ForeignCluster>, name: &str, what: &str, ready: impl 
             return Ok(fc.clone());
         }
         if Instant::now() > deadline {
-            bail!("ForeignCluster {name}: {what} not seen after {TIMEOUT:?}; last seen: {:?}", seen.map(|fc| fc.status));
+            bail!(
+                "ForeignCluster {name}: {what} not seen after {TIMEOUT:?}; last seen: {:?}",
+                seen.map(|fc| fc.status)
+            );
         }
         tokio::time::sleep(POLL).await;
     }
@@ -129,7 +137,10 @@ async fn create_tenant_namespace(client: &Client, name: &str, peer: &str) -> Res
         },
         ..Default::default()
     };
-    Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await.with_context(|| format!("creating Namespace {name}"))?;
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .with_context(|| format!("creating Namespace {name}"))?;
     Ok(())
 }
 
@@ -157,17 +168,24 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     // Nothing names the peer yet: no ForeignCluster, and the error says so and how Liqo creates it.
     ensure!(fcs.get_opt(&peer).await?.is_none(), "{cli}: ForeignCluster {peer} left over from an earlier run");
     let run = work.apply_fails().await?;
-    for needle in [format!("ForeignCluster {peer} not found"), "once any peering object for that peer exists".to_owned()] {
+    for needle in
+        [format!("ForeignCluster {peer} not found"), "once any peering object for that peer exists".to_owned()]
+    {
         assert!(flat(&run.stderr).contains(&needle), "{cli}: missing {needle:?} in:\n{}", run.stderr);
     }
 
     // A Configuration for the peer with only its pod CIDR: Liqo (simulated) creates the ForeignCluster, networking
     // is enabled and its configuration condition is NotReady, so the module is Unhealthy.
     create_tenant_namespace(&client, &namespace, &peer).await?;
-    let mut conf = Configuration::new(&peer, ConfigurationSpec {
-        local: None,
-        remote: Some(ClusterConfig { cidr: Some(ClusterConfigCidr { pod: Some(vec!["10.70.0.0/16".into()]), external: None }) }),
-    });
+    let mut conf = Configuration::new(
+        &peer,
+        ConfigurationSpec {
+            local: None,
+            remote: Some(ClusterConfig {
+                cidr: Some(ClusterConfigCidr { pod: Some(vec!["10.70.0.0/16".into()]), external: None }),
+            }),
+        },
+    );
     conf.metadata.namespace = Some(namespace.clone());
     conf.metadata.labels = Some(BTreeMap::from([(REMOTE_CLUSTER_ID.to_owned(), peer.clone())]));
     let confs: Api<Configuration> = Api::namespaced(client.clone(), &namespace);
@@ -175,7 +193,11 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let fc = wait_fc(&fcs, &peer, "networking enabled, configuration NotReady", |fc| {
         modules(fc).is_some_and(|m| {
             m.networking.enabled
-                && m.networking.conditions.iter().flatten().any(|c| c.type_ == NETWORK_CONFIGURATION_STATUS && c.status == STATUS_NOT_READY)
+                && m.networking
+                    .conditions
+                    .iter()
+                    .flatten()
+                    .any(|c| c.type_ == NETWORK_CONFIGURATION_STATUS && c.status == STATUS_NOT_READY)
         })
     })
     .await?;
@@ -189,35 +211,63 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     // The documented postcondition stops the run and shows Liqo's message.
     work.write("guard.tf", &guard(&peer))?;
     let run = work.apply_fails().await?;
-    let condition = &fc.status.as_ref().and_then(|s| s.modules.as_ref()).context("modules")?.networking.conditions.as_ref().context("conditions")?[0];
+    let condition = &fc
+        .status
+        .as_ref()
+        .and_then(|s| s.modules.as_ref())
+        .context("modules")?
+        .networking
+        .conditions
+        .as_ref()
+        .context("conditions")?[0];
     for needle in [
         format!("The peering with {peer} is not healthy:"),
-        format!("{NETWORK_CONFIGURATION_STATUS} is {STATUS_NOT_READY}: {}", condition.message.as_deref().unwrap_or_default()),
+        format!(
+            "{NETWORK_CONFIGURATION_STATUS} is {STATUS_NOT_READY}: {}",
+            condition.message.as_deref().unwrap_or_default()
+        ),
     ] {
         assert!(flat(&run.stderr).contains(&flat(&needle)), "{cli}: missing {needle:?} in:\n{}", run.stderr);
     }
 
     // The CIDRs completed and a Tenant for the peer (it is our consumer): both modules healthy, role Consumer,
     // and the guarded run goes through.
-    confs.patch(&peer, &PatchParams::default(), &Patch::Merge(json!({"spec": {"remote": {"cidr": {"external": ["10.71.0.0/16"]}}}}))).await?;
-    let mut tenant = Tenant::new(&peer, TenantSpec {
-        cluster_id: Some(peer.clone()),
-        authz_policy: Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE.into()),
-        ..Default::default()
-    });
+    confs
+        .patch(
+            &peer,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"remote": {"cidr": {"external": ["10.71.0.0/16"]}}}})),
+        )
+        .await?;
+    let mut tenant = Tenant::new(
+        &peer,
+        TenantSpec {
+            cluster_id: Some(peer.clone()),
+            authz_policy: Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE.into()),
+            ..Default::default()
+        },
+    );
     tenant.metadata.namespace = Some(namespace.clone());
     tenant.metadata.labels = Some(BTreeMap::from([(REMOTE_CLUSTER_ID.to_owned(), peer.clone())]));
     Api::<Tenant>::namespaced(client.clone(), &namespace).create(&PostParams::default(), &tenant).await?;
-    let ready = |m: &Module, type_: &str| m.enabled && m.conditions.iter().flatten().any(|c| c.type_ == type_ && c.status == STATUS_READY);
+    let ready = |m: &Module, type_: &str| {
+        m.enabled && m.conditions.iter().flatten().any(|c| c.type_ == type_ && c.status == STATUS_READY)
+    };
     wait_fc(&fcs, &peer, "networking and authentication ready", |fc| {
         fc.status.as_ref().is_some_and(|s| s.role == ROLE_CONSUMER)
-            && modules(fc).is_some_and(|m| ready(&m.networking, NETWORK_CONFIGURATION_STATUS) && ready(&m.authentication, AUTH_TENANT_STATUS))
+            && modules(fc).is_some_and(|m| {
+                ready(&m.networking, NETWORK_CONFIGURATION_STATUS) && ready(&m.authentication, AUTH_TENANT_STATUS)
+            })
     })
     .await?;
     work.apply().await?;
     let out = output(&work).await?;
     let fc = fcs.get(&peer).await?;
-    assert_eq!(out, expected(&fc, ROLE_CONSUMER, ["Healthy", "Healthy", "Disabled"], true)?, "{cli}: outputs once healthy");
+    assert_eq!(
+        out,
+        expected(&fc, ROLE_CONSUMER, ["Healthy", "Healthy", "Disabled"], true)?,
+        "{cli}: outputs once healthy"
+    );
     assert!(work.plan().await?.is_empty(), "{cli}: re-reading an unchanged peering plans nothing");
 
     work.destroy().await?;
@@ -267,18 +317,30 @@ async fn written_status(ground: &Ground, cli: Cli) -> Result<()> {
         assert_eq!(out, expected(&fc, ROLE_PROVIDER, ["Disabled", "Healthy", "Unhealthy"], false)?, "{cli}");
         assert_eq!(out["api_server_url"], "https://203.0.113.7:6443");
         assert_eq!(out["tenant_namespace_remote"], "liqo-tenant-milan");
-        assert_eq!(out["offloading"]["conditions"][1], json!({"type": OFFLOADING_NODE_STATUS, "status": STATUS_SOME_NOT_READY, "reason": null, "message": null}));
+        assert_eq!(
+            out["offloading"]["conditions"][1],
+            json!({"type": OFFLOADING_NODE_STATUS, "status": STATUS_SOME_NOT_READY, "reason": null, "message": null})
+        );
 
         // Liqo's next status write shows on the next read.
-        fcs.patch_status(&peer, &PatchParams::default(), &Patch::Merge(json!({"status": {"modules": {"offloading": {"enabled": true, "conditions": [
-            {"type": OFFLOADING_VIRTUAL_NODE_STATUS, "status": STATUS_READY},
-            {"type": OFFLOADING_NODE_STATUS, "status": STATUS_READY},
-        ]}}}}))).await?;
+        fcs.patch_status(
+            &peer,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"modules": {"offloading": {"enabled": true, "conditions": [
+                {"type": OFFLOADING_VIRTUAL_NODE_STATUS, "status": STATUS_READY},
+                {"type": OFFLOADING_NODE_STATUS, "status": STATUS_READY},
+            ]}}}})),
+        )
+        .await?;
         let plan = work.plan().await?;
         ensure!(!plan.is_empty(), "{cli}: the changed status must show in the output plan");
         work.apply().await?;
         let out = output(&work).await?;
-        assert_eq!((out["offloading"]["status"].as_str(), out["healthy"].as_bool()), (Some("Healthy"), Some(true)), "{cli}: {out}");
+        assert_eq!(
+            (out["offloading"]["status"].as_str(), out["healthy"].as_bool()),
+            (Some("Healthy"), Some(true)),
+            "{cli}: {out}"
+        );
         work.destroy().await?;
         anyhow::Ok(())
     }

@@ -52,7 +52,11 @@ fn meta(ns: &str, name: &str, labels: &[(&str, &str)]) -> ObjectMeta {
 
 async fn create<K>(client: &Client, obj: &K) -> Result<K>
 where
-    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope> + Clone + DeserializeOwned + Serialize + Debug,
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + DeserializeOwned
+        + Serialize
+        + Debug,
 {
     let ns = obj.namespace().context("namespaced object without namespace")?;
     Api::<K>::namespaced(client.clone(), &ns)
@@ -71,7 +75,10 @@ async fn namespace(client: &Client, name: &str, labels: &[(&str, &str)]) -> Resu
         metadata: ObjectMeta { name: Some(name.into()), labels: Some(string_map(labels)), ..Default::default() },
         ..Default::default()
     };
-    Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await.with_context(|| format!("creating Namespace {name}"))?;
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .with_context(|| format!("creating Namespace {name}"))?;
     Ok(())
 }
 
@@ -128,7 +135,9 @@ async fn events(client: &Client, ns: &str, name: &str, reason: &str) -> Result<V
     Ok(list
         .items
         .into_iter()
-        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name) && e.reason.as_deref() == Some(reason))
+        .filter(|e| {
+            e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name) && e.reason.as_deref() == Some(reason)
+        })
         .collect())
 }
 
@@ -188,12 +197,18 @@ async fn configuration_is_configured_for_its_current_generation() -> Result<()> 
     let client = ground.client(MILAN).await?;
     let ns = "sim-conf";
     tenant_namespace(&client, ns, "peer-conf").await?;
-    let mut conf = Configuration::new("peer-conf", ConfigurationSpec {
-        remote: Some(ClusterConfig {
-            cidr: Some(ClusterConfigCidr { pod: Some(vec!["10.200.0.0/16".into()]), external: Some(vec!["10.201.0.0/16".into()]) }),
-        }),
-        ..Default::default()
-    });
+    let mut conf = Configuration::new(
+        "peer-conf",
+        ConfigurationSpec {
+            remote: Some(ClusterConfig {
+                cidr: Some(ClusterConfigCidr {
+                    pod: Some(vec!["10.200.0.0/16".into()]),
+                    external: Some(vec!["10.201.0.0/16".into()]),
+                }),
+            }),
+            ..Default::default()
+        },
+    );
     conf.metadata = meta(ns, "peer-conf", &[(REMOTE_CLUSTER_ID, "peer-conf")]);
     create(&client, &conf).await?;
     let api: Api<Configuration> = Api::namespaced(client.clone(), ns);
@@ -220,17 +235,20 @@ async fn configuration_is_configured_for_its_current_generation() -> Result<()> 
 // ---------------------------------------------------------------------------------------------------------------
 
 fn server(ns: &str, name: &str, peer: &str, secret: Option<&str>, node_port: Option<i32>) -> GatewayServer {
-    let mut gs = GatewayServer::new(name, GatewayServerSpec {
-        endpoint: Some(GatewayServerEndpoint {
-            port: Some(51840),
-            service_type: Some("NodePort".into()),
-            node_port,
-            load_balancer_ip: None,
-        }),
-        mtu: Some(1340),
-        secret_ref: secret.map(|s| SecretReference { name: Some(s.into()) }),
-        ..Default::default()
-    });
+    let mut gs = GatewayServer::new(
+        name,
+        GatewayServerSpec {
+            endpoint: Some(GatewayServerEndpoint {
+                port: Some(51840),
+                service_type: Some("NodePort".into()),
+                node_port,
+                load_balancer_ip: None,
+            }),
+            mtu: Some(1340),
+            secret_ref: secret.map(|s| SecretReference { name: Some(s.into()) }),
+            ..Default::default()
+        },
+    );
     gs.metadata = meta(ns, name, &[(REMOTE_CLUSTER_ID, peer)]);
     gs
 }
@@ -264,7 +282,10 @@ async fn gateway_server_gets_keys_endpoint_and_rendered_server() -> Result<()> {
     let data = secret.data.clone().unwrap();
     assert_eq!(data[labels::WIREGUARD_PUBLIC_KEY].0.len(), 32);
     let private: [u8; 32] = data[labels::WIREGUARD_PRIVATE_KEY].0.clone().try_into().unwrap();
-    assert_eq!(WgPublicKey::from(&StaticSecret::from(private)).as_bytes().as_slice(), data[labels::WIREGUARD_PUBLIC_KEY].0);
+    assert_eq!(
+        WgPublicKey::from(&StaticSecret::from(private)).as_bytes().as_slice(),
+        data[labels::WIREGUARD_PUBLIC_KEY].0
+    );
     assert_eq!(secret.annotations().get(SIMULATED_ANNOTATION).map(String::as_str), Some("true"));
 
     // A referenced Secret without Liqo's labels gets them, and the fixed node port is published.
@@ -298,7 +319,13 @@ struct Network {
 impl Network {
     /// Tenant namespaces, key Secrets, the GatewayServer (waited for its endpoint) and a GatewayClient dialling
     /// it (waited for its refs); no PublicKeys yet.
-    async fn gateways(ground: &Ground, server_id: &str, client_id: &str, suffix: &str, node_port: i32) -> Result<Network> {
+    async fn gateways(
+        ground: &Ground,
+        server_id: &str,
+        client_id: &str,
+        suffix: &str,
+        node_port: i32,
+    ) -> Result<Network> {
         let net = Network {
             server: ground.client(server_id).await?,
             client: ground.client(client_id).await?,
@@ -319,12 +346,15 @@ impl Network {
             gs.status.as_ref().and_then(|s| s.endpoint.as_ref()).is_some_and(|e| e.is_ready())
         })
         .await?;
-        let mut gc = GatewayClient::new("client", GatewayClientSpec {
-            endpoint: gs.status.unwrap().endpoint,
-            mtu: Some(1340),
-            secret_ref: Some(SecretReference { name: Some("gw-keys".into()) }),
-            ..Default::default()
-        });
+        let mut gc = GatewayClient::new(
+            "client",
+            GatewayClientSpec {
+                endpoint: gs.status.unwrap().endpoint,
+                mtu: Some(1340),
+                secret_ref: Some(SecretReference { name: Some("gw-keys".into()) }),
+                ..Default::default()
+            },
+        );
         gc.metadata = meta(&net.client_ns, "client", &[(REMOTE_CLUSTER_ID, server_id)]);
         create(&net.client, &gc).await?;
         let clients: Api<GatewayClient> = Api::namespaced(net.client.clone(), &net.client_ns);
@@ -343,13 +373,18 @@ impl Network {
     }
 
     async fn connection(&self, on_server: bool) -> Result<Option<Connection>> {
-        let (client, ns, name) =
-            if on_server { (&self.server, &self.server_ns, "gw-server") } else { (&self.client, &self.client_ns, "gw-client") };
+        let (client, ns, name) = if on_server {
+            (&self.server, &self.server_ns, "gw-server")
+        } else {
+            (&self.client, &self.client_ns, "gw-client")
+        };
         Ok(Api::<Connection>::namespaced(client.clone(), ns).get_opt(name).await?)
     }
 
     async fn wait_connections(&self, value: &str) -> Result<()> {
-        for (client, ns, name) in [(&self.server, &self.server_ns, "gw-server"), (&self.client, &self.client_ns, "gw-client")] {
+        for (client, ns, name) in
+            [(&self.server, &self.server_ns, "gw-server"), (&self.client, &self.client_ns, "gw-client")]
+        {
             let api: Api<Connection> = Api::namespaced(client.clone(), ns);
             wait(&api, name, &format!("status.value {value}"), |c| {
                 c.status.as_ref().and_then(|s| s.value.as_deref()) == Some(value)
@@ -395,7 +430,10 @@ async fn connection_is_connected_only_while_both_sides_keys_match() -> Result<()
     ground.set_fault(ROME, "fail-connections", "true").await?;
     let result = async {
         let api: Api<Connection> = Api::namespaced(net.client.clone(), &net.client_ns);
-        wait(&api, "gw-client", "Error under the fault", |c| c.status.as_ref().and_then(|s| s.value.as_deref()) == Some(CONNECTION_ERROR)).await?;
+        wait(&api, "gw-client", "Error under the fault", |c| {
+            c.status.as_ref().and_then(|s| s.value.as_deref()) == Some(CONNECTION_ERROR)
+        })
+        .await?;
         assert_eq!(net.connection(true).await?.unwrap().status.unwrap().value.as_deref(), Some(CONNECTION_CONNECTED));
         anyhow::Ok(())
     }
@@ -419,12 +457,15 @@ async fn connection_is_connected_only_while_both_sides_keys_match() -> Result<()
 // ---------------------------------------------------------------------------------------------------------------
 
 fn tenant(ns: &str, consumer: &str, policy: &str, condition: &str) -> Tenant {
-    let mut tenant = Tenant::new(consumer, TenantSpec {
-        cluster_id: Some(consumer.into()),
-        authz_policy: Some(policy.into()),
-        tenant_condition: Some(condition.into()),
-        ..Default::default()
-    });
+    let mut tenant = Tenant::new(
+        consumer,
+        TenantSpec {
+            cluster_id: Some(consumer.into()),
+            authz_policy: Some(policy.into()),
+            tenant_condition: Some(condition.into()),
+            ..Default::default()
+        },
+    );
     tenant.metadata.namespace = Some(ns.into());
     tenant
 }
@@ -440,7 +481,10 @@ async fn tenant_gets_its_namespace_finalizer_and_label() -> Result<()> {
     // Created without the label: Liqo's webhook adds it, the controller sets the status and its finalizer.
     create(&client, &tenant(ns, "consumer-t", AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE)).await?;
     let api: Api<Tenant> = Api::namespaced(client.clone(), ns);
-    let t = wait(&api, "consumer-t", "status.tenantNamespace", |t| t.status.as_ref().and_then(|s| s.tenant_namespace.as_deref()) == Some(ns)).await?;
+    let t = wait(&api, "consumer-t", "status.tenantNamespace", |t| {
+        t.status.as_ref().and_then(|s| s.tenant_namespace.as_deref()) == Some(ns)
+    })
+    .await?;
     assert!(t.finalizers().contains(&labels::TENANT_FINALIZER.to_owned()));
     assert_eq!(t.labels().get(REMOTE_CLUSTER_ID).map(String::as_str), Some("consumer-t"));
 
@@ -476,7 +520,13 @@ impl Authenticated {
         Authenticated::between(ground, MILAN, ROME, suffix, bind).await
     }
 
-    async fn between(ground: &Ground, provider_id: &str, consumer_id: &str, suffix: &str, bind: bool) -> Result<Authenticated> {
+    async fn between(
+        ground: &Ground,
+        provider_id: &str,
+        consumer_id: &str,
+        suffix: &str,
+        bind: bool,
+    ) -> Result<Authenticated> {
         let auth = Authenticated {
             provider: ground.client(provider_id).await?,
             consumer: ground.client(consumer_id).await?,
@@ -487,7 +537,11 @@ impl Authenticated {
         };
         tenant_namespace(&auth.provider, &auth.provider_ns, consumer_id).await?;
         tenant_namespace(&auth.consumer, &auth.consumer_ns, provider_id).await?;
-        create(&auth.provider, &tenant(&auth.provider_ns, consumer_id, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE)).await?;
+        create(
+            &auth.provider,
+            &tenant(&auth.provider_ns, consumer_id, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE),
+        )
+        .await?;
         if bind {
             auth.bind().await?;
         }
@@ -495,10 +549,11 @@ impl Authenticated {
         let secret = Secret {
             metadata: ObjectMeta {
                 annotations: Some(string_map(&[(labels::REMOTE_TENANT_NAMESPACE, &auth.provider_ns)])),
-                ..meta(&auth.consumer_ns, &auth.secret_name(), &[
-                    (labels::IDENTITY_TYPE, labels::IDENTITY_TYPE_CONTROL_PLANE),
-                    (REMOTE_CLUSTER_ID, provider_id),
-                ])
+                ..meta(
+                    &auth.consumer_ns,
+                    &auth.secret_name(),
+                    &[(labels::IDENTITY_TYPE, labels::IDENTITY_TYPE_CONTROL_PLANE), (REMOTE_CLUSTER_ID, provider_id)],
+                )
             },
             data: Some(BTreeMap::from([(labels::KUBECONFIG_KEY.to_owned(), ByteString(kubeconfig.into_bytes()))])),
             ..Default::default()
@@ -513,7 +568,11 @@ impl Authenticated {
 
     async fn bind(&self) -> Result<()> {
         let binding = RoleBinding {
-            metadata: meta(&self.provider_ns, labels::REMOTE_CONTROLPLANE_ROLE_BINDING, &[(REMOTE_CLUSTER_ID, &self.consumer_id)]),
+            metadata: meta(
+                &self.provider_ns,
+                labels::REMOTE_CONTROLPLANE_ROLE_BINDING,
+                &[(REMOTE_CLUSTER_ID, &self.consumer_id)],
+            ),
             role_ref: RoleRef {
                 api_group: "rbac.authorization.k8s.io".into(),
                 kind: "ClusterRole".into(),
@@ -551,7 +610,9 @@ impl Authenticated {
             "type": "Approved", "status": "True", "reason": "SimulatorTest", "message": "approved by the simulator's test",
         }]}});
         csrs.patch_subresource("approval", &name, &PatchParams::default(), &Patch::Merge(&approval)).await?;
-        let csr = wait(&csrs, &name, "certificate issued", |c| c.status.as_ref().is_some_and(|s| s.certificate.is_some())).await?;
+        let csr =
+            wait(&csrs, &name, "certificate issued", |c| c.status.as_ref().is_some_and(|s| s.certificate.is_some()))
+                .await?;
         let certificate = String::from_utf8(csr.status.unwrap().certificate.unwrap().0)?;
         let provider = ground.cluster(&self.provider_id);
         let ca = ground.ca_certificate(&self.provider_id)?;
@@ -559,19 +620,26 @@ impl Authenticated {
     }
 
     fn slice(&self, name: &str, resources: &[(&str, &str)]) -> ResourceSlice {
-        let mut rs = ResourceSlice::new(name, ResourceSliceSpec {
-            class: Some(RESOURCE_SLICE_CLASS_DEFAULT.into()),
-            provider_cluster_id: Some(self.provider_id.clone()),
-            resources: Some(quantities(resources)),
-            ..Default::default()
-        });
+        let mut rs = ResourceSlice::new(
+            name,
+            ResourceSliceSpec {
+                class: Some(RESOURCE_SLICE_CLASS_DEFAULT.into()),
+                provider_cluster_id: Some(self.provider_id.clone()),
+                resources: Some(quantities(resources)),
+                ..Default::default()
+            },
+        );
         rs.metadata = ObjectMeta {
             annotations: Some(string_map(&[(labels::CREATE_VIRTUAL_NODE, labels::TRUE)])),
-            ..meta(&self.consumer_ns, name, &[
-                (REMOTE_CLUSTER_ID, &self.provider_id),
-                (labels::REMOTE_ID, &self.provider_id),
-                (labels::REPLICATION, labels::TRUE),
-            ])
+            ..meta(
+                &self.consumer_ns,
+                name,
+                &[
+                    (REMOTE_CLUSTER_ID, &self.provider_id),
+                    (labels::REMOTE_ID, &self.provider_id),
+                    (labels::REPLICATION, labels::TRUE),
+                ],
+            )
         };
         rs
     }
@@ -653,7 +721,12 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
     assert_eq!(vn.owner_references()[0].kind, "ResourceSlice");
     assert_eq!(vn.spec.cluster_id.as_deref(), Some(MILAN));
     let nodes: Api<Node> = Api::all(auth.consumer.clone());
-    let ready = |n: &Node| n.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+    let ready = |n: &Node| {
+        n.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+    };
     let node = wait(&nodes, "milan-accept", "Ready", ready).await?;
     assert_eq!(node.labels().get(labels::NODE_TYPE).map(String::as_str), Some(labels::NODE_TYPE_VIRTUAL_NODE));
     assert_eq!(node.status.unwrap().capacity.unwrap()["cpu"], Quantity("2".into()));
@@ -709,7 +782,9 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
 
     // Cordoned: existing slices stay accepted (and are annotated), new ones are denied with a reason.
     let tenants: Api<Tenant> = Api::namespaced(auth.provider.clone(), &auth.provider_ns);
-    tenants.patch(ROME, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Cordoned"}}))).await?;
+    tenants
+        .patch(ROME, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Cordoned"}})))
+        .await?;
     wait(&auth.copies(), "milan-deny-before", "annotated cordon-tenant", |rs| {
         rs.annotations().get(labels::CORDON_TENANT).map(String::as_str) == Some("true")
     })
@@ -740,9 +815,12 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
     assert!(resources.message.as_deref().unwrap().contains("deny-resource-slices"), "{resources:?}");
 
     // Drained: every slice is denied, including the one accepted before.
-    tenants.patch(ROME, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Drained"}}))).await?;
+    tenants
+        .patch(ROME, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Drained"}})))
+        .await?;
     wait(&auth.slices(), "milan-deny-before", "Resources Denied after draining", |rs| {
-        condition_status(rs.status.as_ref().and_then(|s| s.conditions.as_deref()), RESOURCE_SLICE_CONDITION_RESOURCES) == Some(RESOURCE_SLICE_DENIED)
+        condition_status(rs.status.as_ref().and_then(|s| s.conditions.as_deref()), RESOURCE_SLICE_CONDITION_RESOURCES)
+            == Some(RESOURCE_SLICE_DENIED)
     })
     .await?;
     auth.tear_down(&["milan-deny-before", "milan-deny-cordoned", "milan-deny-fault"]).await
@@ -776,18 +854,23 @@ async fn namespace_offloading_creates_and_removes_remote_namespaces() -> Result<
 
     let ns = "sim-offload-demo";
     namespace(&auth.consumer, ns, &[]).await?;
-    let mut nso = NamespaceOffloading::new(labels::NAMESPACE_OFFLOADING_NAME, NamespaceOffloadingSpec {
-        namespace_mapping_strategy: Some(MAPPING_DEFAULT_NAME.into()),
-        pod_offloading_strategy: Some(POD_OFFLOADING_LOCAL_AND_REMOTE.into()),
-        cluster_selector: Some(NodeSelector { node_selector_terms: vec![] }),
-        ..Default::default()
-    });
+    let mut nso = NamespaceOffloading::new(
+        labels::NAMESPACE_OFFLOADING_NAME,
+        NamespaceOffloadingSpec {
+            namespace_mapping_strategy: Some(MAPPING_DEFAULT_NAME.into()),
+            pod_offloading_strategy: Some(POD_OFFLOADING_LOCAL_AND_REMOTE.into()),
+            cluster_selector: Some(NodeSelector { node_selector_terms: vec![] }),
+            ..Default::default()
+        },
+    );
     nso.metadata.namespace = Some(ns.into());
     create(&auth.consumer, &nso).await?;
     let api: Api<NamespaceOffloading> = Api::namespaced(auth.consumer.clone(), ns);
     let is_phase = |phase: &'static str| {
         move |n: &NamespaceOffloading| {
-            n.status.as_ref().is_some_and(|s| s.offloading_phase.as_deref() == Some(phase) && s.observed_generation == n.metadata.generation)
+            n.status.as_ref().is_some_and(|s| {
+                s.offloading_phase.as_deref() == Some(phase) && s.observed_generation == n.metadata.generation
+            })
         }
     };
     let nso = wait(&api, labels::NAMESPACE_OFFLOADING_NAME, "phase Ready", is_phase(OFFLOADING_PHASE_READY)).await?;
@@ -815,7 +898,13 @@ async fn namespace_offloading_creates_and_removes_remote_namespaces() -> Result<
     };
     let patch = json!({"spec": {"clusterSelector": selector}});
     api.patch(labels::NAMESPACE_OFFLOADING_NAME, &PatchParams::default(), &Patch::Merge(&patch)).await?;
-    wait(&api, labels::NAMESPACE_OFFLOADING_NAME, "phase NoClusterSelected", is_phase(OFFLOADING_PHASE_NO_CLUSTER_SELECTED)).await?;
+    wait(
+        &api,
+        labels::NAMESPACE_OFFLOADING_NAME,
+        "phase NoClusterSelected",
+        is_phase(OFFLOADING_PHASE_NO_CLUSTER_SELECTED),
+    )
+    .await?;
     wait_gone(&milan_namespaces, &remote_name).await?;
 
     // Back to all clusters, then unoffload: the finalizer goes only after the remote namespace is gone.
@@ -836,16 +925,23 @@ async fn namespace_offloading_creates_and_removes_remote_namespaces() -> Result<
 async fn configuration_round_trip(ground: &Ground, ns: &str) -> Result<Duration> {
     let client = ground.client(MILAN).await?;
     tenant_namespace(&client, ns, ns).await?;
-    let mut conf = Configuration::new(ns, ConfigurationSpec {
-        remote: Some(ClusterConfig {
-            cidr: Some(ClusterConfigCidr { pod: Some(vec!["10.210.0.0/16".into()]), external: Some(vec!["10.211.0.0/16".into()]) }),
-        }),
-        ..Default::default()
-    });
+    let mut conf = Configuration::new(
+        ns,
+        ConfigurationSpec {
+            remote: Some(ClusterConfig {
+                cidr: Some(ClusterConfigCidr {
+                    pod: Some(vec!["10.210.0.0/16".into()]),
+                    external: Some(vec!["10.211.0.0/16".into()]),
+                }),
+            }),
+            ..Default::default()
+        },
+    );
     conf.metadata = meta(ns, ns, &[(REMOTE_CLUSTER_ID, ns)]);
     let began = Instant::now();
     create(&client, &conf).await?;
-    wait(&Api::<Configuration>::namespaced(client.clone(), ns), ns, "configured", Configuration::cidrs_configured).await?;
+    wait(&Api::<Configuration>::namespaced(client.clone(), ns), ns, "configured", Configuration::cidrs_configured)
+        .await?;
     let took = began.elapsed();
     delete_namespaces(&client, &[ns]).await?;
     Ok(took)
@@ -904,7 +1000,10 @@ async fn one_provider_serves_several_consumers() -> Result<()> {
         assert!(auth.wait_decided(PROVIDER).await?.status.unwrap().is_accepted(), "slice of {consumer}");
         let nodes: Api<Node> = Api::all(auth.consumer.clone());
         wait(&nodes, PROVIDER, &format!("virtual node Ready on {consumer}"), |n| {
-            n.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+            n.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
         })
         .await?;
         let copy = auth.copies().get(PROVIDER).await?;

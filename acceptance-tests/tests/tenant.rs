@@ -20,8 +20,8 @@ use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN};
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
-    RESOURCE_SLICE_ACCEPTED, RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED, RESOURCE_SLICE_RESOURCES_DENIED_REASON,
-    ResourceSlice, ResourceSliceSpec, Tenant,
+    RESOURCE_SLICE_ACCEPTED, RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED,
+    RESOURCE_SLICE_RESOURCES_DENIED_REASON, ResourceSlice, ResourceSliceSpec, Tenant,
 };
 use serde_json::json;
 
@@ -47,9 +47,11 @@ fn config(ground: &Ground, consumer: &str, condition: &str) -> String {
 /// Key material of a kubeconfig that must never be printed: the base64 of the key and each line of its PEM body.
 fn secrets_of(kubeconfig_yaml: &str) -> Result<Vec<String>> {
     let doc: serde_json::Value = serde_yaml::from_str(kubeconfig_yaml)?;
-    let key_b64 = doc["users"][0]["user"]["client-key-data"].as_str().context("kubeconfig without client-key-data")?.to_owned();
+    let key_b64 =
+        doc["users"][0]["user"]["client-key-data"].as_str().context("kubeconfig without client-key-data")?.to_owned();
     let pem = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(&key_b64)?)?;
-    let mut secrets: Vec<String> = pem.lines().filter(|l| !l.starts_with("-----") && l.len() > 16).map(str::to_owned).collect();
+    let mut secrets: Vec<String> =
+        pem.lines().filter(|l| !l.starts_with("-----") && l.len() > 16).map(str::to_owned).collect();
     secrets.push(key_b64);
     Ok(secrets)
 }
@@ -69,7 +71,9 @@ fn assert_never_printed(work: &Workdir, secrets: &[String]) -> Result<()> {
 
 /// The user name and groups kube-apiserver sees for a client.
 async fn whoami(client: &Client) -> Result<(String, Vec<String>)> {
-    let review = Api::<SelfSubjectReview>::all(client.clone()).create(&PostParams::default(), &SelfSubjectReview::default()).await?;
+    let review = Api::<SelfSubjectReview>::all(client.clone())
+        .create(&PostParams::default(), &SelfSubjectReview::default())
+        .await?;
     let user = review.status.and_then(|s| s.user_info).context("SelfSubjectReview without userInfo")?;
     Ok((user.username.unwrap_or_default(), user.groups.unwrap_or_default()))
 }
@@ -98,7 +102,11 @@ fn replicated_slice(name: &str, consumer: &str) -> ResourceSlice {
 async fn resources_condition(api: &Api<ResourceSlice>, name: &str) -> Result<(String, String)> {
     eventually(Duration::from_secs(30), &format!("ResourceSlice {name} getting a Resources condition"), || async {
         let rs = api.get(name).await?;
-        Ok(rs.status.as_ref().and_then(|s| s.condition(RESOURCE_SLICE_CONDITION_RESOURCES)).map(|c| (c.status.clone(), c.reason.clone().unwrap_or_default())))
+        Ok(rs
+            .status
+            .as_ref()
+            .and_then(|s| s.condition(RESOURCE_SLICE_CONDITION_RESOURCES))
+            .map(|c| (c.status.clone(), c.reason.clone().unwrap_or_default())))
     })
     .await
 }
@@ -110,7 +118,8 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 
     // The plan shows the kubeconfig only as a sensitive value.
     let plan = work.plan().await?;
-    let line = plan_text(&plan).lines().find(|l| l.contains("kubeconfig")).context("the create plan lists kubeconfig")?;
+    let line =
+        plan_text(&plan).lines().find(|l| l.contains("kubeconfig")).context("the create plan lists kubeconfig")?;
     assert!(line.contains("(sensitive value)"), "{cli}: kubeconfig must be shown as sensitive, got {line:?}");
 
     work.apply().await?;
@@ -127,60 +136,107 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     // Tenant adopted by (simulated) Liqo.
     let tenants: Api<Tenant> = Api::namespaced(admin.clone(), &ns);
     let tenant = tenants.get(&consumer).await?;
-    assert_eq!(tenant.status.and_then(|s| s.tenant_namespace).as_deref(), Some(ns.as_str()), "{cli}: Tenant status.tenantNamespace");
+    assert_eq!(
+        tenant.status.and_then(|s| s.tenant_namespace).as_deref(),
+        Some(ns.as_str()),
+        "{cli}: Tenant status.tenantNamespace"
+    );
     assert_eq!(tenant.spec.authz_policy.as_deref(), Some("TolerateNoHandshake"));
 
     // The kubeconfig authenticates as the consumer user, in Liqo's control-plane group, scoped by RBAC.
     let doc: serde_json::Value = serde_yaml::from_str(&kubeconfig_yaml)?;
-    assert_eq!(doc["clusters"][0]["name"], json!(MILAN), "{cli}: the kubeconfig's cluster is named after the provider's cluster ID");
+    assert_eq!(
+        doc["clusters"][0]["name"],
+        json!(MILAN),
+        "{cli}: the kubeconfig's cluster is named after the provider's cluster ID"
+    );
     assert_eq!(doc["contexts"][0]["context"]["namespace"], json!(ns));
     let as_consumer = kubeconfig::client_from_yaml(&kubeconfig_yaml).await?;
     let (user, groups) = whoami(&as_consumer).await?;
     assert_eq!(user, consumer, "{cli}: certificate CN");
-    assert!(groups.iter().any(|g| g == labels::CONTROL_PLANE_ORGANIZATION), "{cli}: certificate O=liqo.io, got {groups:?}");
+    assert!(
+        groups.iter().any(|g| g == labels::CONTROL_PLANE_ORGANIZATION),
+        "{cli}: certificate O=liqo.io, got {groups:?}"
+    );
     let slices: Api<ResourceSlice> = Api::namespaced(as_consumer.clone(), &ns);
-    slices.create(&PostParams::default(), &replicated_slice("accepted", &consumer)).await.context("the consumer may create a ResourceSlice in its tenant namespace")?;
+    slices
+        .create(&PostParams::default(), &replicated_slice("accepted", &consumer))
+        .await
+        .context("the consumer may create a ResourceSlice in its tenant namespace")?;
     let outside: Api<ResourceSlice> = Api::namespaced(as_consumer.clone(), "default");
     match outside.create(&PostParams::default(), &replicated_slice("outside", &consumer)).await {
         Err(kube::Error::Api(s)) if s.code == 403 => {}
         other => bail!("{cli}: creating a ResourceSlice in `default` as the consumer must be Forbidden, got {other:?}"),
     }
     let admin_slices: Api<ResourceSlice> = Api::namespaced(admin.clone(), &ns);
-    assert_eq!(resources_condition(&admin_slices, "accepted").await?.0, RESOURCE_SLICE_ACCEPTED, "{cli}: an Active tenant's slice is accepted");
+    assert_eq!(
+        resources_condition(&admin_slices, "accepted").await?.0,
+        RESOURCE_SLICE_ACCEPTED,
+        "{cli}: an Active tenant's slice is accepted"
+    );
 
     // Cordoned: in place; new slices are denied, the existing one keeps its resources.
     work.write("main.tf", &config(ground, &consumer, "Cordoned"))?;
     let plan = work.plan().await?;
-    assert!(plan_text(&plan).contains("0 to add, 1 to change, 0 to destroy"), "{cli}: cordoning updates in place:\n{}", plan_text(&plan));
+    assert!(
+        plan_text(&plan).contains("0 to add, 1 to change, 0 to destroy"),
+        "{cli}: cordoning updates in place:\n{}",
+        plan_text(&plan)
+    );
     work.apply().await?;
     assert_eq!(tenants.get(&consumer).await?.spec.tenant_condition.as_deref(), Some("Cordoned"));
-    assert_eq!(attributes(&work, ADDRESS)?["kubeconfig"], json!(kubeconfig_yaml), "{cli}: cordoning keeps the credentials");
+    assert_eq!(
+        attributes(&work, ADDRESS)?["kubeconfig"],
+        json!(kubeconfig_yaml),
+        "{cli}: cordoning keeps the credentials"
+    );
     slices.create(&PostParams::default(), &replicated_slice("denied", &consumer)).await?;
     assert_eq!(
         resources_condition(&admin_slices, "denied").await?,
         (RESOURCE_SLICE_DENIED.to_owned(), RESOURCE_SLICE_RESOURCES_DENIED_REASON.to_owned()),
         "{cli}: a new slice of a cordoned tenant is denied"
     );
-    assert_eq!(resources_condition(&admin_slices, "accepted").await?.0, RESOURCE_SLICE_ACCEPTED, "{cli}: the existing slice keeps its resources");
+    assert_eq!(
+        resources_condition(&admin_slices, "accepted").await?.0,
+        RESOURCE_SLICE_ACCEPTED,
+        "{cli}: the existing slice keeps its resources"
+    );
 
     // A condition changed out of band is drift, and apply restores it.
-    tenants.patch(&consumer, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Active"}}))).await?;
+    tenants
+        .patch(&consumer, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Active"}})))
+        .await?;
     let plan = work.plan().await?;
-    assert!(!plan.is_empty() && plan_text(&plan).contains("tenant_condition"), "{cli}: out-of-band tenantCondition shows as drift:\n{}", plan_text(&plan));
+    assert!(
+        !plan.is_empty() && plan_text(&plan).contains("tenant_condition"),
+        "{cli}: out-of-band tenantCondition shows as drift:\n{}",
+        plan_text(&plan)
+    );
     work.apply().await?;
-    assert_eq!(tenants.get(&consumer).await?.spec.tenant_condition.as_deref(), Some("Cordoned"), "{cli}: apply restores the condition");
+    assert_eq!(
+        tenants.get(&consumer).await?.spec.tenant_condition.as_deref(),
+        Some("Cordoned"),
+        "{cli}: apply restores the condition"
+    );
 
     // The RoleBinding deleted out of band: the plan recreates the resource, with working credentials.
     let bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), &ns);
     bindings.delete(labels::REMOTE_CONTROLPLANE_ROLE_BINDING, &DeleteParams::default()).await?;
     let plan = work.plan().await?;
-    assert!(plan_text(&plan).contains("1 to add, 0 to change, 0 to destroy"), "{cli}: a missing RoleBinding is recreated:\n{}", plan_text(&plan));
+    assert!(
+        plan_text(&plan).contains("1 to add, 0 to change, 0 to destroy"),
+        "{cli}: a missing RoleBinding is recreated:\n{}",
+        plan_text(&plan)
+    );
     work.apply().await?;
     bindings.get(labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await.context("the RoleBinding is back")?;
     let renewed = attributes(&work, ADDRESS)?["kubeconfig"].as_str().context("kubeconfig")?.to_owned();
     assert_ne!(renewed, kubeconfig_yaml, "{cli}: recreation mints new credentials");
     let renewed_client = kubeconfig::client_from_yaml(&renewed).await?;
-    Api::<ResourceSlice>::namespaced(renewed_client, &ns).list(&ListParams::default()).await.context("the new kubeconfig is authorised")?;
+    Api::<ResourceSlice>::namespaced(renewed_client, &ns)
+        .list(&ListParams::default())
+        .await
+        .context("the new kubeconfig is authorised")?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after the repair must be empty");
 
     // Import: everything but the credentials is recovered; the plan proposes new credentials only.
@@ -217,8 +273,13 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert!(tenants.get_opt(&consumer).await?.is_none(), "{cli}: Tenant deleted");
     assert!(bindings.get_opt(labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await?.is_none(), "{cli}: RoleBinding deleted");
     let selector = format!("{}={consumer},{}={MANAGED_BY}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY);
-    let csrs = Api::<CertificateSigningRequest>::all(admin.clone()).list(&ListParams::default().labels(&selector)).await?;
-    assert!(csrs.items.is_empty(), "{cli}: CSRs left after destroy: {:?}", csrs.items.iter().map(|c| c.metadata.name.clone()).collect::<Vec<_>>());
+    let csrs =
+        Api::<CertificateSigningRequest>::all(admin.clone()).list(&ListParams::default().labels(&selector)).await?;
+    assert!(
+        csrs.items.is_empty(),
+        "{cli}: CSRs left after destroy: {:?}",
+        csrs.items.iter().map(|c| c.metadata.name.clone()).collect::<Vec<_>>()
+    );
     Ok(())
 }
 

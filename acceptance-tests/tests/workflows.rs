@@ -7,10 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("acceptance-tests/ has a parent")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("acceptance-tests/ has a parent").to_path_buf()
 }
 
 struct Workflow {
@@ -30,14 +27,9 @@ fn workflows() -> Vec<Workflow> {
     files
         .into_iter()
         .map(|path| {
-            let file = format!(
-                ".github/workflows/{}",
-                path.file_name().unwrap().to_string_lossy()
-            );
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|e| panic!("cannot read {file}: {e}"));
-            let doc = serde_yaml::from_str(&text)
-                .unwrap_or_else(|e| panic!("{file} is not valid YAML: {e}"));
+            let file = format!(".github/workflows/{}", path.file_name().unwrap().to_string_lossy());
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {file}: {e}"));
+            let doc = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{file} is not valid YAML: {e}"));
             Workflow { file, doc }
         })
         .collect()
@@ -50,11 +42,7 @@ fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
 fn jobs(w: &Workflow) -> Vec<(String, &Value)> {
     get(&w.doc, "jobs")
         .and_then(Value::as_mapping)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.as_str().unwrap_or("?").to_string(), v))
-                .collect()
-        })
+        .map(|m| m.iter().map(|(k, v)| (k.as_str().unwrap_or("?").to_string(), v)).collect())
         .unwrap_or_default()
 }
 
@@ -62,11 +50,7 @@ fn jobs(w: &Workflow) -> Vec<(String, &Value)> {
 fn run_scripts(w: &Workflow) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (job, body) in jobs(w) {
-        for step in get(body, "steps")
-            .and_then(Value::as_sequence)
-            .into_iter()
-            .flatten()
-        {
+        for step in get(body, "steps").and_then(Value::as_sequence).into_iter().flatten() {
             if let Some(run) = get(step, "run").and_then(Value::as_str) {
                 out.push((format!("{} job {job}", w.file), run.to_string()));
             }
@@ -112,10 +96,7 @@ fn workflows_have_triggers_and_jobs_with_runners_and_steps() {
             for (i, step) in steps.into_iter().flatten().enumerate() {
                 let (uses, run) = (get(step, "uses").is_some(), get(step, "run").is_some());
                 if uses == run {
-                    problems.push(format!(
-                        "{f}: job {job} step {} needs exactly one of `uses` and `run`",
-                        i + 1
-                    ));
+                    problems.push(format!("{f}: job {job} step {} needs exactly one of `uses` and `run`", i + 1));
                 }
             }
             let needs = match get(body, "needs") {
@@ -125,18 +106,12 @@ fn workflows_have_triggers_and_jobs_with_runners_and_steps() {
             };
             for n in needs {
                 if !names.contains(&n) {
-                    problems.push(format!(
-                        "{f}: job {job} needs job {n}, which does not exist"
-                    ));
+                    problems.push(format!("{f}: job {job} needs job {n}, which does not exist"));
                 }
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "workflow problems:\n{}",
-        problems.join("\n")
-    );
+    assert!(problems.is_empty(), "workflow problems:\n{}", problems.join("\n"));
 }
 
 /// The first word of every command in a shell script (after `&&`, `||`, `;`, `|`, `(`, shell keywords and
@@ -170,20 +145,10 @@ fn command_words(script: &str) -> Vec<String> {
         }
         for command in code.split(['&', '|', ';', '(', ')']) {
             let first = command.split_whitespace().find(|w| {
-                !matches!(
-                    *w,
-                    "if" | "then"
-                        | "else"
-                        | "elif"
-                        | "do"
-                        | "while"
-                        | "until"
-                        | "!"
-                        | "time"
-                        | "exec"
-                ) && !w.split_once('=').is_some_and(|(name, _)| {
-                    !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
-                })
+                !matches!(*w, "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "time" | "exec")
+                    && !w.split_once('=').is_some_and(|(name, _)| {
+                        !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                    })
             });
             if let Some(w) = first {
                 words.push(w.trim_matches(['"', '\'']).to_string());
@@ -198,17 +163,7 @@ fn command_words_finds_the_programs_a_script_runs() {
     let script = "cd dist && ./release.sh package \\\n  --out x\nfoo | acceptance-tests/test\nif [ -x a ]; then VAR=1 b/c arg; fi\ncat >f <<'EOF'\nnot/a/command here\nEOF\n# comment/only\n\"$TF\" plan # trailing/comment";
     assert_eq!(
         command_words(script),
-        [
-            "cd",
-            "./release.sh",
-            "foo",
-            "acceptance-tests/test",
-            "[",
-            "b/c",
-            "fi",
-            "cat",
-            "$TF"
-        ]
+        ["cd", "./release.sh", "foo", "acceptance-tests/test", "[", "b/c", "fi", "cat", "$TF"]
     );
 }
 
@@ -221,33 +176,20 @@ fn scripts_and_paths_referenced_by_workflows_exist() {
         for (at, script) in run_scripts(&w) {
             for word in command_words(&script) {
                 // A relative path run as a program must be a script of this repository.
-                if word.contains('/')
-                    && !word.contains('$')
-                    && !word.starts_with('/')
-                    && !word.starts_with('~')
-                {
+                if word.contains('/') && !word.contains('$') && !word.starts_with('/') && !word.starts_with('~') {
                     checked += 1;
                     let path = root.join(&word);
                     match std::fs::metadata(&path) {
                         Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
-                        Ok(_) => problems.push(format!(
-                            "{at}: runs {word}, which is not an executable file"
-                        )),
-                        Err(_) => problems.push(format!(
-                            "{at}: runs {word}, which does not exist in the repository"
-                        )),
+                        Ok(_) => problems.push(format!("{at}: runs {word}, which is not an executable file")),
+                        Err(_) => problems.push(format!("{at}: runs {word}, which does not exist in the repository")),
                     }
                 }
             }
-            for dir in script
-                .split_whitespace()
-                .filter_map(|w| w.strip_prefix("-chdir="))
-            {
+            for dir in script.split_whitespace().filter_map(|w| w.strip_prefix("-chdir=")) {
                 checked += 1;
                 if !root.join(dir).is_dir() {
-                    problems.push(format!(
-                        "{at}: -chdir={dir} is not a directory of the repository"
-                    ));
+                    problems.push(format!("{at}: -chdir={dir} is not a directory of the repository"));
                 }
             }
         }
@@ -256,69 +198,36 @@ fn scripts_and_paths_referenced_by_workflows_exist() {
             let file = part.split('\'').next().unwrap_or("");
             checked += 1;
             if !root.join(file).is_file() {
-                problems.push(format!(
-                    "{}: hashFiles('{file}') names a file that does not exist",
-                    w.file
-                ));
+                problems.push(format!("{}: hashFiles('{file}') names a file that does not exist", w.file));
             }
         }
     }
-    assert!(
-        problems.is_empty(),
-        "broken references:\n{}",
-        problems.join("\n")
-    );
-    assert!(
-        checked > 0,
-        "no repository path found in any workflow; the scan is broken"
-    );
+    assert!(problems.is_empty(), "broken references:\n{}", problems.join("\n"));
+    assert!(checked > 0, "no repository path found in any workflow; the scan is broken");
 }
 
 fn all_runs(file: &str) -> String {
-    let w = workflows()
-        .into_iter()
-        .find(|w| w.file.ends_with(file))
-        .unwrap_or_else(|| panic!("no workflow {file}"));
-    run_scripts(&w)
-        .into_iter()
-        .map(|(_, s)| s)
-        .collect::<Vec<_>>()
-        .join("\n")
+    let w = workflows().into_iter().find(|w| w.file.ends_with(file)).unwrap_or_else(|| panic!("no workflow {file}"));
+    run_scripts(&w).into_iter().map(|(_, s)| s).collect::<Vec<_>>().join("\n")
 }
 
 #[test]
 fn workflows_cover_checks_release_and_end_to_end() {
     let ci = all_runs("ci.yml");
-    for needle in [
-        "cargo fmt --all --check",
-        "-D warnings",
-        "cargo test",
-        "--bin docgen -- --check",
-        "acceptance-tests/test",
-    ] {
+    for needle in
+        ["cargo fmt --all --check", "-D warnings", "cargo test", "--bin docgen -- --check", "acceptance-tests/test"]
+    {
         assert!(ci.contains(needle), "ci.yml does not run `{needle}`");
     }
 
-    let release = workflows()
-        .into_iter()
-        .find(|w| w.file.ends_with("release.yml"))
-        .expect("release.yml");
-    let tags = get(&release.doc, "on")
-        .and_then(|on| get(on, "push"))
-        .and_then(|p| get(p, "tags"));
+    let release = workflows().into_iter().find(|w| w.file.ends_with("release.yml")).expect("release.yml");
+    let tags = get(&release.doc, "on").and_then(|on| get(on, "push")).and_then(|p| get(p, "tags"));
     assert!(
-        tags.and_then(Value::as_sequence)
-            .is_some_and(|t| t.iter().any(|t| t.as_str() == Some("v*"))),
+        tags.and_then(Value::as_sequence).is_some_and(|t| t.iter().any(|t| t.as_str() == Some("v*"))),
         "release.yml must run on pushed tags v*"
     );
     let runs = all_runs("release.yml");
-    for needle in [
-        "./release.sh package",
-        "--detach-sign",
-        "gh release create",
-        "_SHA256SUMS.sig",
-        "_manifest.json",
-    ] {
+    for needle in ["./release.sh package", "--detach-sign", "gh release create", "_SHA256SUMS.sig", "_manifest.json"] {
         assert!(runs.contains(needle), "release.yml does not do `{needle}`");
     }
 

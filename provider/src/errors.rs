@@ -16,9 +16,10 @@ pub fn op_error(e: &OpError) -> Diagnostic {
                 human(*after)
             ),
         ),
-        OpError::Failed { object, reason, hint } => {
-            Diagnostic::error(format!("Liqo reported a failure on {object}"), format!("{reason}\n{hint}").trim_end().to_string())
-        }
+        OpError::Failed { object, reason, hint } => Diagnostic::error(
+            format!("Liqo reported a failure on {object}"),
+            format!("{reason}\n{hint}").trim_end().to_string(),
+        ),
         OpError::Cancelled { object, waiting_for } => Diagnostic::error(
             "Operation cancelled",
             format!(
@@ -63,7 +64,11 @@ fn api_error(action: &str, object: &str, source: &kube::Error) -> Diagnostic {
                 s.message
             ),
         ),
-        kube::Error::Api(s) if s.code == 404 && s.reason == "NotFound" && s.message.contains("the server could not find the requested resource") => {
+        kube::Error::Api(s)
+            if s.code == 404
+                && s.reason == "NotFound"
+                && s.message.contains("the server could not find the requested resource") =>
+        {
             Diagnostic::error(
                 format!("Liqo is not installed where {object} should live"),
                 format!(
@@ -75,9 +80,15 @@ fn api_error(action: &str, object: &str, source: &kube::Error) -> Diagnostic {
         }
         kube::Error::Api(s) if s.code == 422 || s.code == 400 => Diagnostic::error(
             format!("The API server refused to {action} {object}"),
-            format!("{}\nThis usually means a value does not fit Liqo's CRD schema; check the resource's arguments.", s.message),
+            format!(
+                "{}\nThis usually means a value does not fit Liqo's CRD schema; check the resource's arguments.",
+                s.message
+            ),
         ),
-        kube::Error::Api(s) => Diagnostic::error(format!("Failed to {action} {object}"), format!("{} ({}, HTTP {})", s.message, s.reason, s.code)),
+        kube::Error::Api(s) => Diagnostic::error(
+            format!("Failed to {action} {object}"),
+            format!("{} ({}, HTTP {})", s.message, s.reason, s.code),
+        ),
         kube::Error::HyperError(_) | kube::Error::Service(_) => Diagnostic::error(
             format!("Cannot reach the Kubernetes API server to {action} {object}"),
             format!(

@@ -3,12 +3,12 @@
 //! field ownership and error shapes are the same everywhere.
 use crate::protocol::Ctx;
 use futures::StreamExt;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::runtime::watcher;
-use kube::runtime::WatchStreamExt;
 use kube::Resource;
-use serde::de::DeserializeOwned;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
@@ -167,7 +167,11 @@ pub struct WaitTarget {
 
 impl WaitTarget {
     /// One object by name.
-    pub fn named<K: Resource<DynamicType = ()>>(api: &Api<K>, name: &str, waiting_for: impl Into<String>) -> WaitTarget {
+    pub fn named<K: Resource<DynamicType = ()>>(
+        api: &Api<K>,
+        name: &str,
+        waiting_for: impl Into<String>,
+    ) -> WaitTarget {
         WaitTarget {
             object: describe_api(api, name),
             waiting_for: waiting_for.into(),
@@ -175,7 +179,11 @@ impl WaitTarget {
         }
     }
     /// All objects with a label selector (e.g. the Connection of a peer, found by label as Liqo does).
-    pub fn labelled<K: Resource<DynamicType = ()>>(api: &Api<K>, selector: &str, waiting_for: impl Into<String>) -> WaitTarget {
+    pub fn labelled<K: Resource<DynamicType = ()>>(
+        api: &Api<K>,
+        selector: &str,
+        waiting_for: impl Into<String>,
+    ) -> WaitTarget {
         let scope = api.namespace().map(|ns| format!(" in namespace {ns}")).unwrap_or_default();
         WaitTarget {
             object: format!("{} labelled {selector}{scope}", K::kind(&())),
@@ -218,7 +226,12 @@ where
         let key = |o: &K| o.meta().name.clone().unwrap_or_default();
         match event {
             None => {
-                return Err(OpError::Timeout { object: target.object, waiting_for: target.waiting_for, last_seen, after: start.elapsed() });
+                return Err(OpError::Timeout {
+                    object: target.object,
+                    waiting_for: target.waiting_for,
+                    last_seen,
+                    after: start.elapsed(),
+                });
             }
             // Transient watch errors: the watcher retries with backoff; keep the last known objects.
             Some(Err(_)) => continue,
@@ -326,10 +339,8 @@ where
     .await;
     match gone {
         Err(OpError::Timeout { .. }) => {
-            let finalizers = get_opt(ctx, api, name)
-                .await?
-                .and_then(|o| o.meta().finalizers.clone())
-                .unwrap_or_default();
+            let finalizers =
+                get_opt(ctx, api, name).await?.and_then(|o| o.meta().finalizers.clone()).unwrap_or_default();
             Err(OpError::StuckDelete { object, finalizers, after: start.elapsed() })
         }
         other => other,

@@ -15,20 +15,13 @@ Terraform and OpenTofu start this program themselves. Options for running it by 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mode = match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
+    let mode = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] => Mode::Plugin,
         ["--version" | "-version" | "version"] => {
             println!("terraform-provider-liqo {}", env!("CARGO_PKG_VERSION"));
             return ExitCode::SUCCESS;
         }
-        ["--debug" | "-debug"] => Mode::Debug {
-            address: PROVIDER_ADDRESS.to_string(),
-        },
+        ["--debug" | "-debug"] => Mode::Debug { address: PROVIDER_ADDRESS.to_string() },
         ["--help" | "-help" | "-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -33,7 +33,10 @@ pub struct Cluster {
 
 impl Default for Cluster {
     fn default() -> Cluster {
-        Cluster { connection: RwLock::new(Arc::new(Connection::NotConfigured)), liqo_namespace: RwLock::new(DEFAULT_LIQO_NAMESPACE.to_string()) }
+        Cluster {
+            connection: RwLock::new(Arc::new(Connection::NotConfigured)),
+            liqo_namespace: RwLock::new(DEFAULT_LIQO_NAMESPACE.to_string()),
+        }
     }
 }
 
@@ -77,7 +80,8 @@ impl Cluster {
 
     fn set(&self, connection: Connection, liqo_namespace: Option<String>) {
         *self.connection.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(connection);
-        *self.liqo_namespace.write().unwrap_or_else(|e| e.into_inner()) = liqo_namespace.unwrap_or_else(|| DEFAULT_LIQO_NAMESPACE.to_string());
+        *self.liqo_namespace.write().unwrap_or_else(|e| e.into_inner()) =
+            liqo_namespace.unwrap_or_else(|| DEFAULT_LIQO_NAMESPACE.to_string());
     }
 }
 
@@ -137,9 +141,10 @@ async fn configure(cluster: &Cluster, config: &Value, env: connection::Env<'_>) 
     }
     let mut diags = validate_liqo_namespace(config);
     match connection::build(config, env).await {
-        Ok(cfg) if !diags.has_errors() => {
-            cluster.set(Connection::Ready { config: Box::new(cfg), client: OnceCell::new() }, config.get("liqo_namespace").as_str().map(str::to_string))
-        }
+        Ok(cfg) if !diags.has_errors() => cluster.set(
+            Connection::Ready { config: Box::new(cfg), client: OnceCell::new() },
+            config.get("liqo_namespace").as_str().map(str::to_string),
+        ),
         Ok(_) => {}
         Err(d) => diags.extend(d),
     }
@@ -153,7 +158,10 @@ fn validate_liqo_namespace(config: &Value) -> Diagnostics {
 }
 
 fn provider_block() -> Block {
-    let s = |name: &str, env: &str, text: &str| Attribute::optional(name, Type::String).describe(format!("{text} Falls back to the `{env}` environment variable."));
+    let s = |name: &str, env: &str, text: &str| {
+        Attribute::optional(name, Type::String)
+            .describe(format!("{text} Falls back to the `{env}` environment variable."))
+    };
     let kubernetes = Attribute::nested(
         "kubernetes",
         Nesting::Single,
@@ -193,8 +201,12 @@ fn provider_block() -> Block {
          fallbacks as the hashicorp/kubernetes provider. Explicit attributes override the kubeconfig's values. \
          The `KUBECONFIG` environment variable is not read.",
     );
-    let liqo_namespace = Attribute::optional("liqo_namespace", Type::String).describe("Namespace where Liqo is installed on this cluster (default `liqo`).");
-    Block::new("Manages Liqo 1.x declarative peering on one Kubernetes cluster; use one provider alias per cluster.", vec![kubernetes, liqo_namespace])
+    let liqo_namespace = Attribute::optional("liqo_namespace", Type::String)
+        .describe("Namespace where Liqo is installed on this cluster (default `liqo`).");
+    Block::new(
+        "Manages Liqo 1.x declarative peering on one Kubernetes cluster; use one provider alias per cluster.",
+        vec![kubernetes, liqo_namespace],
+    )
 }
 
 #[cfg(test)]

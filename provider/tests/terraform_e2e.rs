@@ -8,17 +8,15 @@
 //!
 //! Skipped, with a notice, when `terraform` is not on PATH.
 use async_trait::async_trait;
-use liqo_schema::tf::{
-    Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value,
-};
+use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use terraform_provider_liqo::protocol::{
-    self, ApplyRequest, ApplyResponse, Ctx, DataSource, ImportedResource, Mode, PlanRequest,
-    PlanResponse, Provider, ReadResponse, Resource, codec,
+    self, ApplyRequest, ApplyResponse, Ctx, DataSource, ImportedResource, Mode, PlanRequest, PlanResponse, Provider,
+    ReadResponse, Resource, codec,
 };
 
 const ADDRESS: &str = "example.com/test/dummy";
@@ -36,12 +34,8 @@ impl Provider for DummyProvider {
             block: Block::new(
                 "Dummy provider",
                 vec![
-                    Attribute::nested(
-                        "options",
-                        Nesting::Single,
-                        vec![Attribute::optional("label", Type::String)],
-                    )
-                    .with_optional(),
+                    Attribute::nested("options", Nesting::Single, vec![Attribute::optional("label", Type::String)])
+                        .with_optional(),
                 ],
             ),
         }
@@ -102,12 +96,8 @@ impl Resource for Thing {
                         ],
                     )
                     .with_optional(),
-                    Attribute::nested(
-                        "rules",
-                        Nesting::List,
-                        vec![Attribute::required("name", Type::String)],
-                    )
-                    .with_optional(),
+                    Attribute::nested("rules", Nesting::List, vec![Attribute::required("name", Type::String)])
+                        .with_optional(),
                     Attribute::optional("secret", Type::String).sensitive(),
                 ],
             ),
@@ -115,12 +105,11 @@ impl Resource for Thing {
     }
     fn validate(&self, config: &Value) -> Diagnostics {
         match config.get("server").get("port").as_f64() {
-            Some(p) if !(1.0..=65535.0).contains(&p) => Diagnostic::error(
-                "Invalid port",
-                format!("server.port must be between 1 and 65535, got {p}."),
-            )
-            .at(AttributePath::root("server").attr("port"))
-            .into(),
+            Some(p) if !(1.0..=65535.0).contains(&p) => {
+                Diagnostic::error("Invalid port", format!("server.port must be between 1 and 65535, got {p}."))
+                    .at(AttributePath::root("server").attr("port"))
+                    .into()
+            }
             _ => Diagnostics::new(),
         }
     }
@@ -144,22 +133,12 @@ impl Resource for Thing {
                 }
             }
         }
-        PlanResponse {
-            planned,
-            requires_replace,
-            private: Vec::new(),
-            diagnostics: Diagnostics::new(),
-        }
+        PlanResponse { planned, requires_replace, private: Vec::new(), diagnostics: Diagnostics::new() }
     }
     async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
         if req.planned.is_null() {
-            let _ =
-                std::fs::remove_file(store_path(req.prior.get("id").as_str().unwrap_or_default()));
-            return ApplyResponse {
-                new_state: Value::Null,
-                private: Vec::new(),
-                diagnostics: Diagnostics::new(),
-            };
+            let _ = std::fs::remove_file(store_path(req.prior.get("id").as_str().unwrap_or_default()));
+            return ApplyResponse { new_state: Value::Null, private: Vec::new(), diagnostics: Diagnostics::new() };
         }
         if let Some(secs) = req.planned.get("wait_seconds").as_f64() {
             std::fs::write(store_path("waiting"), b"").unwrap();
@@ -181,38 +160,22 @@ impl Resource for Thing {
         if state.get("revision").is_unknown() {
             state.set("revision", Value::Number(revision));
         }
-        std::fs::write(
-            store_path(&name),
-            codec::encode(&state, &thing_ty()).unwrap(),
-        )
-        .unwrap();
-        ApplyResponse {
-            new_state: state,
-            private: Vec::new(),
-            diagnostics: Diagnostics::new(),
-        }
+        std::fs::write(store_path(&name), codec::encode(&state, &thing_ty()).unwrap()).unwrap();
+        ApplyResponse { new_state: state, private: Vec::new(), diagnostics: Diagnostics::new() }
     }
     async fn read(&self, _: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
-        let new_state =
-            match std::fs::read(store_path(state.get("id").as_str().unwrap_or_default())) {
-                Ok(bytes) => codec::decode(&bytes, &thing_ty()).unwrap(),
-                Err(_) => Value::Null,
-            };
-        ReadResponse {
-            new_state,
-            private,
-            diagnostics: Diagnostics::new(),
-        }
+        let new_state = match std::fs::read(store_path(state.get("id").as_str().unwrap_or_default())) {
+            Ok(bytes) => codec::decode(&bytes, &thing_ty()).unwrap(),
+            Err(_) => Value::Null,
+        };
+        ReadResponse { new_state, private, diagnostics: Diagnostics::new() }
     }
     async fn import(&self, _: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
         match std::fs::read(store_path(id)) {
-            Ok(bytes) => Ok(vec![ImportedResource {
-                state: codec::decode(&bytes, &thing_ty()).unwrap(),
-                private: Vec::new(),
-            }]),
-            Err(e) => {
-                Err(Diagnostic::error("Cannot import", format!("no thing {id:?}: {e}")).into())
+            Ok(bytes) => {
+                Ok(vec![ImportedResource { state: codec::decode(&bytes, &thing_ty()).unwrap(), private: Vec::new() }])
             }
+            Err(e) => Err(Diagnostic::error("Cannot import", format!("no thing {id:?}: {e}")).into()),
         }
     }
 }
@@ -230,10 +193,7 @@ impl DataSource for Echo {
             version: 0,
             block: Block::new(
                 "Echo",
-                vec![
-                    Attribute::required("input", Type::String),
-                    Attribute::computed("output", Type::String),
-                ],
+                vec![Attribute::required("input", Type::String), Attribute::computed("output", Type::String)],
             ),
         }
     }
@@ -248,19 +208,14 @@ impl DataSource for Echo {
 // Driving Terraform
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
 fn find_tofu() -> Option<PathBuf> {
     find_on_path("tofu").or_else(|| {
         let cache = std::env::var_os("LIQO_TEST_CACHE")
             .map(PathBuf::from)
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .map(|h| PathBuf::from(h).join(".cache/terraform-provider-liqo"))
-            })?;
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/terraform-provider-liqo")))?;
         Some(cache.join("bin/tofu")).filter(|p| p.exists())
     })
 }
@@ -283,32 +238,18 @@ impl Workspace {
         }
         let exe = std::env::current_exe().unwrap();
         let wrapper = bin.join("terraform-provider-dummy");
-        std::fs::write(
-            &wrapper,
-            format!(
-                "#!/bin/sh\nDUMMY_PROVIDER_MODE=plugin exec '{}'\n",
-                exe.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(
-            &wrapper,
-            std::os::unix::fs::PermissionsExt::from_mode(0o755),
-        )
-        .unwrap();
+        std::fs::write(&wrapper, format!("#!/bin/sh\nDUMMY_PROVIDER_MODE=plugin exec '{}'\n", exe.display())).unwrap();
+        std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let cli_config = root.join("cli.tfrc");
         std::fs::write(
             &cli_config,
-            format!("provider_installation {{\n  dev_overrides {{ \"{ADDRESS}\" = \"{}\" }}\n  direct {{}}\n}}\n", bin.display()),
+            format!(
+                "provider_installation {{\n  dev_overrides {{ \"{ADDRESS}\" = \"{}\" }}\n  direct {{}}\n}}\n",
+                bin.display()
+            ),
         )
         .unwrap();
-        Workspace {
-            _tmp: tmp,
-            dir,
-            store,
-            cli_config,
-            client: client.to_path_buf(),
-        }
+        Workspace { _tmp: tmp, dir, store, cli_config, client: client.to_path_buf() }
     }
 
     fn write_config(&self, resource_body: &str) {
@@ -363,18 +304,8 @@ output "revision" {{ value = dummy_thing.a.revision }}
     /// Runs a command that must exit with `code`; returns stdout + stderr.
     fn expect(&self, args: &[&str], code: i32) -> String {
         let out = self.run(args);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(
-            out.status.code(),
-            Some(code),
-            "{} {}:\n{text}",
-            self.client.display(),
-            args.join(" ")
-        );
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(code), "{} {}:\n{text}", self.client.display(), args.join(" "));
         text
     }
 }
@@ -400,10 +331,7 @@ fn scenario(ws: &Workspace) {
         assert!(has_line(&plan, parts), "no line with {parts:?} in:\n{plan}");
     }
     let apply = ws.expect(&["apply", "-auto-approve", "-no-color"], 0);
-    assert!(
-        apply.contains("Apply complete! Resources: 1 added"),
-        "{apply}"
-    );
+    assert!(apply.contains("Apply complete! Resources: 1 added"), "{apply}");
     assert!(apply.contains(r#"echo = "HELLO""#), "{apply}");
     assert!(apply.contains("revision = 1"), "{apply}");
     assert!(ws.store.join("alpha").exists());
@@ -415,34 +343,19 @@ fn scenario(ws: &Workspace) {
     ws.write_config(&BASE.replace("size = 1", "size = 2"));
     let plan = ws.expect(&["plan", "-detailed-exitcode", "-no-color"], 2);
     assert!(plan.contains("~ update in-place"), "{plan}");
-    assert!(
-        has_line(&plan, &["~ revision", "1 -> (known after apply)"]),
-        "{plan}"
-    );
+    assert!(has_line(&plan, &["~ revision", "1 -> (known after apply)"]), "{plan}");
 
     // RequiresReplace.
     ws.write_config(&BASE.replace("alpha", "beta"));
     let plan = ws.expect(&["plan", "-no-color"], 0);
     assert!(plan.contains("must be replaced"), "{plan}");
-    assert!(
-        has_line(
-            &plan,
-            &["~ name", "\"alpha\" -> \"beta\"", "# forces replacement"]
-        ),
-        "{plan}"
-    );
+    assert!(has_line(&plan, &["~ name", "\"alpha\" -> \"beta\"", "# forces replacement"]), "{plan}");
 
     // Validation errors point at the nested attribute.
     ws.write_config(&BASE.replace("port = 51840", "port = 70000"));
     let invalid = ws.expect(&["plan", "-no-color"], 1);
-    assert!(
-        invalid.contains("Invalid port") && invalid.contains("server.port must be between"),
-        "{invalid}"
-    );
-    assert!(
-        invalid.contains("main.tf line"),
-        "the diagnostic points at the configuration: {invalid}"
-    );
+    assert!(invalid.contains("Invalid port") && invalid.contains("server.port must be between"), "{invalid}");
+    assert!(invalid.contains("main.tf line"), "the diagnostic points at the configuration: {invalid}");
 
     // Import after forgetting the object, then no changes.
     ws.write_config(BASE);
@@ -458,10 +371,7 @@ fn scenario(ws: &Workspace) {
     ws.expect(&["apply", "-auto-approve", "-no-color"], 0);
 
     let destroy = ws.expect(&["destroy", "-auto-approve", "-no-color"], 0);
-    assert!(
-        destroy.contains("Destroy complete! Resources: 1 destroyed"),
-        "{destroy}"
-    );
+    assert!(destroy.contains("Destroy complete! Resources: 1 destroyed"), "{destroy}");
     assert!(!ws.store.join("alpha").exists());
 }
 
@@ -485,24 +395,13 @@ fn stop_provider_interrupts_apply(ws: &Workspace) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let interrupted = Instant::now();
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let out = wait_with_timeout(&mut child, Duration::from_secs(20));
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     eprintln!("  interrupted apply ended in {:?}", interrupted.elapsed());
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("Interrupted"), "{text}");
-    assert!(
-        interrupted.elapsed() < Duration::from_secs(10),
-        "took {:?}",
-        interrupted.elapsed()
-    );
+    assert!(interrupted.elapsed() < Duration::from_secs(10), "took {:?}", interrupted.elapsed());
     std::fs::remove_file(marker).unwrap();
 }
 
@@ -520,11 +419,7 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Output
     use std::io::Read;
     child.stdout.take().map(|mut s| s.read_to_end(&mut stdout));
     child.stderr.take().map(|mut s| s.read_to_end(&mut stderr));
-    Output {
-        status: child.wait().unwrap(),
-        stdout,
-        stderr,
-    }
+    Output { status: child.wait().unwrap(), stdout, stderr }
 }
 
 /// Terraform's own log: every provider process exits cleanly after Shutdown, and the plugin layer raises
@@ -532,30 +427,12 @@ fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> Output
 fn plugin_log_is_clean(ws: &Workspace) {
     ws.write_config(BASE);
     let log = ws.dir.join("tf.log");
-    let out = ws
-        .command(&["plan", "-no-color"])
-        .env("TF_LOG", "trace")
-        .env("TF_LOG_PATH", &log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = ws.command(&["plan", "-no-color"]).env("TF_LOG", "trace").env("TF_LOG_PATH", &log).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = std::fs::read_to_string(&log).unwrap();
-    let exits = text
-        .lines()
-        .filter(|l| l.contains("[DEBUG] provider: plugin exited"))
-        .count();
-    assert!(
-        exits >= 3,
-        "Terraform starts three provider processes per plan; {exits} exited cleanly"
-    );
-    assert!(
-        !text.contains("failed to exit gracefully"),
-        "a provider process had to be killed"
-    );
+    let exits = text.lines().filter(|l| l.contains("[DEBUG] provider: plugin exited")).count();
+    assert!(exits >= 3, "Terraform starts three provider processes per plan; {exits} exited cleanly");
+    assert!(!text.contains("failed to exit gracefully"), "a provider process had to be killed");
     let problems: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("[WARN]") || l.contains("[ERROR]"))
@@ -564,17 +441,11 @@ fn plugin_log_is_clean(ws: &Workspace) {
         .filter(|l| !l.contains("error encountered while scanning stdout"))
         .filter(|l| !l.contains("Provider development overrides"))
         .collect();
-    assert!(
-        problems.is_empty(),
-        "plugin warnings or errors in Terraform's log:\n{}",
-        problems.join("\n")
-    );
+    assert!(problems.is_empty(), "plugin warnings or errors in Terraform's log:\n{}", problems.join("\n"));
     // Provider logs arrive as parsed hclog entries, not raw stderr lines. (Any one of them: go-plugin 1.6.0's
     // stderr reader can lose a process's last lines when it exits quickly, the same race as above.)
     assert!(
-        text.lines()
-            .any(|l| l.contains("provider.terraform-provider-dummy: ")
-                && l.contains(": @module=provider ")),
+        text.lines().any(|l| l.contains("provider.terraform-provider-dummy: ") && l.contains(": @module=provider ")),
         "no structured provider log entry in Terraform's log"
     );
 }
@@ -591,9 +462,7 @@ fn debug_mode_reattach(ws: &Workspace) {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let value = line
         .trim()
         .strip_prefix("TF_REATTACH_PROVIDERS='")
@@ -611,22 +480,12 @@ fn debug_mode_reattach(ws: &Workspace) {
             .env_remove("TF_CLI_CONFIG_FILE")
             .output()
             .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(out.status.success(), "{text}");
         assert!(text.contains("will be created"), "{text}");
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the debug server exited after one command"
-        );
+        assert!(child.try_wait().unwrap().is_none(), "the debug server exited after one command");
     }
-    Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let out = wait_with_timeout(&mut child, Duration::from_secs(5));
     assert!(out.status.success(), "debug server exit: {:?}", out.status);
 }
@@ -635,9 +494,7 @@ fn main() {
     match std::env::var("DUMMY_PROVIDER_MODE").as_deref() {
         Ok("plugin") => return serve(Mode::Plugin),
         Ok("debug") => {
-            return serve(Mode::Debug {
-                address: ADDRESS.to_string(),
-            });
+            return serve(Mode::Debug { address: ADDRESS.to_string() });
         }
         _ => {}
     }

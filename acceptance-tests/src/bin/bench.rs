@@ -71,7 +71,9 @@ fn parse_args() -> Result<Args> {
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--provider-bin" => parsed.provider_bin = PathBuf::from(args.next().context("--provider-bin needs a path")?),
+            "--provider-bin" => {
+                parsed.provider_bin = PathBuf::from(args.next().context("--provider-bin needs a path")?)
+            }
             "--cli" => {
                 parsed.cli = match args.next().as_deref() {
                     Some("terraform") => Cli::Terraform,
@@ -83,7 +85,9 @@ fn parse_args() -> Result<Args> {
             "--status-runs" => parsed.status_runs = number(&mut args, "--status-runs")?,
             "--status-delay-ms" => parsed.status_delay_ms = number(&mut args, "--status-delay-ms")? as u64,
             "--peering-runs" => parsed.peering_runs = number(&mut args, "--peering-runs")?,
-            "--skip" => parsed.skip = args.next().context("--skip needs names")?.split(',').map(str::to_owned).collect(),
+            "--skip" => {
+                parsed.skip = args.next().context("--skip needs names")?.split(',').map(str::to_owned).collect()
+            }
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -94,10 +98,12 @@ fn parse_args() -> Result<Args> {
     ensure!(!parsed.provider_bin.as_os_str().is_empty(), "--provider-bin is required (the release build)\n{USAGE}");
     ensure!(parsed.plan_runs >= 10, "--plan-runs must be at least 10 (the overhead figure is a median of ≥ 10 runs)");
     ensure!(parsed.status_runs >= 1 && parsed.peering_runs >= 1, "--status-runs and --peering-runs must be at least 1");
-    parsed.provider_bin = parsed
-        .provider_bin
-        .canonicalize()
-        .with_context(|| format!("provider binary {}: build it with `cargo build --release -p terraform-provider-liqo`", parsed.provider_bin.display()))?;
+    parsed.provider_bin = parsed.provider_bin.canonicalize().with_context(|| {
+        format!(
+            "provider binary {}: build it with `cargo build --release -p terraform-provider-liqo`",
+            parsed.provider_bin.display()
+        )
+    })?;
     Ok(parsed)
 }
 
@@ -120,7 +126,10 @@ fn main() -> ExitCode {
 
 /// First run: writes the wrapper into a fresh directory and runs this binary again with the mirror pointed at it.
 fn relaunch_with_wrapper(args: &Args) -> Result<()> {
-    ensure!(Path::new(GNU_TIME).is_file(), "{GNU_TIME} (GNU time) is needed to record the provider's peak RSS; install the `time` package");
+    ensure!(
+        Path::new(GNU_TIME).is_file(),
+        "{GNU_TIME} (GNU time) is needed to record the provider's peak RSS; install the `time` package"
+    );
     let dir = tempfile::Builder::new().prefix("liqo-bench-").tempdir().context("creating the bench directory")?;
     fs::create_dir_all(dir.path().join("rss"))?;
     let wrapper = dir.path().join(WRAPPER);
@@ -165,7 +174,14 @@ struct Report {
 }
 
 impl Report {
-    fn add(&mut self, group: &'static str, metric: impl Into<String>, value: impl Into<String>, goal: &'static str, met: Option<bool>) {
+    fn add(
+        &mut self,
+        group: &'static str,
+        metric: impl Into<String>,
+        value: impl Into<String>,
+        goal: &'static str,
+        met: Option<bool>,
+    ) {
         let figure = Figure { group, metric: metric.into(), value: value.into(), goal, met };
         eprintln!("[bench] {}: {} = {}", figure.group, figure.metric, figure.value);
         self.figures.push(figure);
@@ -204,14 +220,27 @@ async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
 /// CPU, cores, memory, kernel, CLI version and provider build, for the report header.
 fn machine(args: &Args) -> Result<String> {
     let cpuinfo = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let cpu = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|l| l.trim_start_matches([' ', '\t', ':'])).unwrap_or("?");
+    let cpu = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|l| l.trim_start_matches([' ', '\t', ':']))
+        .unwrap_or("?");
     let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let meminfo = fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let mem_kb: u64 = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap_or(0);
+    let mem_kb: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
     let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let load = load_average();
-    let commit = Command::new("git").args(["rev-parse", "--short", "HEAD"]).current_dir(repository_root()).output().ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
+    let commit = Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .current_dir(repository_root())
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
     Ok(format!(
         "{cpu}, {cores} cores, {:.1} GiB RAM, Linux {}, load average at start {load}; {}; provider {} (release, commit {commit})",
         mem_kb as f64 / 1024.0 / 1024.0,
@@ -261,10 +290,18 @@ fn binary_figures(args: &Args, report: &mut Report) -> Result<()> {
     let _ = child.wait();
     read.context("reading the provider's handshake line")?;
     ensure!(handshake.starts_with("1|6|"), "the provider printed no go-plugin handshake: {handshake:?}");
-    let field = |name: &str| -> Option<u64> { status.lines().find_map(|l| l.strip_prefix(name))?.split_whitespace().next()?.parse().ok() };
+    let field = |name: &str| -> Option<u64> {
+        status.lines().find_map(|l| l.strip_prefix(name))?.split_whitespace().next()?.parse().ok()
+    };
     let rss = field("VmRSS:").context("no VmRSS in /proc/<pid>/status")?;
     let hwm = field("VmHWM:").context("no VmHWM in /proc/<pid>/status")?;
-    report.add("binary", "RSS at idle (after handshake, 1 s)", format!("{:.1} MB (peak {:.1} MB)", rss as f64 / 1024.0, hwm as f64 / 1024.0), "", None);
+    report.add(
+        "binary",
+        "RSS at idle (after handshake, 1 s)",
+        format!("{:.1} MB (peak {:.1} MB)", rss as f64 / 1024.0, hwm as f64 / 1024.0),
+        "",
+        None,
+    );
     Ok(())
 }
 
@@ -292,9 +329,25 @@ async fn plan_overhead(args: &Args, ground: &Ground, wrapper_dir: &Path, report:
     let (b, o) = (median(&base), median(&ours));
     let overhead = o.saturating_sub(b);
     report.add("overhead", format!("`{} plan`, no provider (median of {})", args.cli, base.len()), ms(b), "", None);
-    report.add("overhead", format!("`{} plan`, 1 `liqo_cluster` data source (median of {})", args.cli, ours.len()), ms(o), "", None);
-    report.add("overhead", "provider overhead (difference of medians)", format!("+{} ({:.2}×)", ms(overhead), ratio(o, b)), "≤ +40 ms", Some(overhead <= Duration::from_millis(40)));
-    report.notes.push(format!("overhead runs (ms), no provider: {}; with provider: {}", list_ms(&base), list_ms(&ours)));
+    report.add(
+        "overhead",
+        format!("`{} plan`, 1 `liqo_cluster` data source (median of {})", args.cli, ours.len()),
+        ms(o),
+        "",
+        None,
+    );
+    report.add(
+        "overhead",
+        "provider overhead (difference of medians)",
+        format!("+{} ({:.2}×)", ms(overhead), ratio(o, b)),
+        "≤ +40 ms",
+        Some(overhead <= Duration::from_millis(40)),
+    );
+    report.notes.push(format!(
+        "overhead runs (ms), no provider: {}; with provider: {}",
+        list_ms(&base),
+        list_ms(&ours)
+    ));
 
     // The wrapper adds one /bin/sh start to every provider process of the bench; measured so it can be discounted.
     let wrapper = wrapper_dir.join(WRAPPER);
@@ -335,7 +388,13 @@ fn time_process(mut command: Command) -> Result<Duration> {
     let elapsed = started.elapsed();
     let is_plan = command.get_args().next().is_some_and(|a| a == "plan");
     if is_plan && !output.status.success() {
-        bail!("{:?} failed ({}):\n{}{}", command, output.status, String::from_utf8_lossy(&output.stderr), String::from_utf8_lossy(&output.stdout));
+        bail!(
+            "{:?} failed ({}):\n{}{}",
+            command,
+            output.status,
+            String::from_utf8_lossy(&output.stderr),
+            String::from_utf8_lossy(&output.stdout)
+        );
     }
     Ok(elapsed)
 }
@@ -365,11 +424,16 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
     for run in 0..args.status_runs {
         let offset = fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
         let applied = work.apply_with(&["-json", "-var", "on=true"]).await?;
-        let complete = apply_complete(&applied.stdout, "liqo_gateway.server[0]")
-            .with_context(|| format!("run {run}: no apply_complete for liqo_gateway.server[0] in the -json output:\n{}", applied.stdout))?;
+        let complete = apply_complete(&applied.stdout, "liqo_gateway.server[0]").with_context(|| {
+            format!("run {run}: no apply_complete for liqo_gateway.server[0] in the -json output:\n{}", applied.stdout)
+        })?;
         let new_lines = read_from(&log, offset)?;
-        let flip = first_endpoint_write(&new_lines, MILAN)
-            .with_context(|| format!("run {run}: the simulator log {} has no GatewayServer endpoint write for {MILAN} since the apply began", log.display()))?;
+        let flip = first_endpoint_write(&new_lines, MILAN).with_context(|| {
+            format!(
+                "run {run}: the simulator log {} has no GatewayServer endpoint write for {MILAN} since the apply began",
+                log.display()
+            )
+        })?;
         latencies.push(since_midnight_ms(complete) - flip);
         work.apply_with(&["-var", "on=false"]).await?;
     }
@@ -379,8 +443,20 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
     latencies.sort_unstable();
     let p50 = percentile(&latencies, 0.50);
     let p99 = percentile(&latencies, 0.99);
-    report.add("status wait", format!("status flip → apply step returns, p50 (n={})", latencies.len()), format!("{p50} ms"), "≤ 50 ms", Some(p50 <= 50));
-    report.add("status wait", format!("status flip → apply step returns, p99 (n={})", latencies.len()), format!("{p99} ms"), "≤ 250 ms", Some(p99 <= 250));
+    report.add(
+        "status wait",
+        format!("status flip → apply step returns, p50 (n={})", latencies.len()),
+        format!("{p50} ms"),
+        "≤ 50 ms",
+        Some(p50 <= 50),
+    );
+    report.add(
+        "status wait",
+        format!("status flip → apply step returns, p99 (n={})", latencies.len()),
+        format!("{p99} ms"),
+        "≤ 250 ms",
+        Some(p99 <= 250),
+    );
     report.notes.push(format!(
         "status-wait samples (ms, sorted; status-delay-ms={}): {:?}; flip instant = the simulator's log line after the \
          API server acknowledged the status write (ms resolution), end = `apply_complete` in the CLI's -json output",
@@ -518,10 +594,22 @@ async fn full_peering(args: &Args, ground: &Ground, recorder: &RssRecorder, repo
         report.notes.push(format!("full peering FAILED after {} apply/destroy cycle(s): {err:#}", destroys.len()));
     }
     if !applies.is_empty() {
-        report.add("peering", format!("full peering apply, median of {}", applies.len()), secs(median(&applies)), "", None);
+        report.add(
+            "peering",
+            format!("full peering apply, median of {}", applies.len()),
+            secs(median(&applies)),
+            "",
+            None,
+        );
     }
     if !destroys.is_empty() {
-        report.add("peering", format!("full peering destroy, median of {}", destroys.len()), secs(median(&destroys)), "", None);
+        report.add(
+            "peering",
+            format!("full peering destroy, median of {}", destroys.len()),
+            secs(median(&destroys)),
+            "",
+            None,
+        );
         let cycles: Vec<Duration> = applies.iter().zip(&destroys).map(|(a, d)| *a + *d).collect();
         report.add("peering", "apply + destroy, median", secs(median(&cycles)), "≤ 0.25× kubernetes_manifest", None);
         report.notes.push(format!("peering runs (s): apply {}; destroy {}", list_secs(&applies), list_secs(&destroys)));
@@ -536,7 +624,9 @@ async fn full_peering(args: &Args, ground: &Ground, recorder: &RssRecorder, repo
             Some(*max <= 50 * 1024),
         );
         if unclean > 0 {
-            report.notes.push(format!("{unclean} provider process(es) did not exit 0 (see GNU time's line in the rss files)"));
+            report
+                .notes
+                .push(format!("{unclean} provider process(es) did not exit 0 (see GNU time's line in the rss files)"));
         }
     }
     Ok(())
@@ -619,7 +709,9 @@ mod tests {
     #[test]
     fn ranks_resources_by_the_duration_of_their_apply_step() {
         let line = |kind: &str, addr: &str, at: &str| {
-            format!(r#"{{"@timestamp":"2026-01-01T10:00:{at}Z","type":"{kind}","hook":{{"resource":{{"addr":"{addr}"}}}}}}"#)
+            format!(
+                r#"{{"@timestamp":"2026-01-01T10:00:{at}Z","type":"{kind}","hook":{{"resource":{{"addr":"{addr}"}}}}}}"#
+            )
         };
         let out = [
             line("apply_start", "liqo_peer.this", "00.000000"),

@@ -15,11 +15,12 @@ use kube::runtime::watcher;
 use kube::{Api, Client, Resource, ResourceExt};
 use liqo_schema::liqo::labels::{self, REMOTE_CLUSTER_ID};
 use liqo_schema::liqo::{
-    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, LiqoCondition, RESOURCE_SLICE_ACCEPTED, RESOURCE_SLICE_AUTHENTICATION_ACCEPTED_REASON,
-    RESOURCE_SLICE_AUTHENTICATION_DENIED_REASON, RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION,
-    RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED, RESOURCE_SLICE_RESOURCES_ACCEPTED_REASON,
-    RESOURCE_SLICE_RESOURCES_DENIED_REASON, ResourceList, ResourceSlice, ResourceSliceStatus, TENANT_CONDITION_ACTIVE,
-    TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED, Tenant, upsert_liqo_condition,
+    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, LiqoCondition, RESOURCE_SLICE_ACCEPTED,
+    RESOURCE_SLICE_AUTHENTICATION_ACCEPTED_REASON, RESOURCE_SLICE_AUTHENTICATION_DENIED_REASON,
+    RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION, RESOURCE_SLICE_CONDITION_RESOURCES,
+    RESOURCE_SLICE_DENIED, RESOURCE_SLICE_RESOURCES_ACCEPTED_REASON, RESOURCE_SLICE_RESOURCES_DENIED_REASON,
+    ResourceList, ResourceSlice, ResourceSliceStatus, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED,
+    TENANT_CONDITION_DRAINED, Tenant, upsert_liqo_condition,
 };
 use serde_json::json;
 
@@ -93,7 +94,9 @@ async fn check_tenant_namespace(ctx: &Ctx, ns: &str, consumer: &str) -> Result<R
     let api: Api<Namespace> = Api::all(ctx.cluster.client.clone());
     let namespace = api.get(ns).await.with_context(|| format!("reading Namespace {ns}"))?;
     Ok(match (label(&namespace, labels::TENANT_NAMESPACE), label(&namespace, REMOTE_CLUSTER_ID)) {
-        (None | Some("false"), _) => Err(format!("namespace {ns} is not a tenant namespace (label {} missing)", labels::TENANT_NAMESPACE)),
+        (None | Some("false"), _) => {
+            Err(format!("namespace {ns} is not a tenant namespace (label {} missing)", labels::TENANT_NAMESPACE))
+        }
         (_, id) if id != Some(consumer) => Err(format!(
             "namespace {ns} is the tenant namespace of {:?}, not of consumer {consumer} (label {REMOTE_CLUSTER_ID})",
             id.unwrap_or("nobody")
@@ -130,19 +133,21 @@ struct Replication {
 /// Finds the unique control-plane Secret for `provider` in `ns`. `Ok(Err(problem))` when there is none usable.
 async fn replication(ctx: &Ctx, ns: &str, provider: &str) -> Result<Result<Replication, String>> {
     let api: Api<Secret> = Api::namespaced(ctx.cluster.client.clone(), ns);
-    let selector = format!(
-        "{}={},{REMOTE_CLUSTER_ID}={provider}",
-        labels::IDENTITY_TYPE,
-        labels::IDENTITY_TYPE_CONTROL_PLANE
-    );
-    let mut secrets = api.list(&ListParams::default().labels(&selector)).await.context("listing control-plane Secrets")?.items;
+    let selector =
+        format!("{}={},{REMOTE_CLUSTER_ID}={provider}", labels::IDENTITY_TYPE, labels::IDENTITY_TYPE_CONTROL_PLANE);
+    let mut secrets =
+        api.list(&ListParams::default().labels(&selector)).await.context("listing control-plane Secrets")?.items;
     let secret = match secrets.len() {
         1 => secrets.pop().expect("one Secret"),
         0 => return Ok(Err(format!("no Secret labelled {selector} in namespace {ns}: nothing to replicate with"))),
         n => return Ok(Err(format!("{n} Secrets labelled {selector} in namespace {ns}; Liqo needs exactly one"))),
     };
     let Some(target_namespace) = annotation(&secret, labels::REMOTE_TENANT_NAMESPACE).map(str::to_owned) else {
-        return Ok(Err(format!("Secret {ns}/{} lacks annotation {}", secret.name_any(), labels::REMOTE_TENANT_NAMESPACE)));
+        return Ok(Err(format!(
+            "Secret {ns}/{} lacks annotation {}",
+            secret.name_any(),
+            labels::REMOTE_TENANT_NAMESPACE
+        )));
     };
     let Some(kubeconfig) = secret.data.as_ref().and_then(|d| d.get(labels::KUBECONFIG_KEY)) else {
         return Ok(Err(format!("Secret {ns}/{} has no data.{}", secret.name_any(), labels::KUBECONFIG_KEY)));
@@ -192,24 +197,32 @@ async fn replicate_local_slice(ctx: &Ctx, rs: &ResourceSlice) -> Result<Action> 
         match ops::delete_and_check(&remote, &rs.name_any()).await {
             Ok(true) => {
                 ops::remove_finalizer(&api, rs, labels::CRD_REPLICATOR_RESOURCE_FINALIZER).await?;
-                log_line!(cluster.name, "{}: provider copy gone; released finalizer {}", describe(rs), labels::CRD_REPLICATOR_RESOURCE_FINALIZER);
+                log_line!(
+                    cluster.name,
+                    "{}: provider copy gone; released finalizer {}",
+                    describe(rs),
+                    labels::CRD_REPLICATOR_RESOURCE_FINALIZER
+                );
                 Ok(Action::await_change())
             }
             Ok(false) => Ok(Action::requeue(GONE_RETRY)),
             Err(err) => {
-                let note = format!("deleting the provider's copy in namespace {}: {err:#}", replication.target_namespace);
+                let note =
+                    format!("deleting the provider's copy in namespace {}: {err:#}", replication.target_namespace);
                 cluster.events.warning(&regarding, "ReplicationFailed", &note).await;
                 Ok(Action::requeue(REMOTE_RETRY))
             }
         }
     } else {
         let Some(provider) = provider else {
-            let note = format!("no spec.providerClusterID and no label {}: the slice names no provider", labels::REMOTE_ID);
+            let note =
+                format!("no spec.providerClusterID and no label {}: the slice names no provider", labels::REMOTE_ID);
             cluster.events.warning(&regarding, "InvalidResourceSlice", &note).await;
             return Ok(Action::await_change());
         };
         let mut rs = rs.clone();
-        if rs.spec.consumer_cluster_id.as_deref() != Some(cluster.id.as_str()) || rs.spec.provider_cluster_id.is_none() {
+        if rs.spec.consumer_cluster_id.as_deref() != Some(cluster.id.as_str()) || rs.spec.provider_cluster_id.is_none()
+        {
             // Liqo's consumer controller fills both IDs by Update; peering tools must not own them.
             let patch = json!({"spec": {"consumerClusterID": cluster.id, "providerClusterID": provider}});
             rs = ops::merge_patch(&api, &rs, patch).await?;
@@ -245,7 +258,12 @@ async fn replicate_local_slice(ctx: &Ctx, rs: &ResourceSlice) -> Result<Action> 
         let remote_status = ops::status_json(copy.status.as_ref());
         if remote_status != ops::status_json(rs.status.as_ref()) && !remote_status.is_null() {
             ops::apply_status(cluster, &api, &rs, remote_status).await?;
-            log_line!(cluster.name, "{}: status copied from {provider}: {}", describe(&rs), summary(copy.status.as_ref()));
+            log_line!(
+                cluster.name,
+                "{}: status copied from {provider}: {}",
+                describe(&rs),
+                summary(copy.status.as_ref())
+            );
         }
         virtual_node::ensure_for_slice(ctx, &rs, copy.status.as_ref()).await?;
         Ok(Action::await_change())
@@ -289,32 +307,47 @@ async fn approve_replicated_slice(ctx: &Ctx, rs: &ResourceSlice) -> Result<Actio
     let ns = rs.namespace().unwrap_or_default();
     let api: Api<ResourceSlice> = Api::namespaced(cluster.client.clone(), &ns);
     let regarding = rs.object_ref(&());
-    let Some(consumer) = label(rs, labels::ORIGIN_ID).or(rs.spec.consumer_cluster_id.as_deref()).map(str::to_owned) else {
+    let Some(consumer) = label(rs, labels::ORIGIN_ID).or(rs.spec.consumer_cluster_id.as_deref()).map(str::to_owned)
+    else {
         cluster.events.warning(&regarding, "InvalidResourceSlice", "the replicated slice names no consumer").await;
         return Ok(Action::await_change());
     };
     let mut conditions = rs.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
-    let previously_accepted = rs.status.as_ref().and_then(|s| s.condition(RESOURCE_SLICE_CONDITION_RESOURCES)).map(|c| c.status.as_str())
-        == Some(RESOURCE_SLICE_ACCEPTED);
+    let previously_accepted =
+        rs.status.as_ref().and_then(|s| s.condition(RESOURCE_SLICE_CONDITION_RESOURCES)).map(|c| c.status.as_str())
+            == Some(RESOURCE_SLICE_ACCEPTED);
 
     if let Err(problem) = check_tenant_namespace(ctx, &ns, &consumer).await? {
-        upsert_liqo_condition(&mut conditions, condition(RESOURCE_SLICE_CONDITION_AUTHENTICATION, RESOURCE_SLICE_DENIED, RESOURCE_SLICE_AUTHENTICATION_DENIED_REASON, &problem));
+        upsert_liqo_condition(
+            &mut conditions,
+            condition(
+                RESOURCE_SLICE_CONDITION_AUTHENTICATION,
+                RESOURCE_SLICE_DENIED,
+                RESOURCE_SLICE_AUTHENTICATION_DENIED_REASON,
+                &problem,
+            ),
+        );
         return write_slice_status(ctx, &api, rs, conditions, None).await;
     }
     let tenants: Api<Tenant> = Api::namespaced(cluster.client.clone(), &ns);
-    let tenant = tenants
-        .list(&ListParams::default())
-        .await
-        .context("listing Tenants")?
-        .items
-        .into_iter()
-        .find(|t| t.spec.cluster_id.as_deref() == Some(consumer.as_str()) || label(t, REMOTE_CLUSTER_ID) == Some(consumer.as_str()));
+    let tenant = tenants.list(&ListParams::default()).await.context("listing Tenants")?.items.into_iter().find(|t| {
+        t.spec.cluster_id.as_deref() == Some(consumer.as_str())
+            || label(t, REMOTE_CLUSTER_ID) == Some(consumer.as_str())
+    });
     let Some(tenant) = tenant else {
         let note = format!("no Tenant for consumer {consumer} in namespace {ns}; the slice waits for it");
         cluster.events.warning(&regarding, "TenantNotFound", &note).await;
         return Ok(Action::await_change());
     };
-    upsert_liqo_condition(&mut conditions, condition(RESOURCE_SLICE_CONDITION_AUTHENTICATION, RESOURCE_SLICE_ACCEPTED, RESOURCE_SLICE_AUTHENTICATION_ACCEPTED_REASON, "the consumer is authenticated"));
+    upsert_liqo_condition(
+        &mut conditions,
+        condition(
+            RESOURCE_SLICE_CONDITION_AUTHENTICATION,
+            RESOURCE_SLICE_ACCEPTED,
+            RESOURCE_SLICE_AUTHENTICATION_ACCEPTED_REASON,
+            "the consumer is authenticated",
+        ),
+    );
 
     let tenant_condition = tenant.spec.tenant_condition.clone().unwrap_or_else(|| TENANT_CONDITION_ACTIVE.into());
     let cordoned = tenant_condition == TENANT_CONDITION_CORDONED || tenant_condition == TENANT_CONDITION_DRAINED;
@@ -343,11 +376,27 @@ async fn approve_replicated_slice(ctx: &Ctx, rs: &ResourceSlice) -> Result<Actio
     };
     let resources = match &denial {
         Some(message) => {
-            upsert_liqo_condition(&mut conditions, condition(RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED, RESOURCE_SLICE_RESOURCES_DENIED_REASON, message));
+            upsert_liqo_condition(
+                &mut conditions,
+                condition(
+                    RESOURCE_SLICE_CONDITION_RESOURCES,
+                    RESOURCE_SLICE_DENIED,
+                    RESOURCE_SLICE_RESOURCES_DENIED_REASON,
+                    message,
+                ),
+            );
             None
         }
         None => {
-            upsert_liqo_condition(&mut conditions, condition(RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_ACCEPTED, RESOURCE_SLICE_RESOURCES_ACCEPTED_REASON, "the requested resources are granted"));
+            upsert_liqo_condition(
+                &mut conditions,
+                condition(
+                    RESOURCE_SLICE_CONDITION_RESOURCES,
+                    RESOURCE_SLICE_ACCEPTED,
+                    RESOURCE_SLICE_RESOURCES_ACCEPTED_REASON,
+                    "the requested resources are granted",
+                ),
+            );
             Some(granted(rs.spec.resources.as_ref()))
         }
     };
@@ -360,7 +409,9 @@ fn condition(type_: &str, status: &str, reason: &str, message: &str) -> LiqoCond
         status: status.into(),
         reason: Some(reason.into()),
         message: Some(message.into()),
-        last_transition_time: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now())),
+        last_transition_time: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+            k8s_openapi::jiff::Timestamp::now(),
+        )),
     }
 }
 
@@ -394,8 +445,9 @@ async fn write_slice_status(
 
 pub async fn control_plane_secrets(ctx: Arc<Ctx>) {
     let selector = format!("{}={}", labels::IDENTITY_TYPE, labels::IDENTITY_TYPE_CONTROL_PLANE);
-    let controller = Controller::new(Api::<Secret>::all(ctx.cluster.client.clone()), watcher::Config::default().labels(&selector))
-        .reconcile_all_on(ctx.cluster.subscribe(Topic::Authentication));
+    let controller =
+        Controller::new(Api::<Secret>::all(ctx.cluster.client.clone()), watcher::Config::default().labels(&selector))
+            .reconcile_all_on(ctx.cluster.subscribe(Topic::Authentication));
     drive(ctx, controller, reconcile_control_plane_secret).await
 }
 
@@ -413,7 +465,10 @@ async fn reconcile_control_plane_secret(secret: Arc<Secret>, ctx: Arc<Ctx>) -> R
     };
     if !is_deleting(&*secret) {
         if annotation(&*secret, labels::REMOTE_TENANT_NAMESPACE).is_none() {
-            let note = format!("missing annotation {}: the crd-replicator refuses this Secret", labels::REMOTE_TENANT_NAMESPACE);
+            let note = format!(
+                "missing annotation {}: the crd-replicator refuses this Secret",
+                labels::REMOTE_TENANT_NAMESPACE
+            );
             cluster.events.warning(&secret.object_ref(&()), "InvalidSecret", &note).await;
             return Ok(Action::await_change());
         }
@@ -428,7 +483,12 @@ async fn reconcile_control_plane_secret(secret: Arc<Secret>, ctx: Arc<Ctx>) -> R
     let selector = format!("{}={},{}={provider}", labels::REPLICATION, labels::TRUE, labels::REMOTE_ID);
     let local = slices.list(&ListParams::default().labels(&selector)).await.context("listing local ResourceSlices")?;
     if !local.items.is_empty() {
-        log_line!(cluster.name, "{}: {} replicated ResourceSlice(s) remain; finalizer {finalizer} stays", describe(&*secret), local.items.len());
+        log_line!(
+            cluster.name,
+            "{}: {} replicated ResourceSlice(s) remain; finalizer {finalizer} stays",
+            describe(&*secret),
+            local.items.len()
+        );
         return Ok(Action::requeue(REMOTE_RETRY));
     }
     if let Ok(Ok(replication)) = replication(&ctx, &ns, &provider).await {
@@ -436,13 +496,22 @@ async fn reconcile_control_plane_secret(secret: Arc<Secret>, ctx: Arc<Ctx>) -> R
         let mine = ListParams::default().labels(&format!("{}={}", labels::ORIGIN_ID, cluster.id));
         match remote.list(&mine).await {
             Ok(list) if !list.items.is_empty() => {
-                log_line!(cluster.name, "{}: {} copies remain on {provider}; finalizer {finalizer} stays", describe(&*secret), list.items.len());
+                log_line!(
+                    cluster.name,
+                    "{}: {} copies remain on {provider}; finalizer {finalizer} stays",
+                    describe(&*secret),
+                    list.items.len()
+                );
                 return Ok(Action::requeue(GONE_RETRY));
             }
             Ok(_) => {}
             // Liqo tolerates a provider that refuses or cannot be reached here.
             Err(err) if !is_not_found(&err) => {
-                log_line!(cluster.name, "{}: cannot list copies on {provider} ({err}); releasing anyway", describe(&*secret));
+                log_line!(
+                    cluster.name,
+                    "{}: cannot list copies on {provider} ({err}); releasing anyway",
+                    describe(&*secret)
+                );
             }
             Err(_) => {}
         }
@@ -458,7 +527,10 @@ mod tests {
 
     #[test]
     fn grants_defaults_for_missing_standard_resources() {
-        let requested: ResourceList = BTreeMap::from([("cpu".to_owned(), Quantity("2".into())), ("nvidia.com/gpu".to_owned(), Quantity("1".into()))]);
+        let requested: ResourceList = BTreeMap::from([
+            ("cpu".to_owned(), Quantity("2".into())),
+            ("nvidia.com/gpu".to_owned(), Quantity("1".into())),
+        ]);
         let granted = granted(Some(&requested));
         assert_eq!(granted["cpu"], Quantity("2".into()));
         assert_eq!(granted["memory"], Quantity("8Gi".into()));

@@ -54,7 +54,11 @@ impl World {
                 .with_context(|| format!("cluster {}: connecting with {}", sim.name, sim.kubeconfig.display()))?;
             let id = read_cluster_id(&sim.name, &client).await?;
             if let Some(other) = clusters.iter().find(|c| c.id == id) {
-                bail!("clusters {} and {} have the same Liqo cluster ID {id}; each cluster needs its own", other.name, sim.name);
+                bail!(
+                    "clusters {} and {} have the same Liqo cluster ID {id}; each cluster needs its own",
+                    other.name,
+                    sim.name
+                );
             }
             clusters.push(Arc::new(Cluster::new(sim.name.clone(), id, client)));
         }

@@ -82,7 +82,10 @@ pub async fn watch_faults(cluster: Arc<Cluster>) {
             Ok(watcher::Event::InitDone) if listed => continue,
             Ok(watcher::Event::InitDone) => BTreeMap::new(),
             Err(err) => {
-                log_line!(cluster.name, "watching ConfigMap {DEFAULT_LIQO_NAMESPACE}/{FAULTS_CONFIGMAP}: {err}; retrying");
+                log_line!(
+                    cluster.name,
+                    "watching ConfigMap {DEFAULT_LIQO_NAMESPACE}/{FAULTS_CONFIGMAP}: {err}; retrying"
+                );
                 continue;
             }
         };

@@ -15,7 +15,7 @@ use liqo_schema::liqo::core as fc;
 use liqo_schema::liqo::labels::{self, REMOTE_CLUSTER_ID};
 use liqo_schema::liqo::{
     CONNECTION_CONNECTED, CONNECTION_CONNECTING, Configuration, Connection, ForeignCluster, ForeignClusterSpec,
-    ForeignClusterStatus, GatewayClient, GatewayServer, LiqoCondition, Module, Modules, TenantNamespaces, Tenant,
+    ForeignClusterStatus, GatewayClient, GatewayServer, LiqoCondition, Module, Modules, Tenant, TenantNamespaces,
     VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_RUNNING, VirtualNode, upsert_liqo_condition,
 };
 use serde::de::DeserializeOwned;
@@ -63,7 +63,11 @@ where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
 {
     let api: Api<K> = Api::all(ctx.cluster.client.clone());
-    Ok(api.list(&ListParams::default().labels(selector)).await.with_context(|| format!("listing {}", K::plural(&())))?.items)
+    Ok(api
+        .list(&ListParams::default().labels(selector))
+        .await
+        .with_context(|| format!("listing {}", K::plural(&())))?
+        .items)
 }
 
 fn of_peer<'a, K: Resource>(items: &'a [K], peer: &str) -> Vec<&'a K> {
@@ -71,7 +75,8 @@ fn of_peer<'a, K: Resource>(items: &'a [K], peer: &str) -> Vec<&'a K> {
 }
 
 async fn sync(ctx: &Ctx) -> Result<()> {
-    let control_plane = format!("{},{}={}", REMOTE_CLUSTER_ID, labels::IDENTITY_TYPE, labels::IDENTITY_TYPE_CONTROL_PLANE);
+    let control_plane =
+        format!("{},{}={}", REMOTE_CLUSTER_ID, labels::IDENTITY_TYPE, labels::IDENTITY_TYPE_CONTROL_PLANE);
     let peering = Peering {
         configurations: list(ctx, REMOTE_CLUSTER_ID).await?,
         servers: list(ctx, REMOTE_CLUSTER_ID).await?,
@@ -122,21 +127,32 @@ async fn sync(ctx: &Ctx) -> Result<()> {
 }
 
 /// Appends a condition, keeping the previous transition time when the status is unchanged.
-fn push(list: &mut Vec<LiqoCondition>, previous: Option<&Vec<LiqoCondition>>, type_: &str, status: &str, message: String) {
+fn push(
+    list: &mut Vec<LiqoCondition>,
+    previous: Option<&Vec<LiqoCondition>>,
+    type_: &str,
+    status: &str,
+    message: String,
+) {
     let mut merged = previous.cloned().unwrap_or_default();
-    upsert_liqo_condition(&mut merged, LiqoCondition {
-        type_: type_.into(),
-        status: status.into(),
-        reason: Some(type_.into()),
-        message: Some(message),
-        last_transition_time: Some(Time(k8s_openapi::jiff::Timestamp::now())),
-    });
+    upsert_liqo_condition(
+        &mut merged,
+        LiqoCondition {
+            type_: type_.into(),
+            status: status.into(),
+            reason: Some(type_.into()),
+            message: Some(message),
+            last_transition_time: Some(Time(k8s_openapi::jiff::Timestamp::now())),
+        },
+    );
     list.push(merged.into_iter().find(|c| c.type_ == type_).expect("just inserted"));
 }
 
 async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCluster) -> ForeignClusterStatus {
     let previous = existing.status.as_ref();
-    let prev_module = |pick: fn(&fc::Modules) -> &Module| previous.and_then(|s| s.modules.as_ref()).map(pick).and_then(|m| m.conditions.as_ref());
+    let prev_module = |pick: fn(&fc::Modules) -> &Module| {
+        previous.and_then(|s| s.modules.as_ref()).map(pick).and_then(|m| m.conditions.as_ref())
+    };
     let ready = |ok: bool| if ok { fc::STATUS_READY } else { fc::STATUS_NOT_READY };
 
     // Networking.
@@ -147,15 +163,33 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
     let prev = prev_module(|m| &m.networking);
     if let Some(conf) = configurations.first() {
         let ok = conf.cidrs_configured();
-        push(&mut networking, prev, fc::NETWORK_CONFIGURATION_STATUS, ready(ok), format!("Configuration {} configured: {ok}", conf.name_any()));
+        push(
+            &mut networking,
+            prev,
+            fc::NETWORK_CONFIGURATION_STATUS,
+            ready(ok),
+            format!("Configuration {} configured: {ok}", conf.name_any()),
+        );
     }
     if let Some(server) = servers.first() {
         let ok = server.status.as_ref().and_then(|s| s.endpoint.as_ref()).is_some_and(|e| e.is_ready());
-        push(&mut networking, prev, fc::NETWORK_GATEWAY_SERVER_STATUS, ready(ok), format!("GatewayServer {} endpoint ready: {ok}", server.name_any()));
+        push(
+            &mut networking,
+            prev,
+            fc::NETWORK_GATEWAY_SERVER_STATUS,
+            ready(ok),
+            format!("GatewayServer {} endpoint ready: {ok}", server.name_any()),
+        );
     }
     if let Some(client) = clients.first() {
         let ok = client.status.as_ref().is_some_and(|s| s.client_ref.is_some());
-        push(&mut networking, prev, fc::NETWORK_GATEWAY_CLIENT_STATUS, ready(ok), format!("GatewayClient {} ready: {ok}", client.name_any()));
+        push(
+            &mut networking,
+            prev,
+            fc::NETWORK_GATEWAY_CLIENT_STATUS,
+            ready(ok),
+            format!("GatewayClient {} ready: {ok}", client.name_any()),
+        );
     }
     if !servers.is_empty() || !clients.is_empty() {
         let value = of_peer(&p.connections, peer).first().and_then(|c| c.status.as_ref()?.value.clone());
@@ -165,7 +199,13 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
             Some(_) => fc::STATUS_ERROR,
             None => fc::STATUS_NOT_READY,
         };
-        push(&mut networking, prev, fc::NETWORK_CONNECTION_STATUS, status, format!("Connection {}", value.as_deref().unwrap_or("missing")));
+        push(
+            &mut networking,
+            prev,
+            fc::NETWORK_CONNECTION_STATUS,
+            status,
+            format!("Connection {}", value.as_deref().unwrap_or("missing")),
+        );
     }
 
     // Authentication.
@@ -175,7 +215,13 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
     let prev = prev_module(|m| &m.authentication);
     if let Some(tenant) = tenants.first() {
         let ok = tenant.status.as_ref().and_then(|s| s.tenant_namespace.as_deref()).is_some_and(|n| !n.is_empty());
-        push(&mut authentication, prev, fc::AUTH_TENANT_STATUS, ready(ok), format!("Tenant {} ready: {ok}", tenant.name_any()));
+        push(
+            &mut authentication,
+            prev,
+            fc::AUTH_TENANT_STATUS,
+            ready(ok),
+            format!("Tenant {} ready: {ok}", tenant.name_any()),
+        );
     }
 
     // Offloading.
@@ -186,7 +232,10 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
         let running = virtual_nodes
             .iter()
             .filter(|vn| {
-                vn.status.as_ref().and_then(|s| s.condition(VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET)).map(|c| c.status.as_str())
+                vn.status
+                    .as_ref()
+                    .and_then(|s| s.condition(VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET))
+                    .map(|c| c.status.as_str())
                     == Some(VIRTUAL_NODE_RUNNING)
             })
             .count();
@@ -195,7 +244,10 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
             .filter(|vn| {
                 p.nodes.iter().any(|n| {
                     n.name_any() == vn.name_any()
-                        && n.status.as_ref().and_then(|s| s.conditions.as_ref()).is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+                        && n.status
+                            .as_ref()
+                            .and_then(|s| s.conditions.as_ref())
+                            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
                 })
             })
             .count();
@@ -205,15 +257,28 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
             _ => fc::STATUS_SOME_NOT_READY,
         };
         let total = virtual_nodes.len();
-        push(&mut offloading, prev, fc::OFFLOADING_VIRTUAL_NODE_STATUS, some(running), format!("{running}/{total} virtual nodes running"));
-        push(&mut offloading, prev, fc::OFFLOADING_NODE_STATUS, some(nodes_ready), format!("{nodes_ready}/{total} nodes ready"));
+        push(
+            &mut offloading,
+            prev,
+            fc::OFFLOADING_VIRTUAL_NODE_STATUS,
+            some(running),
+            format!("{running}/{total} virtual nodes running"),
+        );
+        push(
+            &mut offloading,
+            prev,
+            fc::OFFLOADING_NODE_STATUS,
+            some(nodes_ready),
+            format!("{nodes_ready}/{total} nodes ready"),
+        );
     }
 
     // The control-plane Secret gives the provider's API server, checked with the peer's own credentials.
     let mut conditions = Vec::new();
     let mut api_server_url = None;
     if let Some(secret) = secrets.first() {
-        let kubeconfig = secret.data.as_ref().and_then(|d| d.get(labels::KUBECONFIG_KEY)).map(|b| b.0.clone()).unwrap_or_default();
+        let kubeconfig =
+            secret.data.as_ref().and_then(|d| d.get(labels::KUBECONFIG_KEY)).map(|b| b.0.clone()).unwrap_or_default();
         api_server_url = server_of(&kubeconfig);
         let key = format!("{}/{}", secret.namespace().unwrap_or_default(), secret.name_any());
         let (status, message) = match ctx.cluster.remote_client(&key, &kubeconfig).await {
@@ -240,7 +305,10 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
         .or_else(|| tenants.first().and_then(|o| o.namespace()))
         .or_else(|| secrets.first().and_then(|o| o.namespace()));
     let remote_ns = secrets.first().and_then(|s| annotation(*s, labels::REMOTE_TENANT_NAMESPACE)).map(str::to_owned);
-    let module = |enabled: bool, conditions: Vec<LiqoCondition>| Module { enabled, conditions: (!conditions.is_empty()).then_some(conditions) };
+    let module = |enabled: bool, conditions: Vec<LiqoCondition>| Module {
+        enabled,
+        conditions: (!conditions.is_empty()).then_some(conditions),
+    };
     ForeignClusterStatus {
         role: role.into(),
         modules: Some(Modules {
@@ -251,7 +319,8 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
         conditions: (!conditions.is_empty()).then_some(conditions),
         api_server_url,
         foreign_proxy_url: None,
-        tenant_namespace: (local_ns.is_some() || remote_ns.is_some()).then_some(TenantNamespaces { local: local_ns, remote: remote_ns }),
+        tenant_namespace: (local_ns.is_some() || remote_ns.is_some())
+            .then_some(TenantNamespaces { local: local_ns, remote: remote_ns }),
         observed_generation: existing.metadata.generation,
     }
 }

@@ -26,7 +26,8 @@ pub struct Events {
 
 impl Events {
     pub fn new(client: kube::Client, cluster: &str) -> Events {
-        let reporter = Reporter { controller: REPORTING_CONTROLLER.into(), instance: Some(format!("simulated-liqo-{cluster}")) };
+        let reporter =
+            Reporter { controller: REPORTING_CONTROLLER.into(), instance: Some(format!("simulated-liqo-{cluster}")) };
         Events { recorder: Recorder::new(client, reporter), cluster: cluster.into() }
     }
 

@@ -50,7 +50,8 @@ async fn reconcile_configuration(conf: Arc<Configuration>, ctx: Arc<Ctx>) -> Res
         return Ok(Action::await_change());
     }
     if label(&*conf, REMOTE_CLUSTER_ID).is_none() {
-        let note = format!("missing label {REMOTE_CLUSTER_ID}: Liqo ignores this Configuration until it names the peer");
+        let note =
+            format!("missing label {REMOTE_CLUSTER_ID}: Liqo ignores this Configuration until it names the peer");
         cluster.events.warning(&conf.object_ref(&()), "MissingLabel", &note).await;
         return Ok(Action::await_change());
     }
@@ -65,7 +66,8 @@ async fn reconcile_configuration(conf: Arc<Configuration>, ctx: Arc<Ctx>) -> Res
     }
 
     let remote = conf.spec.remote.as_ref().and_then(|r| r.cidr.clone()).unwrap_or_default();
-    let filled = |cidrs: &Option<Vec<String>>| cidrs.as_ref().is_some_and(|v| !v.is_empty() && v.iter().all(|c| !c.is_empty()));
+    let filled =
+        |cidrs: &Option<Vec<String>>| cidrs.as_ref().is_some_and(|v| !v.is_empty() && v.iter().all(|c| !c.is_empty()));
     let configured = filled(&remote.pod) && filled(&remote.external);
     let (status, reason, message) = if configured {
         ("True", "NetworkCIDRsConfigured", "the remote network CIDRs are configured")
@@ -73,14 +75,17 @@ async fn reconcile_configuration(conf: Arc<Configuration>, ctx: Arc<Ctx>) -> Res
         ("False", "NetworkCIDRsNotConfigured", "waiting for spec.remote.cidr.pod and spec.remote.cidr.external")
     };
     let mut conditions = conf.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
-    upsert_condition(&mut conditions, Condition {
-        type_: NETWORK_CIDRS_CONFIGURED.into(),
-        status: status.into(),
-        reason: reason.into(),
-        message: message.into(),
-        observed_generation: conf.metadata.generation,
-        last_transition_time: now(),
-    });
+    upsert_condition(
+        &mut conditions,
+        Condition {
+            type_: NETWORK_CIDRS_CONFIGURED.into(),
+            status: status.into(),
+            reason: reason.into(),
+            message: message.into(),
+            observed_generation: conf.metadata.generation,
+            last_transition_time: now(),
+        },
+    );
     let desired = ConfigurationStatus {
         remote: configured.then_some(ClusterConfig { cidr: Some(remote) }),
         conditions: Some(conditions),
@@ -105,7 +110,8 @@ async fn own_cidrs(ctx: &Ctx) -> Result<Option<ClusterConfigCidr>> {
             .collect()
     };
     let (pod, external) = (of_type(labels::NETWORK_TYPE_POD_CIDR), of_type(labels::NETWORK_TYPE_EXTERNAL_CIDR));
-    Ok((!pod.is_empty() && !external.is_empty()).then_some(ClusterConfigCidr { pod: Some(pod), external: Some(external) }))
+    Ok((!pod.is_empty() && !external.is_empty())
+        .then_some(ClusterConfigCidr { pod: Some(pod), external: Some(external) }))
 }
 
 fn upsert_condition(conditions: &mut Vec<Condition>, mut new: Condition) {
@@ -156,7 +162,11 @@ struct Gateway {
 }
 
 impl Gateway {
-    fn of<K: Resource<DynamicType = ()>>(gw: &K, role: &'static str, secret_ref: Option<&SecretReference>) -> Option<Gateway> {
+    fn of<K: Resource<DynamicType = ()>>(
+        gw: &K,
+        role: &'static str,
+        secret_ref: Option<&SecretReference>,
+    ) -> Option<Gateway> {
         Some(Gateway {
             role,
             namespace: gw.namespace()?,
@@ -264,8 +274,11 @@ async fn reconcile_client(gc: Arc<GatewayClient>, ctx: Arc<Ctx>) -> Result<Actio
         ops::apply_status(&ctx.cluster, &api, &wg, wg_status).await?;
     }
 
-    let desired =
-        GatewayClientStatus { client_ref: Some(wg.object_ref(&())), secret_ref: Some(secret_ref), internal_endpoint: None };
+    let desired = GatewayClientStatus {
+        client_ref: Some(wg.object_ref(&())),
+        secret_ref: Some(secret_ref),
+        internal_endpoint: None,
+    };
     let gc_api: Api<GatewayClient> = Api::namespaced(ctx.cluster.client.clone(), &gw.namespace);
     if ops::status_json(gc.status.as_ref()) != serde_json::to_value(&desired)? {
         ops::apply_status(&ctx.cluster, &gc_api, &*gc, serde_json::to_value(&desired)?).await?;
@@ -322,7 +335,8 @@ async fn resolve_key_secret(ctx: &Ctx, gw: &Gateway) -> Result<Option<Secret>> {
     let api: Api<Secret> = Api::namespaced(ctx.cluster.client.clone(), &gw.namespace);
     match &gw.secret_ref {
         Some(name) => {
-            let Some(secret) = api.get_opt(name).await.with_context(|| format!("reading Secret {}/{name}", gw.namespace))?
+            let Some(secret) =
+                api.get_opt(name).await.with_context(|| format!("reading Secret {}/{name}", gw.namespace))?
             else {
                 let note = format!("key Secret {}/{name} named in spec.secretRef does not exist", gw.namespace);
                 events.warning(&gw.regarding, "KeysSecretNotFound", &note).await;
@@ -350,7 +364,8 @@ async fn resolve_key_secret(ctx: &Ctx, gw: &Gateway) -> Result<Option<Secret>> {
                 Some(_) if label(&secret, GATEWAY_RESOURCE) == Some(labels::TRUE) => {}
                 _ => {
                     // Liqo ≥1.0.1 enforces its labels on a referenced Secret.
-                    let patch = json!({"metadata": {"labels": {REMOTE_CLUSTER_ID: gw.peer, GATEWAY_RESOURCE: labels::TRUE}}});
+                    let patch =
+                        json!({"metadata": {"labels": {REMOTE_CLUSTER_ID: gw.peer, GATEWAY_RESOURCE: labels::TRUE}}});
                     ops::merge_patch(&api, &secret, patch).await?;
                     log_line!(ctx.cluster.name, "Secret {}/{name}: added Liqo's gateway labels", gw.namespace);
                 }
@@ -404,7 +419,9 @@ fn server_endpoint(gs: &GatewayServer) -> Result<EndpointStatus, String> {
         "NodePort" => {
             let node_port = match spec.node_port {
                 Some(p) if NODE_PORT_RANGE.contains(&p) => p,
-                Some(p) => return Err(format!("spec.endpoint.nodePort {p} is outside the node port range 30000-32767")),
+                Some(p) => {
+                    return Err(format!("spec.endpoint.nodePort {p} is outside the node port range 30000-32767"));
+                }
                 None => derived_node_port(gs.uid().as_deref().unwrap_or_default()),
             };
             (LOOPBACK.to_owned(), node_port)
@@ -432,23 +449,25 @@ async fn reconcile_connection(ctx: &Ctx, gw: &Gateway, own_secret: &Secret, wg_r
     let client = ctx.cluster.client.clone();
     let api: Api<Connection> = Api::namespaced(client.clone(), &gw.namespace);
     let name = format!("gw-{}", gw.name);
-    let connection = match api.get_opt(&name).await.with_context(|| format!("reading Connection {}/{name}", gw.namespace))? {
-        Some(existing) => existing,
-        None => {
-            if own_public_key(ctx, gw).await?.is_none() {
-                return Ok(Action::await_change());
+    let connection =
+        match api.get_opt(&name).await.with_context(|| format!("reading Connection {}/{name}", gw.namespace))? {
+            Some(existing) => existing,
+            None => {
+                if own_public_key(ctx, gw).await?.is_none() {
+                    return Ok(Action::await_change());
+                }
+                let desired = Connection {
+                    metadata: gw.child_meta(&name),
+                    spec: ConnectionSpec { type_: Some(gw.role.into()), gateway_ref: Some(wg_ref) },
+                    status: None,
+                };
+                ops::create_or_get(&api, &desired).await?
             }
-            let desired = Connection {
-                metadata: gw.child_meta(&name),
-                spec: ConnectionSpec { type_: Some(gw.role.into()), gateway_ref: Some(wg_ref) },
-                status: None,
-            };
-            ops::create_or_get(&api, &desired).await?
-        }
-    };
+        };
     let current = connection.status.as_ref().and_then(|s| s.value.clone());
     let connection = if current.is_none() {
-        let written = ops::apply_status(&ctx.cluster, &api, &connection, json!({"value": CONNECTION_CONNECTING})).await?;
+        let written =
+            ops::apply_status(&ctx.cluster, &api, &connection, json!({"value": CONNECTION_CONNECTING})).await?;
         log_line!(ctx.cluster.name, "{}: {CONNECTION_CONNECTING}", describe(&connection));
         written
     } else {
@@ -489,8 +508,14 @@ async fn verdict(ctx: &Ctx, gw: &Gateway, own_secret: &Secret) -> Result<(&'stat
     };
     // The peer side: its gateway for this cluster, its key Secret and its PublicKey for this cluster.
     let for_me = ListParams::default().labels(&format!("{REMOTE_CLUSTER_ID}={}", me.id));
-    let servers = Api::<GatewayServer>::all(peer.client.clone()).list(&for_me).await.context("listing the peer's GatewayServers")?;
-    let clients = Api::<GatewayClient>::all(peer.client.clone()).list(&for_me).await.context("listing the peer's GatewayClients")?;
+    let servers = Api::<GatewayServer>::all(peer.client.clone())
+        .list(&for_me)
+        .await
+        .context("listing the peer's GatewayServers")?;
+    let clients = Api::<GatewayClient>::all(peer.client.clone())
+        .list(&for_me)
+        .await
+        .context("listing the peer's GatewayClients")?;
     let mut peer_gateways: Vec<(&str, Option<String>, Option<i32>)> = Vec::new();
     for s in &servers.items {
         peer_gateways.push((SERVER, s.namespace(), s.status.as_ref().and_then(|st| st.endpoint.as_ref()?.port)));
@@ -504,7 +529,10 @@ async fn verdict(ctx: &Ctx, gw: &Gateway, own_secret: &Secret) -> Result<(&'stat
         _ => return Ok((CONNECTION_ERROR, format!("cluster {} has several gateways for {}", gw.peer, me.id))),
     };
     if peer_role == gw.role {
-        let why = format!("both {} and {} run a gateway {}; one side must be the server, the other the client", me.id, gw.peer, gw.role);
+        let why = format!(
+            "both {} and {} run a gateway {}; one side must be the server, the other the client",
+            me.id, gw.peer, gw.role
+        );
         return Ok((CONNECTION_ERROR, why));
     }
     if let Some(problem) = port_mismatch(ctx, gw, peer_port).await? {
@@ -513,9 +541,13 @@ async fn verdict(ctx: &Ctx, gw: &Gateway, own_secret: &Secret) -> Result<(&'stat
     let peer_ns = peer_ns.unwrap_or_default();
     let secrets: Api<Secret> = Api::namespaced(peer.client.clone(), &peer_ns);
     let selector = format!("{GATEWAY_RESOURCE}={},{REMOTE_CLUSTER_ID}={}", labels::TRUE, me.id);
-    let peer_secrets = secrets.list(&ListParams::default().labels(&selector)).await.context("listing the peer's key Secrets")?;
+    let peer_secrets =
+        secrets.list(&ListParams::default().labels(&selector)).await.context("listing the peer's key Secrets")?;
     let [peer_secret] = peer_secrets.items.as_slice() else {
-        return Ok((CONNECTION_CONNECTING, format!("waiting for the key Secret of {} in its namespace {peer_ns}", gw.peer)));
+        return Ok((
+            CONNECTION_CONNECTING,
+            format!("waiting for the key Secret of {} in its namespace {peer_ns}", gw.peer),
+        ));
     };
     let peer_keys: Api<PublicKey> = Api::namespaced(peer.client.clone(), &peer_ns);
     let peer_key = peer_keys.list(&for_me).await.context("listing the peer's PublicKeys")?.items.into_iter().next();
@@ -570,24 +602,34 @@ async fn port_mismatch(ctx: &Ctx, gw: &Gateway, peer_port: Option<i32>) -> Resul
 // ---------------------------------------------------------------------------------------------------------------
 
 pub async fn wg_gateway_servers(ctx: Arc<Ctx>) {
-    let controller = Controller::new(Api::<WgGatewayServer>::all(ctx.cluster.client.clone()), watcher::Config::default());
+    let controller =
+        Controller::new(Api::<WgGatewayServer>::all(ctx.cluster.client.clone()), watcher::Config::default());
     drive(ctx, controller, release_wg_finalizer).await
 }
 
 pub async fn wg_gateway_clients(ctx: Arc<Ctx>) {
-    let controller = Controller::new(Api::<WgGatewayClient>::all(ctx.cluster.client.clone()), watcher::Config::default());
+    let controller =
+        Controller::new(Api::<WgGatewayClient>::all(ctx.cluster.client.clone()), watcher::Config::default());
     drive(ctx, controller, release_wg_finalizer).await
 }
 
 /// Liqo removes the gateway's ClusterRoleBinding, then its finalizer; no binding exists on the ground.
 async fn release_wg_finalizer<K>(wg: Arc<K>, ctx: Arc<Ctx>) -> Result<Action>
 where
-    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
 {
     if is_deleting(&*wg) && ops::has_finalizer(&*wg, labels::GATEWAY_CLUSTERROLEBINDING_FINALIZER) {
         let api: Api<K> = Api::namespaced(ctx.cluster.client.clone(), &wg.namespace().unwrap_or_default());
         ops::remove_finalizer(&api, &*wg, labels::GATEWAY_CLUSTERROLEBINDING_FINALIZER).await?;
-        log_line!(ctx.cluster.name, "{}: released finalizer {}", describe(&*wg), labels::GATEWAY_CLUSTERROLEBINDING_FINALIZER);
+        log_line!(
+            ctx.cluster.name,
+            "{}: released finalizer {}",
+            describe(&*wg),
+            labels::GATEWAY_CLUSTERROLEBINDING_FINALIZER
+        );
     }
     Ok(Action::await_change())
 }

@@ -32,8 +32,9 @@ const ORIGIN_NAMESPACE: &str = "liqo-simulator/origin-namespace";
 const RETRY: Duration = Duration::from_millis(200);
 
 pub async fn namespace_offloadings(ctx: Arc<Ctx>) {
-    let controller = Controller::new(Api::<NamespaceOffloading>::all(ctx.cluster.client.clone()), watcher::Config::default())
-        .reconcile_all_on(ctx.cluster.subscribe(Topic::Offloading));
+    let controller =
+        Controller::new(Api::<NamespaceOffloading>::all(ctx.cluster.client.clone()), watcher::Config::default())
+            .reconcile_all_on(ctx.cluster.subscribe(Topic::Offloading));
     drive(ctx, controller, reconcile_offloading).await
 }
 
@@ -50,7 +51,10 @@ async fn reconcile_offloading(nso: Arc<NamespaceOffloading>, ctx: Arc<Ctx>) -> R
     let api: Api<NamespaceOffloading> = Api::namespaced(cluster.client.clone(), &ns);
     let finalizer = labels::NAMESPACE_OFFLOADING_FINALIZER;
     if nso.name_any() != labels::NAMESPACE_OFFLOADING_NAME {
-        let note = format!("a NamespaceOffloading must be named {:?}; Liqo's webhook would reject this one", labels::NAMESPACE_OFFLOADING_NAME);
+        let note = format!(
+            "a NamespaceOffloading must be named {:?}; Liqo's webhook would reject this one",
+            labels::NAMESPACE_OFFLOADING_NAME
+        );
         cluster.events.warning(&nso.object_ref(&()), "InvalidName", &note).await;
         return Ok(Action::await_change());
     }
@@ -70,7 +74,8 @@ async fn reconcile_offloading(nso: Arc<NamespaceOffloading>, ctx: Arc<Ctx>) -> R
         return Ok(Action::await_change());
     }
     let nso = ops::add_finalizer(&api, &*nso, finalizer).await?;
-    let strategy = nso.spec.pod_offloading_strategy.as_deref().unwrap_or(liqo_schema::liqo::POD_OFFLOADING_LOCAL_AND_REMOTE);
+    let strategy =
+        nso.spec.pod_offloading_strategy.as_deref().unwrap_or(liqo_schema::liqo::POD_OFFLOADING_LOCAL_AND_REMOTE);
     set_scheduling_label(&ctx, &ns, strategy != POD_OFFLOADING_LOCAL).await?;
 
     let providers = selected_providers(&ctx, nso.spec.cluster_selector.as_ref()).await?;
@@ -90,7 +95,11 @@ async fn reconcile_offloading(nso: Arc<NamespaceOffloading>, ctx: Arc<Ctx>) -> R
         _ => OFFLOADING_PHASE_IN_PROGRESS,
     };
     write_status(&ctx, &api, &nso, &remote_name, phase, outcomes).await?;
-    Ok(if phase == OFFLOADING_PHASE_IN_PROGRESS || !deselected_gone { Action::requeue(RETRY) } else { Action::await_change() })
+    Ok(if phase == OFFLOADING_PHASE_IN_PROGRESS || !deselected_gone {
+        Action::requeue(RETRY)
+    } else {
+        Action::await_change()
+    })
 }
 
 /// Liqo's naming: DefaultName ⇒ `<ns>-<local cluster ID>`, EnforceSameName ⇒ `<ns>`, SelectedName ⇒ the chosen one.
@@ -127,7 +136,9 @@ fn node_matches(selector: &NodeSelector, node: &Node) -> bool {
         let has_requirements = exprs.clone().next().is_some() || fields.clone().next().is_some();
         has_requirements
             && exprs.clone().all(|r| requirement_matches(r, node.labels().get(&r.key).map(String::as_str)))
-            && fields.clone().all(|r| requirement_matches(r, (r.key == "metadata.name").then_some(node.metadata.name.as_deref()).flatten()))
+            && fields.clone().all(|r| {
+                requirement_matches(r, (r.key == "metadata.name").then_some(node.metadata.name.as_deref()).flatten())
+            })
     };
     selector.node_selector_terms.iter().any(term_matches)
 }
@@ -159,7 +170,11 @@ async fn ensure_remote_namespace(ctx: &Ctx, provider: &str, ns: &str, remote_nam
     }
     let api: Api<Namespace> = Api::all(remote.client.clone());
     let origin = ctx.cluster.id.as_str();
-    let namespace = match api.get_opt(remote_name).await.with_context(|| format!("reading Namespace {remote_name} on {provider}"))? {
+    let namespace = match api
+        .get_opt(remote_name)
+        .await
+        .with_context(|| format!("reading Namespace {remote_name} on {provider}"))?
+    {
         Some(existing) => existing,
         None => {
             let mut annotations = ops::simulated_annotations();
@@ -178,15 +193,21 @@ async fn ensure_remote_namespace(ctx: &Ctx, provider: &str, ns: &str, remote_nam
             created
         }
     };
-    let ours = label(&namespace, OFFLOADED_FROM) == Some(origin) && annotation(&namespace, ORIGIN_NAMESPACE) == Some(ns);
+    let ours =
+        label(&namespace, OFFLOADED_FROM) == Some(origin) && annotation(&namespace, ORIGIN_NAMESPACE) == Some(ns);
     Ok(if !ours {
-        let message = format!("namespace {remote_name} already exists on {provider} and is not the offloaded copy of {ns}");
+        let message =
+            format!("namespace {remote_name} already exists on {provider} and is not the offloaded copy of {ns}");
         RemoteOutcome { ready: false, reason: "CreationFailed", message }
     } else if is_deleting(&namespace) {
         let message = format!("namespace {remote_name} on {provider} is still terminating");
         RemoteOutcome { ready: false, reason: "Creating", message }
     } else {
-        RemoteOutcome { ready: true, reason: "NamespaceCreated", message: format!("namespace {remote_name} exists on {provider}") }
+        RemoteOutcome {
+            ready: true,
+            reason: "NamespaceCreated",
+            message: format!("namespace {remote_name} exists on {provider}"),
+        }
     })
 }
 
@@ -201,7 +222,12 @@ async fn delete_remote_namespaces(ctx: &Ctx, ns: &str, keep: &BTreeSet<String>) 
             all_gone = false;
             if !is_deleting(namespace) {
                 ops::delete_and_check(&api, &namespace.name_any()).await?;
-                log_line!(ctx.cluster.name, "Namespace {} on {}: deleting (namespace {ns} no longer offloaded there)", namespace.name_any(), remote.id);
+                log_line!(
+                    ctx.cluster.name,
+                    "Namespace {} on {}: deleting (namespace {ns} no longer offloaded there)",
+                    namespace.name_any(),
+                    remote.id
+                );
             }
         }
     }
@@ -233,20 +259,26 @@ async fn write_status(
         .into_iter()
         .map(|(provider, outcome)| {
             let mut list = previous.get(&provider).cloned().unwrap_or_default();
-            upsert_liqo_condition(&mut list, LiqoCondition {
-                type_: REMOTE_NAMESPACE_OFFLOADING_REQUIRED.into(),
-                status: "True".into(),
-                reason: Some("ClusterSelected".into()),
-                message: Some("the cluster matches the cluster selector".into()),
-                last_transition_time: Some(now.clone()),
-            });
-            upsert_liqo_condition(&mut list, LiqoCondition {
-                type_: REMOTE_NAMESPACE_READY.into(),
-                status: if outcome.ready { "True" } else { "False" }.into(),
-                reason: Some(outcome.reason.into()),
-                message: Some(outcome.message),
-                last_transition_time: Some(now.clone()),
-            });
+            upsert_liqo_condition(
+                &mut list,
+                LiqoCondition {
+                    type_: REMOTE_NAMESPACE_OFFLOADING_REQUIRED.into(),
+                    status: "True".into(),
+                    reason: Some("ClusterSelected".into()),
+                    message: Some("the cluster matches the cluster selector".into()),
+                    last_transition_time: Some(now.clone()),
+                },
+            );
+            upsert_liqo_condition(
+                &mut list,
+                LiqoCondition {
+                    type_: REMOTE_NAMESPACE_READY.into(),
+                    status: if outcome.ready { "True" } else { "False" }.into(),
+                    reason: Some(outcome.reason.into()),
+                    message: Some(outcome.message),
+                    last_transition_time: Some(now.clone()),
+                },
+            );
             (provider, list)
         })
         .collect();
@@ -299,7 +331,10 @@ mod tests {
         assert!(node_matches(&selector(vec![vec![expr("region", "In", &["north"])]]), &milan));
         assert!(!node_matches(&selector(vec![vec![expr("region", "NotIn", &["north"])]]), &milan));
         assert!(
-            node_matches(&selector(vec![vec![expr("region", "In", &["south"])], vec![expr("region", "Exists", &[])]]), &milan),
+            node_matches(
+                &selector(vec![vec![expr("region", "In", &["south"])], vec![expr("region", "Exists", &[])]]),
+                &milan
+            ),
             "terms are ORed"
         );
         assert!(

@@ -134,9 +134,9 @@ pub fn is_namespace_terminating(err: &kube::Error) -> bool {
 /// Failures every controller working from a cache meets and retries silently: a guarded update that lost a
 /// race with another write (409 Conflict), or a write into a namespace being deleted.
 pub fn is_expected_race(err: &anyhow::Error) -> bool {
-    err.chain().filter_map(|cause| cause.downcast_ref::<kube::Error>()).any(|e| {
-        is_namespace_terminating(e) || matches!(e, kube::Error::Api(status) if status.is_conflict())
-    })
+    err.chain()
+        .filter_map(|cause| cause.downcast_ref::<kube::Error>())
+        .any(|e| is_namespace_terminating(e) || matches!(e, kube::Error::Api(status) if status.is_conflict()))
 }
 
 /// Creates `obj`, or returns the existing object of that name (another reconcile may have won the race).

@@ -143,15 +143,24 @@ async fn reconcile_virtual_node(vn: Arc<VirtualNode>, ctx: Arc<Ctx>) -> Result<A
 }
 
 /// Sets both conditions; returns the VirtualNode as it is now.
-async fn set_conditions(cluster: &Cluster, api: &Api<VirtualNode>, vn: &VirtualNode, kubelet: &str, node: &str) -> Result<VirtualNode> {
+async fn set_conditions(
+    cluster: &Cluster,
+    api: &Api<VirtualNode>,
+    vn: &VirtualNode,
+    kubelet: &str,
+    node: &str,
+) -> Result<VirtualNode> {
     let mut conditions = vn.status.as_ref().and_then(|s| s.conditions.clone()).unwrap_or_default();
     for (type_, status) in [(VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, kubelet), (VIRTUAL_NODE_CONDITION_NODE, node)] {
-        upsert_liqo_condition(&mut conditions, LiqoCondition {
-            type_: type_.into(),
-            status: status.into(),
-            last_transition_time: Some(Time(k8s_openapi::jiff::Timestamp::now())),
-            ..Default::default()
-        });
+        upsert_liqo_condition(
+            &mut conditions,
+            LiqoCondition {
+                type_: type_.into(),
+                status: status.into(),
+                last_transition_time: Some(Time(k8s_openapi::jiff::Timestamp::now())),
+                ..Default::default()
+            },
+        );
     }
     let desired = VirtualNodeStatus { conditions: Some(conditions) };
     if ops::status_json(vn.status.as_ref()) == serde_json::to_value(&desired)? {

@@ -23,17 +23,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use terraform_provider_liqo::provider::LiqoProvider;
 
-const USAGE: &str =
-    "usage: cargo run -q -p terraform-provider-liqo --bin docgen -- [--check | --force]";
+const USAGE: &str = "usage: cargo run -q -p terraform-provider-liqo --bin docgen -- [--check | --force]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mode = match args
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
+    let mode = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] => sync::Mode::Write { force: false },
         ["--force"] => sync::Mode::Write { force: true },
         ["--check"] => sync::Mode::Check,
@@ -43,10 +37,7 @@ fn main() -> ExitCode {
         }
     };
     // The generator always runs through cargo, so the repository root is the parent of this crate's manifest.
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("provider/ has a parent directory")
-        .to_path_buf();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("provider/ has a parent directory").to_path_buf();
     let disk = files::Disk { root: root.clone() };
     let catalog = match pages::Catalog::from_provider(&LiqoProvider::default()) {
         Ok(c) => c,
@@ -189,10 +180,7 @@ mod schema_md {
         } else if a.computed {
             Ok(Group::ReadOnly)
         } else {
-            Err(format!(
-                "attribute `{}` is neither required, optional nor computed; fix its schema",
-                path.join(".")
-            ))
+            Err(format!("attribute `{}` is neither required, optional nor computed; fix its schema", path.join(".")))
         }
     }
 
@@ -205,19 +193,13 @@ mod schema_md {
         b.min_items == 0
             && ((b.block.attributes.is_empty() && b.block.blocks.is_empty())
                 || b.block.attributes.iter().any(|a| a.required || a.optional)
-                || b.block
-                    .blocks
-                    .iter()
-                    .any(|c| block_is_required(c) || block_is_optional(c)))
+                || b.block.blocks.iter().any(|c| block_is_required(c) || block_is_optional(c)))
     }
 
     fn block_is_read_only(b: &NestedBlock) -> bool {
         b.min_items == 0
             && b.max_items == 0
-            && b.block
-                .attributes
-                .iter()
-                .all(|a| a.computed && !a.optional && !a.required)
+            && b.block.attributes.iter().all(|a| a.computed && !a.optional && !a.required)
             && b.block.blocks.iter().all(block_is_read_only)
     }
 
@@ -242,23 +224,10 @@ mod schema_md {
         p
     }
 
-    fn write_block<'a>(
-        out: &mut String,
-        parents: &[String],
-        block: &'a Block,
-        root: bool,
-    ) -> Result<(), String> {
-        let mut children: Vec<(&str, Child<'a>)> = block
-            .attributes
-            .iter()
-            .map(|a| (a.name.as_str(), Child::Attr(a)))
-            .collect();
-        children.extend(
-            block
-                .blocks
-                .iter()
-                .map(|b| (b.type_name.as_str(), Child::Block(b))),
-        );
+    fn write_block<'a>(out: &mut String, parents: &[String], block: &'a Block, root: bool) -> Result<(), String> {
+        let mut children: Vec<(&str, Child<'a>)> =
+            block.attributes.iter().map(|a| (a.name.as_str(), Child::Attr(a))).collect();
+        children.extend(block.blocks.iter().map(|b| (b.type_name.as_str(), Child::Block(b))));
         children.sort_by(|a, b| a.0.cmp(b.0));
         let mut sections = Vec::new();
         for group in GROUPS {
@@ -268,26 +237,11 @@ mod schema_md {
                 match child {
                     Child::Attr(a) => {
                         // Like tfplugindocs: an undescribed top-level `id` is the resource ID, listed as read-only.
-                        let undescribed_id =
-                            root && a.name == "id" && a.description.trim().is_empty();
-                        let g = if undescribed_id {
-                            Group::ReadOnly
-                        } else {
-                            attribute_group(a, &path)?
-                        };
+                        let undescribed_id = root && a.name == "id" && a.description.trim().is_empty();
+                        let g = if undescribed_id { Group::ReadOnly } else { attribute_group(a, &path)? };
                         if g == group {
-                            let description = if undescribed_id {
-                                "The ID of this resource."
-                            } else {
-                                &a.description
-                            };
-                            sections.extend(write_attribute(
-                                &mut lines,
-                                path,
-                                a,
-                                description,
-                                group,
-                            ));
+                            let description = if undescribed_id { "The ID of this resource." } else { &a.description };
+                            sections.extend(write_attribute(&mut lines, path, a, description, group));
                         }
                     }
                     Child::Block(b) => {
@@ -309,11 +263,7 @@ mod schema_md {
 
     fn write_sections(out: &mut String, sections: Vec<Section<'_>>) -> Result<(), String> {
         for s in sections {
-            out.push_str(&format!(
-                "<a id=\"{}\"></a>\n### Nested Schema for `{}`\n\n",
-                s.anchor,
-                s.path.join(".")
-            ));
+            out.push_str(&format!("<a id=\"{}\"></a>\n### Nested Schema for `{}`\n\n", s.anchor, s.path.join(".")));
             match s.content {
                 Content::Block(b) => write_block(out, &s.path, b, false)?,
                 Content::Attributes(attrs) => write_nested_attributes(out, &s.path, attrs)?,
@@ -324,11 +274,7 @@ mod schema_md {
         Ok(())
     }
 
-    fn write_nested_attributes(
-        out: &mut String,
-        parents: &[String],
-        attrs: &[Attribute],
-    ) -> Result<(), String> {
+    fn write_nested_attributes(out: &mut String, parents: &[String], attrs: &[Attribute]) -> Result<(), String> {
         let mut sorted: Vec<&Attribute> = attrs.iter().collect();
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         let mut sections = Vec::new();
@@ -367,12 +313,7 @@ mod schema_md {
             if let Some(inner) = object_fields(ty) {
                 let anchor = format!("nestedobjatt--{}", path.join("--"));
                 out.push_str(&format!(" (see [below for nested schema](#{anchor}))"));
-                sections.push(Section {
-                    anchor,
-                    path,
-                    content: Content::Object(inner),
-                    group,
-                });
+                sections.push(Section { anchor, path, content: Content::Object(inner), group });
             }
             out.push('\n');
         }
@@ -419,22 +360,13 @@ mod schema_md {
         };
         let section = content.map(|content| {
             out.push_str(&format!(" (see [below for nested schema](#{anchor}))"));
-            Section {
-                anchor,
-                path,
-                content,
-                group,
-            }
+            Section { anchor, path, content, group }
         });
         out.push('\n');
         section
     }
 
-    fn write_block_type<'a>(
-        out: &mut String,
-        path: Vec<String>,
-        b: &'a NestedBlock,
-    ) -> Section<'a> {
+    fn write_block_type<'a>(out: &mut String, path: Vec<String>, b: &'a NestedBlock) -> Section<'a> {
         let mut flags = match b.nesting {
             Nesting::Single | Nesting::Group => "Block".to_string(),
             Nesting::List => "Block List".to_string(),
@@ -466,12 +398,7 @@ mod schema_md {
         }
         let anchor = format!("nestedblock--{}", path.join("--"));
         out.push_str(&format!(" (see [below for nested schema](#{anchor}))\n"));
-        Section {
-            anchor,
-            path,
-            content: Content::Block(&b.block),
-            group: Group::Optional,
-        }
+        Section { anchor, path, content: Content::Block(&b.block), group: Group::Optional }
     }
 
     /// The object type an attribute's value holds directly or as collection elements, if any.
@@ -554,11 +481,8 @@ mod template {
                 literal = literal.trim_start();
             }
             let after = &rest[start + 2..];
-            let (trim_before, body_start) = if after.starts_with("- ") || after.starts_with("-\n") {
-                (true, 1)
-            } else {
-                (false, 0)
-            };
+            let (trim_before, body_start) =
+                if after.starts_with("- ") || after.starts_with("-\n") { (true, 1) } else { (false, 0) };
             if trim_before {
                 literal = literal.trim_end();
             }
@@ -674,9 +598,7 @@ mod template {
                     Token::Str(s) => s.clone(),
                     Token::Word(w) if w.starts_with('.') => field(w, ctx)?,
                     Token::Word(w) => {
-                        return Err(format!(
-                            "`{w}` must be a field (`.Name`) or a string literal"
-                        ));
+                        return Err(format!("`{w}` must be a field (`.Name`) or a string literal"));
                     }
                     Token::Pipe => unreachable!("split on pipes"),
                 });
@@ -702,11 +624,7 @@ mod template {
     fn field(name: &str, ctx: &Context) -> Result<String, String> {
         ctx.fields.get(&name[1..]).cloned().ok_or_else(|| {
             let known: Vec<String> = ctx.fields.keys().map(|k| format!(".{k}")).collect();
-            format!(
-                "unknown field `{name}` in {} (available: {})",
-                ctx.kind,
-                known.join(", ")
-            )
+            format!("unknown field `{name}` in {} (available: {})", ctx.kind, known.join(", "))
         })
     }
 
@@ -716,14 +634,12 @@ mod template {
             ("codefile", [lang, path]) => code_file(lang, path, ctx),
             ("trimspace", [s]) => Ok(s.trim().to_string()),
             ("plainmarkdown", [s]) => Ok(plain_markdown(s)),
-            ("prefixlines", [prefix, s]) => Ok(s
-                .lines()
-                .map(|l| format!("{prefix}{l}"))
-                .collect::<Vec<_>>()
-                .join("\n")),
-            ("tffile" | "codefile" | "trimspace" | "plainmarkdown" | "prefixlines", _) => Err(
-                format!("wrong number of arguments ({}) for `{name}`", args.len()),
-            ),
+            ("prefixlines", [prefix, s]) => {
+                Ok(s.lines().map(|l| format!("{prefix}{l}")).collect::<Vec<_>>().join("\n"))
+            }
+            ("tffile" | "codefile" | "trimspace" | "plainmarkdown" | "prefixlines", _) => {
+                Err(format!("wrong number of arguments ({}) for `{name}`", args.len()))
+            }
             _ => Err(format!(
                 "unknown function `{name}` (known: tffile, codefile, trimspace, plainmarkdown, prefixlines)"
             )),
@@ -731,10 +647,7 @@ mod template {
     }
 
     fn code_file(lang: &str, path: &str, ctx: &Context) -> Result<String, String> {
-        let text = ctx
-            .files
-            .read(path)
-            .map_err(|e| format!("cannot read {path}: {e}"))?;
+        let text = ctx.files.read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
         let text = text.trim();
         if text.is_empty() {
             return Err(format!("{path} is empty"));
@@ -752,9 +665,7 @@ mod template {
             if line.trim().is_empty() {
                 continue;
             }
-            let line = ["-> ", "~> ", "!> "]
-                .iter()
-                .fold(line, |l, p| l.strip_prefix(p).unwrap_or(l));
+            let line = ["-> ", "~> ", "!> "].iter().fold(line, |l, p| l.strip_prefix(p).unwrap_or(l));
             lines.push(plain_line(line));
         }
         lines.join("\n")
@@ -778,9 +689,7 @@ mod template {
             if let Some(link) = rest.strip_prefix('[')
                 && let Some((text, url, tail)) = link.find("](").and_then(|mid| {
                     let url_part = &link[mid + 2..];
-                    url_part
-                        .find(')')
-                        .map(|close| (&link[..mid], &url_part[..close], &url_part[close + 1..]))
+                    url_part.find(')').map(|close| (&link[..mid], &url_part[..close], &url_part[close + 1..]))
                 })
             {
                 out.push_str(&plain_line(text));
@@ -819,16 +728,8 @@ mod pages {
 
     impl Catalog {
         pub fn from_provider(p: &dyn Provider) -> Result<Catalog, Vec<String>> {
-            let resources = p
-                .resources()
-                .iter()
-                .map(|r| (r.type_name().to_string(), r.schema()))
-                .collect();
-            let data_sources = p
-                .data_sources()
-                .iter()
-                .map(|d| (d.type_name().to_string(), d.schema()))
-                .collect();
+            let resources = p.resources().iter().map(|r| (r.type_name().to_string(), r.schema())).collect();
+            let data_sources = p.data_sources().iter().map(|d| (d.type_name().to_string(), d.schema())).collect();
             Catalog::new(p.provider_schema(), resources, data_sources)
         }
 
@@ -838,10 +739,7 @@ mod pages {
             mut data_sources: Vec<(String, Schema)>,
         ) -> Result<Catalog, Vec<String>> {
             let mut errors = Vec::new();
-            for (kind, list) in [
-                ("resource", &mut resources),
-                ("data source", &mut data_sources),
-            ] {
+            for (kind, list) in [("resource", &mut resources), ("data source", &mut data_sources)] {
                 list.sort_by(|a, b| a.0.cmp(&b.0));
                 for pair in list.windows(2) {
                     if pair[0].0 == pair[1].0 {
@@ -850,29 +748,16 @@ mod pages {
                 }
                 for (name, _) in list.iter() {
                     if short_name(name).is_none() {
-                        errors.push(format!(
-                            "{kind} type {name} does not start with `{SHORT_NAME}_`"
-                        ));
+                        errors.push(format!("{kind} type {name} does not start with `{SHORT_NAME}_`"));
                     }
                 }
             }
-            if errors.is_empty() {
-                Ok(Catalog {
-                    provider,
-                    resources,
-                    data_sources,
-                })
-            } else {
-                Err(errors)
-            }
+            if errors.is_empty() { Ok(Catalog { provider, resources, data_sources }) } else { Err(errors) }
         }
     }
 
     fn short_name(type_name: &str) -> Option<&str> {
-        type_name
-            .strip_prefix(SHORT_NAME)
-            .and_then(|s| s.strip_prefix('_'))
-            .filter(|s| !s.is_empty())
+        type_name.strip_prefix(SHORT_NAME).and_then(|s| s.strip_prefix('_')).filter(|s| !s.is_empty())
     }
 
     /// A rendered page: its path relative to the repository root and its full text.
@@ -956,10 +841,7 @@ mod pages {
         let mut guides = Vec::new();
         for t in &templates {
             let known = schema_pages.iter().any(|p| &p.template == t);
-            match t
-                .strip_prefix("docs/templates/guides/")
-                .and_then(|g| g.strip_suffix(".md.tmpl"))
-            {
+            match t.strip_prefix("docs/templates/guides/").and_then(|g| g.strip_suffix(".md.tmpl")) {
                 Some(guide) if !guide.contains('/') && !guide.is_empty() => {
                     guides.push((t.clone(), format!("docs/guides/{guide}.md")))
                 }
@@ -976,29 +858,18 @@ mod pages {
             }
         }
         for (template, output) in guides {
-            let ctx = template::Context {
-                fields: common_fields(),
-                kind: "a guide",
-                files,
-            };
+            let ctx = template::Context { fields: common_fields(), kind: "a guide", files };
             let result = files
                 .read(&template)
                 .map_err(|e| format!("cannot read {template}: {e}"))
                 .and_then(|text| template::render(&template, &text, &ctx))
                 .and_then(|text| finish(&template, text, &template, "the template"));
             match result {
-                Ok(content) => pages.push(Page {
-                    path: output,
-                    content,
-                }),
+                Ok(content) => pages.push(Page { path: output, content }),
                 Err(e) => errors.push(e),
             }
         }
-        if errors.is_empty() {
-            Ok(pages)
-        } else {
-            Err(errors)
-        }
+        if errors.is_empty() { Ok(pages) } else { Err(errors) }
     }
 
     fn orphan_template(t: &str) -> String {
@@ -1017,10 +888,7 @@ mod pages {
     }
 
     fn common_fields() -> BTreeMap<&'static str, String> {
-        BTreeMap::from([
-            ("ProviderName", PROVIDER_NAME.to_string()),
-            ("ProviderShortName", SHORT_NAME.to_string()),
-        ])
+        BTreeMap::from([("ProviderName", PROVIDER_NAME.to_string()), ("ProviderShortName", SHORT_NAME.to_string())])
     }
 
     fn render_schema_page(p: &SchemaPage, files: &dyn Files) -> Result<Page, String> {
@@ -1029,10 +897,7 @@ mod pages {
         fields.insert("Name", p.name.clone());
         fields.insert("Type", p.kind.label().to_string());
         fields.insert("Description", p.schema.block.description.clone());
-        fields.insert(
-            "SchemaMarkdown",
-            format!("<!-- schema generated by docgen -->\n{schema_md}"),
-        );
+        fields.insert("SchemaMarkdown", format!("<!-- schema generated by docgen -->\n{schema_md}"));
         fields.insert("ExampleFile", p.example.clone());
         if let Some(import) = &p.import {
             fields.insert("ImportFile", import.clone());
@@ -1042,48 +907,26 @@ mod pages {
             Kind::Resource => "a resource page",
             Kind::DataSource => "a data source page",
         };
-        let ctx = template::Context {
-            fields,
-            kind,
-            files,
-        };
+        let ctx = template::Context { fields, kind, files };
         let (name, text, source, edit) = if files.exists(&p.template) {
-            let text = files
-                .read(&p.template)
-                .map_err(|e| format!("cannot read {}: {e}", p.template))?;
+            let text = files.read(&p.template).map_err(|e| format!("cannot read {}: {e}", p.template))?;
             let source = format!("{} and the schema of {}", p.template, p.name);
-            (
-                p.template.clone(),
-                text,
-                source,
-                "the template or the schema's descriptions".to_string(),
-            )
+            (p.template.clone(), text, source, "the template or the schema's descriptions".to_string())
         } else {
             let has_import = p.import.as_deref().is_some_and(|i| files.exists(i));
             let text = default_template(p.kind, files.exists(&p.example), has_import);
             let source = format!("the default page layout and the schema of {}", p.name);
             let edit = format!("the schema's descriptions or add {} for prose", p.template);
-            (
-                format!("built-in {} template", p.kind.label().to_lowercase()),
-                text,
-                source,
-                edit,
-            )
+            (format!("built-in {} template", p.kind.label().to_lowercase()), text, source, edit)
         };
         let content = template::render(&name, &text, &ctx)?;
-        Ok(Page {
-            path: p.output.clone(),
-            content: finish(&name, content, &source, &edit)?,
-        })
+        Ok(Page { path: p.output.clone(), content: finish(&name, content, &source, &edit)? })
     }
 
     /// The page tfplugindocs would write without a template, for the example files that exist.
     fn default_template(kind: Kind, has_example: bool, has_import: bool) -> String {
-        let title = if kind == Kind::Provider {
-            "{{ .ProviderShortName }} Provider"
-        } else {
-            "{{ .Name }} ({{ .Type }})"
-        };
+        let title =
+            if kind == Kind::Provider { "{{ .ProviderShortName }} Provider" } else { "{{ .Name }} ({{ .Type }})" };
         let page_title = if kind == Kind::Provider {
             "{{ .ProviderShortName }} Provider"
         } else {
@@ -1107,14 +950,10 @@ mod pages {
         let body = content
             .strip_prefix("---\n")
             .ok_or_else(|| format!("{name}: a page must start with YAML frontmatter (`---`)"))?;
-        let end = body
-            .find("\n---\n")
-            .ok_or_else(|| format!("{name}: the frontmatter has no closing `---` line"))?;
+        let end = body.find("\n---\n").ok_or_else(|| format!("{name}: the frontmatter has no closing `---` line"))?;
         let front = &body[..end + 1];
         if !front.lines().any(|l| l.starts_with("page_title:")) {
-            return Err(format!(
-                "{name}: the frontmatter needs a `page_title` (the Registry's navigation title)"
-            ));
+            return Err(format!("{name}: the frontmatter needs a `page_title` (the Registry's navigation title)"));
         }
         let rest = body[end + 5..].trim_end();
         let unmarked = format!("---\n{front}---\n{rest}\n");
@@ -1131,28 +970,17 @@ mod pages {
         let Some(start) = text.find(MARKER) else {
             return false;
         };
-        let end = text[start..]
-            .find('\n')
-            .map_or(text.len(), |i| start + i + 1);
-        let Some(sum) = text[start..end]
-            .split("Checksum ")
-            .nth(1)
-            .and_then(|s| s.get(..16))
-        else {
+        let end = text[start..].find('\n').map_or(text.len(), |i| start + i + 1);
+        let Some(sum) = text[start..end].split("Checksum ").nth(1).and_then(|s| s.get(..16)) else {
             return false;
         };
-        format!(
-            "{:016x}",
-            fnv1a64(&format!("{}{}", &text[..start], &text[end..]))
-        ) == sum
+        format!("{:016x}", fnv1a64(&format!("{}{}", &text[..start], &text[end..]))) == sum
     }
 
     /// FNV-1a, 64 bits: stable across Rust releases and platforms (unlike std's hasher), which a checksum
     /// committed to the repository needs.
     fn fnv1a64(text: &str) -> u64 {
-        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        })
+        text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
     }
 }
 
@@ -1173,41 +1001,28 @@ mod sync {
     fn existing(root: &Path) -> Result<BTreeSet<String>, String> {
         let mut all = Vec::new();
         files::walk(root, "docs", &mut all).map_err(|e| format!("cannot list docs/: {e}"))?;
-        Ok(all
-            .into_iter()
-            .filter(|p| p.ends_with(".md") && !p.starts_with("docs/templates/"))
-            .collect())
+        Ok(all.into_iter().filter(|p| p.ends_with(".md") && !p.starts_with("docs/templates/")).collect())
     }
 
     pub fn run(mode: Mode, root: &Path, pages: &[Page]) -> Result<ExitCode, Vec<String>> {
         let on_disk = existing(root).map_err(|e| vec![e])?;
         let read = |p: &str| std::fs::read_to_string(root.join(p)).ok();
-        let changed: Vec<&Page> = pages
-            .iter()
-            .filter(|p| read(&p.path).as_deref() != Some(p.content.as_str()))
-            .collect();
+        let changed: Vec<&Page> =
+            pages.iter().filter(|p| read(&p.path).as_deref() != Some(p.content.as_str())).collect();
         let generated: BTreeSet<&str> = pages.iter().map(|p| p.path.as_str()).collect();
-        let stale: Vec<&String> = on_disk
-            .iter()
-            .filter(|p| !generated.contains(p.as_str()))
-            .collect();
+        let stale: Vec<&String> = on_disk.iter().filter(|p| !generated.contains(p.as_str())).collect();
         match mode {
             Mode::Check => {
                 if changed.is_empty() && stale.is_empty() {
                     return Ok(ExitCode::SUCCESS);
                 }
                 for p in &changed {
-                    let what = if on_disk.contains(&p.path) {
-                        "differs from what docgen generates"
-                    } else {
-                        "is missing"
-                    };
+                    let what =
+                        if on_disk.contains(&p.path) { "differs from what docgen generates" } else { "is missing" };
                     eprintln!("{} {what}", p.path);
                 }
                 for p in &stale {
-                    eprintln!(
-                        "{p} is not generated by docgen (no such resource, data source or guide template)"
-                    );
+                    eprintln!("{p} is not generated by docgen (no such resource, data source or guide template)");
                 }
                 eprintln!(
                     "docs/ is out of date: run `cargo run -q -p terraform-provider-liqo --bin docgen` and commit the result."
@@ -1242,8 +1057,7 @@ mod sync {
                     eprintln!("wrote {}", p.path);
                 }
                 for p in &stale {
-                    std::fs::remove_file(root.join(p))
-                        .map_err(|e| vec![format!("cannot remove {p}: {e}")])?;
+                    std::fs::remove_file(root.join(p)).map_err(|e| vec![format!("cannot remove {p}: {e}")])?;
                     eprintln!("removed {p} (no longer generated)");
                 }
                 Ok(ExitCode::SUCCESS)
@@ -1266,21 +1080,13 @@ mod tests {
 
     impl Files for Memory {
         fn read(&self, path: &str) -> io::Result<String> {
-            self.0
-                .get(path)
-                .map(|s| s.to_string())
-                .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "not found"))
+            self.0.get(path).map(|s| s.to_string()).ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "not found"))
         }
         fn exists(&self, path: &str) -> bool {
             self.0.contains_key(path)
         }
         fn templates(&self) -> io::Result<Vec<String>> {
-            Ok(self
-                .0
-                .keys()
-                .filter(|k| k.starts_with("docs/templates/"))
-                .map(|k| k.to_string())
-                .collect())
+            Ok(self.0.keys().filter(|k| k.starts_with("docs/templates/")).map(|k| k.to_string()).collect())
         }
     }
 
@@ -1291,32 +1097,23 @@ mod tests {
             vec![
                 Attribute::required("port", Type::Number).describe("UDP port."),
                 Attribute::optional("node_port", Type::Number),
-                Attribute::nested(
-                    "endpoint",
-                    Nesting::List,
-                    vec![Attribute::computed("address", Type::String)],
-                )
-                .with_computed()
-                .describe("Where clients connect."),
+                Attribute::nested("endpoint", Nesting::List, vec![Attribute::computed("address", Type::String)])
+                    .with_computed()
+                    .describe("Where clients connect."),
             ],
         )
         .with_optional()
         .describe("Gateway server settings.");
-        let timeouts = NestedBlock::single(
-            "timeouts",
-            Block::new("", vec![Attribute::optional("create", Type::String)]),
-        );
+        let timeouts =
+            NestedBlock::single("timeouts", Block::new("", vec![Attribute::optional("create", Type::String)]));
         Schema {
             version: 0,
             block: Block::new(
                 "A **test** resource.",
                 vec![
                     Attribute::computed("id", Type::String),
-                    Attribute::required("name", Type::String)
-                        .describe("Object name.\n\nMust be unique."),
-                    Attribute::optional("kubeconfig", Type::String)
-                        .sensitive()
-                        .describe("Kubeconfig."),
+                    Attribute::required("name", Type::String).describe("Object name.\n\nMust be unique."),
+                    Attribute::optional("kubeconfig", Type::String).sensitive().describe("Kubeconfig."),
                     Attribute::computed("labels", Type::map(Type::String)),
                     Attribute::computed("status", Type::object([("phase", Type::String)])),
                     server,
@@ -1395,10 +1192,7 @@ Read-Only:
         loose.optional = false;
         let schema = Schema {
             version: 0,
-            block: Block::new(
-                "",
-                vec![Attribute::nested("server", Nesting::Single, vec![loose]).with_optional()],
-            ),
+            block: Block::new("", vec![Attribute::nested("server", Nesting::Single, vec![loose]).with_optional()]),
         };
         let err = schema_md::render(&schema).unwrap_err();
         assert!(err.contains("`server.port`"), "{err}");
@@ -1407,24 +1201,14 @@ Read-Only:
     fn ctx<'a>(files: &'a Memory) -> template::Context<'a> {
         let fields = BTreeMap::from([
             ("Name", "liqo_x".to_string()),
-            (
-                "Description",
-                "  Hello [docs](https://x.io) `code`.\n\nMore.  ".to_string(),
-            ),
+            ("Description", "  Hello [docs](https://x.io) `code`.\n\nMore.  ".to_string()),
         ]);
-        template::Context {
-            fields,
-            kind: "a test page",
-            files,
-        }
+        template::Context { fields, kind: "a test page", files }
     }
 
     #[test]
     fn template_pipelines_trim_markers_and_files() {
-        let files = Memory(BTreeMap::from([(
-            "examples/a.tf",
-            "\nresource \"x\" \"y\" {}\n\n",
-        )]));
+        let files = Memory(BTreeMap::from([("examples/a.tf", "\nresource \"x\" \"y\" {}\n\n")]));
         let out = template::render(
             "t",
             "a: |-\n{{ .Description | plainmarkdown | trimspace | prefixlines \"  \" }}\n# {{ .Name }}\n\n{{- \"x\" -}}\n\n{{ tffile \"examples/a.tf\" }}",
@@ -1440,22 +1224,10 @@ Read-Only:
     #[test]
     fn template_errors_name_the_line() {
         let files = Memory(BTreeMap::new());
-        let err =
-            template::render("page.md.tmpl", "one\ntwo {{ .Nope }}", &ctx(&files)).unwrap_err();
-        assert!(
-            err.starts_with("page.md.tmpl:2: unknown field `.Nope`"),
-            "{err}"
-        );
-        let err = template::render(
-            "page.md.tmpl",
-            "\n\n{{ tffile \"missing.tf\" }}",
-            &ctx(&files),
-        )
-        .unwrap_err();
-        assert!(
-            err.starts_with("page.md.tmpl:3: cannot read missing.tf"),
-            "{err}"
-        );
+        let err = template::render("page.md.tmpl", "one\ntwo {{ .Nope }}", &ctx(&files)).unwrap_err();
+        assert!(err.starts_with("page.md.tmpl:2: unknown field `.Nope`"), "{err}");
+        let err = template::render("page.md.tmpl", "\n\n{{ tffile \"missing.tf\" }}", &ctx(&files)).unwrap_err();
+        assert!(err.starts_with("page.md.tmpl:3: cannot read missing.tf"), "{err}");
         let err = template::render("p", "{{ if .Name }}", &ctx(&files)).unwrap_err();
         assert!(err.contains("unknown function `if`"), "{err}");
     }
@@ -1463,30 +1235,16 @@ Read-Only:
     fn catalog() -> Catalog {
         let provider = Schema {
             version: 0,
-            block: Block::new(
-                "Provider text.",
-                vec![Attribute::optional("liqo_namespace", Type::String)],
-            ),
+            block: Block::new("Provider text.", vec![Attribute::optional("liqo_namespace", Type::String)]),
         };
-        Catalog::new(
-            provider,
-            vec![("liqo_thing".into(), small_schema())],
-            vec![],
-        )
-        .unwrap()
+        Catalog::new(provider, vec![("liqo_thing".into(), small_schema())], vec![]).unwrap()
     }
 
     #[test]
     fn default_pages_follow_the_registry_layout() {
         let files = Memory(BTreeMap::from([
-            (
-                "examples/resources/liqo_thing/resource.tf",
-                "resource \"liqo_thing\" \"a\" {}\n",
-            ),
-            (
-                "examples/resources/liqo_thing/import.sh",
-                "terraform import liqo_thing.a ns/name\n",
-            ),
+            ("examples/resources/liqo_thing/resource.tf", "resource \"liqo_thing\" \"a\" {}\n"),
+            ("examples/resources/liqo_thing/import.sh", "terraform import liqo_thing.a ns/name\n"),
         ]));
         let pages = generate(&catalog(), &files).unwrap();
         let paths: Vec<&str> = pages.iter().map(|p| p.path.as_str()).collect();
@@ -1499,11 +1257,7 @@ Read-Only:
         assert!(thing.ends_with("## Import\n\nImport is supported using the following syntax:\n\n```shell\nterraform import liqo_thing.a ns/name\n```\n"), "{thing}");
         // No provider example exists, so the provider page has no Example Usage section.
         assert!(!pages[0].content.contains("## Example Usage"));
-        assert!(
-            pages[0].content.contains(
-                "# liqo Provider\n\nProvider text.\n\n<!-- schema generated by docgen -->"
-            )
-        );
+        assert!(pages[0].content.contains("# liqo Provider\n\nProvider text.\n\n<!-- schema generated by docgen -->"));
     }
 
     #[test]
@@ -1519,55 +1273,22 @@ Read-Only:
             ),
         ]));
         let pages = generate(&catalog(), &files).unwrap();
-        let thing = pages
-            .iter()
-            .find(|p| p.path == "docs/resources/thing.md")
-            .unwrap();
-        assert!(
-            thing.content.contains(
-                "from docs/templates/resources/thing.md.tmpl and the schema of liqo_thing."
-            )
-        );
-        assert!(
-            thing
-                .content
-                .contains("\n~> Prose.\n\n<!-- schema generated by docgen -->\n## Schema\n")
-        );
-        let guide = pages
-            .iter()
-            .find(|p| p.path == "docs/guides/flow.md")
-            .unwrap();
-        assert!(
-            guide.content.ends_with("-->\n\n# Flow for liqo\n"),
-            "{}",
-            guide.content
-        );
+        let thing = pages.iter().find(|p| p.path == "docs/resources/thing.md").unwrap();
+        assert!(thing.content.contains("from docs/templates/resources/thing.md.tmpl and the schema of liqo_thing."));
+        assert!(thing.content.contains("\n~> Prose.\n\n<!-- schema generated by docgen -->\n## Schema\n"));
+        let guide = pages.iter().find(|p| p.path == "docs/guides/flow.md").unwrap();
+        assert!(guide.content.ends_with("-->\n\n# Flow for liqo\n"), "{}", guide.content);
 
         let files = Memory(BTreeMap::from([
-            (
-                "docs/templates/resources/gone.md.tmpl",
-                "---\npage_title: \"x\"\n---\n",
-            ),
-            (
-                "docs/templates/guides/untitled.md.tmpl",
-                "---\nsubcategory: \"\"\n---\n",
-            ),
+            ("docs/templates/resources/gone.md.tmpl", "---\npage_title: \"x\"\n---\n"),
+            ("docs/templates/guides/untitled.md.tmpl", "---\nsubcategory: \"\"\n---\n"),
             ("docs/templates/notes.txt", ""),
         ]));
         let errors = generate(&catalog(), &files).unwrap_err();
         assert_eq!(errors.len(), 3, "{errors:?}");
-        assert!(
-            errors[0].contains("docs/templates/notes.txt: not a page template"),
-            "{errors:?}"
-        );
-        assert!(
-            errors[1].contains("the provider has no resource liqo_gone"),
-            "{errors:?}"
-        );
-        assert!(
-            errors[2].contains("untitled.md.tmpl: the frontmatter needs a `page_title`"),
-            "{errors:?}"
-        );
+        assert!(errors[0].contains("docs/templates/notes.txt: not a page template"), "{errors:?}");
+        assert!(errors[1].contains("the provider has no resource liqo_gone"), "{errors:?}");
+        assert!(errors[2].contains("untitled.md.tmpl: the frontmatter needs a `page_title`"), "{errors:?}");
     }
 
     #[test]
@@ -1576,12 +1297,8 @@ Read-Only:
         let pages = generate(&catalog(), &files).unwrap();
         let page = &pages[1].content;
         assert!(super::pages::is_pristine(page));
-        assert!(!super::pages::is_pristine(
-            &page.replace("A **test** resource.", "A test resource, edited.")
-        ));
-        assert!(!super::pages::is_pristine(
-            "---\npage_title: \"x\"\n---\n\n# Written by hand\n"
-        ));
+        assert!(!super::pages::is_pristine(&page.replace("A **test** resource.", "A test resource, edited.")));
+        assert!(!super::pages::is_pristine("---\npage_title: \"x\"\n---\n\n# Written by hand\n"));
     }
 
     /// A scratch repository root, removed when dropped.
@@ -1597,8 +1314,7 @@ Read-Only:
     fn sync_writes_removes_stale_pages_and_keeps_hand_written_ones() {
         use super::sync::{Mode, run};
         use std::process::ExitCode;
-        let root =
-            Scratch(std::env::temp_dir().join(format!("docgen-sync-{}", std::process::id())));
+        let root = Scratch(std::env::temp_dir().join(format!("docgen-sync-{}", std::process::id())));
         let write = |rel: &str, text: &str| {
             let path = root.0.join(rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -1608,59 +1324,32 @@ Read-Only:
         // A page docgen wrote for a resource that no longer exists, and prose someone wrote straight into docs/.
         let stale = pages[1].content.clone();
         write("docs/resources/gone.md", &stale);
-        write(
-            "docs/resources/thing.md",
-            "---\npage_title: \"x\"\n---\n\nHand-written prose.\n",
-        );
+        write("docs/resources/thing.md", "---\npage_title: \"x\"\n---\n\nHand-written prose.\n");
 
-        assert_eq!(
-            run(Mode::Check, &root.0, &pages).unwrap(),
-            ExitCode::from(1)
-        );
+        assert_eq!(run(Mode::Check, &root.0, &pages).unwrap(), ExitCode::from(1));
         let refused = run(Mode::Write { force: false }, &root.0, &pages).unwrap_err();
         assert_eq!(refused.len(), 1, "{refused:?}");
-        assert!(
-            refused[0].starts_with("docs/resources/thing.md was written or edited by hand"),
-            "{refused:?}"
-        );
-        assert!(
-            !root.0.join("docs/index.md").exists(),
-            "nothing is written when a page is refused"
-        );
+        assert!(refused[0].starts_with("docs/resources/thing.md was written or edited by hand"), "{refused:?}");
+        assert!(!root.0.join("docs/index.md").exists(), "nothing is written when a page is refused");
 
-        assert_eq!(
-            run(Mode::Write { force: true }, &root.0, &pages).unwrap(),
-            ExitCode::SUCCESS
-        );
+        assert_eq!(run(Mode::Write { force: true }, &root.0, &pages).unwrap(), ExitCode::SUCCESS);
         assert!(!root.0.join("docs/resources/gone.md").exists());
         for p in &pages {
-            assert_eq!(
-                std::fs::read_to_string(root.0.join(&p.path)).unwrap(),
-                p.content
-            );
+            assert_eq!(std::fs::read_to_string(root.0.join(&p.path)).unwrap(), p.content);
         }
-        assert_eq!(
-            run(Mode::Check, &root.0, &pages).unwrap(),
-            ExitCode::SUCCESS
-        );
+        assert_eq!(run(Mode::Check, &root.0, &pages).unwrap(), ExitCode::SUCCESS);
     }
 
     #[test]
     fn catalog_rejects_foreign_and_duplicate_types() {
         let s = || Schema::default();
-        let errors = Catalog::new(
-            s(),
-            vec![("liqo_a".into(), s()), ("liqo_a".into(), s())],
-            vec![("other_b".into(), s())],
-        )
-        .err()
-        .unwrap();
+        let errors =
+            Catalog::new(s(), vec![("liqo_a".into(), s()), ("liqo_a".into(), s())], vec![("other_b".into(), s())])
+                .err()
+                .unwrap();
         assert_eq!(
             errors,
-            [
-                "resource type liqo_a is registered twice",
-                "data source type other_b does not start with `liqo_`"
-            ]
+            ["resource type liqo_a is registered twice", "data source type other_b does not start with `liqo_`"]
         );
     }
 }

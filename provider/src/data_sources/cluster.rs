@@ -42,8 +42,12 @@ impl LocalCluster {
         let cluster_id = read_cluster_id(ctx, &client, &namespace).await.map_err(|e| op_diags(&e))??;
 
         let networks: Api<Network> = Api::namespaced(client, &namespace);
-        let pod = kube_ops::list(ctx, &networks, &network_selector(labels::NETWORK_TYPE_POD_CIDR)).await.map_err(|e| op_diags(&e))?;
-        let external = kube_ops::list(ctx, &networks, &network_selector(labels::NETWORK_TYPE_EXTERNAL_CIDR)).await.map_err(|e| op_diags(&e))?;
+        let pod = kube_ops::list(ctx, &networks, &network_selector(labels::NETWORK_TYPE_POD_CIDR))
+            .await
+            .map_err(|e| op_diags(&e))?;
+        let external = kube_ops::list(ctx, &networks, &network_selector(labels::NETWORK_TYPE_EXTERNAL_CIDR))
+            .await
+            .map_err(|e| op_diags(&e))?;
         let pod_cidrs = cidrs_from(pod, labels::NETWORK_TYPE_POD_CIDR, &namespace)?;
         let external_cidr = match cidrs_from(external, labels::NETWORK_TYPE_EXTERNAL_CIDR, &namespace)?.as_slice() {
             [one] => one.clone(),
@@ -61,7 +65,7 @@ impl LocalCluster {
                 .into());
             }
         };
-        Ok(LocalCluster { cluster_id, pod_cidrs, external_cidr, api_server_url: cluster.api_server_url().await?, })
+        Ok(LocalCluster { cluster_id, pod_cidrs, external_cidr, api_server_url: cluster.api_server_url().await? })
     }
 }
 
@@ -130,7 +134,11 @@ fn cluster_id_from(found: &[ConfigMap], namespace: &str) -> Result<String, Diagn
 /// The `status.cidr` of each Network, in name order; an empty status is an error naming the Network.
 fn cidrs_from(mut networks: Vec<Network>, kind: &str, namespace: &str) -> Result<Vec<String>, Diagnostics> {
     if networks.is_empty() {
-        return Err(not_installed(namespace, &format!("There is no Network (ipam.liqo.io) labelled {}={kind}", labels::NETWORK_TYPE)).into());
+        return Err(not_installed(
+            namespace,
+            &format!("There is no Network (ipam.liqo.io) labelled {}={kind}", labels::NETWORK_TYPE),
+        )
+        .into());
     }
     networks.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
     networks
@@ -259,7 +267,12 @@ mod tests {
 
         let d = cluster_id_from(&[], "liqo").unwrap_err();
         assert!(d.0[0].summary.contains("Liqo not found in namespace liqo"));
-        assert!(d.0[0].detail.contains("ConfigMap liqo/liqo-clusterid-configmap") && d.0[0].detail.contains("`liqo_namespace`"), "{}", d.0[0].detail);
+        assert!(
+            d.0[0].detail.contains("ConfigMap liqo/liqo-clusterid-configmap")
+                && d.0[0].detail.contains("`liqo_namespace`"),
+            "{}",
+            d.0[0].detail
+        );
 
         let d = cluster_id_from(&[config_map("liqo-clusterid-configmap", None)], "liqo").unwrap_err();
         assert!(d.0[0].summary.contains("ConfigMap liqo/liqo-clusterid-configmap"));
@@ -270,14 +283,20 @@ mod tests {
 
     #[test]
     fn cidrs_come_from_status_in_name_order_and_an_empty_status_is_named() {
-        let nets = vec![network("pod-cidr-10-2-0-0-16", Some("10.2.0.0/16")), network("pod-cidr-10-1-0-0-16", Some("10.1.0.0/16"))];
+        let nets = vec![
+            network("pod-cidr-10-2-0-0-16", Some("10.2.0.0/16")),
+            network("pod-cidr-10-1-0-0-16", Some("10.1.0.0/16")),
+        ];
         assert_eq!(cidrs_from(nets, "pod-cidr", "liqo").unwrap(), ["10.1.0.0/16", "10.2.0.0/16"]);
 
         let d = cidrs_from(vec![network("pod-cidr", None)], "pod-cidr", "liqo").unwrap_err();
         assert_eq!(d.0[0].summary, "Network liqo/pod-cidr has no CIDR yet");
 
         let d = cidrs_from(vec![], "external-cidr", "liqo-system").unwrap_err();
-        assert!(d.0[0].detail.contains("ipam.liqo.io/network-type=external-cidr") && d.0[0].detail.contains("`liqo-system`"));
+        assert!(
+            d.0[0].detail.contains("ipam.liqo.io/network-type=external-cidr")
+                && d.0[0].detail.contains("`liqo-system`")
+        );
     }
 
     #[test]
@@ -291,6 +310,8 @@ mod tests {
     #[test]
     fn schema_is_all_computed_and_described() {
         let s = schema();
-        assert!(s.block.attributes.iter().all(|a| a.computed && !a.optional && !a.required && !a.description.is_empty()));
+        assert!(
+            s.block.attributes.iter().all(|a| a.computed && !a.optional && !a.required && !a.description.is_empty())
+        );
     }
 }

@@ -123,18 +123,23 @@ fn module_attribute(name: &str, what: &str) -> Attribute {
             Attribute::computed("status", Type::String).describe(
                 "Condition status: `None`, `Pending`, `Established`, `Error`, `Ready`, `NotReady` or `SomeNotReady`.",
             ),
-            Attribute::computed("reason", Type::String).describe("Liqo's reason for the status; null when Liqo gives none."),
-            Attribute::computed("message", Type::String).describe("Liqo's message for the status; null when Liqo gives none."),
+            Attribute::computed("reason", Type::String)
+                .describe("Liqo's reason for the status; null when Liqo gives none."),
+            Attribute::computed("message", Type::String)
+                .describe("Liqo's message for the status; null when Liqo gives none."),
         ],
     )
     .with_computed()
-    .describe(format!("The module's conditions as Liqo wrote them (`status.modules.{name}.conditions`), in Liqo's order."));
+    .describe(format!(
+        "The module's conditions as Liqo wrote them (`status.modules.{name}.conditions`), in Liqo's order."
+    ));
     Attribute::nested(
         name,
         Nesting::Single,
         vec![
-            Attribute::computed("enabled", Type::Bool)
-                .describe(format!("Whether Liqo considers the module in use for this peer (`status.modules.{name}.enabled`).")),
+            Attribute::computed("enabled", Type::Bool).describe(format!(
+                "Whether Liqo considers the module in use for this peer (`status.modules.{name}.enabled`)."
+            )),
             Attribute::computed("status", Type::String).describe(
                 "`Healthy` when enabled and every condition is `Established` or `Ready`, `Unhealthy` when enabled \
                  otherwise, `Disabled` when not enabled (as `liqoctl info` reports it).",
@@ -196,8 +201,11 @@ impl DataSource for PeeringDataSource {
     async fn read(&self, ctx: &Ctx, config: Value) -> (Value, Diagnostics) {
         // Terraform defers reading a data source whose configuration is not yet known, so this is a string.
         let Some(remote) = config.get("remote_cluster_id").as_str().map(str::to_owned) else {
-            let d = Diagnostic::error("Missing remote cluster ID", "`remote_cluster_id` must be known to read the peering.")
-                .at(AttributePath::root("remote_cluster_id"));
+            let d = Diagnostic::error(
+                "Missing remote cluster ID",
+                "`remote_cluster_id` must be known to read the peering.",
+            )
+            .at(AttributePath::root("remote_cluster_id"));
             return (Value::Null, d.into());
         };
         let client = match self.cluster.client().await {
@@ -218,13 +226,19 @@ mod tests {
     use super::*;
     use liqo_schema::liqo::core::{
         AUTH_TENANT_STATUS, NETWORK_CONFIGURATION_STATUS, NETWORK_CONNECTION_STATUS, OFFLOADING_NODE_STATUS,
-        OFFLOADING_VIRTUAL_NODE_STATUS, ROLE_CONSUMER, STATUS_ERROR, STATUS_ESTABLISHED, STATUS_NOT_READY, STATUS_PENDING, STATUS_READY,
-        STATUS_SOME_NOT_READY,
+        OFFLOADING_VIRTUAL_NODE_STATUS, ROLE_CONSUMER, STATUS_ERROR, STATUS_ESTABLISHED, STATUS_NOT_READY,
+        STATUS_PENDING, STATUS_READY, STATUS_SOME_NOT_READY,
     };
     use liqo_schema::liqo::{ForeignClusterSpec, ForeignClusterStatus, TenantNamespaces};
 
     fn cond(type_: &str, status: &str) -> LiqoCondition {
-        LiqoCondition { type_: type_.into(), status: status.into(), reason: None, message: Some(format!("{type_} is {status}")), last_transition_time: None }
+        LiqoCondition {
+            type_: type_.into(),
+            status: status.into(),
+            reason: None,
+            message: Some(format!("{type_} is {status}")),
+            last_transition_time: None,
+        }
     }
 
     fn module(enabled: bool, conditions: &[(&str, &str)]) -> Module {
@@ -242,15 +256,31 @@ mod tests {
             (false, &[(NETWORK_CONNECTION_STATUS, STATUS_ERROR)], DISABLED),
             // Enabled without conditions is healthy in liqoctl info (no condition fails).
             (true, &[], HEALTHY),
-            (true, &[(NETWORK_CONFIGURATION_STATUS, STATUS_READY), (NETWORK_CONNECTION_STATUS, STATUS_ESTABLISHED)], HEALTHY),
-            (true, &[(NETWORK_CONFIGURATION_STATUS, STATUS_READY), (NETWORK_CONNECTION_STATUS, STATUS_PENDING)], UNHEALTHY),
+            (
+                true,
+                &[(NETWORK_CONFIGURATION_STATUS, STATUS_READY), (NETWORK_CONNECTION_STATUS, STATUS_ESTABLISHED)],
+                HEALTHY,
+            ),
+            (
+                true,
+                &[(NETWORK_CONFIGURATION_STATUS, STATUS_READY), (NETWORK_CONNECTION_STATUS, STATUS_PENDING)],
+                UNHEALTHY,
+            ),
             (true, &[(NETWORK_CONNECTION_STATUS, STATUS_ERROR)], UNHEALTHY),
-            (true, &[(OFFLOADING_VIRTUAL_NODE_STATUS, STATUS_READY), (OFFLOADING_NODE_STATUS, STATUS_SOME_NOT_READY)], UNHEALTHY),
+            (
+                true,
+                &[(OFFLOADING_VIRTUAL_NODE_STATUS, STATUS_READY), (OFFLOADING_NODE_STATUS, STATUS_SOME_NOT_READY)],
+                UNHEALTHY,
+            ),
             (true, &[(AUTH_TENANT_STATUS, STATUS_NOT_READY)], UNHEALTHY),
             (true, &[(AUTH_TENANT_STATUS, "None")], UNHEALTHY),
         ];
         for (enabled, conditions, want) in cases {
-            assert_eq!(module_status(&module(*enabled, conditions)), *want, "enabled={enabled} conditions={conditions:?}");
+            assert_eq!(
+                module_status(&module(*enabled, conditions)),
+                *want,
+                "enabled={enabled} conditions={conditions:?}"
+            );
         }
     }
 
@@ -259,7 +289,11 @@ mod tests {
         let healthy = module(true, &[(NETWORK_CONNECTION_STATUS, STATUS_ESTABLISHED)]);
         let broken = module(true, &[(NETWORK_CONNECTION_STATUS, STATUS_ERROR)]);
         let off = module(false, &[]);
-        let modules = |n: &Module, a: &Module, o: &Module| Modules { networking: n.clone(), authentication: a.clone(), offloading: o.clone() };
+        let modules = |n: &Module, a: &Module, o: &Module| Modules {
+            networking: n.clone(),
+            authentication: a.clone(),
+            offloading: o.clone(),
+        };
 
         assert!(peering_healthy(&modules(&healthy, &healthy, &healthy)));
         assert!(peering_healthy(&modules(&healthy, &off, &off)), "disabled modules do not count");
@@ -331,7 +365,11 @@ mod tests {
     fn missing_foreign_cluster_is_named_with_how_liqo_creates_it() {
         let d = not_found("rome");
         assert_eq!(d.summary, "ForeignCluster rome not found");
-        assert!(d.detail.contains("once any peering object for that peer exists") && d.detail.contains("`depends_on`"), "{}", d.detail);
+        assert!(
+            d.detail.contains("once any peering object for that peer exists") && d.detail.contains("`depends_on`"),
+            "{}",
+            d.detail
+        );
     }
 
     #[test]
@@ -346,7 +384,9 @@ mod tests {
     #[test]
     fn schema_has_one_required_input_and_describes_everything() {
         fn all_described(attrs: &[Attribute]) -> bool {
-            attrs.iter().all(|a| !a.description.is_empty() && a.nested.as_ref().is_none_or(|n| all_described(&n.attributes)))
+            attrs
+                .iter()
+                .all(|a| !a.description.is_empty() && a.nested.as_ref().is_none_or(|n| all_described(&n.attributes)))
         }
         let s = schema();
         let required: Vec<&str> = s.block.attributes.iter().filter(|a| a.required).map(|a| a.name.as_str()).collect();

@@ -39,11 +39,7 @@ pub struct EncodeError {
 }
 
 fn fmt_at(f: &mut fmt::Formatter<'_>, path: &AttributePath, message: &str) -> fmt::Result {
-    if path.0.is_empty() {
-        write!(f, "{message}")
-    } else {
-        write!(f, "{path}: {message}")
-    }
+    if path.0.is_empty() { write!(f, "{message}") } else { write!(f, "{path}: {message}") }
 }
 
 impl fmt::Display for DecodeError {
@@ -95,17 +91,10 @@ fn value_kind(v: &Value) -> &'static str {
 
 /// Decodes a msgpack DynamicValue of type `ty`.
 pub fn decode(bytes: &[u8], ty: &Type) -> Result<Value, DecodeError> {
-    let mut d = Decoder {
-        buf: bytes,
-        pos: 0,
-        path: Vec::new(),
-    };
+    let mut d = Decoder { buf: bytes, pos: 0, path: Vec::new() };
     let v = d.value(ty, 0)?;
     if d.pos != bytes.len() {
-        return Err(d.err(format!(
-            "{} unexpected bytes after the value",
-            bytes.len() - d.pos
-        )));
+        return Err(d.err(format!("{} unexpected bytes after the value", bytes.len() - d.pos)));
     }
     Ok(v)
 }
@@ -118,10 +107,7 @@ struct Decoder<'a> {
 
 impl<'a> Decoder<'a> {
     fn err(&self, message: impl Into<String>) -> DecodeError {
-        DecodeError {
-            path: AttributePath(self.path.clone()),
-            message: message.into(),
-        }
+        DecodeError { path: AttributePath(self.path.clone()), message: message.into() }
     }
 
     fn remaining(&self) -> usize {
@@ -145,10 +131,7 @@ impl<'a> Decoder<'a> {
     }
 
     fn uint(&mut self, n: usize) -> Result<u64, DecodeError> {
-        Ok(self
-            .take(n)?
-            .iter()
-            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
+        Ok(self.take(n)?.iter().fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
     }
 
     /// Length following a str/bin/array/map/ext marker of the given width in bytes.
@@ -208,9 +191,7 @@ impl<'a> Decoder<'a> {
         if len <= 1 || ext_type == EXT_REFINED_UNKNOWN {
             Ok(Value::Unknown)
         } else {
-            Err(self.err(format!(
-                "unsupported msgpack extension type {ext_type} with length {len}"
-            )))
+            Err(self.err(format!("unsupported msgpack extension type {ext_type} with length {len}")))
         }
     }
 
@@ -353,10 +334,7 @@ impl<'a> Decoder<'a> {
     /// before anything is allocated.
     fn check_count(&self, n: usize) -> Result<(), DecodeError> {
         if n > self.remaining() {
-            Err(self.err(format!(
-                "collection claims {n} elements but only {} bytes remain",
-                self.remaining()
-            )))
+            Err(self.err(format!("collection claims {n} elements but only {} bytes remain", self.remaining())))
         } else {
             Ok(())
         }
@@ -377,10 +355,7 @@ impl<'a> Decoder<'a> {
     fn tuple(&mut self, tys: &[Type], depth: usize) -> Result<Value, DecodeError> {
         let n = self.array_len("a tuple is required")?;
         if n != tys.len() {
-            return Err(self.err(format!(
-                "a tuple of length {} is required, got {n} elements",
-                tys.len()
-            )));
+            return Err(self.err(format!("a tuple of length {} is required, got {n} elements", tys.len())));
         }
         let mut out = Vec::with_capacity(n);
         for (i, t) in tys.iter().enumerate() {
@@ -405,11 +380,7 @@ impl<'a> Decoder<'a> {
         Ok(Value::Map(out))
     }
 
-    fn object(
-        &mut self,
-        attrs: &BTreeMap<String, Type>,
-        depth: usize,
-    ) -> Result<Value, DecodeError> {
+    fn object(&mut self, attrs: &BTreeMap<String, Type>, depth: usize) -> Result<Value, DecodeError> {
         let n = self.map_len("an object is required")?;
         self.check_count(n)?;
         let mut out = BTreeMap::new();
@@ -433,20 +404,13 @@ impl<'a> Decoder<'a> {
     fn dynamic(&mut self, depth: usize) -> Result<Value, DecodeError> {
         let n = self.array_len("a dynamic value ([type, value]) is required")?;
         if n != 2 {
-            return Err(self.err(format!(
-                "a dynamic value must be a 2-element array, got {n} elements"
-            )));
+            return Err(self.err(format!("a dynamic value must be a 2-element array, got {n} elements")));
         }
         let type_json = self.raw_bytes("the type of a dynamic value must be JSON bytes")?;
         let ty = serde_json::from_slice::<serde_json::Value>(type_json)
             .ok()
             .and_then(|j| Type::from_json(&j))
-            .ok_or_else(|| {
-                self.err(format!(
-                    "invalid type {:?}",
-                    String::from_utf8_lossy(type_json)
-                ))
-            })?;
+            .ok_or_else(|| self.err(format!("invalid type {:?}", String::from_utf8_lossy(type_json))))?;
         self.value(&ty, depth + 1)
     }
 }
@@ -456,10 +420,7 @@ impl<'a> Decoder<'a> {
 
 /// Encodes `value` as msgpack of type `ty`, byte for byte as go-cty would.
 pub fn encode(value: &Value, ty: &Type) -> Result<Vec<u8>, EncodeError> {
-    let mut e = Encoder {
-        out: Vec::new(),
-        path: Vec::new(),
-    };
+    let mut e = Encoder { out: Vec::new(), path: Vec::new() };
     e.value(value, ty)?;
     Ok(e.out)
 }
@@ -471,10 +432,7 @@ struct Encoder {
 
 impl Encoder {
     fn err(&self, message: impl Into<String>) -> EncodeError {
-        EncodeError {
-            path: AttributePath(self.path.clone()),
-            message: message.into(),
-        }
+        EncodeError { path: AttributePath(self.path.clone()), message: message.into() }
     }
 
     /// rmp writes into `Vec<u8>`, which cannot fail; errors are still mapped rather than unwrapped.
@@ -483,11 +441,7 @@ impl Encoder {
     }
 
     fn len32(&self, n: usize) -> Result<u32, EncodeError> {
-        u32::try_from(n).map_err(|_| {
-            self.err(format!(
-                "collection of {n} elements is too large for msgpack"
-            ))
-        })
+        u32::try_from(n).map_err(|_| self.err(format!("collection of {n} elements is too large for msgpack")))
     }
 
     fn value(&mut self, v: &Value, ty: &Type) -> Result<(), EncodeError> {
@@ -505,8 +459,7 @@ impl Encoder {
                 let actual = infer_type(v);
                 let r = rmp::encode::write_array_len(&mut self.out, 2);
                 self.w(r)?;
-                let r =
-                    rmp::encode::write_bin(&mut self.out, actual.to_json().to_string().as_bytes());
+                let r = rmp::encode::write_bin(&mut self.out, actual.to_json().to_string().as_bytes());
                 self.w(r)?;
                 self.value(v, &actual)?;
             }
@@ -519,10 +472,7 @@ impl Encoder {
                 let r = rmp::encode::write_str(&mut self.out, s);
                 self.w(r)?;
             }
-            (
-                Value::List(items) | Value::Set(items) | Value::Tuple(items),
-                Type::List(ety) | Type::Set(ety),
-            ) => {
+            (Value::List(items) | Value::Set(items) | Value::Tuple(items), Type::List(ety) | Type::Set(ety)) => {
                 let n = self.len32(items.len())?;
                 let r = rmp::encode::write_array_len(&mut self.out, n);
                 self.w(r)?;
@@ -534,11 +484,7 @@ impl Encoder {
             }
             (Value::List(items) | Value::Set(items) | Value::Tuple(items), Type::Tuple(tys)) => {
                 if items.len() != tys.len() {
-                    return Err(self.err(format!(
-                        "expected a tuple of {} elements, got {}",
-                        tys.len(),
-                        items.len()
-                    )));
+                    return Err(self.err(format!("expected a tuple of {} elements, got {}", tys.len(), items.len())));
                 }
                 let n = self.len32(items.len())?;
                 let r = rmp::encode::write_array_len(&mut self.out, n);
@@ -579,11 +525,7 @@ impl Encoder {
                 }
             }
             (v, ty) => {
-                return Err(self.err(format!(
-                    "expected {}, got a {} value",
-                    type_name(ty),
-                    value_kind(v)
-                )));
+                return Err(self.err(format!("expected {}, got a {} value", type_name(ty), value_kind(v))));
             }
         }
         Ok(())
@@ -595,9 +537,7 @@ impl Encoder {
         }
         // go-cty: an exact int64 in the most compact integer form, otherwise a float64. Every f64 is exact in
         // one of the two, so cty's decimal-string form is never needed when writing.
-        if n.fract() == 0.0
-            && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n)
-        {
+        if n.fract() == 0.0 && (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&n) {
             let r = rmp::encode::write_sint(&mut self.out, n as i64);
             self.w(r)?;
         } else {
@@ -631,9 +571,7 @@ fn infer_type(v: &Value) -> Type {
         Value::List(items) => Type::list(common(items.iter())),
         Value::Set(items) => Type::set(common(items.iter())),
         Value::Map(m) => Type::map(common(m.values())),
-        Value::Object(m) => {
-            Type::Object(m.iter().map(|(k, v)| (k.clone(), infer_type(v))).collect())
-        }
+        Value::Object(m) => Type::Object(m.iter().map(|(k, v)| (k.clone(), infer_type(v))).collect()),
         Value::Tuple(items) => Type::Tuple(items.iter().map(infer_type).collect()),
     }
 }
@@ -643,10 +581,8 @@ fn infer_type(v: &Value) -> Type {
 
 /// Decodes cty JSON (the stored state Terraform passes to UpgradeResourceState).
 pub fn decode_json(bytes: &[u8], ty: &Type) -> Result<Value, DecodeError> {
-    let j: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| DecodeError {
-        path: AttributePath::default(),
-        message: format!("invalid JSON: {e}"),
-    })?;
+    let j: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| DecodeError { path: AttributePath::default(), message: format!("invalid JSON: {e}") })?;
     json_to_value(&j, ty)
 }
 
@@ -657,22 +593,11 @@ pub fn json_to_value(j: &serde_json::Value, ty: &Type) -> Result<Value, DecodeEr
     from_json(j, ty, &mut path, 0)
 }
 
-fn from_json(
-    j: &serde_json::Value,
-    ty: &Type,
-    path: &mut Vec<PathStep>,
-    depth: usize,
-) -> Result<Value, DecodeError> {
+fn from_json(j: &serde_json::Value, ty: &Type, path: &mut Vec<PathStep>, depth: usize) -> Result<Value, DecodeError> {
     use serde_json::Value as J;
-    let err = |path: &[PathStep], message: String| DecodeError {
-        path: AttributePath(path.to_vec()),
-        message,
-    };
+    let err = |path: &[PathStep], message: String| DecodeError { path: AttributePath(path.to_vec()), message };
     if depth > MAX_DEPTH {
-        return Err(err(
-            path,
-            format!("value nested deeper than {MAX_DEPTH} levels"),
-        ));
+        return Err(err(path, format!("value nested deeper than {MAX_DEPTH} levels")));
     }
     if j.is_null() {
         return Ok(Value::Null);
@@ -710,25 +635,14 @@ fn from_json(
                 out.push(from_json(item, ety, path, depth + 1)?);
                 path.pop();
             }
-            if matches!(ty, Type::Set(_)) {
-                Value::Set(out)
-            } else {
-                Value::List(out)
-            }
+            if matches!(ty, Type::Set(_)) { Value::Set(out) } else { Value::List(out) }
         }
         Type::Tuple(tys) => {
             let J::Array(items) = j else {
                 return Err(mismatch(path));
             };
             if items.len() != tys.len() {
-                return Err(err(
-                    path,
-                    format!(
-                        "a tuple of length {} is required, got {}",
-                        tys.len(),
-                        items.len()
-                    ),
-                ));
+                return Err(err(path, format!("a tuple of length {} is required, got {}", tys.len(), items.len())));
             }
             let mut out = Vec::with_capacity(items.len());
             for (i, (item, t)) in items.iter().zip(tys).enumerate() {
@@ -769,13 +683,9 @@ fn from_json(
         Type::Dynamic => {
             // go-cty writes a dynamic value as {"value": …, "type": …}.
             let (Some(value), Some(type_json)) = (j.get("value"), j.get("type")) else {
-                return Err(err(
-                    path,
-                    "a dynamic value ({\"value\": …, \"type\": …}) is required".into(),
-                ));
+                return Err(err(path, "a dynamic value ({\"value\": …, \"type\": …}) is required".into()));
             };
-            let t = Type::from_json(type_json)
-                .ok_or_else(|| err(path, format!("invalid type {type_json}")))?;
+            let t = Type::from_json(type_json).ok_or_else(|| err(path, format!("invalid type {type_json}")))?;
             from_json(value, &t, path, depth + 1)?
         }
     })

@@ -64,14 +64,11 @@ where
         if req.uri().path() == SHUTDOWN_PATH {
             let method = ShutdownMethod(self.shutdown.clone());
             Box::pin(async move {
-                let mut grpc =
-                    tonic::server::Grpc::new(tonic::codec::ProstCodec::<Empty, Empty>::default());
+                let mut grpc = tonic::server::Grpc::new(tonic::codec::ProstCodec::<Empty, Empty>::default());
                 Ok(grpc.unary(method, req).await)
             })
         } else {
-            Box::pin(async {
-                Ok(tonic::Status::unimplemented("unknown GRPCController method").into_http())
-            })
+            Box::pin(async { Ok(tonic::Status::unimplemented("unknown GRPCController method").into_http()) })
         }
     }
 }

@@ -1,17 +1,12 @@
 //! Schemas and diagnostics in their tfplugin6 form.
-use liqo_schema::tf::{
-    Attribute, AttributePath, Block, Diagnostics, Nesting, PathStep, Schema, Severity, Type,
-};
+use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostics, Nesting, PathStep, Schema, Severity, Type};
 use magma_protocol::tfplugin6 as pb;
 use pb::schema::{nested_block::NestingMode as BlockNesting, object::NestingMode as ObjectNesting};
 
 const PLAIN: i32 = pb::StringKind::Plain as i32;
 
 pub(crate) fn schema(s: &Schema) -> pb::Schema {
-    pb::Schema {
-        version: s.version,
-        block: Some(block(&s.block)),
-    }
+    pb::Schema { version: s.version, block: Some(block(&s.block)) }
 }
 
 fn block(b: &Block) -> pb::schema::Block {
@@ -159,10 +154,7 @@ mod tests {
         assert_eq!(name.r#type, br#""string""#.to_vec());
         assert!(name.nested_type.is_none() && name.required && !name.optional);
         let server = &b.attributes[1];
-        assert!(
-            server.r#type.is_empty(),
-            "a nested attribute must not also set type"
-        );
+        assert!(server.r#type.is_empty(), "a nested attribute must not also set type");
         let obj = server.nested_type.as_ref().unwrap();
         assert_eq!(obj.nesting, ObjectNesting::Single as i32);
         assert_eq!(obj.attributes[1].r#type, br#"["list","string"]"#.to_vec());
@@ -175,19 +167,12 @@ mod tests {
     #[test]
     fn diagnostics_keep_their_attribute_path() {
         use pb::attribute_path::step::Selector;
-        let d: Diagnostics = Diagnostic::error("bad", "worse")
-            .at(AttributePath::root("rule").index(1).attr("name").key("k"))
-            .into();
+        let d: Diagnostics =
+            Diagnostic::error("bad", "worse").at(AttributePath::root("rule").index(1).attr("name").key("k")).into();
         let p = diagnostics(&d);
         assert_eq!(p[0].severity, pb::diagnostic::Severity::Error as i32);
-        let steps: Vec<_> = p[0]
-            .attribute
-            .as_ref()
-            .unwrap()
-            .steps
-            .iter()
-            .map(|s| s.selector.clone().unwrap())
-            .collect();
+        let steps: Vec<_> =
+            p[0].attribute.as_ref().unwrap().steps.iter().map(|s| s.selector.clone().unwrap()).collect();
         assert_eq!(
             steps,
             vec![

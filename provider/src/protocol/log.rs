@@ -34,9 +34,7 @@ impl Level {
 fn threshold() -> Option<Level> {
     static THRESHOLD: OnceLock<Option<Level>> = OnceLock::new();
     *THRESHOLD.get_or_init(|| {
-        let setting = std::env::var("TF_LOG_PROVIDER")
-            .or_else(|_| std::env::var("TF_LOG"))
-            .unwrap_or_default();
+        let setting = std::env::var("TF_LOG_PROVIDER").or_else(|_| std::env::var("TF_LOG")).unwrap_or_default();
         parse_level(&setting)
     })
 }
@@ -87,10 +85,7 @@ pub fn error(message: &str, fields: &[(&str, &str)]) {
 fn format_line(level: Level, message: &str, fields: &[(&str, &str)], timestamp: &str) -> String {
     let mut m = serde_json::Map::new();
     for (k, v) in fields {
-        m.insert(
-            (*k).to_string(),
-            serde_json::Value::String((*v).to_string()),
-        );
+        m.insert((*k).to_string(), serde_json::Value::String((*v).to_string()));
     }
     m.insert("@level".into(), level.as_str().into());
     m.insert("@message".into(), message.into());
@@ -123,12 +118,7 @@ mod tests {
 
     #[test]
     fn lines_are_hclog_json() {
-        let line = format_line(
-            Level::Warn,
-            "refused \"x\"",
-            &[("peer", "127.0.0.1:1")],
-            "2026-01-02T03:04:05.000006Z",
-        );
+        let line = format_line(Level::Warn, "refused \"x\"", &[("peer", "127.0.0.1:1")], "2026-01-02T03:04:05.000006Z");
         assert!(line.ends_with('\n') && line.matches('\n').count() == 1);
         let j: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(j["@level"], "warn");

@@ -103,11 +103,7 @@ pub trait Resource: Send + Sync {
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics>;
     /// Upgrades stored state JSON written with schema `version` to the current schema. The default accepts
     /// only the current version.
-    fn upgrade(
-        &self,
-        version: i64,
-        state: serde_json::Value,
-    ) -> Result<serde_json::Value, Diagnostics> {
+    fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
         let current = self.schema().version;
         if version == current {
             Ok(state)

@@ -49,50 +49,24 @@ impl ProviderService {
             server_capabilities: Some(capabilities()),
             ..Default::default()
         };
-        let mut metadata = pb::get_metadata::Response {
-            server_capabilities: Some(capabilities()),
-            ..Default::default()
-        };
+        let mut metadata =
+            pb::get_metadata::Response { server_capabilities: Some(capabilities()), ..Default::default() };
 
         let mut resources = BTreeMap::new();
         for r in provider.resources() {
             let s = r.schema();
             let name = r.type_name().to_string();
-            schema
-                .resource_schemas
-                .insert(name.clone(), convert::schema(&s));
-            metadata.resources.push(pb::get_metadata::ResourceMetadata {
-                type_name: name.clone(),
-            });
-            resources.insert(
-                name,
-                Registered {
-                    ty: s.block.implied_type(),
-                    version: s.version,
-                    imp: r,
-                },
-            );
+            schema.resource_schemas.insert(name.clone(), convert::schema(&s));
+            metadata.resources.push(pb::get_metadata::ResourceMetadata { type_name: name.clone() });
+            resources.insert(name, Registered { ty: s.block.implied_type(), version: s.version, imp: r });
         }
         let mut data_sources = BTreeMap::new();
         for d in provider.data_sources() {
             let s = d.schema();
             let name = d.type_name().to_string();
-            schema
-                .data_source_schemas
-                .insert(name.clone(), convert::schema(&s));
-            metadata
-                .data_sources
-                .push(pb::get_metadata::DataSourceMetadata {
-                    type_name: name.clone(),
-                });
-            data_sources.insert(
-                name,
-                Registered {
-                    ty: s.block.implied_type(),
-                    version: s.version,
-                    imp: d,
-                },
-            );
+            schema.data_source_schemas.insert(name.clone(), convert::schema(&s));
+            metadata.data_sources.push(pb::get_metadata::DataSourceMetadata { type_name: name.clone() });
+            data_sources.insert(name, Registered { ty: s.block.implied_type(), version: s.version, imp: d });
         }
 
         ProviderService {
@@ -107,29 +81,19 @@ impl ProviderService {
     }
 
     fn ctx(&self) -> Ctx {
-        Ctx {
-            cancel: self.stop.lock().unwrap_or_else(|p| p.into_inner()).clone(),
-        }
+        Ctx { cancel: self.stop.lock().unwrap_or_else(|p| p.into_inner()).clone() }
     }
 
     fn resource(&self, type_name: &str) -> Result<&Registered<dyn Resource>, Diagnostics> {
-        self.resources
-            .get(type_name)
-            .ok_or_else(|| unknown_type("resource", type_name, self.resources.keys()))
+        self.resources.get(type_name).ok_or_else(|| unknown_type("resource", type_name, self.resources.keys()))
     }
 
     fn data_source(&self, type_name: &str) -> Result<&Registered<dyn DataSource>, Diagnostics> {
-        self.data_sources
-            .get(type_name)
-            .ok_or_else(|| unknown_type("data source", type_name, self.data_sources.keys()))
+        self.data_sources.get(type_name).ok_or_else(|| unknown_type("data source", type_name, self.data_sources.keys()))
     }
 }
 
-fn unknown_type<'a>(
-    kind: &str,
-    name: &str,
-    known: impl Iterator<Item = &'a String>,
-) -> Diagnostics {
+fn unknown_type<'a>(kind: &str, name: &str, known: impl Iterator<Item = &'a String>) -> Diagnostics {
     let known: Vec<&str> = known.map(String::as_str).collect();
     Diagnostic::error(
         format!("Unknown {kind} type {name:?}"),
@@ -171,10 +135,7 @@ fn encode(v: &Value, ty: &Type, what: &str) -> Result<pb::DynamicValue, Diagnost
 /// Runs a provider call, turning a panic into an error diagnostic so Terraform reports it against the
 /// resource instead of losing the connection.
 async fn guarded<T>(what: &str, fut: impl Future<Output = T>) -> Result<T, Diagnostics> {
-    AssertUnwindSafe(fut)
-        .catch_unwind()
-        .await
-        .map_err(|p| panic_diagnostic(what, &*p))
+    AssertUnwindSafe(fut).catch_unwind().await.map_err(|p| panic_diagnostic(what, &*p))
 }
 
 fn guarded_sync<T>(what: &str, f: impl FnOnce() -> T) -> Result<T, Diagnostics> {
@@ -239,20 +200,12 @@ impl pb::provider_server::Provider for ProviderService {
         req: Request<pb::validate_provider_config::Request>,
     ) -> Result<Response<pb::validate_provider_config::Response>, Status> {
         let req = req.into_inner();
-        let d = decode(
-            req.config.as_ref(),
-            &self.provider_ty,
-            "provider configuration",
-        )
-        .and_then(|config| {
-            guarded_sync("validating the provider configuration", || {
-                self.provider.validate_config(&config)
+        let d = decode(req.config.as_ref(), &self.provider_ty, "provider configuration")
+            .and_then(|config| {
+                guarded_sync("validating the provider configuration", || self.provider.validate_config(&config))
             })
-        })
-        .unwrap_or_else(|d| d);
-        Ok(Response::new(pb::validate_provider_config::Response {
-            diagnostics: provider_diags(&d),
-        }))
+            .unwrap_or_else(|d| d);
+        Ok(Response::new(pb::validate_provider_config::Response { diagnostics: provider_diags(&d) }))
     }
 
     async fn validate_resource_config(
@@ -264,14 +217,10 @@ impl pb::provider_server::Provider for ProviderService {
             .resource(&req.type_name)
             .and_then(|r| {
                 let config = decode(req.config.as_ref(), &r.ty, "resource configuration")?;
-                guarded_sync(&format!("validating {}", req.type_name), || {
-                    r.imp.validate(&config)
-                })
+                guarded_sync(&format!("validating {}", req.type_name), || r.imp.validate(&config))
             })
             .unwrap_or_else(|d| d);
-        Ok(Response::new(pb::validate_resource_config::Response {
-            diagnostics: diags(&d),
-        }))
+        Ok(Response::new(pb::validate_resource_config::Response { diagnostics: diags(&d) }))
     }
 
     async fn validate_data_resource_config(
@@ -283,14 +232,10 @@ impl pb::provider_server::Provider for ProviderService {
             .data_source(&req.type_name)
             .and_then(|ds| {
                 let config = decode(req.config.as_ref(), &ds.ty, "data source configuration")?;
-                guarded_sync(&format!("validating data source {}", req.type_name), || {
-                    ds.imp.validate(&config)
-                })
+                guarded_sync(&format!("validating data source {}", req.type_name), || ds.imp.validate(&config))
             })
             .unwrap_or_else(|d| d);
-        Ok(Response::new(pb::validate_data_resource_config::Response {
-            diagnostics: diags(&d),
-        }))
+        Ok(Response::new(pb::validate_data_resource_config::Response { diagnostics: diags(&d) }))
     }
 
     async fn upgrade_resource_state(
@@ -314,15 +259,12 @@ impl pb::provider_server::Provider for ProviderService {
             let stored: serde_json::Value = serde_json::from_slice(&raw.json).map_err(|e| {
                 Diagnostics::from(Diagnostic::error(
                     format!("Invalid stored state of {}", req.type_name),
-                    format!(
-                        "The state is not valid JSON ({e}). Restore the state file from a backup."
-                    ),
+                    format!("The state is not valid JSON ({e}). Restore the state file from a backup."),
                 ))
             })?;
-            let upgraded =
-                guarded_sync(&format!("upgrading the state of {}", req.type_name), || {
-                    r.imp.upgrade(req.version, stored)
-                })??;
+            let upgraded = guarded_sync(&format!("upgrading the state of {}", req.type_name), || {
+                r.imp.upgrade(req.version, stored)
+            })??;
             let value = codec::json_to_value(&upgraded, &r.ty).map_err(|e| {
                 Diagnostics::from(Diagnostic::error(
                     format!("Cannot read the stored state of {}", req.type_name),
@@ -338,19 +280,14 @@ impl pb::provider_server::Provider for ProviderService {
             Ok(dv) => (Some(dv), Diagnostics::new()),
             Err(d) => (None, d),
         };
-        Ok(Response::new(pb::upgrade_resource_state::Response {
-            upgraded_state,
-            diagnostics: diags(&d),
-        }))
+        Ok(Response::new(pb::upgrade_resource_state::Response { upgraded_state, diagnostics: diags(&d) }))
     }
 
     async fn get_resource_identity_schemas(
         &self,
         _: Request<pb::get_resource_identity_schemas::Request>,
     ) -> Result<Response<pb::get_resource_identity_schemas::Response>, Status> {
-        Ok(Response::new(
-            pb::get_resource_identity_schemas::Response::default(),
-        ))
+        Ok(Response::new(pb::get_resource_identity_schemas::Response::default()))
     }
 
     async fn upgrade_resource_identity(
@@ -365,26 +302,14 @@ impl pb::provider_server::Provider for ProviderService {
         req: Request<pb::configure_provider::Request>,
     ) -> Result<Response<pb::configure_provider::Response>, Status> {
         let req = req.into_inner();
-        log::debug(
-            "configuring provider",
-            &[("terraform_version", &req.terraform_version)],
-        );
-        let d = match decode(
-            req.config.as_ref(),
-            &self.provider_ty,
-            "provider configuration",
-        ) {
-            Ok(config) => guarded(
-                "configuring the provider",
-                self.provider.configure(config, &req.terraform_version),
-            )
-            .await
-            .unwrap_or_else(|d| d),
+        log::debug("configuring provider", &[("terraform_version", &req.terraform_version)]);
+        let d = match decode(req.config.as_ref(), &self.provider_ty, "provider configuration") {
+            Ok(config) => guarded("configuring the provider", self.provider.configure(config, &req.terraform_version))
+                .await
+                .unwrap_or_else(|d| d),
             Err(d) => d,
         };
-        Ok(Response::new(pb::configure_provider::Response {
-            diagnostics: provider_diags(&d),
-        }))
+        Ok(Response::new(pb::configure_provider::Response { diagnostics: provider_diags(&d) }))
     }
 
     async fn read_resource(
@@ -397,11 +322,7 @@ impl pb::provider_server::Provider for ProviderService {
         let result = async {
             let r = self.resource(&req.type_name)?;
             let state = decode(req.current_state.as_ref(), &r.ty, "state")?;
-            let resp = guarded(
-                &format!("reading {}", req.type_name),
-                r.imp.read(&ctx, state, req.private),
-            )
-            .await?;
+            let resp = guarded(&format!("reading {}", req.type_name), r.imp.read(&ctx, state, req.private)).await?;
             if resp.diagnostics.has_errors() {
                 // Keep what Terraform had: a failed read must not drop the object from state.
                 return Ok((req.current_state, resp.private, resp.diagnostics));
@@ -440,34 +361,26 @@ impl pb::provider_server::Provider for ProviderService {
                 config: decode(req.config.as_ref(), &r.ty, "configuration")?,
                 private: req.prior_private,
             };
-            let resp = guarded(
-                &format!("planning {}", req.type_name),
-                r.imp.plan(&ctx, plan),
-            )
-            .await?;
+            let resp = guarded(&format!("planning {}", req.type_name), r.imp.plan(&ctx, plan)).await?;
             if resp.diagnostics.has_errors() {
                 return Err(resp.diagnostics);
             }
             let planned = encode(&resp.planned, &r.ty, "planned state")?;
             Ok(pb::plan_resource_change::Response {
                 planned_state: Some(planned),
-                requires_replace: resp
-                    .requires_replace
-                    .iter()
-                    .map(convert::attribute_path)
-                    .collect(),
+                requires_replace: resp.requires_replace.iter().map(convert::attribute_path).collect(),
                 planned_private: resp.private,
                 diagnostics: diags(&resp.diagnostics),
                 ..Default::default()
             })
         }
         .await;
-        Ok(Response::new(result.unwrap_or_else(|d| {
-            pb::plan_resource_change::Response {
+        Ok(Response::new(
+            result.unwrap_or_else(|d| pb::plan_resource_change::Response {
                 diagnostics: diags(&d),
                 ..Default::default()
-            }
-        })))
+            }),
+        ))
     }
 
     async fn apply_resource_change(
@@ -485,11 +398,7 @@ impl pb::provider_server::Provider for ProviderService {
                 config: decode(req.config.as_ref(), &r.ty, "configuration")?,
                 private: req.planned_private,
             };
-            let resp = guarded(
-                &format!("applying {}", req.type_name),
-                r.imp.apply(&ctx, apply),
-            )
-            .await?;
+            let resp = guarded(&format!("applying {}", req.type_name), r.imp.apply(&ctx, apply)).await?;
             // Even a failed apply returns its new state (null, or the partial object) so nothing created
             // is forgotten.
             let mut d = resp.diagnostics;
@@ -508,11 +417,9 @@ impl pb::provider_server::Provider for ProviderService {
             })
         }
         .await;
-        Ok(Response::new(result.unwrap_or_else(|d: Diagnostics| {
-            pb::apply_resource_change::Response {
-                diagnostics: diags(&d),
-                ..Default::default()
-            }
+        Ok(Response::new(result.unwrap_or_else(|d: Diagnostics| pb::apply_resource_change::Response {
+            diagnostics: diags(&d),
+            ..Default::default()
         })))
     }
 
@@ -521,18 +428,11 @@ impl pb::provider_server::Provider for ProviderService {
         req: Request<pb::import_resource_state::Request>,
     ) -> Result<Response<pb::import_resource_state::Response>, Status> {
         let req = req.into_inner();
-        log::debug(
-            "ImportResourceState",
-            &[("type", &req.type_name), ("id", &req.id)],
-        );
+        log::debug("ImportResourceState", &[("type", &req.type_name), ("id", &req.id)]);
         let ctx = self.ctx();
         let result = async {
             let r = self.resource(&req.type_name)?;
-            let imported = guarded(
-                &format!("importing {}", req.type_name),
-                r.imp.import(&ctx, &req.id),
-            )
-            .await??;
+            let imported = guarded(&format!("importing {}", req.type_name), r.imp.import(&ctx, &req.id)).await??;
             imported
                 .into_iter()
                 .map(|i| {
@@ -561,9 +461,7 @@ impl pb::provider_server::Provider for ProviderService {
         &self,
         _: Request<pb::move_resource_state::Request>,
     ) -> Result<Response<pb::move_resource_state::Response>, Status> {
-        Err(Status::unimplemented(
-            "moving state between resource types is not supported",
-        ))
+        Err(Status::unimplemented("moving state between resource types is not supported"))
     }
 
     async fn read_data_source(
@@ -576,11 +474,8 @@ impl pb::provider_server::Provider for ProviderService {
         let result = async {
             let ds = self.data_source(&req.type_name)?;
             let config = decode(req.config.as_ref(), &ds.ty, "data source configuration")?;
-            let (state, d) = guarded(
-                &format!("reading data source {}", req.type_name),
-                ds.imp.read(&ctx, config),
-            )
-            .await?;
+            let (state, d) =
+                guarded(&format!("reading data source {}", req.type_name), ds.imp.read(&ctx, config)).await?;
             if d.has_errors() {
                 return Err(d);
             }
@@ -591,56 +486,42 @@ impl pb::provider_server::Provider for ProviderService {
             Ok((s, d)) => (Some(s), d),
             Err(d) => (None, d),
         };
-        Ok(Response::new(pb::read_data_source::Response {
-            state,
-            diagnostics: diags(&d),
-            deferred: None,
-        }))
+        Ok(Response::new(pb::read_data_source::Response { state, diagnostics: diags(&d), deferred: None }))
     }
 
     async fn generate_resource_config(
         &self,
         _: Request<pb::generate_resource_config::Request>,
     ) -> Result<Response<pb::generate_resource_config::Response>, Status> {
-        Err(Status::unimplemented(
-            "generating resource configuration is not supported",
-        ))
+        Err(Status::unimplemented("generating resource configuration is not supported"))
     }
 
     async fn validate_ephemeral_resource_config(
         &self,
         _: Request<pb::validate_ephemeral_resource_config::Request>,
     ) -> Result<Response<pb::validate_ephemeral_resource_config::Response>, Status> {
-        Err(Status::unimplemented(
-            "this provider has no ephemeral resources",
-        ))
+        Err(Status::unimplemented("this provider has no ephemeral resources"))
     }
 
     async fn open_ephemeral_resource(
         &self,
         _: Request<pb::open_ephemeral_resource::Request>,
     ) -> Result<Response<pb::open_ephemeral_resource::Response>, Status> {
-        Err(Status::unimplemented(
-            "this provider has no ephemeral resources",
-        ))
+        Err(Status::unimplemented("this provider has no ephemeral resources"))
     }
 
     async fn renew_ephemeral_resource(
         &self,
         _: Request<pb::renew_ephemeral_resource::Request>,
     ) -> Result<Response<pb::renew_ephemeral_resource::Response>, Status> {
-        Err(Status::unimplemented(
-            "this provider has no ephemeral resources",
-        ))
+        Err(Status::unimplemented("this provider has no ephemeral resources"))
     }
 
     async fn close_ephemeral_resource(
         &self,
         _: Request<pb::close_ephemeral_resource::Request>,
     ) -> Result<Response<pb::close_ephemeral_resource::Response>, Status> {
-        Err(Status::unimplemented(
-            "this provider has no ephemeral resources",
-        ))
+        Err(Status::unimplemented("this provider has no ephemeral resources"))
     }
 
     type ListResourceStream = tonic::codegen::BoxStream<pb::list_resource::Event>;
@@ -663,10 +544,7 @@ impl pb::provider_server::Provider for ProviderService {
         &self,
         _: Request<pb::get_functions::Request>,
     ) -> Result<Response<pb::get_functions::Response>, Status> {
-        Ok(Response::new(pb::get_functions::Response {
-            functions: HashMap::new(),
-            diagnostics: Vec::new(),
-        }))
+        Ok(Response::new(pb::get_functions::Response { functions: HashMap::new(), diagnostics: Vec::new() }))
     }
 
     async fn call_function(
@@ -766,9 +644,7 @@ impl pb::provider_server::Provider for ProviderService {
         let old = std::mem::take(&mut *self.stop.lock().unwrap_or_else(|p| p.into_inner()));
         old.cancel();
         log::info("StopProvider: cancelled in-flight operations", &[]);
-        Ok(Response::new(pb::stop_provider::Response {
-            error: String::new(),
-        }))
+        Ok(Response::new(pb::stop_provider::Response { error: String::new() }))
     }
 }
 

@@ -18,9 +18,7 @@ use rustls::pki_types::{
     SignatureVerificationAlgorithm, UnixTime, alg_id,
 };
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
-use rustls::{
-    CertificateError, DigitallySignedStruct, DistinguishedName, ServerConfig, SignatureScheme,
-};
+use rustls::{CertificateError, DigitallySignedStruct, DistinguishedName, ServerConfig, SignatureScheme};
 use std::sync::Arc;
 
 /// The provider's TLS identity for one process.
@@ -31,18 +29,11 @@ pub(crate) struct ServerIdentity {
 
 /// A fresh self-signed certificate shaped like go-plugin's own: CA, SAN "localhost", server and client auth.
 pub(crate) fn server_identity() -> Result<ServerIdentity, rcgen::Error> {
-    use rcgen::{
-        BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair,
-        KeyUsagePurpose,
-    };
+    use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose};
     let key = KeyPair::generate()?;
     let mut params = CertificateParams::new(vec!["localhost".to_string()])?;
-    params
-        .distinguished_name
-        .push(DnType::OrganizationName, "terraform-provider");
-    params
-        .distinguished_name
-        .push(DnType::CommonName, "localhost");
+    params.distinguished_name.push(DnType::OrganizationName, "terraform-provider");
+    params.distinguished_name.push(DnType::CommonName, "localhost");
     params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     params.key_usages = vec![
         KeyUsagePurpose::DigitalSignature,
@@ -50,10 +41,7 @@ pub(crate) fn server_identity() -> Result<ServerIdentity, rcgen::Error> {
         KeyUsagePurpose::KeyAgreement,
         KeyUsagePurpose::KeyCertSign,
     ];
-    params.extended_key_usages = vec![
-        ExtendedKeyUsagePurpose::ServerAuth,
-        ExtendedKeyUsagePurpose::ClientAuth,
-    ];
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth];
     // Backdated against clock skew between the two processes; a provider process lives minutes, not days.
     let now = time::OffsetDateTime::now_utc();
     params.not_before = now - time::Duration::hours(1);
@@ -95,32 +83,20 @@ pub(crate) struct PinnedClientCert {
 }
 
 impl PinnedClientCert {
-    pub(crate) fn new(
-        expected: CertificateDer<'static>,
-        provider: &CryptoProvider,
-    ) -> PinnedClientCert {
-        PinnedClientCert {
-            expected,
-            ring: provider.signature_verification_algorithms,
-        }
+    pub(crate) fn new(expected: CertificateDer<'static>, provider: &CryptoProvider) -> PinnedClientCert {
+        PinnedClientCert { expected, ring: provider.signature_verification_algorithms }
     }
 
     fn check_pinned(&self, cert: &CertificateDer<'_>) -> Result<(), rustls::Error> {
         if cert.as_ref() == self.expected.as_ref() {
             Ok(())
         } else {
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::ApplicationVerificationFailure,
-            ))
+            Err(rustls::Error::InvalidCertificate(CertificateError::ApplicationVerificationFailure))
         }
     }
 
     fn algorithms(&self, scheme: SignatureScheme) -> &WebPkiSupportedAlgorithms {
-        if scheme == SignatureScheme::ECDSA_NISTP521_SHA512 {
-            &P521_ALGORITHMS
-        } else {
-            &self.ring
-        }
+        if scheme == SignatureScheme::ECDSA_NISTP521_SHA512 { &P521_ALGORITHMS } else { &self.ring }
     }
 }
 
@@ -182,15 +158,9 @@ struct EcdsaP521Sha512;
 
 impl SignatureVerificationAlgorithm for EcdsaP521Sha512 {
     /// `public_key` is the SEC1 point from the certificate; `signature` is ASN.1 DER as TLS carries it.
-    fn verify_signature(
-        &self,
-        public_key: &[u8],
-        message: &[u8],
-        signature: &[u8],
-    ) -> Result<(), InvalidSignature> {
+    fn verify_signature(&self, public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<(), InvalidSignature> {
         use p521::ecdsa::signature::Verifier;
-        let key =
-            p521::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|_| InvalidSignature)?;
+        let key = p521::ecdsa::VerifyingKey::from_sec1_bytes(public_key).map_err(|_| InvalidSignature)?;
         let sig = p521::ecdsa::Signature::from_der(signature).map_err(|_| InvalidSignature)?;
         key.verify(message, &sig).map_err(|_| InvalidSignature)
     }
@@ -210,10 +180,7 @@ mod tests {
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     // Made with OpenSSL (independent of the p521 crate):
@@ -229,10 +196,7 @@ mod tests {
         let alg = EcdsaP521Sha512;
         let (point, sig) = (hex(POINT), hex(SIGNATURE));
         assert!(alg.verify_signature(&point, MESSAGE, &sig).is_ok());
-        assert!(
-            alg.verify_signature(&point, b"another message", &sig)
-                .is_err()
-        );
+        assert!(alg.verify_signature(&point, b"another message", &sig).is_err());
         let mut bad = sig.clone();
         let last = bad.len() - 1;
         bad[last] ^= 1;
@@ -248,9 +212,6 @@ mod tests {
         assert!(v.verify_client_cert(&a, &[], UnixTime::now()).is_ok());
         assert!(v.verify_client_cert(&b, &[], UnixTime::now()).is_err());
         assert!(v.client_auth_mandatory());
-        assert!(
-            v.supported_verify_schemes()
-                .contains(&SignatureScheme::ECDSA_NISTP521_SHA512)
-        );
+        assert!(v.supported_verify_schemes().contains(&SignatureScheme::ECDSA_NISTP521_SHA512));
     }
 }

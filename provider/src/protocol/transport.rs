@@ -54,11 +54,7 @@ pub enum ServeError {
     #[error("invalid plugin environment: {0}")]
     Environment(String),
     #[error("cannot listen on 127.0.0.1 ports {min}-{max}: {source}")]
-    Listen {
-        min: u16,
-        max: u16,
-        source: io::Error,
-    },
+    Listen { min: u16, max: u16, source: io::Error },
     #[error("cannot set up TLS for the plugin connection: {0}")]
     Tls(String),
     #[error("gRPC server failed: {0}")]
@@ -95,13 +91,9 @@ impl PluginEnv {
         }
         // Absent means the host only knows the version of its handshake config, which is ours.
         if let Some(offered) = &self.protocol_versions
-            && !offered
-                .split(',')
-                .any(|v| v.trim().parse() == Ok(PROTOCOL_VERSION))
+            && !offered.split(',').any(|v| v.trim().parse() == Ok(PROTOCOL_VERSION))
         {
-            return Err(ServeError::UnsupportedProtocol {
-                offered: offered.clone(),
-            });
+            return Err(ServeError::UnsupportedProtocol { offered: offered.clone() });
         }
         Ok(())
     }
@@ -116,11 +108,7 @@ impl PluginEnv {
                 .map_err(|_| ServeError::Environment(format!("{name}={s:?} is not a port number"))),
         };
         let min = parse("PLUGIN_MIN_PORT", &self.min_port, 0)?;
-        let max = parse(
-            "PLUGIN_MAX_PORT",
-            &self.max_port,
-            if self.min_port.is_some() { u16::MAX } else { 0 },
-        )?;
+        let max = parse("PLUGIN_MAX_PORT", &self.max_port, if self.min_port.is_some() { u16::MAX } else { 0 })?;
         if min > max {
             return Err(ServeError::Environment(format!(
                 "PLUGIN_MIN_PORT {min} is greater than PLUGIN_MAX_PORT {max}"
@@ -138,11 +126,7 @@ async fn listen(min: u16, max: u16) -> Result<TcpListener, ServeError> {
             Err(e) => last = e,
         }
     }
-    Err(ServeError::Listen {
-        min,
-        max,
-        source: last,
-    })
+    Err(ServeError::Listen { min, max, source: last })
 }
 
 /// Serves `provider` until Terraform shuts the plugin down (or Ctrl-C in debug mode).
@@ -155,37 +139,25 @@ pub async fn serve<P: Provider>(provider: P, mode: Mode) -> Result<(), ServeErro
             let (min, max) = env.port_range()?;
             let listener = listen(min, max).await?;
             let shutdown = CancellationToken::new();
-            let server = PluginServer::new(
-                provider,
-                listener,
-                env.client_cert.as_deref(),
-                shutdown.clone(),
-            )?;
+            let server = PluginServer::new(provider, listener, env.client_cert.as_deref(), shutdown.clone())?;
             write_line(&server.handshake_line())?;
             server.run(shutdown.cancelled_owned()).await
         }
         Mode::Debug { address } => {
             let listener = listen(0, 0).await?;
             let server = PluginServer::new(provider, listener, None, CancellationToken::new())?;
-            write_line(&format!(
-                "TF_REATTACH_PROVIDERS='{}'",
-                reattach_json(&address, server.addr)
-            ))?;
+            write_line(&format!("TF_REATTACH_PROVIDERS='{}'", reattach_json(&address, server.addr)))?;
             eprintln!(
                 "Provider started in debug mode (no TLS). Export the line above in the shell that runs terraform or tofu; press Ctrl-C to stop."
             );
-            server
-                .run(async { tokio::signal::ctrl_c().await.unwrap_or(()) })
-                .await
+            server.run(async { tokio::signal::ctrl_c().await.unwrap_or(()) }).await
         }
     }
 }
 
 fn write_line(line: &str) -> Result<(), ServeError> {
     let mut out = io::stdout().lock();
-    writeln!(out, "{line}")
-        .and_then(|_| out.flush())
-        .map_err(ServeError::Handshake)
+    writeln!(out, "{line}").and_then(|_| out.flush()).map_err(ServeError::Handshake)
 }
 
 fn reattach_json(address: &str, addr: SocketAddr) -> String {
@@ -219,29 +191,17 @@ impl PluginServer {
         client_cert_pem: Option<&str>,
         shutdown: CancellationToken,
     ) -> Result<PluginServer, ServeError> {
-        let addr = listener.local_addr().map_err(|e| ServeError::Listen {
-            min: 0,
-            max: 0,
-            source: e,
-        })?;
+        let addr = listener.local_addr().map_err(|e| ServeError::Listen { min: 0, max: 0, source: e })?;
         let tls = match client_cert_pem {
             None => None,
             Some(pem) => {
                 let client_cert = tls::parse_client_cert(pem).map_err(ServeError::Tls)?;
-                let identity =
-                    tls::server_identity().map_err(|e| ServeError::Tls(e.to_string()))?;
-                let config = tls::server_config(&identity, client_cert)
-                    .map_err(|e| ServeError::Tls(e.to_string()))?;
+                let identity = tls::server_identity().map_err(|e| ServeError::Tls(e.to_string()))?;
+                let config = tls::server_config(&identity, client_cert).map_err(|e| ServeError::Tls(e.to_string()))?;
                 Some((TlsAcceptor::from(Arc::new(config)), identity.cert.to_vec()))
             }
         };
-        Ok(PluginServer {
-            service: Arc::new(ProviderService::new(provider)),
-            listener,
-            addr,
-            tls,
-            shutdown,
-        })
+        Ok(PluginServer { service: Arc::new(ProviderService::new(provider)), listener, addr, tls, shutdown })
     }
 
     /// `1|6|tcp|127.0.0.1:PORT|grpc[|CERT]`: go-plugin core version 1, tfplugin 6, and with mTLS the server
@@ -255,10 +215,7 @@ impl PluginServer {
         line
     }
 
-    pub(crate) async fn run(
-        self,
-        stop: impl std::future::Future<Output = ()>,
-    ) -> Result<(), ServeError> {
+    pub(crate) async fn run(self, stop: impl std::future::Future<Output = ()>) -> Result<(), ServeError> {
         let (tx, rx) = mpsc::channel::<io::Result<Conn>>(16);
         let accept = tokio::spawn(accept_loop(self.listener, self.tls.map(|(a, _)| a), tx));
         let router = tonic::transport::Server::builder()
@@ -275,8 +232,7 @@ impl PluginServer {
                 _ = shutdown.cancelled() => {}
             }
         };
-        let serve = router
-            .serve_with_incoming_shutdown(tokio_stream::wrappers::ReceiverStream::new(rx), signal);
+        let serve = router.serve_with_incoming_shutdown(tokio_stream::wrappers::ReceiverStream::new(rx), signal);
         tokio::pin!(serve);
         let result = tokio::select! {
             r = &mut serve => r.map_err(ServeError::from),
@@ -288,20 +244,13 @@ impl PluginServer {
     }
 }
 
-async fn accept_loop(
-    listener: TcpListener,
-    tls: Option<TlsAcceptor>,
-    tx: mpsc::Sender<io::Result<Conn>>,
-) {
+async fn accept_loop(listener: TcpListener, tls: Option<TlsAcceptor>, tx: mpsc::Sender<io::Result<Conn>>) {
     loop {
         let (sock, peer) = match listener.accept().await {
             Ok(c) => c,
             Err(e) => {
                 // Out of file descriptors and similar: back off instead of spinning.
-                log::warn(
-                    "accepting a plugin connection failed",
-                    &[("error", &e.to_string())],
-                );
+                log::warn("accepting a plugin connection failed", &[("error", &e.to_string())]);
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
@@ -327,9 +276,7 @@ async fn accept_loop(
                             "refused a plugin connection without Terraform's client certificate",
                             &[("peer", &peer.to_string()), ("error", &e.to_string())],
                         ),
-                        Err(_) => {
-                            log::warn("TLS handshake timed out", &[("peer", &peer.to_string())])
-                        }
+                        Err(_) => log::warn("TLS handshake timed out", &[("peer", &peer.to_string())]),
                     }
                 });
             }
@@ -349,11 +296,7 @@ impl tonic::transport::server::Connected for Conn {
 }
 
 impl AsyncRead for Conn {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
@@ -362,11 +305,7 @@ impl AsyncRead for Conn {
 }
 
 impl AsyncWrite for Conn {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Conn::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Conn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
@@ -423,25 +362,15 @@ mod tests {
 
     #[test]
     fn handshake_requires_the_cookie_and_protocol_6() {
-        assert!(matches!(
-            env(None, None).check(),
-            Err(ServeError::NotLaunchedByPluginHost)
-        ));
-        assert!(matches!(
-            env(Some("nope"), None).check(),
-            Err(ServeError::NotLaunchedByPluginHost)
-        ));
+        assert!(matches!(env(None, None).check(), Err(ServeError::NotLaunchedByPluginHost)));
+        assert!(matches!(env(Some("nope"), None).check(), Err(ServeError::NotLaunchedByPluginHost)));
         assert!(env(Some(MAGIC_COOKIE_VALUE), Some("5,6")).check().is_ok());
         assert!(env(Some(MAGIC_COOKIE_VALUE), None).check().is_ok());
         assert!(matches!(
             env(Some(MAGIC_COOKIE_VALUE), Some("4,5")).check(),
             Err(ServeError::UnsupportedProtocol { .. })
         ));
-        assert!(
-            ServeError::NotLaunchedByPluginHost
-                .to_string()
-                .starts_with("This binary is a plugin.")
-        );
+        assert!(ServeError::NotLaunchedByPluginHost.to_string().starts_with("This binary is a plugin."));
     }
 
     #[test]

@@ -13,7 +13,10 @@
 //! Everything that can be checked without the API (files readable, contexts present, URLs and PEM data well
 //! formed) is checked here, and each error points at the attribute (or names the environment variable) it
 //! came from.
-use kube::config::{AuthInfo, Cluster as KubeCluster, Context, ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig, KubeconfigError, NamedAuthInfo, NamedCluster, NamedContext};
+use kube::config::{
+    AuthInfo, Cluster as KubeCluster, Context, ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig,
+    KubeconfigError, NamedAuthInfo, NamedCluster, NamedContext,
+};
 use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Value};
 use std::collections::HashMap;
 
@@ -136,19 +139,32 @@ pub fn validate_block(config: &Value) -> Diagnostics {
     let mut diags = Diagnostics::new();
     let k = config.get("kubernetes");
     if !k.get("config_path").is_null() && !k.get("config_paths").is_null() {
-        diags.push(Diagnostic::error(
-            "Conflicting kubeconfig attributes",
-            "Set either `config_path` (one file) or `config_paths` (several files, merged in order), not both.",
-        ).at(kpath("config_paths")));
+        diags.push(
+            Diagnostic::error(
+                "Conflicting kubeconfig attributes",
+                "Set either `config_path` (one file) or `config_paths` (several files, merged in order), not both.",
+            )
+            .at(kpath("config_paths")),
+        );
     }
-    let from_block = |name: &str| k.get(name).as_str().filter(|s| !s.is_empty()).map(|s| Set { value: s.to_string(), origin: Origin::Block, path: kpath(name) });
+    let from_block = |name: &str| {
+        k.get(name).as_str().filter(|s| !s.is_empty()).map(|s| Set {
+            value: s.to_string(),
+            origin: Origin::Block,
+            path: kpath(name),
+        })
+    };
     if let Some(h) = from_block("host") {
         diags.extend(check_url(&h, &["https", "http"]));
     }
     if let Some(p) = from_block("proxy_url") {
         diags.extend(check_url(&p, &["http", "https", "socks5"]));
     }
-    for (name, kind) in [("cluster_ca_certificate", PemKind::Certificate), ("client_certificate", PemKind::Certificate), ("client_key", PemKind::PrivateKey)] {
+    for (name, kind) in [
+        ("cluster_ca_certificate", PemKind::Certificate),
+        ("client_certificate", PemKind::Certificate),
+        ("client_key", PemKind::PrivateKey),
+    ] {
         if let Some(s) = from_block(name) {
             diags.extend(check_pem(&s, kind));
         }
@@ -197,18 +213,34 @@ fn check_url(s: &Set<String>, schemes: &[&str]) -> Diagnostics {
             return s
                 .error(
                     format!("`{what}` has no URL scheme"),
-                    format!("`{}` must be a URL starting with {}, e.g. `https://203.0.113.10:6443`.", s.value, schemes.iter().map(|x| format!("`{x}://`")).collect::<Vec<_>>().join(" or ")),
+                    format!(
+                        "`{}` must be a URL starting with {}, e.g. `https://203.0.113.10:6443`.",
+                        s.value,
+                        schemes.iter().map(|x| format!("`{x}://`")).collect::<Vec<_>>().join(" or ")
+                    ),
                 )
                 .into();
         }
     };
     if !schemes.contains(&scheme) {
         return s
-            .error(format!("Unsupported URL scheme in `{what}`"), format!("`{}` uses `{scheme}://`; use {}.", s.value, schemes.iter().map(|x| format!("`{x}://`")).collect::<Vec<_>>().join(" or ")))
+            .error(
+                format!("Unsupported URL scheme in `{what}`"),
+                format!(
+                    "`{}` uses `{scheme}://`; use {}.",
+                    s.value,
+                    schemes.iter().map(|x| format!("`{x}://`")).collect::<Vec<_>>().join(" or ")
+                ),
+            )
             .into();
     }
     if rest.is_empty() || s.value.parse::<http::Uri>().is_err() {
-        return s.error(format!("Invalid URL in `{what}`"), format!("`{}` is not a valid URL (expected e.g. `{scheme}://203.0.113.10:6443`).", s.value)).into();
+        return s
+            .error(
+                format!("Invalid URL in `{what}`"),
+                format!("`{}` is not a valid URL (expected e.g. `{scheme}://203.0.113.10:6443`).", s.value),
+            )
+            .into();
     }
     Diagnostics::new()
 }
@@ -234,7 +266,11 @@ fn check_pem(s: &Set<String>, kind: PemKind) -> Diagnostics {
         PemKind::Certificate => "one or more PEM `CERTIFICATE` blocks",
         PemKind::PrivateKey => "one PEM private key block (`PRIVATE KEY`, `RSA PRIVATE KEY` or `EC PRIVATE KEY`)",
     };
-    let seen = if blocks.is_empty() { "no PEM block".to_string() } else { format!("PEM blocks {:?}", blocks.iter().map(|b| b.tag()).collect::<Vec<_>>()) };
+    let seen = if blocks.is_empty() {
+        "no PEM block".to_string()
+    } else {
+        format!("PEM blocks {:?}", blocks.iter().map(|b| b.tag()).collect::<Vec<_>>())
+    };
     s.error(
         format!("`{}` is not valid PEM", s.path),
         format!("Expected {expected}, found {seen}. Kubeconfig `*-data` fields are base64-encoded PEM: pass them through `base64decode()`."),
@@ -273,7 +309,13 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
         .elements()
         .iter()
         .enumerate()
-        .filter_map(|(i, v)| v.as_str().map(|p| Set { value: p.to_string(), origin: Origin::Block, path: kpath("config_paths").index(i as i64) }))
+        .filter_map(|(i, v)| {
+            v.as_str().map(|p| Set {
+                value: p.to_string(),
+                origin: Origin::Block,
+                path: kpath("config_paths").index(i as i64),
+            })
+        })
         .collect();
     s.config_paths = if let Some(p) = k.get("config_path").as_str().filter(|p| !p.is_empty()) {
         vec![Set { value: p.to_string(), origin: Origin::Block, path: kpath("config_path") }]
@@ -284,7 +326,11 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
     } else if let Some(list) = env(ENV_CONFIG_PATHS) {
         std::env::split_paths(&list)
             .filter(|p| !p.as_os_str().is_empty())
-            .map(|p| Set { value: p.to_string_lossy().into_owned(), origin: Origin::Env(ENV_CONFIG_PATHS), path: kpath("config_paths") })
+            .map(|p| Set {
+                value: p.to_string_lossy().into_owned(),
+                origin: Origin::Env(ENV_CONFIG_PATHS),
+                path: kpath("config_paths"),
+            })
             .collect()
     } else {
         Vec::new()
@@ -292,22 +338,24 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
 
     s.insecure = match k.get("insecure").as_bool() {
         Some(b) => Some(Set { value: b, origin: Origin::Block, path: kpath("insecure") }),
-        None => match env(ENV_INSECURE) {
-            None => None,
-            Some(v) => match parse_go_bool(&v) {
-                Some(b) => Some(Set { value: b, origin: Origin::Env(ENV_INSECURE), path: kpath("insecure") }),
-                None => {
-                    diags.push(
+        None => {
+            match env(ENV_INSECURE) {
+                None => None,
+                Some(v) => match parse_go_bool(&v) {
+                    Some(b) => Some(Set { value: b, origin: Origin::Env(ENV_INSECURE), path: kpath("insecure") }),
+                    None => {
+                        diags.push(
                         Diagnostic::error(
                             format!("Invalid {ENV_INSECURE}"),
                             format!("The environment variable {ENV_INSECURE} is `{v}`; use `true` or `false` (or unset it)."),
                         )
                         .at(kpath("insecure")),
                     );
-                    None
-                }
-            },
-        },
+                        None
+                    }
+                },
+            }
+        }
     };
 
     // Values from the environment were not seen by `validate_block`; check them the same way.
@@ -316,7 +364,11 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
             diags.extend(check_url(v, schemes));
         }
     }
-    for (set, kind) in [(&s.cluster_ca_certificate, PemKind::Certificate), (&s.client_certificate, PemKind::Certificate), (&s.client_key, PemKind::PrivateKey)] {
+    for (set, kind) in [
+        (&s.cluster_ca_certificate, PemKind::Certificate),
+        (&s.client_certificate, PemKind::Certificate),
+        (&s.client_key, PemKind::PrivateKey),
+    ] {
         if let Some(v) = set.as_ref().filter(|v| v.origin != Origin::Block) {
             diags.extend(check_pem(v, kind));
         }
@@ -334,7 +386,11 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
             api_version: api_version.to_string(),
             command: command.to_string(),
             args: e.get("args").string_elements().unwrap_or_default(),
-            env: e.get("env").entries().map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect()).unwrap_or_default(),
+            env: e
+                .get("env")
+                .entries()
+                .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+                .unwrap_or_default(),
         });
     }
 
@@ -378,16 +434,34 @@ fn load_kubeconfigs(paths: &[Set<String>], env: Env) -> Result<Kubeconfig, Diagn
         let kc = Kubeconfig::read_from(&file).map_err(|e| {
             let why = match &e {
                 KubeconfigError::ReadConfig(io, _) => format!("it cannot be read: {io}"),
-                other => format!("it is not a valid kubeconfig: {other}"),
+                other => format!("it is not a valid kubeconfig ({})", parse_error_location(&other.to_string())),
             };
             Diagnostics::from(p.error("Cannot load kubeconfig file", format!("`{file}`: {why}. Check the path (relative paths start from Terraform's working directory; `~/` is expanded).")))
         })?;
         merged = Some(match merged {
             None => kc,
-            Some(m) => m.merge(kc).map_err(|e| Diagnostics::from(p.error("Cannot merge kubeconfig files", format!("`{file}`: {e}."))))?,
+            Some(m) => m
+                .merge(kc)
+                .map_err(|e| Diagnostics::from(p.error("Cannot merge kubeconfig files", format!("`{file}`: {e}."))))?,
         });
     }
     Ok(merged.unwrap_or_default())
+}
+
+/// Where a kubeconfig failed to parse, without the parser's excerpt: a kubeconfig holds credentials, and parser
+/// messages quote the offending lines (a `client-key-data` line would end up in Terraform's output).
+pub(super) fn parse_error_location(message: &str) -> String {
+    let number_after = |key: &str| -> Option<u64> {
+        let rest = &message[message.find(key)? + key.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    };
+    match (number_after("line "), number_after("column ")) {
+        (Some(l), Some(c)) => {
+            format!("YAML error at line {l}, column {c}; the content is not shown because it may hold credentials")
+        }
+        _ => "the content is not shown because it may hold credentials".to_string(),
+    }
 }
 
 fn names<'a>(items: impl Iterator<Item = &'a String>) -> String {
@@ -406,7 +480,10 @@ fn select(kc: &Kubeconfig, s: &Settings) -> Result<(KubeCluster, AuthInfo, Optio
         (None, None) => {
             return Err(Diagnostic::error(
                 "No kubeconfig context selected",
-                format!("{files} has no `current-context`. Set `config_context` to one of: {}.", names(kc.contexts.iter().map(|c| &c.name))),
+                format!(
+                    "{files} has no `current-context`. Set `config_context` to one of: {}.",
+                    names(kc.contexts.iter().map(|c| &c.name))
+                ),
             )
             .at(kpath("config_context"))
             .into());
@@ -415,10 +492,18 @@ fn select(kc: &Kubeconfig, s: &Settings) -> Result<(KubeCluster, AuthInfo, Optio
     let context: Context = match kc.contexts.iter().find(|c| c.name == ctx_name).and_then(|c| c.context.clone()) {
         Some(c) => c,
         None => {
-            let detail = format!("Context `{ctx_name}` is not in {files}. Contexts there: {}.", names(kc.contexts.iter().map(|c| &c.name)));
+            let detail = format!(
+                "Context `{ctx_name}` is not in {files}. Contexts there: {}.",
+                names(kc.contexts.iter().map(|c| &c.name))
+            );
             return Err(match &s.context {
                 Some(c) => c.error("Unknown kubeconfig context", detail),
-                None => first_path.error("Unknown kubeconfig context", format!("{detail} (`{ctx_name}` is the file's current-context; set `config_context` to pick another.)")),
+                None => first_path.error(
+                    "Unknown kubeconfig context",
+                    format!(
+                        "{detail} (`{ctx_name}` is the file's current-context; set `config_context` to pick another.)"
+                    ),
+                ),
             }
             .into());
         }
@@ -427,10 +512,17 @@ fn select(kc: &Kubeconfig, s: &Settings) -> Result<(KubeCluster, AuthInfo, Optio
     let cluster = match kc.clusters.iter().find(|c| c.name == cluster_name).and_then(|c| c.cluster.clone()) {
         Some(c) => c,
         None => {
-            let detail = format!("Cluster `{cluster_name}` is not in {files}. Clusters there: {}.", names(kc.clusters.iter().map(|c| &c.name)));
+            let detail = format!(
+                "Cluster `{cluster_name}` is not in {files}. Clusters there: {}.",
+                names(kc.clusters.iter().map(|c| &c.name))
+            );
             return Err(match &s.context_cluster {
                 Some(c) => c.error("Unknown kubeconfig cluster", detail),
-                None => Diagnostic::error("Unknown kubeconfig cluster", format!("{detail} (named by context `{ctx_name}`.)")).at(kpath("config_context")),
+                None => Diagnostic::error(
+                    "Unknown kubeconfig cluster",
+                    format!("{detail} (named by context `{ctx_name}`.)"),
+                )
+                .at(kpath("config_context")),
             }
             .into());
         }
@@ -441,11 +533,20 @@ fn select(kc: &Kubeconfig, s: &Settings) -> Result<(KubeCluster, AuthInfo, Optio
             Some(a) => a.auth_info.clone().unwrap_or_default(),
             None => {
                 return Err(u
-                    .error("Unknown kubeconfig user", format!("User `{}` is not in {files}. Users there: {}.", u.value, names(kc.auth_infos.iter().map(|a| &a.name))))
+                    .error(
+                        "Unknown kubeconfig user",
+                        format!(
+                            "User `{}` is not in {files}. Users there: {}.",
+                            u.value,
+                            names(kc.auth_infos.iter().map(|a| &a.name))
+                        ),
+                    )
                     .into());
             }
         },
-        (None, Some(name)) => kc.auth_infos.iter().find(|a| &a.name == name).and_then(|a| a.auth_info.clone()).unwrap_or_default(),
+        (None, Some(name)) => {
+            kc.auth_infos.iter().find(|a| &a.name == name).and_then(|a| a.auth_info.clone()).unwrap_or_default()
+        }
         (None, None) => AuthInfo::default(),
     };
     Ok((cluster, user, context.namespace))
@@ -488,7 +589,12 @@ fn apply_overrides(cluster: &mut KubeCluster, user: &mut AuthInfo, s: &Settings)
             api_version: Some(e.api_version.clone()),
             command: Some(e.command.clone()),
             args: Some(e.args.clone()),
-            env: Some(e.env.iter().map(|(k, v)| HashMap::from([("name".to_string(), k.clone()), ("value".to_string(), v.clone())])).collect()),
+            env: Some(
+                e.env
+                    .iter()
+                    .map(|(k, v)| HashMap::from([("name".to_string(), k.clone()), ("value".to_string(), v.clone())]))
+                    .collect(),
+            ),
             // The provider runs under Terraform without a terminal: a plugin must not wait for input.
             interactive_mode: Some(ExecInteractiveMode::Never),
             ..ExecConfig::default()
@@ -521,7 +627,8 @@ pub async fn build(config: &Value, env: Env<'_>) -> Result<kube::Config, Diagnos
     let has_cert = user.client_certificate_data.is_some() || user.client_certificate.is_some();
     let has_key = user.client_key_data.is_some() || user.client_key.is_some();
     if has_cert != has_key {
-        let (missing, path) = if has_cert { ("client key", "client_key") } else { ("client certificate", "client_certificate") };
+        let (missing, path) =
+            if has_cert { ("client key", "client_key") } else { ("client certificate", "client_certificate") };
         return Err(Diagnostic::error(
             format!("Client {missing} missing"),
             format!("Client-certificate authentication needs both the certificate and its key, but the {missing} is set neither in the block nor in the selected kubeconfig user. Set `{path}`."),
@@ -535,7 +642,12 @@ pub async fn build(config: &Value, env: Env<'_>) -> Result<kube::Config, Diagnos
         auth_infos: vec![NamedAuthInfo { name: EFFECTIVE.into(), auth_info: Some(user), ..Default::default() }],
         contexts: vec![NamedContext {
             name: EFFECTIVE.into(),
-            context: Some(Context { cluster: EFFECTIVE.into(), user: Some(EFFECTIVE.into()), namespace, ..Default::default() }),
+            context: Some(Context {
+                cluster: EFFECTIVE.into(),
+                user: Some(EFFECTIVE.into()),
+                namespace,
+                ..Default::default()
+            }),
             ..Default::default()
         }],
         current_context: Some(EFFECTIVE.into()),
@@ -549,22 +661,37 @@ pub async fn build(config: &Value, env: Env<'_>) -> Result<kube::Config, Diagnos
 async fn kube_config_from(kubeconfig: Kubeconfig, s: &Settings) -> Result<kube::Config, Diagnostics> {
     kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await.map_err(|e| {
         let source_of = |explicit: &Option<Set<String>>| -> AttributePath {
-            explicit.as_ref().map(|x| x.path.clone()).or_else(|| s.config_paths.first().map(|p| p.path.clone())).unwrap_or_else(|| AttributePath::root("kubernetes"))
+            explicit
+                .as_ref()
+                .map(|x| x.path.clone())
+                .or_else(|| s.config_paths.first().map(|p| p.path.clone()))
+                .unwrap_or_else(|| AttributePath::root("kubernetes"))
         };
         let (summary, path) = match &e {
-            KubeconfigError::ParseClusterUrl(_) | KubeconfigError::MissingClusterUrl => ("Invalid API server URL", source_of(&s.host)),
-            KubeconfigError::LoadCertificateAuthority(_) | KubeconfigError::ParseCertificates(_) => ("Invalid cluster CA certificate", source_of(&s.cluster_ca_certificate)),
+            KubeconfigError::ParseClusterUrl(_) | KubeconfigError::MissingClusterUrl => {
+                ("Invalid API server URL", source_of(&s.host))
+            }
+            KubeconfigError::LoadCertificateAuthority(_) | KubeconfigError::ParseCertificates(_) => {
+                ("Invalid cluster CA certificate", source_of(&s.cluster_ca_certificate))
+            }
             KubeconfigError::ParseProxyUrl(_) => ("Invalid proxy URL", source_of(&s.proxy_url)),
             _ => ("Invalid Kubernetes connection settings", AttributePath::root("kubernetes")),
         };
-        Diagnostics::from(Diagnostic::error(summary, format!("{e}. Check this setting in the provider block or in the kubeconfig it points at.")).at(path))
+        Diagnostics::from(
+            Diagnostic::error(
+                summary,
+                format!("{e}. Check this setting in the provider block or in the kubeconfig it points at."),
+            )
+            .at(path),
+        )
     })
 }
 
 /// Nothing names a cluster: inside a pod, use its service account (as client-go does); anywhere else, say what
 /// to configure — in particular that KUBECONFIG is deliberately ignored.
 fn in_cluster(s: &Settings, env: Env) -> Result<kube::Config, Diagnostics> {
-    let credentials_only = s.token.is_some() || s.client_certificate.is_some() || s.exec.is_some() || s.cluster_ca_certificate.is_some();
+    let credentials_only =
+        s.token.is_some() || s.client_certificate.is_some() || s.exec.is_some() || s.cluster_ca_certificate.is_some();
     if !credentials_only && env("KUBERNETES_SERVICE_HOST").is_some() {
         return kube::Config::incluster().map_err(|e| {
             Diagnostic::error(
@@ -580,7 +707,11 @@ fn in_cluster(s: &Settings, env: Env) -> Result<kube::Config, Diagnostics> {
     } else {
         ""
     };
-    let (summary, path) = if credentials_only { ("No API server address", kpath("host")) } else { ("No Kubernetes cluster configured", AttributePath::root("kubernetes")) };
+    let (summary, path) = if credentials_only {
+        ("No API server address", kpath("host"))
+    } else {
+        ("No Kubernetes cluster configured", AttributePath::root("kubernetes"))
+    };
     Err(Diagnostic::error(
         summary,
         format!(

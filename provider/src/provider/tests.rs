@@ -52,7 +52,10 @@ async fn build(config: &Value, env: connection::Env<'_>) -> Result<kube::Config,
 }
 
 fn error_paths(d: &Diagnostics) -> Vec<String> {
-    d.iter().filter(|d| d.severity == Severity::Error).map(|d| d.attribute.as_ref().map(|p| p.to_string()).unwrap_or_default()).collect()
+    d.iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.attribute.as_ref().map(|p| p.to_string()).unwrap_or_default())
+        .collect()
 }
 
 fn token(c: &kube::Config) -> Option<String> {
@@ -69,13 +72,28 @@ fn schema_follows_hashicorp_kubernetes_and_marks_secrets() {
     assert!(k.optional && !k.required);
     let names: Vec<&str> = nested.attributes.iter().map(|a| a.name.as_str()).collect();
     for n in [
-        "config_path", "config_paths", "config_context", "config_context_cluster", "config_context_auth_info", "host", "token",
-        "client_certificate", "client_key", "cluster_ca_certificate", "insecure", "tls_server_name", "proxy_url", "exec",
+        "config_path",
+        "config_paths",
+        "config_context",
+        "config_context_cluster",
+        "config_context_auth_info",
+        "host",
+        "token",
+        "client_certificate",
+        "client_key",
+        "cluster_ca_certificate",
+        "insecure",
+        "tls_server_name",
+        "proxy_url",
+        "exec",
     ] {
         assert!(names.contains(&n), "missing kubernetes.{n}");
     }
     let exec = nested.attributes.iter().find(|a| a.name == "exec").unwrap().nested.as_ref().unwrap();
-    assert_eq!(exec.attributes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["api_version", "command", "args", "env"]);
+    assert_eq!(
+        exec.attributes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+        ["api_version", "command", "args", "env"]
+    );
 
     fn walk(attrs: &[Attribute], prefix: AttributePath, sensitive: &mut Vec<String>) {
         for a in attrs {
@@ -112,7 +130,11 @@ async fn kubeconfig_current_context_and_config_context() {
 
     // Cluster and user can be picked independently of the context.
     let c = build(
-        &block(vec![("config_path", s(&f)), ("config_context_cluster", Value::string("cb")), ("config_context_auth_info", Value::string("ua"))]),
+        &block(vec![
+            ("config_path", s(&f)),
+            ("config_context_cluster", Value::string("cb")),
+            ("config_context_auth_info", Value::string("ua")),
+        ]),
         &no_env,
     )
     .await
@@ -126,15 +148,21 @@ async fn unknown_context_cluster_and_user_name_the_attribute_and_the_choices() {
     let dir = tempfile::tempdir().unwrap();
     let f = write(dir.path(), "kc", &two_context_kubeconfig(Some("a")));
 
-    let d = build(&block(vec![("config_path", s(&f)), ("config_context", Value::string("rome"))]), &no_env).await.unwrap_err();
+    let d = build(&block(vec![("config_path", s(&f)), ("config_context", Value::string("rome"))]), &no_env)
+        .await
+        .unwrap_err();
     assert_eq!(error_paths(&d), ["kubernetes.config_context"]);
     assert!(d.0[0].detail.contains("`rome`") && d.0[0].detail.contains("`a`, `b`"), "{}", d.0[0].detail);
 
-    let d = build(&block(vec![("config_path", s(&f)), ("config_context_cluster", Value::string("nope"))]), &no_env).await.unwrap_err();
+    let d = build(&block(vec![("config_path", s(&f)), ("config_context_cluster", Value::string("nope"))]), &no_env)
+        .await
+        .unwrap_err();
     assert_eq!(error_paths(&d), ["kubernetes.config_context_cluster"]);
     assert!(d.0[0].detail.contains("`ca`, `cb`"));
 
-    let d = build(&block(vec![("config_path", s(&f)), ("config_context_auth_info", Value::string("nobody"))]), &no_env).await.unwrap_err();
+    let d = build(&block(vec![("config_path", s(&f)), ("config_context_auth_info", Value::string("nobody"))]), &no_env)
+        .await
+        .unwrap_err();
     assert_eq!(error_paths(&d), ["kubernetes.config_context_auth_info"]);
 
     // No current-context and none chosen.
@@ -171,13 +199,20 @@ async fn unreadable_kubeconfig_names_path_and_origin() {
 async fn config_paths_merge_in_order_and_errors_carry_the_index() {
     let dir = tempfile::tempdir().unwrap();
     // The first file only sets current-context `b` and a cluster `cb` pointing elsewhere: first file wins.
-    let first = write(dir.path(), "first", "apiVersion: v1\nkind: Config\ncurrent-context: b\nclusters:\n- name: cb\n  cluster:\n    server: https://127.0.0.1:3333\n");
+    let first = write(
+        dir.path(),
+        "first",
+        "apiVersion: v1\nkind: Config\ncurrent-context: b\nclusters:\n- name: cb\n  cluster:\n    server: https://127.0.0.1:3333\n",
+    );
     let second = write(dir.path(), "second", &two_context_kubeconfig(Some("a")));
     let c = build(&block(vec![("config_paths", Value::List(vec![s(&first), s(&second)]))]), &no_env).await.unwrap();
     assert_eq!(connection::server_url(&c), "https://127.0.0.1:3333");
     assert_eq!(token(&c).as_deref(), Some("token-b"));
 
-    let d = build(&block(vec![("config_paths", Value::List(vec![s(&first), Value::string("/nonexistent/kc")]))]), &no_env).await.unwrap_err();
+    let d =
+        build(&block(vec![("config_paths", Value::List(vec![s(&first), Value::string("/nonexistent/kc")]))]), &no_env)
+            .await
+            .unwrap_err();
     assert_eq!(error_paths(&d), ["kubernetes.config_paths[1]"]);
 }
 
@@ -192,15 +227,24 @@ async fn environment_is_a_fallback_and_the_block_wins() {
     assert_eq!(connection::server_url(&c), "https://127.0.0.1:2222");
     assert_eq!(token(&c).as_deref(), Some("env-token"));
 
-    let c = build(&block(vec![("config_context", Value::string("a")), ("token", Value::string("block-token"))]), &env_of(&env)).await.unwrap();
+    let c = build(
+        &block(vec![("config_context", Value::string("a")), ("token", Value::string("block-token"))]),
+        &env_of(&env),
+    )
+    .await
+    .unwrap();
     assert_eq!(connection::server_url(&c), "https://127.0.0.1:1111");
     assert_eq!(token(&c).as_deref(), Some("block-token"));
 
     // A bad boolean in the environment is named.
-    let d = build(&block(vec![("host", Value::string("https://127.0.0.1:1"))]), &env_of(&[("KUBE_INSECURE", "maybe")])).await.unwrap_err();
+    let d = build(&block(vec![("host", Value::string("https://127.0.0.1:1"))]), &env_of(&[("KUBE_INSECURE", "maybe")]))
+        .await
+        .unwrap_err();
     assert_eq!(error_paths(&d), ["kubernetes.insecure"]);
     assert!(d.0[0].detail.contains("KUBE_INSECURE"));
-    let c = build(&block(vec![("host", Value::string("https://127.0.0.1:1"))]), &env_of(&[("KUBE_INSECURE", "true")])).await.unwrap();
+    let c = build(&block(vec![("host", Value::string("https://127.0.0.1:1"))]), &env_of(&[("KUBE_INSECURE", "true")]))
+        .await
+        .unwrap();
     assert!(c.accept_invalid_certs);
 
     // KUBE_CONFIG_PATHS is a PATH-like list.
@@ -252,18 +296,40 @@ async fn host_and_certificates_without_a_kubeconfig() {
     assert_eq!(c.root_cert.as_ref().map(Vec::len), Some(1));
 
     // Certificate without key (and nothing in a kubeconfig to supply it).
-    let d = build(&block(vec![("host", Value::string("https://127.0.0.1:6443")), ("client_certificate", Value::string(cert.clone()))]), &no_env).await.unwrap_err();
+    let d = build(
+        &block(vec![
+            ("host", Value::string("https://127.0.0.1:6443")),
+            ("client_certificate", Value::string(cert.clone())),
+        ]),
+        &no_env,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error_paths(&d), ["kubernetes.client_key"]);
 
     // base64 of a PEM instead of the PEM: the error says what to do.
     use base64::Engine;
     let b64 = base64::engine::general_purpose::STANDARD.encode(cert.as_bytes());
-    let d = build(&block(vec![("host", Value::string("https://127.0.0.1:6443")), ("cluster_ca_certificate", Value::string(b64))]), &no_env).await.unwrap_err();
+    let d = build(
+        &block(vec![("host", Value::string("https://127.0.0.1:6443")), ("cluster_ca_certificate", Value::string(b64))]),
+        &no_env,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error_paths(&d), ["kubernetes.cluster_ca_certificate"]);
     assert!(d.0[0].detail.contains("base64decode()"));
 
     // Key in the place of a certificate.
-    let d = build(&block(vec![("host", Value::string("https://127.0.0.1:6443")), ("client_certificate", Value::string(key.clone())), ("client_key", Value::string(key))]), &no_env).await.unwrap_err();
+    let d = build(
+        &block(vec![
+            ("host", Value::string("https://127.0.0.1:6443")),
+            ("client_certificate", Value::string(key.clone())),
+            ("client_key", Value::string(key)),
+        ]),
+        &no_env,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error_paths(&d), ["kubernetes.client_certificate"]);
 
     // Credentials but no host.
@@ -279,15 +345,20 @@ async fn exec_plugin_is_passed_through_non_interactive() {
         ("args", Value::string_list(["eks", "get-token"])),
         ("env", Value::string_map([("AWS_PROFILE", "milan")])),
     ]);
-    let c = build(&block(vec![("host", Value::string("https://127.0.0.1:6443")), ("exec", exec)]), &no_env).await.unwrap();
+    let c =
+        build(&block(vec![("host", Value::string("https://127.0.0.1:6443")), ("exec", exec)]), &no_env).await.unwrap();
     let e = c.auth_info.exec.as_ref().unwrap();
     assert_eq!(e.command.as_deref(), Some("aws"));
     assert_eq!(e.args.as_deref(), Some(&["eks".to_string(), "get-token".to_string()][..]));
     assert_eq!(e.interactive_mode, Some(kube::config::ExecInteractiveMode::Never));
     let env = &e.env.as_ref().unwrap()[0];
-    assert_eq!((env.get("name").map(String::as_str), env.get("value").map(String::as_str)), (Some("AWS_PROFILE"), Some("milan")));
+    assert_eq!(
+        (env.get("name").map(String::as_str), env.get("value").map(String::as_str)),
+        (Some("AWS_PROFILE"), Some("milan"))
+    );
 
-    let bad = block(vec![("exec", Value::object([("api_version", Value::string("v1")), ("command", Value::string("x"))]))]);
+    let bad =
+        block(vec![("exec", Value::object([("api_version", Value::string("v1")), ("command", Value::string("x"))]))]);
     assert_eq!(error_paths(&connection::validate_block(&bad)), ["kubernetes.exec.api_version"]);
 }
 
@@ -307,7 +378,10 @@ fn static_validation_names_attributes() {
     let ftp = block(vec![("proxy_url", Value::string("ftp://proxy:21"))]);
     assert_eq!(error_paths(&connection::validate_block(&ftp)), ["kubernetes.proxy_url"]);
 
-    let insecure_ca = block(vec![("insecure", Value::Bool(true)), ("cluster_ca_certificate", Value::string("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))]);
+    let insecure_ca = block(vec![
+        ("insecure", Value::Bool(true)),
+        ("cluster_ca_certificate", Value::string("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")),
+    ]);
     assert_eq!(error_paths(&connection::validate_block(&insecure_ca)), ["kubernetes.insecure"]);
 
     // Unknown values pass.
@@ -336,9 +410,18 @@ async fn kubeconfig_env_var_is_not_read() {
     assert!(d.0[0].detail.contains("KUBECONFIG is set") && d.0[0].detail.contains("pathexpand"), "{}", d.0[0].detail);
 
     // Context selection without a kubeconfig in the block is a mistake; from a shell-wide KUBE_CTX it is ignored.
-    let d = build(&block(vec![("host", Value::string("https://127.0.0.1:1")), ("config_context", Value::string("a"))]), &no_env).await.unwrap_err();
+    let d = build(
+        &block(vec![("host", Value::string("https://127.0.0.1:1")), ("config_context", Value::string("a"))]),
+        &no_env,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(error_paths(&d), ["kubernetes.config_context"]);
-    assert!(build(&block(vec![("host", Value::string("https://127.0.0.1:1"))]), &env_of(&[("KUBE_CTX", "a")])).await.is_ok());
+    assert!(
+        build(&block(vec![("host", Value::string("https://127.0.0.1:1"))]), &env_of(&[("KUBE_CTX", "a")]))
+            .await
+            .is_ok()
+    );
 }
 
 #[tokio::test]
@@ -354,7 +437,10 @@ async fn configure_stores_settings_and_the_client_is_built_lazily() {
     );
     let f = write(dir.path(), "milan.kubeconfig", &kc);
     let cluster = Cluster::default();
-    let config = Value::object([("kubernetes", Value::object([("config_path", s(&f))])), ("liqo_namespace", Value::string("liqo-system"))]);
+    let config = Value::object([
+        ("kubernetes", Value::object([("config_path", s(&f))])),
+        ("liqo_namespace", Value::string("liqo-system")),
+    ]);
     let d = configure(&cluster, &config, &no_env).await;
     assert!(d.is_empty(), "{d:?}");
     assert_eq!(cluster.liqo_namespace(), "liqo-system");
@@ -374,13 +460,24 @@ fn b64(s: &str) -> String {
 async fn unknown_configuration_configures_and_fails_clearly_on_use() {
     let cluster = Cluster::default();
     let config = Value::object([
-        ("kubernetes", Value::object([("host", Value::Unknown), ("cluster_ca_certificate", Value::Unknown), ("token", Value::string("t"))])),
+        (
+            "kubernetes",
+            Value::object([
+                ("host", Value::Unknown),
+                ("cluster_ca_certificate", Value::Unknown),
+                ("token", Value::string("t")),
+            ]),
+        ),
         ("liqo_namespace", Value::Null),
     ]);
     let d = configure(&cluster, &config, &no_env).await;
     assert!(d.is_empty(), "configure must not fail on unknown values: {d:?}");
     let e = cluster.client().await.err().expect("no client while the configuration is unknown");
-    assert!(e.detail.contains("`kubernetes.host`") && e.detail.contains("`kubernetes.cluster_ca_certificate`"), "{}", e.detail);
+    assert!(
+        e.detail.contains("`kubernetes.host`") && e.detail.contains("`kubernetes.cluster_ca_certificate`"),
+        "{}",
+        e.detail
+    );
     assert!(e.detail.contains("-target"));
     assert!(cluster.api_server_url().await.unwrap_err().detail.contains("-target"));
     assert_eq!(cluster.liqo_namespace(), "liqo");
@@ -396,7 +493,23 @@ async fn unknown_configuration_configures_and_fails_clearly_on_use() {
 #[tokio::test]
 async fn configure_reports_errors_and_a_bad_liqo_namespace() {
     let cluster = Cluster::default();
-    let d = configure(&cluster, &Value::object([("liqo_namespace", Value::string("Bad_NS")), ("kubernetes", Value::object([("host", Value::string("https://127.0.0.1:1"))]))]), &no_env).await;
+    let d = configure(
+        &cluster,
+        &Value::object([
+            ("liqo_namespace", Value::string("Bad_NS")),
+            ("kubernetes", Value::object([("host", Value::string("https://127.0.0.1:1"))])),
+        ]),
+        &no_env,
+    )
+    .await;
     assert_eq!(error_paths(&d), ["liqo_namespace"]);
     assert!(cluster.client().await.is_err(), "a failed configure leaves no client");
+}
+
+#[test]
+fn kubeconfig_parse_errors_never_quote_the_file() {
+    let msg = "failed to parse kubeconfig YAML: error: line 3 column 7: unclosed bracket\n --> <input>:3:7\n  |\n3 | client-key-data: [LS0tLS1CRUdJTi\n";
+    let out = super::connection::parse_error_location(msg);
+    assert_eq!(out, "YAML error at line 3, column 7; the content is not shown because it may hold credentials");
+    assert!(!super::connection::parse_error_location("invalid type: string \"LS0tLS1\"").contains("LS0t"));
 }

@@ -176,7 +176,10 @@ impl<'a> Check<'a> {
             self.error(
                 AttributePath::parse(path),
                 format!("Unsupported value for `{path}`"),
-                format!("`{s}` is not one of {} (case-sensitive).", allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")),
+                format!(
+                    "`{s}` is not one of {} (case-sensitive).",
+                    allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                ),
             );
         }
     }
@@ -186,7 +189,11 @@ impl<'a> Check<'a> {
         if let Some(s) = self.known_str(path)
             && let Err(why) = parse_duration(s)
         {
-            self.error(AttributePath::parse(path), format!("Invalid duration for `{path}`"), format!("{why}. Write durations like `90s`, `10m` or `1h30m`."));
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid duration for `{path}`"),
+                format!("{why}. Write durations like `90s`, `10m` or `1h30m`."),
+            );
         }
     }
 

@@ -19,8 +19,7 @@
 use crate::errors::{op_diags, op_error};
 use crate::kube_ops::{self, OpError, WaitTarget};
 use crate::protocol::{
-    ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse,
-    Resource,
+    ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
 use crate::provider::Cluster;
 use crate::resources::common::{self, Timeouts, changed, timeouts_block};
@@ -31,14 +30,12 @@ use k8s_openapi::api::core::v1::{ObjectReference, Secret};
 use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, ObjectMeta};
 use liqo_schema::liqo::{
-    CONNECTION_CONNECTED, CONNECTION_ERROR, ClusterConfig, ClusterConfigCidr, Configuration,
-    ConfigurationSpec, Connection, EndpointStatus, GatewayClient, GatewayClientSpec, GatewayServer,
-    GatewayServerEndpoint, GatewayServerSpec, NETWORK_CIDRS_CONFIGURED, PublicKey, PublicKeySpec,
-    SecretReference, WgGatewayClient, WgGatewayServer, find_condition, labels,
+    CONNECTION_CONNECTED, CONNECTION_ERROR, ClusterConfig, ClusterConfigCidr, Configuration, ConfigurationSpec,
+    Connection, EndpointStatus, GatewayClient, GatewayClientSpec, GatewayServer, GatewayServerEndpoint,
+    GatewayServerSpec, NETWORK_CIDRS_CONFIGURED, PublicKey, PublicKeySpec, SecretReference, WgGatewayClient,
+    WgGatewayServer, find_condition, labels,
 };
-use liqo_schema::tf::{
-    Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value,
-};
+use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -64,11 +61,8 @@ const SETTLE: Duration = Duration::from_secs(10);
 /// How long to wait for the key Secret to appear (it may be created concurrently by liqo_generate when the
 /// configuration passes names as literals rather than references).
 const SECRET_WAIT: Duration = Duration::from_secs(30);
-const DEFAULT_TIMEOUTS: Timeouts = Timeouts {
-    create: Duration::from_secs(600),
-    update: Duration::from_secs(600),
-    delete: Duration::from_secs(300),
-};
+const DEFAULT_TIMEOUTS: Timeouts =
+    Timeouts { create: Duration::from_secs(600), update: Duration::from_secs(600), delete: Duration::from_secs(300) };
 
 /// Server fields whose change makes liqoctl delete and recreate the GatewayServer; we do the same in update.
 const SERVER_RECREATE_FIELDS: &[&str] = &["service_type", "port", "node_port", "load_balancer_ip"];
@@ -200,10 +194,7 @@ fn validate(config: &Value) -> Diagnostics {
     for (i, v) in pods.elements().iter().enumerate() {
         c.cidr(AttributePath::root("remote_pod_cidrs").index(i as i64), v);
     }
-    c.cidr(
-        AttributePath::root("remote_external_cidr"),
-        config.get("remote_external_cidr"),
-    );
+    c.cidr(AttributePath::root("remote_external_cidr"), config.get("remote_external_cidr"));
     c.wireguard_key("remote_public_key");
     secret_name(&mut c, "key_secret_name");
     whole_number(&mut c, "mtu", MTU_RANGE, "WireGuard MTU");
@@ -231,11 +222,7 @@ fn validate(config: &Value) -> Diagnostics {
     c.port("server.node_port", NODE_PORT_RANGE);
     let service_type = c.value("server.service_type");
     // An unset type means the default (LoadBalancer); an unknown one cannot be checked yet.
-    let effective_type = if service_type.is_null() {
-        Some(DEFAULT_SERVICE_TYPE)
-    } else {
-        service_type.as_str()
-    };
+    let effective_type = if service_type.is_null() { Some(DEFAULT_SERVICE_TYPE) } else { service_type.as_str() };
     if !c.value("server.node_port").is_null() && effective_type == Some("ClusterIP") {
         c.error(
             AttributePath::parse("server.node_port"),
@@ -289,10 +276,7 @@ fn secret_name(c: &mut common::Check, path: &str) {
     let Some(s) = c.value(path).as_str() else {
         return;
     };
-    let valid = !s.is_empty()
-        && s.len() <= 253
-        && s.split('.')
-            .all(|part| common::check_dns_label(part).is_ok());
+    let valid = !s.is_empty() && s.len() <= 253 && s.split('.').all(|part| common::check_dns_label(part).is_ok());
     if !valid {
         c.error(
             AttributePath::parse(path),
@@ -302,12 +286,7 @@ fn secret_name(c: &mut common::Check, path: &str) {
     }
 }
 
-fn whole_number(
-    c: &mut common::Check,
-    path: &str,
-    range: std::ops::RangeInclusive<i64>,
-    what: &str,
-) {
+fn whole_number(c: &mut common::Check, path: &str, range: std::ops::RangeInclusive<i64>, what: &str) {
     let v = c.value(path);
     if let Value::Number(n) = v
         && !v.as_i64().is_some_and(|x| range.contains(&x))
@@ -315,11 +294,7 @@ fn whole_number(
         c.error(
             AttributePath::parse(path),
             format!("Out of range for `{path}`"),
-            format!(
-                "{n} is not a valid {what}: give a whole number between {} and {}.",
-                range.start(),
-                range.end()
-            ),
+            format!("{n} is not a valid {what}: give a whole number between {} and {}.", range.start(), range.end()),
         );
     }
 }
@@ -331,11 +306,7 @@ fn whole_number(
 /// The config value, or `default` when the config leaves it unset (unknown stays unknown). Defaults come from
 /// the config rather than the proposed state so that removing an argument returns it to its default.
 fn or_default(config: &Value, default: Value) -> Value {
-    if config.is_null() {
-        default
-    } else {
-        config.clone()
-    }
+    if config.is_null() { default } else { config.clone() }
 }
 
 /// The nested `server`/`client` object with its defaults filled in.
@@ -384,21 +355,9 @@ fn plan(req: &PlanRequest) -> PlanResponse {
     }
     let config = &req.config;
     let mut planned = req.proposed.clone();
-    planned.set(
-        "key_secret_name",
-        or_default(
-            config.get("key_secret_name"),
-            Value::string(DEFAULT_KEY_SECRET_NAME),
-        ),
-    );
-    planned.set(
-        "mtu",
-        or_default(config.get("mtu"), Value::Number(DEFAULT_MTU as f64)),
-    );
-    planned.set(
-        "wait_for_connection",
-        or_default(config.get("wait_for_connection"), Value::Bool(true)),
-    );
+    planned.set("key_secret_name", or_default(config.get("key_secret_name"), Value::string(DEFAULT_KEY_SECRET_NAME)));
+    planned.set("mtu", or_default(config.get("mtu"), Value::Number(DEFAULT_MTU as f64)));
+    planned.set("wait_for_connection", or_default(config.get("wait_for_connection"), Value::Bool(true)));
     planned.set(
         "server",
         plan_nested(
@@ -409,13 +368,7 @@ fn plan(req: &PlanRequest) -> PlanResponse {
             ],
         ),
     );
-    planned.set(
-        "client",
-        plan_nested(
-            config.get("client"),
-            &[("protocol", Value::string(DEFAULT_PROTOCOL))],
-        ),
-    );
+    planned.set("client", plan_nested(config.get("client"), &[("protocol", Value::string(DEFAULT_PROTOCOL))]));
 
     let server_outputs_unknown = |planned: &mut Value| {
         let is_server = !planned.get("server").is_null();
@@ -427,13 +380,7 @@ fn plan(req: &PlanRequest) -> PlanResponse {
 
     let prior = &req.prior;
     if prior.is_null() {
-        planned.set(
-            "id",
-            id_of(
-                planned.get("tenant_namespace"),
-                planned.get("remote_cluster_id"),
-            ),
-        );
+        planned.set("id", id_of(planned.get("tenant_namespace"), planned.get("remote_cluster_id")));
         server_outputs_unknown(&mut planned);
         planned.set("connection_status", Value::Unknown);
         resp.planned = planned;
@@ -451,13 +398,7 @@ fn plan(req: &PlanRequest) -> PlanResponse {
         }
     }
     if !resp.requires_replace.is_empty() {
-        planned.set(
-            "id",
-            id_of(
-                planned.get("tenant_namespace"),
-                planned.get("remote_cluster_id"),
-            ),
-        );
+        planned.set("id", id_of(planned.get("tenant_namespace"), planned.get("remote_cluster_id")));
         server_outputs_unknown(&mut planned);
         planned.set("connection_status", Value::Unknown);
     } else {
@@ -465,21 +406,14 @@ fn plan(req: &PlanRequest) -> PlanResponse {
         if server_needs_recreate(prior, &planned) {
             server_outputs_unknown(&mut planned);
         } else {
-            planned.set(
-                "endpoint_addresses",
-                prior.get("endpoint_addresses").clone(),
-            );
+            planned.set("endpoint_addresses", prior.get("endpoint_addresses").clone());
             planned.set("endpoint_port", prior.get("endpoint_port").clone());
         }
         // Any update may restart the gateway, and apply re-reads the Connection.
         let inputs_changed = planned_inputs_differ(prior, &planned);
         planned.set(
             "connection_status",
-            if inputs_changed {
-                Value::Unknown
-            } else {
-                prior.get("connection_status").clone()
-            },
+            if inputs_changed { Value::Unknown } else { prior.get("connection_status").clone() },
         );
     }
     resp.planned = planned;
@@ -488,16 +422,9 @@ fn plan(req: &PlanRequest) -> PlanResponse {
 
 /// True when anything but the computed outputs differs between prior state and plan.
 fn planned_inputs_differ(prior: &Value, planned: &Value) -> bool {
-    let outputs = [
-        "id",
-        "endpoint_addresses",
-        "endpoint_port",
-        "connection_status",
-    ];
+    let outputs = ["id", "endpoint_addresses", "endpoint_port", "connection_status"];
     match (prior.entries(), planned.entries()) {
-        (Some(p), Some(n)) => n
-            .iter()
-            .any(|(k, v)| !outputs.contains(&k.as_str()) && p.get(k) != Some(v)),
+        (Some(p), Some(n)) => n.iter().any(|(k, v)| !outputs.contains(&k.as_str()) && p.get(k) != Some(v)),
         _ => true,
     }
 }
@@ -553,24 +480,14 @@ impl GatewaySpec {
                 "This is a bug in the provider's plan; please report it with the configuration that triggers it.",
             )
         };
-        let s = |attr: &str| {
-            v.get(attr)
-                .as_str()
-                .map(str::to_string)
-                .ok_or_else(|| missing(attr))
-        };
-        let int = |obj: &Value, attr: &str, path: &str| {
-            obj.get(attr).as_i64().ok_or_else(|| missing(path))
-        };
-        let strings = |obj: &Value, attr: &str, path: &str| {
-            obj.get(attr).string_elements().ok_or_else(|| missing(path))
-        };
+        let s = |attr: &str| v.get(attr).as_str().map(str::to_string).ok_or_else(|| missing(attr));
+        let int = |obj: &Value, attr: &str, path: &str| obj.get(attr).as_i64().ok_or_else(|| missing(path));
+        let strings =
+            |obj: &Value, attr: &str, path: &str| obj.get(attr).string_elements().ok_or_else(|| missing(path));
         let string_map = |obj: &Value, attr: &str| -> Option<BTreeMap<String, String>> {
-            obj.get(attr).entries().map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-                    .collect()
-            })
+            obj.get(attr)
+                .entries()
+                .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
         };
         let key = s("remote_public_key")?;
         let public_key = base64::engine::general_purpose::STANDARD
@@ -596,11 +513,7 @@ impl GatewaySpec {
             Role::Client(ClientSpec {
                 addresses: strings(client, "addresses", "client.addresses")?,
                 port: int(client, "port", "client.port")? as i32,
-                protocol: client
-                    .get("protocol")
-                    .as_str()
-                    .ok_or_else(|| missing("client.protocol"))?
-                    .to_string(),
+                protocol: client.get("protocol").as_str().ok_or_else(|| missing("client.protocol"))?.to_string(),
             })
         } else {
             return Err(missing("server"));
@@ -624,15 +537,8 @@ impl GatewaySpec {
     }
 
     fn meta(&self, extra_labels: &[(&str, &str)]) -> ObjectMeta {
-        let mut l = BTreeMap::from([(
-            labels::REMOTE_CLUSTER_ID.to_string(),
-            self.remote_cluster_id.clone(),
-        )]);
-        l.extend(
-            extra_labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string())),
-        );
+        let mut l = BTreeMap::from([(labels::REMOTE_CLUSTER_ID.to_string(), self.remote_cluster_id.clone())]);
+        l.extend(extra_labels.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         ObjectMeta {
             name: Some(self.name().to_string()),
             namespace: Some(self.namespace.clone()),
@@ -660,12 +566,8 @@ impl GatewaySpec {
     }
 
     fn public_key(&self) -> PublicKey {
-        let mut k = PublicKey::new(
-            self.name(),
-            PublicKeySpec {
-                public_key: Some(ByteString(self.public_key.clone())),
-            },
-        );
+        let mut k =
+            PublicKey::new(self.name(), PublicKeySpec { public_key: Some(ByteString(self.public_key.clone())) });
         k.metadata = self.meta(&[(labels::GATEWAY_RESOURCE, labels::TRUE)]);
         k
     }
@@ -696,9 +598,7 @@ impl GatewaySpec {
                     node_port: s.node_port,
                     load_balancer_ip: s.load_balancer_ip.clone(),
                 }),
-                secret_ref: Some(SecretReference {
-                    name: Some(self.key_secret_name.clone()),
-                }),
+                secret_ref: Some(SecretReference { name: Some(self.key_secret_name.clone()) }),
                 service_annotations: s.service_annotations.clone(),
                 service_labels: s.service_labels.clone(),
             },
@@ -722,9 +622,7 @@ impl GatewaySpec {
                     port: Some(c.port),
                     protocol: Some(c.protocol.clone()),
                 }),
-                secret_ref: Some(SecretReference {
-                    name: Some(self.key_secret_name.clone()),
-                }),
+                secret_ref: Some(SecretReference { name: Some(self.key_secret_name.clone()) }),
             },
         );
         g.metadata = self.meta(&[]);
@@ -743,16 +641,8 @@ fn unknown_as_null(v: &Value) -> Value {
         Value::List(x) => Value::List(x.iter().map(unknown_as_null).collect()),
         Value::Set(x) => Value::Set(x.iter().map(unknown_as_null).collect()),
         Value::Tuple(x) => Value::Tuple(x.iter().map(unknown_as_null).collect()),
-        Value::Map(m) => Value::Map(
-            m.iter()
-                .map(|(k, v)| (k.clone(), unknown_as_null(v)))
-                .collect(),
-        ),
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, v)| (k.clone(), unknown_as_null(v)))
-                .collect(),
-        ),
+        Value::Map(m) => Value::Map(m.iter().map(|(k, v)| (k.clone(), unknown_as_null(v))).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), unknown_as_null(v))).collect()),
         other => other.clone(),
     }
 }
@@ -792,10 +682,7 @@ fn configuration_check(c: Option<&Configuration>) -> kube_ops::Check<()> {
 }
 
 /// Server endpoint: at least one non-empty address and a non-zero port.
-fn endpoint_check(
-    g: Option<&GatewayServer>,
-    service_type: &str,
-) -> kube_ops::Check<EndpointStatus> {
+fn endpoint_check(g: Option<&GatewayServer>, service_type: &str) -> kube_ops::Check<EndpointStatus> {
     let Some(g) = g else {
         return kube_ops::Check::Pending("the GatewayServer does not exist".into());
     };
@@ -832,11 +719,7 @@ fn key_secret_check(s: Option<&Secret>, remote_cluster_id: &str) -> kube_ops::Ch
     let Some(s) = s else {
         return kube_ops::Check::Pending("the Secret does not exist".into());
     };
-    if let Some(owner) = s
-        .metadata
-        .labels
-        .as_ref()
-        .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
+    if let Some(owner) = s.metadata.labels.as_ref().and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
         && owner != remote_cluster_id
     {
         return kube_ops::Check::Failed {
@@ -859,8 +742,7 @@ fn key_secret_check(s: Option<&Secret>, remote_cluster_id: &str) -> kube_ops::Ch
             reason: format!(
                 "The Secret has no data key(s) {missing:?}; Liqo's gateway needs `privateKey` and `publicKey` (raw 32-byte WireGuard keys)."
             ),
-            hint: "Let liqo_generate create the key Secret and pass its `key_secret_name` here."
-                .into(),
+            hint: "Let liqo_generate create the key Secret and pass its `key_secret_name` here.".into(),
         };
     }
     kube_ops::Check::Ready(())
@@ -868,30 +750,16 @@ fn key_secret_check(s: Option<&Secret>, remote_cluster_id: &str) -> kube_ops::Ch
 
 /// The gateway's Connection among those labelled for the peer: the one owned by the gateway (by UID), or an
 /// unowned one. Connections owned by an earlier gateway object are being garbage-collected and are ignored.
-fn pick_connection<'a>(
-    all: &'a [Connection],
-    gateway_uid: Option<&str>,
-) -> Result<Option<&'a Connection>, String> {
+fn pick_connection<'a>(all: &'a [Connection], gateway_uid: Option<&str>) -> Result<Option<&'a Connection>, String> {
     let owned_by = |c: &Connection, uid: &str| {
-        c.metadata
-            .owner_references
-            .as_ref()
-            .is_some_and(|o| o.iter().any(|r| r.uid == uid))
+        c.metadata.owner_references.as_ref().is_some_and(|o| o.iter().any(|r| r.uid == uid))
     };
     let mut mine: Vec<&Connection> = match gateway_uid {
         Some(uid) => all.iter().filter(|c| owned_by(c, uid)).collect(),
         None => Vec::new(),
     };
     if mine.is_empty() {
-        mine = all
-            .iter()
-            .filter(|c| {
-                c.metadata
-                    .owner_references
-                    .as_ref()
-                    .is_none_or(|o| o.is_empty())
-            })
-            .collect();
+        mine = all.iter().filter(|c| c.metadata.owner_references.as_ref().is_none_or(|o| o.is_empty())).collect();
     }
     match mine.as_slice() {
         [] => Ok(None),
@@ -899,26 +767,17 @@ fn pick_connection<'a>(
         many => Err(format!(
             "{} Connections match ({}); Liqo expects exactly one per peer",
             many.len(),
-            many.iter()
-                .map(|c| c.metadata.name.clone().unwrap_or_default())
-                .collect::<Vec<_>>()
-                .join(", ")
+            many.iter().map(|c| c.metadata.name.clone().unwrap_or_default()).collect::<Vec<_>>().join(", ")
         )),
     }
 }
 
 fn status_value(c: &Connection) -> String {
-    c.status
-        .as_ref()
-        .and_then(|s| s.value.clone())
-        .unwrap_or_default()
+    c.status.as_ref().and_then(|s| s.value.clone()).unwrap_or_default()
 }
 
 fn connection_name(c: &Connection, namespace: &str) -> String {
-    format!(
-        "Connection {namespace}/{}",
-        c.metadata.name.clone().unwrap_or_default()
-    )
+    format!("Connection {namespace}/{}", c.metadata.name.clone().unwrap_or_default())
 }
 
 /// What a Connection check is looking for.
@@ -939,10 +798,7 @@ enum ConnPhase {
     /// `Connected` on the Connection with this UID.
     Connected { uid: Option<String> },
     /// `Error` seen on the Connection with this name (latency as Liqo reports it).
-    Error {
-        name: String,
-        latency: Option<String>,
-    },
+    Error { name: String, latency: Option<String> },
     /// Left `Error` (or `Connected` while settling) for something else, e.g. Connecting again: start over.
     Recovering,
 }
@@ -958,7 +814,8 @@ fn connection_check(
         Err(why) => {
             return kube_ops::Check::Failed {
                 reason: why,
-                hint: "Delete the stale Connection(s) (they belong to gateways that no longer exist) and apply again.".into(),
+                hint: "Delete the stale Connection(s) (they belong to gateways that no longer exist) and apply again."
+                    .into(),
             };
         }
     };
@@ -976,25 +833,15 @@ fn connection_check(
         (CONNECTION_CONNECTED, Mode::Settle) => kube_ops::Check::Pending(format!(
             "{object} status.value = Connected; confirming it stays Connected after the change"
         )),
-        (CONNECTION_CONNECTED, _) => kube_ops::Check::Ready(ConnPhase::Connected {
-            uid: conn.metadata.uid.clone(),
-        }),
-        (CONNECTION_ERROR, Mode::Grace) => {
-            kube_ops::Check::Pending(format!("{object} status.value = Error"))
-        }
+        (CONNECTION_CONNECTED, _) => kube_ops::Check::Ready(ConnPhase::Connected { uid: conn.metadata.uid.clone() }),
+        (CONNECTION_ERROR, Mode::Grace) => kube_ops::Check::Pending(format!("{object} status.value = Error")),
         (CONNECTION_ERROR, _) => kube_ops::Check::Ready(ConnPhase::Error {
             name: conn.metadata.name.clone().unwrap_or_default(),
-            latency: conn
-                .status
-                .as_ref()
-                .and_then(|s| s.latency.as_ref())
-                .and_then(|l| l.value.clone()),
+            latency: conn.status.as_ref().and_then(|s| s.latency.as_ref()).and_then(|l| l.value.clone()),
         }),
         (_, Mode::Grace | Mode::Settle) => kube_ops::Check::Ready(ConnPhase::Recovering),
         ("", Mode::Await) => kube_ops::Check::Pending(format!("{object} has no status.value yet")),
-        (other, Mode::Await) => {
-            kube_ops::Check::Pending(format!("{object} status.value = {other}"))
-        }
+        (other, Mode::Await) => kube_ops::Check::Pending(format!("{object} status.value = {other}")),
     }
 }
 
@@ -1007,19 +854,14 @@ fn connection_error(
     endpoint: &str,
     warnings: &[String],
 ) -> OpError {
-    let reported = if warnings.is_empty() {
-        String::new()
-    } else {
-        format!("\nLiqo reported: {}", warnings.join(" | "))
-    };
+    let reported =
+        if warnings.is_empty() { String::new() } else { format!("\nLiqo reported: {}", warnings.join(" | ")) };
     OpError::Failed {
         object: format!("Connection {namespace}/{name}"),
         reason: format!(
             "status.value has been Error for more than {}s: the WireGuard tunnel to the server endpoint {endpoint} passes no traffic{}.{reported}",
             ERROR_GRACE.as_secs(),
-            latency
-                .map(|l| format!(" (last latency {l})"))
-                .unwrap_or_default()
+            latency.map(|l| format!(" (last latency {l})")).unwrap_or_default()
         ),
         hint: format!(
             "Check, in this order:\n\
@@ -1106,11 +948,7 @@ const MAX_WARNINGS: usize = 3;
 
 /// Liqo reports what it cannot put in a status (a missing key Secret, an invalid endpoint, a failed handshake) as
 /// Warning events on the object. Best effort: an identity without access to events simply gets none.
-async fn warnings_about(
-    ctx: &Ctx,
-    apis: &Apis,
-    about: impl Fn(&ObjectReference) -> bool,
-) -> Vec<String> {
+async fn warnings_about(ctx: &Ctx, apis: &Apis, about: impl Fn(&ObjectReference) -> bool) -> Vec<String> {
     let Ok(events) = kube_ops::list(ctx, &apis.events, "").await else {
         return Vec::new();
     };
@@ -1118,10 +956,7 @@ async fn warnings_about(
 }
 
 /// The newest distinct Warning notes about the matching objects, newest first.
-fn latest_warnings(
-    mut events: Vec<Event>,
-    about: impl Fn(&ObjectReference) -> bool,
-) -> Vec<String> {
+fn latest_warnings(mut events: Vec<Event>, about: impl Fn(&ObjectReference) -> bool) -> Vec<String> {
     let when = |e: &Event| {
         e.series
             .as_ref()
@@ -1129,17 +964,11 @@ fn latest_warnings(
             .or(e.event_time.as_ref().map(|t| t.0))
             .or(e.deprecated_last_timestamp.as_ref().map(|t| t.0))
     };
-    events.retain(|e| {
-        e.type_.as_deref() == Some("Warning") && e.regarding.as_ref().is_some_and(&about)
-    });
+    events.retain(|e| e.type_.as_deref() == Some("Warning") && e.regarding.as_ref().is_some_and(&about));
     events.sort_by_key(|e| std::cmp::Reverse(when(e)));
     let mut notes: Vec<String> = Vec::new();
     for e in events {
-        let note = format!(
-            "{}: {}",
-            e.reason.unwrap_or_default(),
-            e.note.unwrap_or_default()
-        );
+        let note = format!("{}: {}", e.reason.unwrap_or_default(), e.note.unwrap_or_default());
         if !notes.contains(&note) {
             notes.push(note);
         }
@@ -1155,31 +984,16 @@ fn regarding(kind: &'static str, name: String) -> impl Fn(&ObjectReference) -> b
 }
 
 /// Adds Liqo's warnings about the awaited object to a timeout, so the error says why it never got ready.
-async fn explain_timeout(
-    ctx: &Ctx,
-    apis: &Apis,
-    err: OpError,
-    about: impl Fn(&ObjectReference) -> bool,
-) -> OpError {
+async fn explain_timeout(ctx: &Ctx, apis: &Apis, err: OpError, about: impl Fn(&ObjectReference) -> bool) -> OpError {
     match err {
-        OpError::Timeout {
-            object,
-            waiting_for,
-            last_seen,
-            after,
-        } => {
+        OpError::Timeout { object, waiting_for, last_seen, after } => {
             let warnings = warnings_about(ctx, apis, about).await;
             let last_seen = if warnings.is_empty() {
                 last_seen
             } else {
                 format!("{last_seen}; Liqo reported: {}", warnings.join(" | "))
             };
-            OpError::Timeout {
-                object,
-                waiting_for,
-                last_seen,
-                after,
-            }
+            OpError::Timeout { object, waiting_for, last_seen, after }
         }
         other => other,
     }
@@ -1192,42 +1006,20 @@ impl GatewayResource {
     }
 
     /// Liqo allows one gateway per tenant namespace and finds it by label: refuse to add a second one.
-    async fn check_single_gateway(
-        ctx: &Ctx,
-        apis: &Apis,
-        spec: &GatewaySpec,
-    ) -> Result<(), OpError> {
+    async fn check_single_gateway(ctx: &Ctx, apis: &Apis, spec: &GatewaySpec) -> Result<(), OpError> {
         let selector = spec.selector();
         let mut others: Vec<String> = kube_ops::list(ctx, &apis.servers, &selector)
             .await?
             .into_iter()
-            .filter(|g| {
-                !(matches!(spec.role, Role::Server(_))
-                    && g.metadata.name.as_deref() == Some(spec.name()))
-            })
-            .map(|g| {
-                format!(
-                    "GatewayServer {}/{}",
-                    apis.namespace,
-                    g.metadata.name.unwrap_or_default()
-                )
-            })
+            .filter(|g| !(matches!(spec.role, Role::Server(_)) && g.metadata.name.as_deref() == Some(spec.name())))
+            .map(|g| format!("GatewayServer {}/{}", apis.namespace, g.metadata.name.unwrap_or_default()))
             .collect();
         others.extend(
             kube_ops::list(ctx, &apis.clients, &selector)
                 .await?
                 .into_iter()
-                .filter(|g| {
-                    !(matches!(spec.role, Role::Client(_))
-                        && g.metadata.name.as_deref() == Some(spec.name()))
-                })
-                .map(|g| {
-                    format!(
-                        "GatewayClient {}/{}",
-                        apis.namespace,
-                        g.metadata.name.unwrap_or_default()
-                    )
-                }),
+                .filter(|g| !(matches!(spec.role, Role::Client(_)) && g.metadata.name.as_deref() == Some(spec.name())))
+                .map(|g| format!("GatewayClient {}/{}", apis.namespace, g.metadata.name.unwrap_or_default())),
         );
         if others.is_empty() {
             return Ok(());
@@ -1243,12 +1035,7 @@ impl GatewayResource {
         })
     }
 
-    async fn wait_key_secret(
-        ctx: &Ctx,
-        apis: &Apis,
-        spec: &GatewaySpec,
-        deadline: &Deadline,
-    ) -> Result<(), OpError> {
+    async fn wait_key_secret(ctx: &Ctx, apis: &Apis, spec: &GatewaySpec, deadline: &Deadline) -> Result<(), OpError> {
         let budget = SECRET_WAIT.min(deadline.remaining());
         let remote = spec.remote_cluster_id.clone();
         let res = kube_ops::wait_for(
@@ -1312,16 +1099,9 @@ impl GatewayResource {
         match &spec.role {
             Role::Server(s) => {
                 if recreate_server {
-                    kube_ops::delete_and_wait(
-                        ctx,
-                        &apis.servers,
-                        spec.name(),
-                        deadline.remaining(),
-                    )
-                    .await?;
+                    kube_ops::delete_and_wait(ctx, &apis.servers, spec.name(), deadline.remaining()).await?;
                 }
-                let applied =
-                    kube_ops::apply(ctx, &apis.servers, &spec.gateway_server(s, &liqo_ns)).await?;
+                let applied = kube_ops::apply(ctx, &apis.servers, &spec.gateway_server(s, &liqo_ns)).await?;
                 let service_type = s.service_type.clone();
                 let endpoint = match kube_ops::wait_for(
                     ctx,
@@ -1345,36 +1125,16 @@ impl GatewayResource {
                     .flatten()
                     .map(status_value)
                     .unwrap_or_default();
-                Ok(Outputs {
-                    endpoint: Some(endpoint),
-                    connection_status,
-                })
+                Ok(Outputs { endpoint: Some(endpoint), connection_status })
             }
             Role::Client(c) => {
-                let applied =
-                    kube_ops::apply(ctx, &apis.clients, &spec.gateway_client(c, &liqo_ns)).await?;
+                let applied = kube_ops::apply(ctx, &apis.clients, &spec.gateway_client(c, &liqo_ns)).await?;
                 let uid = applied.metadata.uid.clone();
                 if spec.wait_for_connection {
-                    let endpoint = format!(
-                        "{}:{}/{}",
-                        c.addresses.first().cloned().unwrap_or_default(),
-                        c.port,
-                        c.protocol
-                    );
-                    Self::wait_connected(
-                        ctx,
-                        apis,
-                        spec,
-                        uid.as_deref(),
-                        &preexisting,
-                        &endpoint,
-                        deadline,
-                    )
-                    .await?;
-                    return Ok(Outputs {
-                        endpoint: None,
-                        connection_status: CONNECTION_CONNECTED.into(),
-                    });
+                    let endpoint =
+                        format!("{}:{}/{}", c.addresses.first().cloned().unwrap_or_default(), c.port, c.protocol);
+                    Self::wait_connected(ctx, apis, spec, uid.as_deref(), &preexisting, &endpoint, deadline).await?;
+                    return Ok(Outputs { endpoint: None, connection_status: CONNECTION_CONNECTED.into() });
                 }
                 let rendered = kube_ops::wait_for(
                     ctx,
@@ -1390,15 +1150,9 @@ impl GatewayResource {
                     return Err(explain_timeout(ctx, apis, e, about).await);
                 }
                 let conns = kube_ops::list(ctx, &apis.connections, &spec.selector()).await?;
-                let connection_status = pick_connection(&conns, uid.as_deref())
-                    .ok()
-                    .flatten()
-                    .map(status_value)
-                    .unwrap_or_default();
-                Ok(Outputs {
-                    endpoint: None,
-                    connection_status,
-                })
+                let connection_status =
+                    pick_connection(&conns, uid.as_deref()).ok().flatten().map(status_value).unwrap_or_default();
+                Ok(Outputs { endpoint: None, connection_status })
             }
         }
     }
@@ -1423,23 +1177,13 @@ impl GatewayResource {
         loop {
             let (budget, waiting_for) = match mode {
                 Mode::Await => (deadline.remaining(), "status.value == Connected"),
-                Mode::Grace => (
-                    ERROR_GRACE.min(deadline.remaining()),
-                    "the Connection to leave Error",
-                ),
-                Mode::Settle => (
-                    SETTLE.min(deadline.remaining()),
-                    "the Connection to stay Connected",
-                ),
+                Mode::Grace => (ERROR_GRACE.min(deadline.remaining()), "the Connection to leave Error"),
+                Mode::Settle => (SETTLE.min(deadline.remaining()), "the Connection to stay Connected"),
             };
             let target = WaitTarget::labelled(&apis.connections, &selector, waiting_for);
-            let res = kube_ops::wait_until(
-                ctx,
-                &apis.connections,
-                target,
-                budget,
-                |all: &[Connection]| connection_check(all, gateway_uid, &ns, mode),
-            )
+            let res = kube_ops::wait_until(ctx, &apis.connections, target, budget, |all: &[Connection]| {
+                connection_check(all, gateway_uid, &ns, mode)
+            })
             .await;
             match (mode, res) {
                 (_, Ok(ConnPhase::Connected { uid })) => {
@@ -1459,8 +1203,7 @@ impl GatewayResource {
                 (Mode::Settle, Err(OpError::Timeout { .. })) => return Ok(()),
                 (Mode::Grace, Err(OpError::Timeout { .. })) => {
                     let (name, latency) = last_error.take().unwrap_or_default();
-                    let warnings =
-                        warnings_about(ctx, apis, regarding("Connection", name.clone())).await;
+                    let warnings = warnings_about(ctx, apis, regarding("Connection", name.clone())).await;
                     return Err(connection_error(&ns, &name, latency, endpoint, &warnings));
                 }
                 (Mode::Await, Err(e)) => {
@@ -1480,19 +1223,10 @@ impl GatewayResource {
     }
 
     /// Reads the owned objects; `None` when any of them is gone.
-    async fn observe(
-        ctx: &Ctx,
-        apis: &Apis,
-        name: &str,
-        kind: Kind,
-    ) -> Result<Option<Observed>, OpError> {
+    async fn observe(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind) -> Result<Option<Observed>, OpError> {
         let gateway = match kind {
-            Kind::Server => kube_ops::get_opt(ctx, &apis.servers, name)
-                .await?
-                .map(GatewayObj::Server),
-            Kind::Client => kube_ops::get_opt(ctx, &apis.clients, name)
-                .await?
-                .map(GatewayObj::Client),
+            Kind::Server => kube_ops::get_opt(ctx, &apis.servers, name).await?.map(GatewayObj::Server),
+            Kind::Client => kube_ops::get_opt(ctx, &apis.clients, name).await?.map(GatewayObj::Client),
         };
         let Some(gateway) = gateway else {
             return Ok(None);
@@ -1509,74 +1243,41 @@ impl GatewayResource {
         }
         .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID).cloned())
         .unwrap_or_else(|| name.to_string());
-        let conns = kube_ops::list(
-            ctx,
-            &apis.connections,
-            &format!("{}={remote}", labels::REMOTE_CLUSTER_ID),
-        )
-        .await?;
-        let connection = pick_connection(&conns, gateway.uid())
-            .ok()
-            .flatten()
-            .cloned();
-        Ok(Some(Observed {
-            configuration,
-            public_key,
-            gateway,
-            connection,
-        }))
+        let conns = kube_ops::list(ctx, &apis.connections, &format!("{}={remote}", labels::REMOTE_CLUSTER_ID)).await?;
+        let connection = pick_connection(&conns, gateway.uid()).ok().flatten().cloned();
+        Ok(Some(Observed { configuration, public_key, gateway, connection }))
     }
 
     /// Deletes in Liqo's order (reference §6): gateway (and what Liqo rendered from it), PublicKey,
     /// Configuration, each waited for so finalizers are honoured.
-    async fn delete_all(
-        ctx: &Ctx,
-        apis: &Apis,
-        name: &str,
-        kind: Kind,
-        deadline: &Deadline,
-    ) -> Result<(), OpError> {
+    async fn delete_all(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind, deadline: &Deadline) -> Result<(), OpError> {
         let uid = match kind {
-            Kind::Server => kube_ops::get_opt(ctx, &apis.servers, name)
-                .await?
-                .and_then(|g| g.metadata.uid),
-            Kind::Client => kube_ops::get_opt(ctx, &apis.clients, name)
-                .await?
-                .and_then(|g| g.metadata.uid),
+            Kind::Server => kube_ops::get_opt(ctx, &apis.servers, name).await?.and_then(|g| g.metadata.uid),
+            Kind::Client => kube_ops::get_opt(ctx, &apis.clients, name).await?.and_then(|g| g.metadata.uid),
         };
         match kind {
             Kind::Server => {
                 kube_ops::delete_and_wait(ctx, &apis.servers, name, deadline.remaining()).await?;
                 // Garbage collection would remove it too; deleting it here waits for Liqo's
                 // clusterrolebinding finalizer and names it if Liqo never releases it.
-                kube_ops::delete_and_wait(ctx, &apis.wg_servers, name, deadline.remaining())
-                    .await?;
+                kube_ops::delete_and_wait(ctx, &apis.wg_servers, name, deadline.remaining()).await?;
             }
             Kind::Client => {
                 kube_ops::delete_and_wait(ctx, &apis.clients, name, deadline.remaining()).await?;
-                kube_ops::delete_and_wait(ctx, &apis.wg_clients, name, deadline.remaining())
-                    .await?;
+                kube_ops::delete_and_wait(ctx, &apis.wg_clients, name, deadline.remaining()).await?;
             }
         }
         // The gateway's Connection is owned by it; delete it now rather than leaving it to the garbage collector
         // so nothing of this peering remains when destroy returns.
         if let Some(uid) = uid {
-            let conns = kube_ops::list(
-                ctx,
-                &apis.connections,
-                &format!("{}={name}", labels::REMOTE_CLUSTER_ID),
-            )
-            .await?;
-            let owned = conns.into_iter().filter(|c| {
-                c.metadata
-                    .owner_references
-                    .as_ref()
-                    .is_some_and(|o| o.iter().any(|r| r.uid == uid))
-            });
+            let conns =
+                kube_ops::list(ctx, &apis.connections, &format!("{}={name}", labels::REMOTE_CLUSTER_ID)).await?;
+            let owned = conns
+                .into_iter()
+                .filter(|c| c.metadata.owner_references.as_ref().is_some_and(|o| o.iter().any(|r| r.uid == uid)));
             for c in owned {
                 let cname = c.metadata.name.unwrap_or_default();
-                kube_ops::delete_and_wait(ctx, &apis.connections, &cname, deadline.remaining())
-                    .await?;
+                kube_ops::delete_and_wait(ctx, &apis.connections, &cname, deadline.remaining()).await?;
             }
         }
         kube_ops::delete_and_wait(ctx, &apis.public_keys, name, deadline.remaining()).await?;
@@ -1610,10 +1311,7 @@ fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name: &st
         ("id", Value::string(format!("{namespace}/{name}"))),
         ("tenant_namespace", Value::string(namespace)),
         ("timeouts", prior.get("timeouts").clone()),
-        (
-            "wait_for_connection",
-            or_default(prior.get("wait_for_connection"), Value::Bool(true)),
-        ),
+        ("wait_for_connection", or_default(prior.get("wait_for_connection"), Value::Bool(true))),
     ]);
     let remote = match &obs.gateway {
         GatewayObj::Server(g) => g.metadata.labels.as_ref(),
@@ -1623,43 +1321,22 @@ fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name: &st
     .unwrap_or_else(|| name.to_string());
     state.set("remote_cluster_id", Value::string(remote));
 
-    let cidr = obs
-        .configuration
-        .spec
-        .remote
-        .as_ref()
-        .and_then(|r| r.cidr.as_ref());
-    state.set(
-        "remote_pod_cidrs",
-        Value::string_list(cidr.and_then(|c| c.pod.clone()).unwrap_or_default()),
-    );
+    let cidr = obs.configuration.spec.remote.as_ref().and_then(|r| r.cidr.as_ref());
+    state.set("remote_pod_cidrs", Value::string_list(cidr.and_then(|c| c.pod.clone()).unwrap_or_default()));
     state.set(
         "remote_external_cidr",
-        Value::opt_string(
-            cidr.and_then(|c| c.external.as_ref())
-                .and_then(|e| e.first().cloned()),
-        ),
+        Value::opt_string(cidr.and_then(|c| c.external.as_ref()).and_then(|e| e.first().cloned())),
     );
     state.set(
         "remote_public_key",
         Value::opt_string(
-            obs.public_key
-                .spec
-                .public_key
-                .as_ref()
-                .map(|k| base64::engine::general_purpose::STANDARD.encode(&k.0)),
+            obs.public_key.spec.public_key.as_ref().map(|k| base64::engine::general_purpose::STANDARD.encode(&k.0)),
         ),
     );
 
     let (mtu, secret) = match &obs.gateway {
-        GatewayObj::Server(g) => (
-            g.spec.mtu,
-            g.spec.secret_ref.as_ref().and_then(|s| s.name.clone()),
-        ),
-        GatewayObj::Client(g) => (
-            g.spec.mtu,
-            g.spec.secret_ref.as_ref().and_then(|s| s.name.clone()),
-        ),
+        GatewayObj::Server(g) => (g.spec.mtu, g.spec.secret_ref.as_ref().and_then(|s| s.name.clone())),
+        GatewayObj::Client(g) => (g.spec.mtu, g.spec.secret_ref.as_ref().and_then(|s| s.name.clone())),
     };
     state.set("mtu", opt_number(mtu));
     state.set("key_secret_name", Value::opt_string(secret));
@@ -1672,51 +1349,29 @@ fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name: &st
                 "server",
                 Value::object([
                     // The CRD defaults serviceType to ClusterIP when absent.
-                    (
-                        "service_type",
-                        Value::string(e.service_type.unwrap_or_else(|| "ClusterIP".into())),
-                    ),
+                    ("service_type", Value::string(e.service_type.unwrap_or_else(|| "ClusterIP".into()))),
                     ("port", opt_number(e.port.map(i64::from))),
                     ("node_port", opt_number(e.node_port.map(i64::from))),
                     ("load_balancer_ip", Value::opt_string(e.load_balancer_ip)),
                     (
                         "service_annotations",
-                        string_map_value(
-                            g.spec.service_annotations.as_ref(),
-                            prior_server.get("service_annotations"),
-                        ),
+                        string_map_value(g.spec.service_annotations.as_ref(), prior_server.get("service_annotations")),
                     ),
                     (
                         "service_labels",
-                        string_map_value(
-                            g.spec.service_labels.as_ref(),
-                            prior_server.get("service_labels"),
-                        ),
+                        string_map_value(g.spec.service_labels.as_ref(), prior_server.get("service_labels")),
                     ),
                 ]),
             );
             state.set("client", Value::Null);
-            match g
-                .status
-                .as_ref()
-                .and_then(|s| s.endpoint.as_ref())
-                .filter(|e| e.is_ready())
-            {
+            match g.status.as_ref().and_then(|s| s.endpoint.as_ref()).filter(|e| e.is_ready()) {
                 Some(e) => {
-                    let addrs = e
-                        .addresses
-                        .iter()
-                        .flatten()
-                        .filter(|a| !a.is_empty())
-                        .cloned();
+                    let addrs = e.addresses.iter().flatten().filter(|a| !a.is_empty()).cloned();
                     state.set("endpoint_addresses", Value::string_list(addrs));
                     state.set("endpoint_port", opt_number(e.port.map(i64::from)));
                 }
                 None => {
-                    state.set(
-                        "endpoint_addresses",
-                        prior.get("endpoint_addresses").clone(),
-                    );
+                    state.set("endpoint_addresses", prior.get("endpoint_addresses").clone());
                     state.set("endpoint_port", prior.get("endpoint_port").clone());
                 }
             }
@@ -1726,10 +1381,7 @@ fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name: &st
             state.set(
                 "client",
                 Value::object([
-                    (
-                        "addresses",
-                        Value::string_list(e.addresses.unwrap_or_default()),
-                    ),
+                    ("addresses", Value::string_list(e.addresses.unwrap_or_default())),
                     ("port", opt_number(e.port.map(i64::from))),
                     ("protocol", Value::opt_string(e.protocol)),
                 ]),
@@ -1739,15 +1391,7 @@ fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name: &st
             state.set("endpoint_port", Value::Null);
         }
     }
-    state.set(
-        "connection_status",
-        Value::string(
-            obs.connection
-                .as_ref()
-                .map(status_value)
-                .unwrap_or_default(),
-        ),
-    );
+    state.set("connection_status", Value::string(obs.connection.as_ref().map(status_value).unwrap_or_default()));
     state
 }
 
@@ -1756,43 +1400,22 @@ fn fill_outputs(planned: &Value, out: &Outputs) -> Value {
     let mut state = planned.clone();
     if state.get("endpoint_addresses").is_unknown() || state.get("endpoint_port").is_unknown() {
         let e = out.endpoint.as_ref();
-        let addrs = e.map(|e| {
-            Value::string_list(
-                e.addresses
-                    .iter()
-                    .flatten()
-                    .filter(|a| !a.is_empty())
-                    .cloned(),
-            )
-        });
+        let addrs = e.map(|e| Value::string_list(e.addresses.iter().flatten().filter(|a| !a.is_empty()).cloned()));
         state.set("endpoint_addresses", addrs.unwrap_or(Value::Null));
-        state.set(
-            "endpoint_port",
-            opt_number(e.and_then(|e| e.port).map(i64::from)),
-        );
+        state.set("endpoint_port", opt_number(e.and_then(|e| e.port).map(i64::from)));
     }
     if state.get("connection_status").is_unknown() {
-        state.set(
-            "connection_status",
-            Value::string(out.connection_status.clone()),
-        );
+        state.set("connection_status", Value::string(out.connection_status.clone()));
     }
     if state.get("id").is_unknown() {
-        let id = id_of(
-            state.get("tenant_namespace"),
-            state.get("remote_cluster_id"),
-        );
+        let id = id_of(state.get("tenant_namespace"), state.get("remote_cluster_id"));
         state.set("id", id);
     }
     unknown_as_null(&state)
 }
 
 fn kind_of(state: &Value) -> Kind {
-    if state.get("server").is_null() {
-        Kind::Client
-    } else {
-        Kind::Server
-    }
+    if state.get("server").is_null() { Kind::Client } else { Kind::Server }
 }
 
 fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
@@ -1805,10 +1428,7 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
         )
     };
     let (ns, name) = id.split_once('/').ok_or_else(bad)?;
-    if common::check_dns_label(ns).is_err()
-        || common::check_dns_label(name).is_err()
-        || name.contains('/')
-    {
+    if common::check_dns_label(ns).is_err() || common::check_dns_label(name).is_err() || name.contains('/') {
         return Err(bad());
     }
     Ok((ns.to_string(), name.to_string()))
@@ -1855,8 +1475,7 @@ impl Resource for GatewayResource {
                 Ok(a) => a,
                 Err(d) => return fail(req.prior.clone(), d),
             };
-            let deadline =
-                Deadline::after(Timeouts::from_value(&req.prior, DEFAULT_TIMEOUTS).delete);
+            let deadline = Deadline::after(Timeouts::from_value(&req.prior, DEFAULT_TIMEOUTS).delete);
             return match Self::delete_all(ctx, &apis, name, kind_of(&req.prior), &deadline).await {
                 Ok(()) => fail(Value::Null, Diagnostics::new()),
                 Err(e) => fail(req.prior.clone(), op_diags(&e)),
@@ -1874,17 +1493,10 @@ impl Resource for GatewayResource {
         };
         let creating = req.prior.is_null();
         let timeouts = Timeouts::from_value(&req.planned, DEFAULT_TIMEOUTS);
-        let deadline = Deadline::after(if creating {
-            timeouts.create
-        } else {
-            timeouts.update
-        });
+        let deadline = Deadline::after(if creating { timeouts.create } else { timeouts.update });
         let recreate = !creating && server_needs_recreate(&req.prior, &req.planned);
         let mut written = false;
-        match self
-            .converge(ctx, &apis, &spec, recreate, &deadline, &mut written)
-            .await
-        {
+        match self.converge(ctx, &apis, &spec, recreate, &deadline, &mut written).await {
             Ok(out) => ApplyResponse {
                 new_state: fill_outputs(&req.planned, &out),
                 private: Vec::new(),
@@ -1906,24 +1518,14 @@ impl Resource for GatewayResource {
     }
 
     async fn read(&self, ctx: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
-        let (Some(ns), Some(name)) = (
-            state.get("tenant_namespace").as_str(),
-            state.get("remote_cluster_id").as_str(),
-        ) else {
-            return ReadResponse {
-                new_state: Value::Null,
-                private,
-                diagnostics: Diagnostics::new(),
-            };
+        let (Some(ns), Some(name)) = (state.get("tenant_namespace").as_str(), state.get("remote_cluster_id").as_str())
+        else {
+            return ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() };
         };
         let apis = match self.apis(ns).await {
             Ok(a) => a,
             Err(d) => {
-                return ReadResponse {
-                    new_state: state.clone(),
-                    private,
-                    diagnostics: d,
-                };
+                return ReadResponse { new_state: state.clone(), private, diagnostics: d };
             }
         };
         match Self::observe(ctx, &apis, name, kind_of(&state)).await {
@@ -1932,16 +1534,8 @@ impl Resource for GatewayResource {
                 private,
                 diagnostics: Diagnostics::new(),
             },
-            Ok(None) => ReadResponse {
-                new_state: Value::Null,
-                private,
-                diagnostics: Diagnostics::new(),
-            },
-            Err(e) => ReadResponse {
-                new_state: state.clone(),
-                private,
-                diagnostics: op_diags(&e),
-            },
+            Ok(None) => ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
+            Err(e) => ReadResponse { new_state: state.clone(), private, diagnostics: op_diags(&e) },
         }
     }
 
@@ -1950,10 +1544,7 @@ impl Resource for GatewayResource {
         let apis = self.apis(&ns).await?;
         let mut found = None;
         for kind in [Kind::Server, Kind::Client] {
-            if let Some(obs) = Self::observe(ctx, &apis, &name, kind)
-                .await
-                .map_err(|e| op_diags(&e))?
-            {
+            if let Some(obs) = Self::observe(ctx, &apis, &name, kind).await.map_err(|e| op_diags(&e))? {
                 found = Some(obs);
                 break;
             }
@@ -1967,10 +1558,7 @@ impl Resource for GatewayResource {
             )
             .into());
         };
-        let defaults = Value::object([
-            ("wait_for_connection", Value::Bool(true)),
-            ("timeouts", Value::Null),
-        ]);
+        let defaults = Value::object([("wait_for_connection", Value::Bool(true)), ("timeouts", Value::Null)]);
         let state = state_from_observed(&defaults, &obs, &ns, &name);
         // Read looks objects up by the remote cluster ID, so it must be the name for the state to stay readable.
         if state.get("remote_cluster_id").as_str() != Some(name.as_str()) {
@@ -1984,10 +1572,7 @@ impl Resource for GatewayResource {
             )
             .into());
         }
-        Ok(vec![ImportedResource {
-            state,
-            private: Vec::new(),
-        }])
+        Ok(vec![ImportedResource { state, private: Vec::new() }])
     }
 }
 
@@ -2030,22 +1615,8 @@ mod tests {
             ("remote_public_key", Value::string(KEY)),
             ("key_secret_name", Value::Null),
             ("mtu", Value::Null),
-            (
-                "server",
-                if role == "server" {
-                    server_cfg()
-                } else {
-                    Value::Null
-                },
-            ),
-            (
-                "client",
-                if role == "client" {
-                    client_cfg()
-                } else {
-                    Value::Null
-                },
-            ),
+            ("server", if role == "server" { server_cfg() } else { Value::Null }),
+            ("client", if role == "client" { client_cfg() } else { Value::Null }),
             ("wait_for_connection", Value::Null),
             ("endpoint_addresses", Value::Null),
             ("endpoint_port", Value::Null),
@@ -2065,12 +1636,7 @@ mod tests {
     }
 
     fn plan_create(cfg: &Value) -> PlanResponse {
-        plan(&PlanRequest {
-            prior: Value::Null,
-            proposed: cfg.clone(),
-            config: cfg.clone(),
-            private: Vec::new(),
-        })
+        plan(&PlanRequest { prior: Value::Null, proposed: cfg.clone(), config: cfg.clone(), private: Vec::new() })
     }
 
     /// The state after a successful create of `cfg` (outputs as a server/client would report them).
@@ -2088,23 +1654,11 @@ mod tests {
     }
 
     fn plan_update(prior: &Value, cfg: &Value) -> PlanResponse {
-        plan(&PlanRequest {
-            prior: prior.clone(),
-            proposed: cfg.clone(),
-            config: cfg.clone(),
-            private: Vec::new(),
-        })
+        plan(&PlanRequest { prior: prior.clone(), proposed: cfg.clone(), config: cfg.clone(), private: Vec::new() })
     }
 
     fn paths(d: &Diagnostics) -> Vec<String> {
-        d.iter()
-            .map(|d| {
-                d.attribute
-                    .as_ref()
-                    .map(|p| p.to_string())
-                    .unwrap_or_default()
-            })
-            .collect()
+        d.iter().map(|d| d.attribute.as_ref().map(|p| p.to_string()).unwrap_or_default()).collect()
     }
 
     // --- schema ----------------------------------------------------------------------------------------------
@@ -2114,46 +1668,25 @@ mod tests {
         let s = schema();
         for a in &s.block.attributes {
             assert!(!a.description.is_empty(), "{} lacks a description", a.name);
-            assert!(
-                a.required || a.optional || a.computed,
-                "{} has no mode",
-                a.name
-            );
+            assert!(a.required || a.optional || a.computed, "{} has no mode", a.name);
             if let Some(n) = &a.nested {
-                assert!(
-                    a.ty.is_none(),
-                    "{}: nested attributes must not carry a plain type",
-                    a.name
-                );
+                assert!(a.ty.is_none(), "{}: nested attributes must not carry a plain type", a.name);
                 for inner in &n.attributes {
-                    assert!(
-                        !inner.description.is_empty(),
-                        "{}.{} lacks a description",
-                        a.name,
-                        inner.name
-                    );
+                    assert!(!inner.description.is_empty(), "{}.{} lacks a description", a.name, inner.name);
                 }
             }
         }
         let attr = |n: &str| s.block.attribute(n).unwrap();
         assert!(attr("id").computed && !attr("id").optional);
         for out in ["endpoint_addresses", "endpoint_port", "connection_status"] {
-            assert!(
-                attr(out).computed && !attr(out).optional,
-                "{out} is an output"
-            );
+            assert!(attr(out).computed && !attr(out).optional, "{out} is an output");
         }
         for default in ["key_secret_name", "mtu", "wait_for_connection"] {
-            assert!(
-                attr(default).optional && attr(default).computed,
-                "{default} has a default"
-            );
+            assert!(attr(default).optional && attr(default).computed, "{default} has a default");
         }
         assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts"));
         // Every attribute of a config built for tests exists in the schema and vice versa.
-        let Type::Object(types) = s.block.implied_type() else {
-            panic!()
-        };
+        let Type::Object(types) = s.block.implied_type() else { panic!() };
         let cfg = config("server");
         let cfg_keys: Vec<&String> = cfg.entries().unwrap().keys().collect();
         assert_eq!(types.keys().collect::<Vec<_>>(), cfg_keys);
@@ -2166,11 +1699,7 @@ mod tests {
         assert!(validate(&config("server")).is_empty());
         assert!(validate(&config("client")).is_empty());
         // Values from other resources are unknown at validation: never an error.
-        let unknowns = with(
-            with(config("client"), "remote_cluster_id", Value::Unknown),
-            "client",
-            Value::Unknown,
-        );
+        let unknowns = with(with(config("client"), "remote_cluster_id", Value::Unknown), "client", Value::Unknown);
         assert!(validate(&unknowns).is_empty());
         let unknown_list = with(config("client"), "client.addresses", Value::Unknown);
         assert!(validate(&unknown_list).is_empty());
@@ -2179,116 +1708,34 @@ mod tests {
     #[test]
     fn bad_inputs_name_the_attribute() {
         let cases: Vec<(Value, &str)> = vec![
+            (with(config("server"), "tenant_namespace", Value::string("Tenant_NS")), "tenant_namespace"),
+            (with(config("server"), "remote_cluster_id", Value::string("-rome")), "remote_cluster_id"),
             (
-                with(
-                    config("server"),
-                    "tenant_namespace",
-                    Value::string("Tenant_NS"),
-                ),
-                "tenant_namespace",
-            ),
-            (
-                with(
-                    config("server"),
-                    "remote_cluster_id",
-                    Value::string("-rome"),
-                ),
-                "remote_cluster_id",
-            ),
-            (
-                with(
-                    config("server"),
-                    "remote_pod_cidrs",
-                    Value::string_list(["10.243.0.0/16", "10.1.0.0"]),
-                ),
+                with(config("server"), "remote_pod_cidrs", Value::string_list(["10.243.0.0/16", "10.1.0.0"])),
                 "remote_pod_cidrs[1]",
             ),
-            (
-                with(config("server"), "remote_pod_cidrs", Value::List(vec![])),
-                "remote_pod_cidrs",
-            ),
-            (
-                with(
-                    config("server"),
-                    "remote_external_cidr",
-                    Value::string("10.70.0.0/40"),
-                ),
-                "remote_external_cidr",
-            ),
-            (
-                with(
-                    config("server"),
-                    "remote_public_key",
-                    Value::string("dG9vIHNob3J0"),
-                ),
-                "remote_public_key",
-            ),
-            (
-                with(
-                    config("server"),
-                    "key_secret_name",
-                    Value::string("GW keys"),
-                ),
-                "key_secret_name",
-            ),
+            (with(config("server"), "remote_pod_cidrs", Value::List(vec![])), "remote_pod_cidrs"),
+            (with(config("server"), "remote_external_cidr", Value::string("10.70.0.0/40")), "remote_external_cidr"),
+            (with(config("server"), "remote_public_key", Value::string("dG9vIHNob3J0")), "remote_public_key"),
+            (with(config("server"), "key_secret_name", Value::string("GW keys")), "key_secret_name"),
             (with(config("server"), "mtu", Value::Number(100.0)), "mtu"),
             (with(config("server"), "mtu", Value::Number(1340.5)), "mtu"),
+            (with(config("server"), "server.service_type", Value::string("nodeport")), "server.service_type"),
+            (with(config("server"), "server.port", Value::Number(70000.0)), "server.port"),
+            (with(config("server"), "server.node_port", Value::Number(8080.0)), "server.node_port"),
+            (with(config("server"), "server.service_type", Value::string("ClusterIP")), "server.node_port"),
             (
                 with(
-                    config("server"),
-                    "server.service_type",
-                    Value::string("nodeport"),
-                ),
-                "server.service_type",
-            ),
-            (
-                with(config("server"), "server.port", Value::Number(70000.0)),
-                "server.port",
-            ),
-            (
-                with(config("server"), "server.node_port", Value::Number(8080.0)),
-                "server.node_port",
-            ),
-            (
-                with(
-                    config("server"),
-                    "server.service_type",
-                    Value::string("ClusterIP"),
-                ),
-                "server.node_port",
-            ),
-            (
-                with(
-                    with(
-                        config("server"),
-                        "server.service_type",
-                        Value::string("LoadBalancer"),
-                    ),
+                    with(config("server"), "server.service_type", Value::string("LoadBalancer")),
                     "server.load_balancer_ip",
                     Value::string("lb.example.com"),
                 ),
                 "server.load_balancer_ip",
             ),
-            (
-                with(config("client"), "client.addresses", Value::List(vec![])),
-                "client.addresses",
-            ),
-            (
-                with(
-                    config("client"),
-                    "client.addresses",
-                    Value::string_list(["1.2.3.4", " "]),
-                ),
-                "client.addresses[1]",
-            ),
-            (
-                with(config("client"), "client.port", Value::Number(0.0)),
-                "client.port",
-            ),
-            (
-                with(config("client"), "client.protocol", Value::string("SCTP")),
-                "client.protocol",
-            ),
+            (with(config("client"), "client.addresses", Value::List(vec![])), "client.addresses"),
+            (with(config("client"), "client.addresses", Value::string_list(["1.2.3.4", " "])), "client.addresses[1]"),
+            (with(config("client"), "client.port", Value::Number(0.0)), "client.port"),
+            (with(config("client"), "client.protocol", Value::string("SCTP")), "client.protocol"),
             (
                 with(
                     config("client"),
@@ -2314,24 +1761,13 @@ mod tests {
     #[test]
     fn load_balancer_ip_needs_a_load_balancer() {
         let cfg = with(
-            with(
-                config("server"),
-                "server.load_balancer_ip",
-                Value::string("203.0.113.7"),
-            ),
+            with(config("server"), "server.load_balancer_ip", Value::string("203.0.113.7")),
             "server.node_port",
             Value::Null,
         );
-        assert_eq!(
-            paths(&validate(&cfg)),
-            ["server.load_balancer_ip"],
-            "NodePort + LB IP"
-        );
+        assert_eq!(paths(&validate(&cfg)), ["server.load_balancer_ip"], "NodePort + LB IP");
         let cfg = with(cfg, "server.service_type", Value::Null);
-        assert!(
-            validate(&cfg).is_empty(),
-            "the default type is LoadBalancer"
-        );
+        assert!(validate(&cfg).is_empty(), "the default type is LoadBalancer");
     }
 
     // --- plan ------------------------------------------------------------------------------------------------
@@ -2344,10 +1780,7 @@ mod tests {
         assert_eq!(p.get("key_secret_name"), &Value::string("gw-keys"));
         assert_eq!(p.get("wait_for_connection"), &Value::Bool(true));
         assert_eq!(p.get("server").get("port"), &Value::Number(51840.0));
-        assert_eq!(
-            p.get("server").get("service_type"),
-            &Value::string("NodePort")
-        );
+        assert_eq!(p.get("server").get("service_type"), &Value::string("NodePort"));
         assert!(p.get("endpoint_addresses").is_unknown() && p.get("endpoint_port").is_unknown());
         assert!(p.get("connection_status").is_unknown());
 
@@ -2362,11 +1795,7 @@ mod tests {
 
     #[test]
     fn unknown_inputs_stay_unknown() {
-        let cfg = with(
-            with(config("client"), "remote_cluster_id", Value::Unknown),
-            "client.addresses",
-            Value::Unknown,
-        );
+        let cfg = with(with(config("client"), "remote_cluster_id", Value::Unknown), "client.addresses", Value::Unknown);
         let p = plan_create(&cfg).planned;
         assert!(p.get("remote_cluster_id").is_unknown());
         assert!(p.get("id").is_unknown());
@@ -2379,12 +1808,7 @@ mod tests {
     #[test]
     fn destroy_plans_null() {
         let prior = applied(&config("server"));
-        let r = plan(&PlanRequest {
-            prior,
-            proposed: Value::Null,
-            config: Value::Null,
-            private: Vec::new(),
-        });
+        let r = plan(&PlanRequest { prior, proposed: Value::Null, config: Value::Null, private: Vec::new() });
         assert!(r.planned.is_null() && r.requires_replace.is_empty());
     }
 
@@ -2393,10 +1817,7 @@ mod tests {
         let prior = applied(&config("server"));
         let r = plan_update(&prior, &config("server"));
         assert!(r.requires_replace.is_empty());
-        assert_eq!(
-            r.planned, prior,
-            "an unchanged config must give an empty plan"
-        );
+        assert_eq!(r.planned, prior, "an unchanged config must give an empty plan");
     }
 
     #[test]
@@ -2404,20 +1825,11 @@ mod tests {
         let prior = applied(&config("server"));
         for (path, v) in [
             ("mtu", Value::Number(1400.0)),
-            (
-                "remote_pod_cidrs",
-                Value::string_list(["10.243.0.0/16", "10.244.0.0/16"]),
-            ),
+            ("remote_pod_cidrs", Value::string_list(["10.243.0.0/16", "10.244.0.0/16"])),
             ("remote_external_cidr", Value::string("10.71.0.0/16")),
-            (
-                "remote_public_key",
-                Value::string("nBxGmUf2Fa4rYqgFpFyPq6KTTsqfPxDeUuQmuAxHXwM="),
-            ),
+            ("remote_public_key", Value::string("nBxGmUf2Fa4rYqgFpFyPq6KTTsqfPxDeUuQmuAxHXwM=")),
             ("key_secret_name", Value::string("other-keys")),
-            (
-                "server.service_annotations",
-                Value::string_map([("a", "b")]),
-            ),
+            ("server.service_annotations", Value::string_map([("a", "b")])),
             ("server.service_labels", Value::string_map([("a", "b")])),
         ] {
             let r = plan_update(&prior, &with(config("server"), path, v));
@@ -2428,10 +1840,7 @@ mod tests {
                 "{path} keeps the endpoint"
             );
             assert_eq!(r.planned.get("endpoint_port"), prior.get("endpoint_port"));
-            assert!(
-                r.planned.get("connection_status").is_unknown(),
-                "{path} re-reads the Connection"
-            );
+            assert!(r.planned.get("connection_status").is_unknown(), "{path} re-reads the Connection");
             assert_eq!(r.planned.get("id"), prior.get("id"));
         }
         let prior = applied(&config("client"));
@@ -2450,12 +1859,7 @@ mod tests {
         let prior = applied(&with(config("server"), "mtu", Value::Number(1400.0)));
         // Terraform proposes the prior value for an optional+computed attribute removed from the config.
         let proposed = with(config("server"), "mtu", Value::Number(1400.0));
-        let r = plan(&PlanRequest {
-            prior,
-            proposed,
-            config: config("server"),
-            private: Vec::new(),
-        });
+        let r = plan(&PlanRequest { prior, proposed, config: config("server"), private: Vec::new() });
         assert_eq!(r.planned.get("mtu"), &Value::Number(1340.0));
     }
 
@@ -2469,53 +1873,29 @@ mod tests {
         ] {
             let planned_cfg = with(config("server"), path, v);
             let r = plan_update(&prior, &planned_cfg);
+            assert!(r.requires_replace.is_empty(), "{path}: the GatewayServer is recreated inside the update");
             assert!(
-                r.requires_replace.is_empty(),
-                "{path}: the GatewayServer is recreated inside the update"
-            );
-            assert!(
-                r.planned.get("endpoint_addresses").is_unknown()
-                    && r.planned.get("endpoint_port").is_unknown(),
+                r.planned.get("endpoint_addresses").is_unknown() && r.planned.get("endpoint_port").is_unknown(),
                 "{path} moves the endpoint"
             );
             assert!(server_needs_recreate(&prior, &r.planned), "{path}");
         }
-        let r = plan_update(
-            &prior,
-            &with(config("server"), "mtu", Value::Number(1400.0)),
-        );
+        let r = plan_update(&prior, &with(config("server"), "mtu", Value::Number(1400.0)));
         assert!(!server_needs_recreate(&prior, &r.planned));
     }
 
     #[test]
     fn identity_and_role_changes_replace() {
         let prior = applied(&config("server"));
-        let r = plan_update(
-            &prior,
-            &with(
-                config("server"),
-                "remote_cluster_id",
-                Value::string("paris"),
-            ),
-        );
+        let r = plan_update(&prior, &with(config("server"), "remote_cluster_id", Value::string("paris")));
         assert_eq!(paths_of(&r.requires_replace), ["remote_cluster_id"]);
-        let r = plan_update(
-            &prior,
-            &with(config("server"), "tenant_namespace", Value::string("other")),
-        );
+        let r = plan_update(&prior, &with(config("server"), "tenant_namespace", Value::string("other")));
         assert_eq!(paths_of(&r.requires_replace), ["tenant_namespace"]);
         let r = plan_update(&prior, &config("client"));
         assert_eq!(paths_of(&r.requires_replace), ["server", "client"]);
         assert!(r.planned.get("connection_status").is_unknown());
-        let r = plan_update(
-            &prior,
-            &with(config("server"), "remote_cluster_id", Value::Unknown),
-        );
-        assert_eq!(
-            paths_of(&r.requires_replace),
-            ["remote_cluster_id"],
-            "unknown may differ"
-        );
+        let r = plan_update(&prior, &with(config("server"), "remote_cluster_id", Value::Unknown));
+        assert_eq!(paths_of(&r.requires_replace), ["remote_cluster_id"], "unknown may differ");
         assert!(r.planned.get("id").is_unknown());
     }
 
@@ -2631,18 +2011,9 @@ mod tests {
         for role in ["server", "client"] {
             let prior = applied(&config(role));
             let s = GatewaySpec::from_value(&prior).unwrap();
-            let state = state_from_observed(
-                &prior,
-                &observed(&s, Some("Connected")),
-                "liqo-tenant-rome",
-                "rome",
-            );
+            let state = state_from_observed(&prior, &observed(&s, Some("Connected")), "liqo-tenant-rome", "rome");
             let want = if role == "client" {
-                with(
-                    prior.clone(),
-                    "connection_status",
-                    Value::string("Connected"),
-                )
+                with(prior.clone(), "connection_status", Value::string("Connected"))
             } else {
                 prior.clone()
             };
@@ -2657,16 +2028,10 @@ mod tests {
     #[test]
     fn import_builds_a_state_that_plans_empty() {
         let s = spec("server");
-        let defaults = Value::object([
-            ("wait_for_connection", Value::Bool(true)),
-            ("timeouts", Value::Null),
-        ]);
+        let defaults = Value::object([("wait_for_connection", Value::Bool(true)), ("timeouts", Value::Null)]);
         let state = state_from_observed(&defaults, &observed(&s, None), "liqo-tenant-rome", "rome");
         assert_eq!(state.get("connection_status"), &Value::string(""));
-        assert_eq!(
-            state.get("endpoint_addresses"),
-            &Value::string_list(["10.0.0.5"])
-        );
+        assert_eq!(state.get("endpoint_addresses"), &Value::string_list(["10.0.0.5"]));
         let r = plan_update(&state, &config("server"));
         assert!(r.requires_replace.is_empty());
         assert_eq!(r.planned, state);
@@ -2684,52 +2049,29 @@ mod tests {
         }
         let state = state_from_observed(&prior, &obs, "liqo-tenant-rome", "rome");
         assert_eq!(state.get("mtu"), &Value::Number(1200.0));
-        assert_ne!(
-            state.get("remote_public_key"),
-            prior.get("remote_public_key")
-        );
-        assert_eq!(
-            state.get("endpoint_addresses"),
-            prior.get("endpoint_addresses")
-        );
+        assert_ne!(state.get("remote_public_key"), prior.get("remote_public_key"));
+        assert_eq!(state.get("endpoint_addresses"), prior.get("endpoint_addresses"));
         let r = plan_update(&state, &config("server"));
-        assert_eq!(
-            r.planned.get("mtu"),
-            &Value::Number(1340.0),
-            "apply re-asserts the configured value"
-        );
+        assert_eq!(r.planned.get("mtu"), &Value::Number(1340.0), "apply re-asserts the configured value");
         assert_eq!(r.planned.get("remote_public_key"), &Value::string(KEY));
     }
 
     #[test]
     fn empty_service_maps_keep_the_configured_form() {
-        let cfg = with(
-            config("server"),
-            "server.service_labels",
-            Value::Map(BTreeMap::new()),
-        );
+        let cfg = with(config("server"), "server.service_labels", Value::Map(BTreeMap::new()));
         let prior = applied(&cfg);
         let s = GatewaySpec::from_value(&prior).unwrap();
         let state = state_from_observed(&prior, &observed(&s, None), "liqo-tenant-rome", "rome");
-        assert_eq!(
-            state.get("server").get("service_labels"),
-            &Value::Map(BTreeMap::new())
-        );
+        assert_eq!(state.get("server").get("service_labels"), &Value::Map(BTreeMap::new()));
         assert!(state.get("server").get("service_annotations").is_null());
     }
 
     #[test]
     fn import_ids() {
-        assert_eq!(
-            parse_import_id("liqo-tenant-rome/rome").unwrap(),
-            ("liqo-tenant-rome".into(), "rome".into())
-        );
+        assert_eq!(parse_import_id("liqo-tenant-rome/rome").unwrap(), ("liqo-tenant-rome".into(), "rome".into()));
         for bad in ["rome", "a/b/c", "/rome", "ns/", "NS/rome"] {
             let d = parse_import_id(bad).unwrap_err();
-            assert!(
-                d.detail.contains("<tenant_namespace>/<gateway name>"),
-                "{bad}"
-            );
+            assert!(d.detail.contains("<tenant_namespace>/<gateway name>"), "{bad}");
         }
     }
 
@@ -2746,10 +2088,7 @@ mod tests {
                 ..Default::default()
             }]
         });
-        c.status = Some(ConnectionStatus {
-            value: Some(value.into()),
-            latency: None,
-        });
+        c.status = Some(ConnectionStatus { value: Some(value.into()), latency: None });
         c
     }
 
@@ -2768,98 +2107,46 @@ mod tests {
             kube_ops::Check::Ready(p) => Some(p),
             _ => None,
         };
-        let connected = Some(ConnPhase::Connected {
-            uid: Some("conn-1".into()),
-        });
+        let connected = Some(ConnPhase::Connected { uid: Some("conn-1".into()) });
         // Waiting: Connecting pends, Connected is done, Error starts the grace period.
-        assert!(matches!(
-            connection_check(&[], Some("uid-1"), "ns", Mode::Await),
-            kube_ops::Check::Pending(_)
-        ));
-        assert!(matches!(
-            check("Connecting", Mode::Await),
-            kube_ops::Check::Pending(_)
-        ));
+        assert!(matches!(connection_check(&[], Some("uid-1"), "ns", Mode::Await), kube_ops::Check::Pending(_)));
+        assert!(matches!(check("Connecting", Mode::Await), kube_ops::Check::Pending(_)));
         assert_eq!(ready(check("Connected", Mode::Await)), connected);
         assert_eq!(
             ready(check("Error", Mode::Await)),
-            Some(ConnPhase::Error {
-                name: "gw-rome".into(),
-                latency: None
-            })
+            Some(ConnPhase::Error { name: "gw-rome".into(), latency: None })
         );
         // Grace period: still Error pends; Connecting starts over; Connected is done.
-        assert!(matches!(
-            check("Error", Mode::Grace),
-            kube_ops::Check::Pending(_)
-        ));
-        assert_eq!(
-            ready(check("Connecting", Mode::Grace)),
-            Some(ConnPhase::Recovering)
-        );
+        assert!(matches!(check("Error", Mode::Grace), kube_ops::Check::Pending(_)));
+        assert_eq!(ready(check("Connecting", Mode::Grace)), Some(ConnPhase::Recovering));
         assert_eq!(ready(check("Connected", Mode::Grace)), connected);
-        assert_eq!(
-            ready(connection_check(&[], Some("uid-1"), "ns", Mode::Grace)),
-            Some(ConnPhase::Recovering)
-        );
+        assert_eq!(ready(connection_check(&[], Some("uid-1"), "ns", Mode::Grace)), Some(ConnPhase::Recovering));
         // Settling a pre-existing Connected: staying Connected pends (the timeout is success), Error fails over
         // to the grace period, anything else starts over.
-        assert!(matches!(
-            check("Connected", Mode::Settle),
-            kube_ops::Check::Pending(_)
-        ));
-        assert!(matches!(
-            ready(check("Error", Mode::Settle)),
-            Some(ConnPhase::Error { .. })
-        ));
-        assert_eq!(
-            ready(check("Connecting", Mode::Settle)),
-            Some(ConnPhase::Recovering)
-        );
+        assert!(matches!(check("Connected", Mode::Settle), kube_ops::Check::Pending(_)));
+        assert!(matches!(ready(check("Error", Mode::Settle)), Some(ConnPhase::Error { .. })));
+        assert_eq!(ready(check("Connecting", Mode::Settle)), Some(ConnPhase::Recovering));
     }
 
     #[test]
     fn stale_connections_of_an_old_gateway_are_ignored() {
-        let all = [
-            conn("gw-old", Some("uid-0"), "Error"),
-            conn("gw-rome", Some("uid-1"), "Connected"),
-        ];
-        assert_eq!(
-            pick_connection(&all, Some("uid-1"))
-                .unwrap()
-                .unwrap()
-                .metadata
-                .name
-                .as_deref(),
-            Some("gw-rome")
-        );
+        let all = [conn("gw-old", Some("uid-0"), "Error"), conn("gw-rome", Some("uid-1"), "Connected")];
+        assert_eq!(pick_connection(&all, Some("uid-1")).unwrap().unwrap().metadata.name.as_deref(), Some("gw-rome"));
         assert!(pick_connection(&all[..1], Some("uid-1")).unwrap().is_none());
         let unowned = [conn("a", None, "Connected"), conn("b", None, "Connected")];
-        assert!(
-            pick_connection(&unowned, Some("uid-1"))
-                .unwrap_err()
-                .contains("2 Connections")
-        );
-        assert!(matches!(
-            connection_check(&unowned, Some("uid-1"), "ns", Mode::Await),
-            kube_ops::Check::Failed { .. }
-        ));
+        assert!(pick_connection(&unowned, Some("uid-1")).unwrap_err().contains("2 Connections"));
+        assert!(matches!(connection_check(&unowned, Some("uid-1"), "ns", Mode::Await), kube_ops::Check::Failed { .. }));
     }
 
     #[test]
     fn connection_error_names_endpoint_and_key_mismatch() {
-        let OpError::Failed {
-            object,
-            reason,
-            hint,
-        } = connection_error(
+        let OpError::Failed { object, reason, hint } = connection_error(
             "ns",
             "gw-rome",
             Some("3ms".into()),
             "10.0.0.5:30742/UDP",
             &["ConnectionError: handshake fails".into()],
-        )
-        else {
+        ) else {
             panic!()
         };
         assert_eq!(object, "Connection ns/gw-rome");
@@ -2870,9 +2157,7 @@ mod tests {
                 && reason.contains("Liqo reported: ConnectionError: handshake fails")
         );
         assert!(
-            hint.contains("Key mismatch")
-                && hint.contains("wireguard_public_key")
-                && hint.contains("UDP reachability")
+            hint.contains("Key mismatch") && hint.contains("wireguard_public_key") && hint.contains("UDP reachability")
         );
     }
 
@@ -2882,14 +2167,8 @@ mod tests {
             type_: Some(type_.into()),
             reason: Some("ConnectionError".into()),
             note: Some(note.into()),
-            regarding: Some(ObjectReference {
-                kind: Some(kind.into()),
-                name: Some(name.into()),
-                ..Default::default()
-            }),
-            event_time: Some(MicroTime(
-                k8s_openapi::jiff::Timestamp::from_second(secs).unwrap(),
-            )),
+            regarding: Some(ObjectReference { kind: Some(kind.into()), name: Some(name.into()), ..Default::default() }),
+            event_time: Some(MicroTime(k8s_openapi::jiff::Timestamp::from_second(secs).unwrap())),
             ..Default::default()
         }
     }
@@ -2912,10 +2191,7 @@ mod tests {
     #[test]
     fn configuration_readiness() {
         let mut c = spec("server").configuration();
-        assert!(matches!(
-            configuration_check(None),
-            kube_ops::Check::Pending(_)
-        ));
+        assert!(matches!(configuration_check(None), kube_ops::Check::Pending(_)));
         assert!(
             matches!(configuration_check(Some(&c)), kube_ops::Check::Pending(ref s) if s.contains("NetworkCIDRsConfigured"))
         );
@@ -2939,34 +2215,18 @@ mod tests {
             matches!(endpoint_check(Some(&g), "NodePort"), kube_ops::Check::Pending(ref m) if m.contains("template"))
         );
         g.status = Some(GatewayServerStatus {
-            endpoint: Some(EndpointStatus {
-                addresses: Some(vec!["".into()]),
-                port: Some(30742),
-                protocol: None,
-            }),
+            endpoint: Some(EndpointStatus { addresses: Some(vec!["".into()]), port: Some(30742), protocol: None }),
             ..Default::default()
         });
         assert!(
             matches!(endpoint_check(Some(&g), "NodePort"), kube_ops::Check::Pending(ref m) if m.contains("NotReady"))
         );
-        g.status
-            .as_mut()
-            .unwrap()
-            .endpoint
-            .as_mut()
-            .unwrap()
-            .addresses = Some(vec!["".into(), "10.0.0.5".into()]);
+        g.status.as_mut().unwrap().endpoint.as_mut().unwrap().addresses = Some(vec!["".into(), "10.0.0.5".into()]);
         assert!(is_ready(&endpoint_check(Some(&g), "NodePort")));
         // Only the non-empty addresses become outputs.
-        let out = Outputs {
-            endpoint: g.status.unwrap().endpoint,
-            connection_status: String::new(),
-        };
+        let out = Outputs { endpoint: g.status.unwrap().endpoint, connection_status: String::new() };
         let state = fill_outputs(&plan_create(&config("server")).planned, &out);
-        assert_eq!(
-            state.get("endpoint_addresses"),
-            &Value::string_list(["10.0.0.5"])
-        );
+        assert_eq!(state.get("endpoint_addresses"), &Value::string_list(["10.0.0.5"]));
         assert!(state.is_wholly_known());
     }
 
@@ -2974,38 +2234,19 @@ mod tests {
     fn key_secret_must_belong_to_this_peer() {
         let secret = |label: Option<&str>, keys: &[&str]| Secret {
             metadata: ObjectMeta {
-                labels: label.map(|l| {
-                    BTreeMap::from([(labels::REMOTE_CLUSTER_ID.to_string(), l.to_string())])
-                }),
+                labels: label.map(|l| BTreeMap::from([(labels::REMOTE_CLUSTER_ID.to_string(), l.to_string())])),
                 ..Default::default()
             },
-            data: Some(
-                keys.iter()
-                    .map(|k| (k.to_string(), ByteString(vec![1; 32])))
-                    .collect(),
-            ),
+            data: Some(keys.iter().map(|k| (k.to_string(), ByteString(vec![1; 32]))).collect()),
             ..Default::default()
         };
-        assert!(matches!(
-            key_secret_check(None, "rome"),
-            kube_ops::Check::Pending(_)
-        ));
-        assert!(is_ready(&key_secret_check(
-            Some(&secret(None, &["privateKey", "publicKey"])),
-            "rome"
-        )));
-        assert!(is_ready(&key_secret_check(
-            Some(&secret(Some("rome"), &["privateKey", "publicKey"])),
-            "rome"
-        )));
-        assert!(
-            matches!(key_secret_check(Some(&secret(Some("paris"), &["privateKey", "publicKey"])), "rome"),
-            kube_ops::Check::Failed { ref reason, .. } if reason.contains("paris"))
-        );
-        assert!(
-            matches!(key_secret_check(Some(&secret(None, &["publicKey"])), "rome"),
-            kube_ops::Check::Failed { ref reason, .. } if reason.contains("privateKey"))
-        );
+        assert!(matches!(key_secret_check(None, "rome"), kube_ops::Check::Pending(_)));
+        assert!(is_ready(&key_secret_check(Some(&secret(None, &["privateKey", "publicKey"])), "rome")));
+        assert!(is_ready(&key_secret_check(Some(&secret(Some("rome"), &["privateKey", "publicKey"])), "rome")));
+        assert!(matches!(key_secret_check(Some(&secret(Some("paris"), &["privateKey", "publicKey"])), "rome"),
+            kube_ops::Check::Failed { ref reason, .. } if reason.contains("paris")));
+        assert!(matches!(key_secret_check(Some(&secret(None, &["publicKey"])), "rome"),
+            kube_ops::Check::Failed { ref reason, .. } if reason.contains("privateKey")));
     }
 
     #[test]
@@ -3014,9 +2255,6 @@ mod tests {
         assert!(!planned.is_wholly_known());
         let partial = unknown_as_null(&planned);
         assert!(partial.is_wholly_known());
-        assert_eq!(
-            partial.get("remote_cluster_id"),
-            planned.get("remote_cluster_id")
-        );
+        assert_eq!(partial.get("remote_cluster_id"), planned.get("remote_cluster_id"));
     }
 }

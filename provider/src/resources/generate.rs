@@ -22,7 +22,9 @@
 use crate::data_sources::cluster::LocalCluster;
 use crate::errors::op_diags;
 use crate::kube_ops::{self, Check as Wait};
-use crate::protocol::{ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource};
+use crate::protocol::{
+    ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
+};
 use crate::provider::Cluster;
 use crate::resources::common::{Check, Timeouts, changed, check_dns_label, timeouts_block};
 use async_trait::async_trait;
@@ -38,9 +40,11 @@ use std::time::{Duration, Instant};
 const TYPE_NAME: &str = "liqo_generate";
 /// Name of the WireGuard key Secret; `liqo_gateway` references it from the gateway's `spec.secretRef`.
 pub const KEY_SECRET_NAME: &str = "gw-keys";
-const DEFAULT_TIMEOUTS: Timeouts = Timeouts { create: Duration::from_secs(120), update: Duration::from_secs(120), delete: Duration::from_secs(300) };
+const DEFAULT_TIMEOUTS: Timeouts =
+    Timeouts { create: Duration::from_secs(120), update: Duration::from_secs(120), delete: Duration::from_secs(300) };
 /// Outputs that come from the cluster (unknown until apply, kept while the peer stays the same).
-const CLUSTER_OUTPUTS: [&str; 5] = ["cluster_id", "pod_cidrs", "external_cidr", "api_server_url", "wireguard_public_key"];
+const CLUSTER_OUTPUTS: [&str; 5] =
+    ["cluster_id", "pod_cidrs", "external_cidr", "api_server_url", "wireguard_public_key"];
 const PHASE_ACTIVE: &str = "Active";
 const PHASE_TERMINATING: &str = "Terminating";
 
@@ -121,7 +125,12 @@ fn default_namespace(remote: &str) -> String {
 /// The plan rules. No API calls: the outputs are unknown until apply and kept afterwards, unless the peer or the
 /// namespace changes, which replaces the resource.
 fn plan_change(prior: &Value, proposed: &Value, config: &Value) -> PlanResponse {
-    let mut resp = PlanResponse { planned: Value::Null, requires_replace: Vec::new(), private: Vec::new(), diagnostics: Diagnostics::new() };
+    let mut resp = PlanResponse {
+        planned: Value::Null,
+        requires_replace: Vec::new(),
+        private: Vec::new(),
+        diagnostics: Diagnostics::new(),
+    };
     if proposed.is_null() {
         return resp;
     }
@@ -144,7 +153,8 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value) -> PlanResponse 
         }
     }
     for attr in CLUSTER_OUTPUTS {
-        let v = if prior.is_null() || !resp.requires_replace.is_empty() { Value::Unknown } else { prior.get(attr).clone() };
+        let v =
+            if prior.is_null() || !resp.requires_replace.is_empty() { Value::Unknown } else { prior.get(attr).clone() };
         planned.set(attr, v);
     }
     resp.planned = planned;
@@ -185,7 +195,10 @@ fn namespace_object(inputs: &Inputs, ours: bool) -> Namespace {
     if ours {
         l.insert(labels::MANAGED_BY.to_string(), kube_ops::FIELD_MANAGER.to_string());
     }
-    Namespace { metadata: ObjectMeta { name: Some(inputs.namespace.clone()), labels: Some(l), ..ObjectMeta::default() }, ..Namespace::default() }
+    Namespace {
+        metadata: ObjectMeta { name: Some(inputs.namespace.clone()), labels: Some(l), ..ObjectMeta::default() },
+        ..Namespace::default()
+    }
 }
 
 /// The peer a Namespace is the tenant namespace of, by its label.
@@ -204,13 +217,18 @@ fn namespace_drift(ns: &Namespace, remote: &str) -> Option<String> {
     let wrong: Vec<String> = tenant_namespace_labels(remote)
         .into_iter()
         .filter(|(k, v)| have.get(k) != Some(v))
-        .map(|(k, v)| format!("{k}={v} (found {})", have.get(&k).map(|x| format!("{x:?}")).unwrap_or_else(|| "nothing".into())))
+        .map(|(k, v)| {
+            format!("{k}={v} (found {})", have.get(&k).map(|x| format!("{x:?}")).unwrap_or_else(|| "nothing".into()))
+        })
         .collect();
     if wrong.is_empty() { None } else { Some(wrong.join(", ")) }
 }
 
 fn key_secret_labels(remote: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([(labels::REMOTE_CLUSTER_ID.to_string(), remote.to_string()), (labels::GATEWAY_RESOURCE.to_string(), labels::TRUE.to_string())])
+    BTreeMap::from([
+        (labels::REMOTE_CLUSTER_ID.to_string(), remote.to_string()),
+        (labels::GATEWAY_RESOURCE.to_string(), labels::TRUE.to_string()),
+    ])
 }
 
 fn key_secret_object(inputs: &Inputs, keys: &wireguard::KeyPair) -> Secret {
@@ -270,7 +288,9 @@ mod wireguard {
         /// A fresh pair from the operating system's random source.
         pub fn generate() -> Result<KeyPair, String> {
             let mut bytes = Zeroizing::new([0u8; 32]);
-            rand::rngs::OsRng.try_fill_bytes(&mut *bytes).map_err(|e| format!("the operating system's random source failed: {e}"))?;
+            rand::rngs::OsRng
+                .try_fill_bytes(&mut *bytes)
+                .map_err(|e| format!("the operating system's random source failed: {e}"))?;
             clamp(&mut bytes);
             let private = StaticSecret::from(*bytes);
             let public = PublicKey::from(&private);
@@ -298,7 +318,8 @@ mod wireguard {
     pub fn verify(data: &BTreeMap<String, ByteString>) -> Result<[u8; 32], String> {
         let key = |name: &str| -> Result<Zeroizing<[u8; 32]>, String> {
             let raw = data.get(name).ok_or_else(|| format!("data.{name} is missing"))?;
-            let arr: [u8; 32] = raw.0.as_slice().try_into().map_err(|_| format!("data.{name} is {} bytes, not 32", raw.0.len()))?;
+            let arr: [u8; 32] =
+                raw.0.as_slice().try_into().map_err(|_| format!("data.{name} is {} bytes, not 32", raw.0.len()))?;
             Ok(Zeroizing::new(arr))
         };
         let private = key(WIREGUARD_PRIVATE_KEY)?;
@@ -330,7 +351,9 @@ mod wireguard {
         /// RFC 7748 §6.1 (Alice): the derivation matches every other X25519 implementation, `wg pubkey` included.
         #[test]
         fn public_key_derivation_matches_rfc7748() {
-            let hex = |s: &str| -> Vec<u8> { (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect() };
+            let hex = |s: &str| -> Vec<u8> {
+                (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+            };
             let private = hex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a");
             let public = hex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a");
             let data = BTreeMap::from([
@@ -343,7 +366,10 @@ mod wireguard {
         #[test]
         fn broken_pairs_are_rejected_with_the_reason() {
             let mut data = KeyPair::generate().unwrap().secret_data();
-            data.insert(WIREGUARD_PUBLIC_KEY.to_string(), KeyPair::generate().unwrap().secret_data()[WIREGUARD_PUBLIC_KEY].clone());
+            data.insert(
+                WIREGUARD_PUBLIC_KEY.to_string(),
+                KeyPair::generate().unwrap().secret_data()[WIREGUARD_PUBLIC_KEY].clone(),
+            );
             assert!(verify(&data).unwrap_err().contains("is not the public key"));
             data.insert(WIREGUARD_PRIVATE_KEY.to_string(), ByteString(vec![1; 31]));
             assert!(verify(&data).unwrap_err().contains("data.privateKey is 31 bytes, not 32"));
@@ -406,7 +432,12 @@ impl GenerateResource {
     }
 
     /// Liqo finds the tenant namespace of a peer by label and fails on duplicates: refuse to label a second one.
-    async fn check_unique_namespace(&self, ctx: &Ctx, api: &Api<Namespace>, inputs: &Inputs) -> Result<(), Diagnostics> {
+    async fn check_unique_namespace(
+        &self,
+        ctx: &Ctx,
+        api: &Api<Namespace>,
+        inputs: &Inputs,
+    ) -> Result<(), Diagnostics> {
         let selector = format!("{}={},{}", labels::REMOTE_CLUSTER_ID, inputs.remote, labels::TENANT_NAMESPACE);
         let others: Vec<String> = kube_ops::list(ctx, api, &selector)
             .await
@@ -438,7 +469,8 @@ impl GenerateResource {
     /// Liqo's gateway finds its key Secret by label and fails on duplicates (e.g. a `gw-<gateway>` Secret Liqo
     /// generated for an earlier peering): refuse to add a second one.
     async fn check_unique_key_secret(&self, ctx: &Ctx, api: &Api<Secret>, inputs: &Inputs) -> Result<(), Diagnostics> {
-        let selector = format!("{}={},{}={}", labels::REMOTE_CLUSTER_ID, inputs.remote, labels::GATEWAY_RESOURCE, labels::TRUE);
+        let selector =
+            format!("{}={},{}={}", labels::REMOTE_CLUSTER_ID, inputs.remote, labels::GATEWAY_RESOURCE, labels::TRUE);
         let others: Vec<String> = kube_ops::list(ctx, api, &selector)
             .await
             .map_err(|e| op_diags(&e))?
@@ -465,15 +497,28 @@ impl GenerateResource {
 
     /// Checks that the tenant Namespace can be used for this peer, without writing anything; returns whether it
     /// is (or will be) ours, i.e. created by this provider. A Namespace still terminating is waited for.
-    async fn prepare_namespace(&self, ctx: &Ctx, api: &Api<Namespace>, inputs: &Inputs, deadline: &Deadline) -> Result<bool, Diagnostics> {
+    async fn prepare_namespace(
+        &self,
+        ctx: &Ctx,
+        api: &Api<Namespace>,
+        inputs: &Inputs,
+        deadline: &Deadline,
+    ) -> Result<bool, Diagnostics> {
         self.check_unique_namespace(ctx, api, inputs).await?;
         let mut existing = kube_ops::get_opt(ctx, api, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
         if existing.as_ref().is_some_and(|n| n.metadata.deletion_timestamp.is_some()) {
             // A namespace still being deleted (e.g. by the destroy half of a replacement) cannot be reused.
-            kube_ops::wait_for(ctx, api, &inputs.namespace, "the previous Namespace to finish deleting", deadline.left(), |n: Option<&Namespace>| match n {
-                None => Wait::Ready(()),
-                Some(_) => Wait::Pending("still Terminating".into()),
-            })
+            kube_ops::wait_for(
+                ctx,
+                api,
+                &inputs.namespace,
+                "the previous Namespace to finish deleting",
+                deadline.left(),
+                |n: Option<&Namespace>| match n {
+                    None => Wait::Ready(()),
+                    Some(_) => Wait::Pending("still Terminating".into()),
+                },
+            )
             .await
             .map_err(|e| op_diags(&e))?;
             existing = None;
@@ -513,7 +558,15 @@ impl GenerateResource {
         };
         let written = async {
             kube_ops::apply(ctx, &namespaces, &namespace_object(&inputs, ours)).await?;
-            kube_ops::wait_for(ctx, &namespaces, &inputs.namespace, "status.phase = Active", deadline.left(), namespace_check).await
+            kube_ops::wait_for(
+                ctx,
+                &namespaces,
+                &inputs.namespace,
+                "status.phase = Active",
+                deadline.left(),
+                namespace_check,
+            )
+            .await
         }
         .await;
         if let Err(e) = written {
@@ -524,7 +577,8 @@ impl GenerateResource {
         let secrets: Api<Secret> = Api::namespaced(client, &inputs.namespace);
         let written = async {
             self.check_unique_key_secret(ctx, &secrets, &inputs).await?;
-            let keys = wireguard::KeyPair::generate().map_err(|why| Diagnostics::from(Diagnostic::error("Cannot generate a WireGuard key", why)))?;
+            let keys = wireguard::KeyPair::generate()
+                .map_err(|why| Diagnostics::from(Diagnostic::error("Cannot generate a WireGuard key", why)))?;
             kube_ops::apply(ctx, &secrets, &key_secret_object(&inputs, &keys)).await.map_err(|e| op_diags(&e))?;
             Ok::<String, Diagnostics>(keys.public_key())
         }
@@ -551,11 +605,16 @@ impl GenerateResource {
             match kube_ops::get_opt(ctx, &namespaces, &inputs.namespace).await? {
                 // Labelled for another peer (relabelled out of band): not ours to delete or to change.
                 Some(ns) if peer_of(&ns).is_some_and(|p| p != inputs.remote) => Ok(()),
-                Some(ns) if created_by_us(&ns) => kube_ops::delete_and_wait(ctx, &namespaces, &inputs.namespace, deadline.left()).await,
+                Some(ns) if created_by_us(&ns) => {
+                    kube_ops::delete_and_wait(ctx, &namespaces, &inputs.namespace, deadline.left()).await
+                }
                 // Applying the bare Namespace as our field manager drops the labels only we set; labels that Liqo
                 // or whoever created it also set stay.
                 Some(ns) if ns.metadata.deletion_timestamp.is_none() => {
-                    let bare = Namespace { metadata: ObjectMeta { name: Some(inputs.namespace.clone()), ..ObjectMeta::default() }, ..Namespace::default() };
+                    let bare = Namespace {
+                        metadata: ObjectMeta { name: Some(inputs.namespace.clone()), ..ObjectMeta::default() },
+                        ..Namespace::default()
+                    };
                     kube_ops::apply(ctx, &namespaces, &bare).await.map(|_| ())
                 }
                 _ => Ok(()),
@@ -584,12 +643,18 @@ impl GenerateResource {
 
     /// Parses and checks an import ID, then builds the full state of what is in the cluster.
     async fn import_state(&self, ctx: &Ctx, id: &str) -> Result<Value, Diagnostics> {
-        let cannot = |detail: String| Diagnostics::from(Diagnostic::error(format!("Cannot import {TYPE_NAME} {id:?}"), detail));
-        check_dns_label(id).map_err(|why| cannot(format!("The import ID is the tenant namespace name, e.g. `liqo-tenant-rome`; `{id}` {why}.")))?;
+        let cannot =
+            |detail: String| Diagnostics::from(Diagnostic::error(format!("Cannot import {TYPE_NAME} {id:?}"), detail));
+        check_dns_label(id).map_err(|why| {
+            cannot(format!("The import ID is the tenant namespace name, e.g. `liqo-tenant-rome`; `{id}` {why}."))
+        })?;
         let client = self.client().await?;
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let ns = kube_ops::get_opt(ctx, &namespaces, id).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
-            cannot(format!("Namespace {id} does not exist on this cluster. Check the name (`kubectl get namespaces -l {}`).", labels::TENANT_NAMESPACE))
+            cannot(format!(
+                "Namespace {id} does not exist on this cluster. Check the name (`kubectl get namespaces -l {}`).",
+                labels::TENANT_NAMESPACE
+            ))
         })?;
         let remote = peer_of(&ns).map(str::to_string).ok_or_else(|| {
             cannot(format!("Namespace {id} has no {} label, so it is not a Liqo tenant namespace. Create the resource instead of importing it.", labels::REMOTE_CLUSTER_ID))
@@ -655,7 +720,11 @@ impl Resource for GenerateResource {
         };
         // Refresh the cluster's facts: a change in Liqo's installation shows up as drift for the peer's resources.
         match LocalCluster::read(ctx, &self.cluster).await {
-            Ok(facts) => ReadResponse { new_state: state_of(&inputs, &facts, Some(public_key), state.get("timeouts")), private, diagnostics: Diagnostics::new() },
+            Ok(facts) => ReadResponse {
+                new_state: state_of(&inputs, &facts, Some(public_key), state.get("timeouts")),
+                private,
+                diagnostics: Diagnostics::new(),
+            },
             Err(diagnostics) => ReadResponse { new_state: state, private, diagnostics },
         }
     }
@@ -701,11 +770,19 @@ mod tests {
 
     /// The state a successful create leaves.
     fn applied() -> Value {
-        state_of(&Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() }, &facts(), Some("A".repeat(43) + "="), &Value::Null)
+        state_of(
+            &Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() },
+            &facts(),
+            Some("A".repeat(43) + "="),
+            &Value::Null,
+        )
     }
 
     fn error_paths(d: &Diagnostics) -> Vec<String> {
-        d.iter().filter(|d| d.severity == Severity::Error).map(|d| d.attribute.as_ref().map(|p| p.to_string()).unwrap_or_default()).collect()
+        d.iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.attribute.as_ref().map(|p| p.to_string()).unwrap_or_default())
+            .collect()
     }
 
     #[test]
@@ -737,7 +814,10 @@ mod tests {
         ]);
         assert_eq!(error_paths(&validate(&bad)), ["remote_cluster_id", "tenant_namespace", "timeouts.create"]);
         assert!(validate(&config(&[])).is_empty());
-        assert!(validate(&config(&[("remote_cluster_id", Value::Unknown), ("tenant_namespace", Value::Unknown)])).is_empty());
+        assert!(
+            validate(&config(&[("remote_cluster_id", Value::Unknown), ("tenant_namespace", Value::Unknown)]))
+                .is_empty()
+        );
     }
 
     #[test]
@@ -780,7 +860,10 @@ mod tests {
         let mut proposed = prior.clone();
         proposed.set("remote_cluster_id", Value::string("naples"));
         let r = plan_change(&prior, &proposed, &config(&[("remote_cluster_id", Value::string("naples"))]));
-        assert_eq!(r.requires_replace, [AttributePath::root("remote_cluster_id"), AttributePath::root("tenant_namespace")]);
+        assert_eq!(
+            r.requires_replace,
+            [AttributePath::root("remote_cluster_id"), AttributePath::root("tenant_namespace")]
+        );
         assert_eq!(r.planned.get("tenant_namespace"), &Value::string("liqo-tenant-naples"));
         assert!(r.planned.get("wireguard_public_key").is_unknown());
 
@@ -795,7 +878,8 @@ mod tests {
     #[test]
     fn timeouts_update_in_place_and_destroy_plans_null() {
         let prior = applied();
-        let timeouts = Value::object([("create", Value::string("5m")), ("update", Value::Null), ("delete", Value::Null)]);
+        let timeouts =
+            Value::object([("create", Value::string("5m")), ("update", Value::Null), ("delete", Value::Null)]);
         let mut proposed = prior.clone();
         proposed.set("timeouts", timeouts.clone());
         let r = plan_change(&prior, &proposed, &config(&[("timeouts", timeouts)]));
@@ -827,7 +911,11 @@ mod tests {
 
         let mut drifted = ns.clone();
         drifted.metadata.labels.as_mut().unwrap().remove("pod-security.kubernetes.io/enforce");
-        assert!(namespace_drift(&drifted, "rome").unwrap().contains("pod-security.kubernetes.io/enforce=privileged (found nothing)"));
+        assert!(
+            namespace_drift(&drifted, "rome")
+                .unwrap()
+                .contains("pod-security.kubernetes.io/enforce=privileged (found nothing)")
+        );
         assert!(namespace_drift(&ns, "naples").unwrap().contains("liqo.io/remote-cluster-id=naples"));
     }
 
@@ -839,7 +927,10 @@ mod tests {
         assert_eq!(secret.metadata.name.as_deref(), Some("gw-keys"));
         assert_eq!(secret.metadata.namespace.as_deref(), Some("liqo-tenant-rome"));
         let l = secret.metadata.labels.clone().unwrap();
-        assert_eq!((l["liqo.io/remote-cluster-id"].as_str(), l["networking.liqo.io/gateway-resource"].as_str()), ("rome", "true"));
+        assert_eq!(
+            (l["liqo.io/remote-cluster-id"].as_str(), l["networking.liqo.io/gateway-resource"].as_str()),
+            ("rome", "true")
+        );
         // On the wire, data values are the 44-character base64 of the raw 32 bytes, as `wg genkey` prints them.
         let json = serde_json::to_value(&secret).unwrap();
         assert_eq!(json["data"]["publicKey"], keys.public_key());
@@ -869,9 +960,13 @@ mod tests {
     fn namespace_wait_fails_fast_on_terminating() {
         let mut ns = Namespace::default();
         assert!(matches!(namespace_check(None), Wait::Pending(_)));
-        ns.status = Some(k8s_openapi::api::core::v1::NamespaceStatus { phase: Some("Terminating".into()), ..Default::default() });
+        ns.status = Some(k8s_openapi::api::core::v1::NamespaceStatus {
+            phase: Some("Terminating".into()),
+            ..Default::default()
+        });
         assert!(matches!(namespace_check(Some(&ns)), Wait::Failed { .. }));
-        ns.status = Some(k8s_openapi::api::core::v1::NamespaceStatus { phase: Some("Active".into()), ..Default::default() });
+        ns.status =
+            Some(k8s_openapi::api::core::v1::NamespaceStatus { phase: Some("Active".into()), ..Default::default() });
         assert!(matches!(namespace_check(Some(&ns)), Wait::Ready(())));
     }
 }

@@ -14,7 +14,9 @@
 use crate::data_sources::cluster::read_cluster_id;
 use crate::errors::{op_diags, op_error};
 use crate::kube_ops::{self, Check as Wait, OpError};
-use crate::protocol::{ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource};
+use crate::protocol::{
+    ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
+};
 use crate::provider::Cluster;
 use crate::resources::common::{Check, Timeouts, changed, parse_duration, timeouts_block};
 use async_trait::async_trait;
@@ -156,7 +158,8 @@ fn validate(config: &Value) -> Diagnostics {
     // Cross-field rules on the effective values (defaults when unset); unknown values are checked at the next plan.
     let validity = effective_duration(config, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY);
     let renew = effective_duration(config, "renew_before", DEFAULT_RENEW_BEFORE);
-    let validity_in_range = validity.is_some_and(|v| (MIN_CERTIFICATE_VALIDITY..=MAX_CERTIFICATE_VALIDITY).contains(&v));
+    let validity_in_range =
+        validity.is_some_and(|v| (MIN_CERTIFICATE_VALIDITY..=MAX_CERTIFICATE_VALIDITY).contains(&v));
     if let Some(v) = validity.filter(|_| !validity_in_range) {
         c.error(
             AttributePath::root("certificate_validity"),
@@ -201,7 +204,8 @@ fn effective_duration(v: &Value, attr: &str, default: &str) -> Option<Duration> 
 /// `https://host[:port][/path]`: what a kubeconfig `server` may hold. Plain HTTP is refused because the
 /// consumer authenticates with a client certificate, which only works over TLS.
 fn check_api_server_url(url: &str) -> Result<(), String> {
-    let rest = url.strip_prefix("https://").ok_or("does not start with `https://` (API servers are served over TLS)")?;
+    let rest =
+        url.strip_prefix("https://").ok_or("does not start with `https://` (API servers are served over TLS)")?;
     if rest.contains(['?', '#', '@']) || rest.contains(char::is_whitespace) {
         return Err("contains a query, fragment, user name or space".into());
     }
@@ -222,7 +226,9 @@ fn check_api_server_url(url: &str) -> Result<(), String> {
             return Err("has no host".into());
         }
         if !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.')) {
-            return Err(format!("has an invalid host `{host}` (IPv6 addresses go in brackets: `https://[fd00::1]:6443`)"));
+            return Err(format!(
+                "has an invalid host `{host}` (IPv6 addresses go in brackets: `https://[fd00::1]:6443`)"
+            ));
         }
         port
     };
@@ -238,7 +244,12 @@ fn check_api_server_url(url: &str) -> Result<(), String> {
 
 /// The plan rules, with the clock passed in so renewal is testable. No API calls.
 fn plan_change(prior: &Value, proposed: &Value, config: &Value, now: OffsetDateTime) -> PlanResponse {
-    let mut resp = PlanResponse { planned: Value::Null, requires_replace: Vec::new(), private: Vec::new(), diagnostics: Diagnostics::new() };
+    let mut resp = PlanResponse {
+        planned: Value::Null,
+        requires_replace: Vec::new(),
+        private: Vec::new(),
+        diagnostics: Diagnostics::new(),
+    };
     if proposed.is_null() {
         return resp;
     }
@@ -416,12 +427,15 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
     let bad = |why: &str| {
         Diagnostic::error(
             format!("Invalid import ID for {TYPE_NAME}"),
-            format!("`{id}` {why}. The import ID is `<tenant_namespace>/<consumer cluster id>`, e.g. `liqo-tenant-rome/rome`: the namespace and name of the Tenant on the provider cluster."),
+            format!(
+                "`{id}` {why}. The import ID is `<tenant_namespace>/<consumer cluster id>`, e.g. `liqo-tenant-rome/rome`: the namespace and name of the Tenant on the provider cluster."
+            ),
         )
     };
     let (ns, consumer) = id.split_once('/').ok_or_else(|| bad("has no `/`"))?;
     for part in [ns, consumer] {
-        crate::resources::common::check_dns_label(part).map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
+        crate::resources::common::check_dns_label(part)
+            .map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
     }
     Ok((ns.to_string(), consumer.to_string()))
 }
@@ -710,7 +724,9 @@ fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str) -> Wai
                 labels::REMOTE_CLUSTER_ID
             ),
         },
-        _ => Wait::Pending("status.tenantNamespace is empty: Liqo's tenant controller has not reconciled the Tenant yet".into()),
+        _ => Wait::Pending(
+            "status.tenantNamespace is empty: Liqo's tenant controller has not reconciled the Tenant yet".into(),
+        ),
     }
 }
 
@@ -728,17 +744,27 @@ impl TenantResource {
     }
 
     /// Server URL, CA (from `kube-root-ca.crt` in the tenant namespace) and the cluster's Liqo ID.
-    async fn endpoint(&self, ctx: &Ctx, client: &kube::Client, inputs: &Inputs, server: String, budget: &Budget) -> Result<Endpoint, Diagnostics> {
+    async fn endpoint(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        inputs: &Inputs,
+        server: String,
+        budget: &Budget,
+    ) -> Result<Endpoint, Diagnostics> {
         let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &inputs.namespace);
-        let waiting_for = format!("data[\"{ROOT_CA_KEY}\"] (the cluster CA, published in every namespace by kube-controller-manager)");
-        let ca_pem = kube_ops::wait_for(ctx, &cms, ROOT_CA_CONFIGMAP, &waiting_for, budget.left(), |cm: Option<&ConfigMap>| {
-            match cm.and_then(|c| c.data.as_ref()).and_then(|d| d.get(ROOT_CA_KEY)).filter(|ca| !ca.is_empty()) {
-                Some(ca) => Wait::Ready(ca.clone().into_bytes()),
-                None => Wait::Pending("not published yet".into()),
-            }
-        })
-        .await
-        .map_err(|e| op_diags(&e))?;
+        let waiting_for = format!(
+            "data[\"{ROOT_CA_KEY}\"] (the cluster CA, published in every namespace by kube-controller-manager)"
+        );
+        let ca_pem =
+            kube_ops::wait_for(ctx, &cms, ROOT_CA_CONFIGMAP, &waiting_for, budget.left(), |cm: Option<&ConfigMap>| {
+                match cm.and_then(|c| c.data.as_ref()).and_then(|d| d.get(ROOT_CA_KEY)).filter(|ca| !ca.is_empty()) {
+                    Some(ca) => Wait::Ready(ca.clone().into_bytes()),
+                    None => Wait::Pending("not published yet".into()),
+                }
+            })
+            .await
+            .map_err(|e| op_diags(&e))?;
         // The name only labels the kubeconfig's cluster entry: an installation without a single readable ID still
         // gets a working kubeconfig, while a failed API call is reported.
         let cluster_name = read_cluster_id(ctx, client, &self.cluster.liqo_namespace())
@@ -749,7 +775,13 @@ impl TenantResource {
     }
 
     /// Makes a key, has the provider sign a client certificate for it and reads the certificate back.
-    async fn mint(&self, ctx: &Ctx, client: &kube::Client, inputs: &Inputs, budget: &Budget) -> Result<Issued, Diagnostics> {
+    async fn mint(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        inputs: &Inputs,
+        budget: &Budget,
+    ) -> Result<Issued, Diagnostics> {
         let key = credentials::new_client_key(&inputs.consumer, labels::CONTROL_PLANE_ORGANIZATION)
             .map_err(|e| Diagnostic::error("Could not create the consumer's client key", e))?;
         let name = csr_name(&inputs.consumer);
@@ -763,10 +795,18 @@ impl TenantResource {
             APPROVAL_REASON,
             "Approved by terraform-provider-liqo (liqo_tenant) for a Liqo consumer control plane.",
         )
-        .await.map_err(|e| op_diags(&e))?;
-        let cert_pem = kube_ops::wait_for(ctx, &api, &name, "status.certificate (the signed client certificate)", budget.left(), csr_issued)
-            .await
-            .map_err(|e| op_diags(&e))?;
+        .await
+        .map_err(|e| op_diags(&e))?;
+        let cert_pem = kube_ops::wait_for(
+            ctx,
+            &api,
+            &name,
+            "status.certificate (the signed client certificate)",
+            budget.left(),
+            csr_issued,
+        )
+        .await
+        .map_err(|e| op_diags(&e))?;
         let expires_at = credentials::not_after(&cert_pem).map_err(|e| {
             Diagnostic::error(
                 format!("Unreadable certificate in {}", kube_ops::describe::<CertificateSigningRequest>(None, &name)),
@@ -778,13 +818,21 @@ impl TenantResource {
 
     /// RoleBinding and Tenant as the inputs say, then waits for Liqo to adopt the Tenant. A drained consumer loses
     /// its binding (Liqo removes it too; doing it here makes the revocation immediate).
-    async fn ensure_tenant(&self, ctx: &Ctx, client: &kube::Client, inputs: &Inputs, budget: &Budget) -> Result<(), Diagnostics> {
+    async fn ensure_tenant(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        inputs: &Inputs,
+        budget: &Budget,
+    ) -> Result<(), Diagnostics> {
         let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
         let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
         // A Tenant still terminating (e.g. deleted out of band) would swallow the apply: let it go first.
         let existing = kube_ops::get_opt(ctx, &tenants, &inputs.consumer).await.map_err(|e| op_diags(&e))?;
         if existing.is_some_and(|t| t.metadata.deletion_timestamp.is_some()) {
-            kube_ops::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left()).await.map_err(|e| op_diags(&e))?;
+            kube_ops::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left())
+                .await
+                .map_err(|e| op_diags(&e))?;
         }
         if !inputs.drained() {
             kube_ops::apply(ctx, &bindings, &role_binding(inputs)).await.map_err(|e| op_diags(&e))?;
@@ -796,14 +844,23 @@ impl TenantResource {
                 .map_err(|e| op_diags(&e))?;
         }
         let (ns, consumer) = (inputs.namespace.as_str(), inputs.consumer.as_str());
-        kube_ops::wait_for(ctx, &tenants, consumer, "status.tenantNamespace", budget.left(), |t: Option<&Tenant>| tenant_ready(t, ns, consumer))
-            .await
-            .map_err(|e| op_diags(&e))
+        kube_ops::wait_for(ctx, &tenants, consumer, "status.tenantNamespace", budget.left(), |t: Option<&Tenant>| {
+            tenant_ready(t, ns, consumer)
+        })
+        .await
+        .map_err(|e| op_diags(&e))
     }
 
     /// Deletes this resource's CSRs except `keep`. They carry nothing secret and kube-controller-manager garbage
     /// collects issued CSRs after an hour anyway, so a failure here is only a warning.
-    async fn prune_csrs(&self, ctx: &Ctx, client: &kube::Client, consumer: &str, keep: Option<&str>, budget: &Budget) -> Result<(), OpError> {
+    async fn prune_csrs(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        consumer: &str,
+        keep: Option<&str>,
+        budget: &Budget,
+    ) -> Result<(), OpError> {
         let api: Api<CertificateSigningRequest> = Api::all(client.clone());
         for csr in kube_ops::list(ctx, &api, &csr_selector(consumer)).await? {
             let name = csr.metadata.name.unwrap_or_default();
@@ -818,17 +875,20 @@ impl TenantResource {
     fn warn_if_capped(issued: &Issued, planned: &Value, diags: &mut Diagnostics) {
         let renew = effective_duration(planned, "renew_before", DEFAULT_RENEW_BEFORE).unwrap_or_default();
         if OffsetDateTime::now_utc() + renew >= issued.expires_at {
-            diags.push(Diagnostic::warning(
-                "Client certificate is shorter-lived than renew_before",
-                format!(
-                    "The cluster issued a certificate valid until {}, which is already within renew_before ({}): \
+            diags.push(
+                Diagnostic::warning(
+                    "Client certificate is shorter-lived than renew_before",
+                    format!(
+                        "The cluster issued a certificate valid until {}, which is already within renew_before ({}): \
                      the cluster caps certificate lifetimes (kube-controller-manager --cluster-signing-duration) \
                      below certificate_validity. Every plan will propose a new certificate: lower renew_before \
                      below the issued lifetime.",
-                    rfc3339(issued.expires_at),
-                    crate::errors::human(renew)
-                ),
-            ).at(AttributePath::root("renew_before")));
+                        rfc3339(issued.expires_at),
+                        crate::errors::human(renew)
+                    ),
+                )
+                .at(AttributePath::root("renew_before")),
+            );
         }
     }
 
@@ -902,7 +962,11 @@ impl TenantResource {
             };
             // Only the server URL changed: keep the certificate and key, rebuild the kubeconfig around them.
             let reuse = match planned.get("certificate_expires_at") {
-                Value::String(expires) => prior.get("kubeconfig").as_str().and_then(credentials::client_credentials).map(|c| (c, expires.clone())),
+                Value::String(expires) => prior
+                    .get("kubeconfig")
+                    .as_str()
+                    .and_then(credentials::client_credentials)
+                    .map(|c| (c, expires.clone())),
                 _ => None,
             };
             let ((cert_pem, key_pem), expires_at) = match reuse {
@@ -968,7 +1032,13 @@ impl TenantResource {
 
     /// The Tenant's condition when the Tenant and (unless drained) the RoleBinding are in place; `None` when
     /// either is gone, which makes Terraform recreate the resource.
-    async fn observe(&self, ctx: &Ctx, client: &kube::Client, namespace: &str, consumer: &str) -> Result<Option<String>, OpError> {
+    async fn observe(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        namespace: &str,
+        consumer: &str,
+    ) -> Result<Option<String>, OpError> {
         let tenants: Api<Tenant> = Api::namespaced(client.clone(), namespace);
         let Some(tenant) = kube_ops::get_opt(ctx, &tenants, consumer).await? else {
             return Ok(None);
@@ -1029,7 +1099,9 @@ impl Resource for TenantResource {
         }
         let inputs = Inputs::from_value(&state);
         let observed = match self.client().await {
-            Ok(client) => self.observe(ctx, &client, &inputs.namespace, &inputs.consumer).await.map_err(|e| op_diags(&e)),
+            Ok(client) => {
+                self.observe(ctx, &client, &inputs.namespace, &inputs.consumer).await.map_err(|e| op_diags(&e))
+            }
             Err(d) => Err(d),
         };
         match observed {
@@ -1092,7 +1164,6 @@ impl Resource for TenantResource {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1118,7 +1189,10 @@ mod tests {
     }
 
     fn error_paths(d: &Diagnostics) -> Vec<String> {
-        d.iter().filter(|d| d.severity == Severity::Error).map(|d| d.attribute.as_ref().map(|p| p.to_string()).unwrap_or_default()).collect()
+        d.iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| d.attribute.as_ref().map(|p| p.to_string()).unwrap_or_default())
+            .collect()
     }
 
     fn now() -> OffsetDateTime {
@@ -1164,12 +1238,21 @@ mod tests {
             (config(&[("tenant_namespace", Value::string("-bad"))]), "tenant_namespace"),
             (config(&[("tenant_condition", Value::string("active"))]), "tenant_condition"),
             (config(&[("certificate_validity", Value::string("1y"))]), "certificate_validity"),
-            (config(&[("certificate_validity", Value::string("5m")), ("renew_before", Value::string("1m"))]), "certificate_validity"),
+            (
+                config(&[("certificate_validity", Value::string("5m")), ("renew_before", Value::string("1m"))]),
+                "certificate_validity",
+            ),
             (config(&[("certificate_validity", Value::string("100000000h"))]), "certificate_validity"),
             (config(&[("renew_before", Value::string("soon"))]), "renew_before"),
             (config(&[("renew_before", Value::string("8760h"))]), "renew_before"),
-            (config(&[("certificate_validity", Value::string("48h")), ("renew_before", Value::string("47h55m"))]), "renew_before"),
-            (config(&[("certificate_validity", Value::string("24h")), ("renew_before", Value::string("48h"))]), "renew_before"),
+            (
+                config(&[("certificate_validity", Value::string("48h")), ("renew_before", Value::string("47h55m"))]),
+                "renew_before",
+            ),
+            (
+                config(&[("certificate_validity", Value::string("24h")), ("renew_before", Value::string("48h"))]),
+                "renew_before",
+            ),
             (config(&[("api_server_url", Value::string("http://10.0.0.1:6443"))]), "api_server_url"),
             (config(&[("api_server_url", Value::string("https://:6443"))]), "api_server_url"),
             (config(&[("api_server_url", Value::string("https://10.0.0.1:0"))]), "api_server_url"),
@@ -1310,7 +1393,12 @@ mod tests {
         let prior = applied_state("2030-12-01T00:00:00Z");
         let mut proposed = prior.clone();
         proposed.set("api_server_url", Value::string("https://milan.example.com:6443"));
-        let p = plan_change(&prior, &proposed, &config(&[("api_server_url", Value::string("https://milan.example.com:6443"))]), now());
+        let p = plan_change(
+            &prior,
+            &proposed,
+            &config(&[("api_server_url", Value::string("https://milan.example.com:6443"))]),
+            now(),
+        );
         assert!(p.planned.get("kubeconfig").is_unknown());
         assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
     }
@@ -1336,14 +1424,23 @@ mod tests {
         assert_eq!(t["metadata"]["name"], "rome");
         assert_eq!(t["metadata"]["namespace"], "liqo-tenant-rome");
         assert_eq!(t["metadata"]["labels"]["liqo.io/remote-cluster-id"], "rome");
-        assert_eq!(t["spec"], serde_json::json!({"clusterID": "rome", "authzPolicy": "TolerateNoHandshake", "tenantCondition": "Cordoned"}));
+        assert_eq!(
+            t["spec"],
+            serde_json::json!({"clusterID": "rome", "authzPolicy": "TolerateNoHandshake", "tenantCondition": "Cordoned"})
+        );
         assert!(t.get("status").is_none(), "status belongs to Liqo");
 
         let rb = serde_json::to_value(role_binding(&inputs)).unwrap();
         assert_eq!(rb["metadata"]["name"], "liqo-binding-liqo-remote-controlplane");
         assert_eq!(rb["metadata"]["labels"]["liqo.io/remote-cluster-id"], "rome");
-        assert_eq!(rb["roleRef"], serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "liqo-remote-controlplane"}));
-        assert_eq!(rb["subjects"], serde_json::json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "rome"}]));
+        assert_eq!(
+            rb["roleRef"],
+            serde_json::json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "liqo-remote-controlplane"})
+        );
+        assert_eq!(
+            rb["subjects"],
+            serde_json::json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "rome"}])
+        );
         assert!(binds_consumer(&role_binding(&inputs), "rome"));
         assert!(!binds_consumer(&role_binding(&inputs), "naples"));
     }
@@ -1370,10 +1467,21 @@ mod tests {
         use k8s_openapi::api::certificates::v1::{CertificateSigningRequestCondition, CertificateSigningRequestStatus};
         let mut csr = csr_object("n", "rome", "PEM", Duration::from_secs(3600));
         assert!(matches!(csr_issued(Some(&csr)), Wait::Pending(s) if s.contains("not approved")));
-        let cond = |t: &str| CertificateSigningRequestCondition { type_: t.into(), status: "True".into(), reason: Some("Policy".into()), ..Default::default() };
-        csr.status = Some(CertificateSigningRequestStatus { conditions: Some(vec![cond("Denied")]), certificate: None });
-        assert!(matches!(csr_issued(Some(&csr)), Wait::Failed { reason, .. } if reason.contains("Denied") && reason.contains("Policy")));
-        csr.status = Some(CertificateSigningRequestStatus { conditions: Some(vec![cond("Approved")]), certificate: Some(ByteString(b"CERT".to_vec())) });
+        let cond = |t: &str| CertificateSigningRequestCondition {
+            type_: t.into(),
+            status: "True".into(),
+            reason: Some("Policy".into()),
+            ..Default::default()
+        };
+        csr.status =
+            Some(CertificateSigningRequestStatus { conditions: Some(vec![cond("Denied")]), certificate: None });
+        assert!(
+            matches!(csr_issued(Some(&csr)), Wait::Failed { reason, .. } if reason.contains("Denied") && reason.contains("Policy"))
+        );
+        csr.status = Some(CertificateSigningRequestStatus {
+            conditions: Some(vec![cond("Approved")]),
+            certificate: Some(ByteString(b"CERT".to_vec())),
+        });
         assert!(matches!(csr_issued(Some(&csr)), Wait::Ready(c) if c == b"CERT"));
     }
 
@@ -1382,10 +1490,16 @@ mod tests {
         let inputs = Inputs::from_value(&config(&[]));
         let mut t = tenant_object(&inputs);
         assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Pending(_)));
-        t.status = Some(liqo_schema::liqo::TenantStatus { tenant_namespace: Some("liqo-tenant-rome".into()), auth_params: None });
+        t.status = Some(liqo_schema::liqo::TenantStatus {
+            tenant_namespace: Some("liqo-tenant-rome".into()),
+            auth_params: None,
+        });
         assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Ready(())));
-        t.status = Some(liqo_schema::liqo::TenantStatus { tenant_namespace: Some("elsewhere".into()), auth_params: None });
-        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Failed { reason, .. } if reason.contains("elsewhere")));
+        t.status =
+            Some(liqo_schema::liqo::TenantStatus { tenant_namespace: Some("elsewhere".into()), auth_params: None });
+        assert!(
+            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Failed { reason, .. } if reason.contains("elsewhere"))
+        );
     }
 
     #[test]
@@ -1435,15 +1549,23 @@ mod tests {
     async fn kubeconfig_loads_in_kube_rs_with_the_p256_key() {
         let (cert, key) = issued_certificate(OffsetDateTime::now_utc() + Duration::from_secs(3600));
         let (ca, _) = issued_certificate(OffsetDateTime::now_utc() + Duration::from_secs(3600));
-        let endpoint = Endpoint { server: "https://127.0.0.1:6443".into(), ca_pem: ca.clone().into_bytes(), cluster_name: "milan".into() };
+        let endpoint = Endpoint {
+            server: "https://127.0.0.1:6443".into(),
+            ca_pem: ca.clone().into_bytes(),
+            cluster_name: "milan".into(),
+        };
         let inputs = Inputs::from_value(&config(&[]));
         let yaml = kubeconfig_for(&endpoint, &inputs, cert.as_bytes(), &key);
 
         let kc = kube::config::Kubeconfig::from_yaml(&yaml).unwrap();
         assert_eq!(kc.current_context.as_deref(), Some("default-context"));
         let ctx = kc.contexts[0].context.as_ref().unwrap();
-        assert_eq!((ctx.cluster.as_str(), ctx.namespace.as_deref(), ctx.user.as_deref()), ("milan", Some("liqo-tenant-rome"), Some("rome")));
-        let config = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await.unwrap();
+        assert_eq!(
+            (ctx.cluster.as_str(), ctx.namespace.as_deref(), ctx.user.as_deref()),
+            ("milan", Some("liqo-tenant-rome"), Some("rome"))
+        );
+        let config =
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await.unwrap();
         assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:6443/");
         assert_eq!(config.default_namespace, "liqo-tenant-rome");
         // Building the client loads the identity into rustls: this fails if rustls rejects the key format.
@@ -1458,7 +1580,16 @@ mod tests {
         for ok in ["https://10.0.0.1:6443", "https://api.example.com", "https://[::1]:6443", "https://h:443/prefix"] {
             assert_eq!(check_api_server_url(ok), Ok(()), "{ok}");
         }
-        for bad in ["10.0.0.1:6443", "http://h:6443", "https://", "https://h:99999", "https://h:x", "https://u@h:1", "https://[::1", "https://::1:6443"] {
+        for bad in [
+            "10.0.0.1:6443",
+            "http://h:6443",
+            "https://",
+            "https://h:99999",
+            "https://h:x",
+            "https://u@h:1",
+            "https://[::1",
+            "https://::1:6443",
+        ] {
             assert!(check_api_server_url(bad).is_err(), "{bad}");
         }
     }

@@ -59,11 +59,7 @@ impl Module {
     /// `liqoctl info`'s rule: healthy iff enabled and every condition is Established or Ready.
     pub fn is_healthy(&self) -> bool {
         self.enabled
-            && self
-                .conditions
-                .iter()
-                .flatten()
-                .all(|c| c.status == STATUS_ESTABLISHED || c.status == STATUS_READY)
+            && self.conditions.iter().flatten().all(|c| c.status == STATUS_ESTABLISHED || c.status == STATUS_READY)
     }
 }
 

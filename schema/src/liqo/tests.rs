@@ -37,15 +37,18 @@ fn api_resources_match_the_crds() {
 
 #[test]
 fn configuration_minimal() {
-    let mut c = Configuration::new("rome", ConfigurationSpec {
-        remote: Some(ClusterConfig {
-            cidr: Some(ClusterConfigCidr {
-                pod: Some(vec!["10.243.0.0/16".into()]),
-                external: Some(vec!["10.70.0.0/16".into()]),
+    let mut c = Configuration::new(
+        "rome",
+        ConfigurationSpec {
+            remote: Some(ClusterConfig {
+                cidr: Some(ClusterConfigCidr {
+                    pod: Some(vec!["10.243.0.0/16".into()]),
+                    external: Some(vec!["10.70.0.0/16".into()]),
+                }),
             }),
-        }),
-        ..Default::default()
-    });
+            ..Default::default()
+        },
+    );
     c.metadata = meta("rome", "liqo-tenant-rome", &[(labels::REMOTE_CLUSTER_ID, "rome")]);
     assert_eq!(
         to_json(&c),
@@ -91,24 +94,27 @@ fn public_key_bytes_are_base64() {
 
 #[test]
 fn gateway_server_minimal() {
-    let gs = GatewayServer::new("server", GatewayServerSpec {
-        endpoint: Some(GatewayServerEndpoint {
-            port: Some(51840),
-            service_type: Some("NodePort".into()),
-            node_port: Some(30742),
-            load_balancer_ip: None,
-        }),
-        mtu: Some(1340),
-        secret_ref: Some(SecretReference { name: Some("gw-keys".into()) }),
-        server_template_ref: Some(ObjectReference {
-            api_version: Some("networking.liqo.io/v1beta1".into()),
-            kind: Some("WgGatewayServerTemplate".into()),
-            name: Some(labels::WIREGUARD_SERVER_TEMPLATE.into()),
-            namespace: Some("liqo".into()),
+    let gs = GatewayServer::new(
+        "server",
+        GatewayServerSpec {
+            endpoint: Some(GatewayServerEndpoint {
+                port: Some(51840),
+                service_type: Some("NodePort".into()),
+                node_port: Some(30742),
+                load_balancer_ip: None,
+            }),
+            mtu: Some(1340),
+            secret_ref: Some(SecretReference { name: Some("gw-keys".into()) }),
+            server_template_ref: Some(ObjectReference {
+                api_version: Some("networking.liqo.io/v1beta1".into()),
+                kind: Some("WgGatewayServerTemplate".into()),
+                name: Some(labels::WIREGUARD_SERVER_TEMPLATE.into()),
+                namespace: Some("liqo".into()),
+                ..Default::default()
+            }),
             ..Default::default()
-        }),
-        ..Default::default()
-    });
+        },
+    );
     assert_eq!(
         to_json(&gs)["spec"],
         json!({
@@ -141,12 +147,15 @@ fn gateway_client_and_status_round_trip() {
 
 #[test]
 fn tenant_minimal() {
-    let t = Tenant::new("rome", TenantSpec {
-        cluster_id: Some("rome".into()),
-        authz_policy: Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE.into()),
-        tenant_condition: Some(TENANT_CONDITION_ACTIVE.into()),
-        ..Default::default()
-    });
+    let t = Tenant::new(
+        "rome",
+        TenantSpec {
+            cluster_id: Some("rome".into()),
+            authz_policy: Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE.into()),
+            tenant_condition: Some(TENANT_CONDITION_ACTIVE.into()),
+            ..Default::default()
+        },
+    );
     assert_eq!(
         to_json(&t)["spec"],
         json!({"clusterID": "rome", "authzPolicy": "TolerateNoHandshake", "tenantCondition": "Active"})
@@ -157,12 +166,15 @@ fn tenant_minimal() {
 fn resource_slice_minimal_and_conditions() {
     let resources: BTreeMap<String, Quantity> =
         [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")].map(|(k, v)| (k.to_string(), Quantity(v.into()))).into();
-    let rs = ResourceSlice::new("milan", ResourceSliceSpec {
-        class: Some(RESOURCE_SLICE_CLASS_DEFAULT.into()),
-        provider_cluster_id: Some("milan".into()),
-        resources: Some(resources),
-        ..Default::default()
-    });
+    let rs = ResourceSlice::new(
+        "milan",
+        ResourceSliceSpec {
+            class: Some(RESOURCE_SLICE_CLASS_DEFAULT.into()),
+            provider_cluster_id: Some("milan".into()),
+            resources: Some(resources),
+            ..Default::default()
+        },
+    );
     assert_eq!(
         to_json(&rs)["spec"],
         json!({"class": "default", "providerClusterID": "milan",
@@ -181,12 +193,15 @@ fn resource_slice_minimal_and_conditions() {
 
 #[test]
 fn namespace_offloading_sends_empty_terms_not_null() {
-    let nso = NamespaceOffloading::new(labels::NAMESPACE_OFFLOADING_NAME, NamespaceOffloadingSpec {
-        namespace_mapping_strategy: Some(MAPPING_DEFAULT_NAME.into()),
-        pod_offloading_strategy: Some(POD_OFFLOADING_LOCAL_AND_REMOTE.into()),
-        cluster_selector: Some(NodeSelector { node_selector_terms: vec![] }),
-        ..Default::default()
-    });
+    let nso = NamespaceOffloading::new(
+        labels::NAMESPACE_OFFLOADING_NAME,
+        NamespaceOffloadingSpec {
+            namespace_mapping_strategy: Some(MAPPING_DEFAULT_NAME.into()),
+            pod_offloading_strategy: Some(POD_OFFLOADING_LOCAL_AND_REMOTE.into()),
+            cluster_selector: Some(NodeSelector { node_selector_terms: vec![] }),
+            ..Default::default()
+        },
+    );
     assert_eq!(
         to_json(&nso)["spec"],
         json!({"namespaceMappingStrategy": "DefaultName", "podOffloadingStrategy": "LocalAndRemote",

@@ -2,20 +2,13 @@ use super::*;
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.split_whitespace().collect();
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
 
 fn round_trip(v: &Value, ty: &Type, expected_hex: &str) {
     let bytes = encode(v, ty).unwrap();
     assert_eq!(bytes, hex(expected_hex), "encoding of {v:?}");
-    assert_eq!(
-        &decode(&bytes, ty).unwrap(),
-        v,
-        "decoding of {expected_hex}"
-    );
+    assert_eq!(&decode(&bytes, ty).unwrap(), v, "decoding of {expected_hex}");
 }
 
 #[test]
@@ -27,11 +20,7 @@ fn primitives_null_and_unknown() {
     round_trip(&Value::string("hi"), &Type::String, "a2 68 69");
     round_trip(&Value::string(""), &Type::String, "a0");
     // 32 bytes: str8, as go-msgpack writes it.
-    round_trip(
-        &Value::string("a".repeat(32)),
-        &Type::String,
-        &format!("d9 20 {}", "61 ".repeat(32)),
-    );
+    round_trip(&Value::string("a".repeat(32)), &Type::String, &format!("d9 20 {}", "61 ".repeat(32)));
 }
 
 #[test]
@@ -45,22 +34,10 @@ fn numbers_use_compact_ints_and_float64() {
     round_trip(&Value::Number(-32.0), &Type::Number, "e0");
     round_trip(&Value::Number(-33.0), &Type::Number, "d0 df");
     round_trip(&Value::Number(-1000.0), &Type::Number, "d1 fc 18");
-    round_trip(
-        &Value::Number(1.5),
-        &Type::Number,
-        "cb 3f f8 00 00 00 00 00 00",
-    );
+    round_trip(&Value::Number(1.5), &Type::Number, "cb 3f f8 00 00 00 00 00 00");
     // 1e20 is an exact float64 but no int64: cty writes float64.
-    round_trip(
-        &Value::Number(1e20),
-        &Type::Number,
-        "cb 44 15 af 1d 78 b5 8c 40",
-    );
-    round_trip(
-        &Value::Number(f64::INFINITY),
-        &Type::Number,
-        "cb 7f f0 00 00 00 00 00 00",
-    );
+    round_trip(&Value::Number(1e20), &Type::Number, "cb 44 15 af 1d 78 b5 8c 40");
+    round_trip(&Value::Number(f64::INFINITY), &Type::Number, "cb 7f f0 00 00 00 00 00 00");
 }
 
 #[test]
@@ -77,20 +54,11 @@ fn numbers_decode_from_every_cty_form() {
 #[test]
 fn refined_unknowns_decode_as_unknown() {
     // ext 12 with body {1: false} ("definitely not null"), as Terraform sends for refined unknowns.
-    assert_eq!(
-        decode(&hex("c7 03 0c 81 01 c2"), &Type::String).unwrap(),
-        Value::Unknown
-    );
+    assert_eq!(decode(&hex("c7 03 0c 81 01 c2"), &Type::String).unwrap(), Value::Unknown);
     // String-prefix refinement {1: false, 2: "ab"}.
-    assert_eq!(
-        decode(&hex("c7 07 0c 82 01 c2 02 a2 61 62"), &Type::String).unwrap(),
-        Value::Unknown
-    );
+    assert_eq!(decode(&hex("c7 07 0c 82 01 c2 02 a2 61 62"), &Type::String).unwrap(), Value::Unknown);
     // Any extension of length ≤ 1 is a plain unknown.
-    assert_eq!(
-        decode(&hex("d4 05 00"), &Type::Number).unwrap(),
-        Value::Unknown
-    );
+    assert_eq!(decode(&hex("d4 05 00"), &Type::Number).unwrap(), Value::Unknown);
     assert!(decode(&hex("d5 07 00 00"), &Type::Number).is_err());
 }
 
@@ -99,35 +67,17 @@ fn objects_sort_attributes_and_keep_nulls_and_unknowns_at_depth() {
     let ty = Type::object([
         ("name", Type::String),
         ("id", Type::String),
-        (
-            "server",
-            Type::object([
-                ("port", Type::Number),
-                ("addresses", Type::list(Type::String)),
-            ]),
-        ),
+        ("server", Type::object([("port", Type::Number), ("addresses", Type::list(Type::String))])),
         ("labels", Type::map(Type::String)),
     ]);
     let v = Value::object([
         ("id", Value::Unknown),
-        (
-            "labels",
-            Value::Map(
-                [
-                    ("a".to_string(), Value::Unknown),
-                    ("b".to_string(), Value::Null),
-                ]
-                .into(),
-            ),
-        ),
+        ("labels", Value::Map([("a".to_string(), Value::Unknown), ("b".to_string(), Value::Null)].into())),
         ("name", Value::string("x")),
         (
             "server",
             Value::object([
-                (
-                    "addresses",
-                    Value::List(vec![Value::string("h"), Value::Unknown]),
-                ),
+                ("addresses", Value::List(vec![Value::string("h"), Value::Unknown])),
                 ("port", Value::Null),
             ]),
         ),
@@ -151,11 +101,7 @@ fn missing_object_attributes_encode_as_null() {
 
 #[test]
 fn sets_tuples_and_lists_are_arrays() {
-    round_trip(
-        &Value::Set(vec![Value::string("a"), Value::string("b")]),
-        &Type::set(Type::String),
-        "92 a1 61 a1 62",
-    );
+    round_trip(&Value::Set(vec![Value::string("a"), Value::string("b")]), &Type::set(Type::String), "92 a1 61 a1 62");
     round_trip(
         &Value::Tuple(vec![Value::string("a"), Value::Number(1.0)]),
         &Type::Tuple(vec![Type::String, Type::Number]),
@@ -167,11 +113,7 @@ fn sets_tuples_and_lists_are_arrays() {
 #[test]
 fn dynamic_values_carry_their_json_type() {
     // ["string", "hi"] with the type as msgpack bin, as go-cty's EncodeBytes writes it.
-    round_trip(
-        &Value::string("hi"),
-        &Type::Dynamic,
-        "92 c4 08 22 73 74 72 69 6e 67 22 a2 68 69",
-    );
+    round_trip(&Value::string("hi"), &Type::Dynamic, "92 c4 08 22 73 74 72 69 6e 67 22 a2 68 69");
     round_trip(&Value::Null, &Type::Dynamic, "c0");
     round_trip(&Value::Unknown, &Type::Dynamic, "d4 00 00");
     let v = Value::object([("n", Value::Number(1.0))]);
@@ -188,21 +130,11 @@ fn dynamic_values_carry_their_json_type() {
 fn errors_name_the_attribute_path() {
     let ty = Type::object([("server", Type::object([("port", Type::Number)]))]);
     let err = decode(&hex("81 a6 73 65 72 76 65 72 81 a4 70 6f 72 74 a1 78"), &ty).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        r#"server.port: number is required, got the string "x""#
-    );
+    assert_eq!(err.to_string(), r#"server.port: number is required, got the string "x""#);
     let err = decode(&hex("81 a3 62 61 64 c0"), &ty).unwrap_err();
     assert_eq!(err.to_string(), "bad: unsupported attribute");
-    let err = encode(
-        &Value::object([("server", Value::object([("port", Value::string("x"))]))]),
-        &ty,
-    )
-    .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "server.port: expected number, got a string value"
-    );
+    let err = encode(&Value::object([("server", Value::object([("port", Value::string("x"))]))]), &ty).unwrap_err();
+    assert_eq!(err.to_string(), "server.port: expected number, got a string value");
     let m = Type::map(Type::list(Type::Bool));
     let err = decode(&hex("81 a3 63 70 75 91 01"), &m).unwrap_err();
     assert_eq!(err.to_string(), r#"["cpu"][0]: bool is required"#);
@@ -223,10 +155,7 @@ fn hostile_inputs_are_errors_not_panics() {
         "c1",
         "81 a1 61 90 00", // trailing byte
     ] {
-        assert!(
-            decode(&hex(input), &ty).is_err(),
-            "{input} should not decode"
-        );
+        assert!(decode(&hex(input), &ty).is_err(), "{input} should not decode");
     }
     // Dynamic values nested beyond MAX_DEPTH: ["list","dynamic"] repeated.
     let mut deep = Vec::new();
@@ -258,10 +187,7 @@ fn json_state_decodes_with_the_current_type() {
             ("id", Value::string("a")),
             ("port", Value::Number(51840.0)),
             ("tags", Value::Set(vec![Value::string("x")])),
-            (
-                "extra",
-                Value::Tuple(vec![Value::string("a"), Value::Number(1.0)])
-            ),
+            ("extra", Value::Tuple(vec![Value::string("a"), Value::Number(1.0)])),
             ("new_attr", Value::Null),
         ])
     );

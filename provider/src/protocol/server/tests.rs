@@ -16,12 +16,8 @@ fn thing_schema() -> Schema {
             vec![
                 Attribute::computed("id", Type::String),
                 Attribute::required("name", Type::String),
-                Attribute::nested(
-                    "server",
-                    Nesting::Single,
-                    vec![Attribute::optional("port", Type::Number)],
-                )
-                .with_optional(),
+                Attribute::nested("server", Nesting::Single, vec![Attribute::optional("port", Type::Number)])
+                    .with_optional(),
             ],
         ),
     }
@@ -61,24 +57,13 @@ impl Resource for Thing {
         }
         let mut s = req.planned;
         s.set("id", Value::string("x-1"));
-        ApplyResponse {
-            new_state: s,
-            private: req.private,
-            diagnostics: Diagnostics::new(),
-        }
+        ApplyResponse { new_state: s, private: req.private, diagnostics: Diagnostics::new() }
     }
     async fn read(&self, _: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
-        ReadResponse {
-            new_state: state,
-            private,
-            diagnostics: Diagnostics::new(),
-        }
+        ReadResponse { new_state: state, private, diagnostics: Diagnostics::new() }
     }
     async fn import(&self, _: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
-        Ok(vec![ImportedResource {
-            state: Value::object([("id", Value::string(id))]),
-            private: Vec::new(),
-        }])
+        Ok(vec![ImportedResource { state: Value::object([("id", Value::string(id))]), private: Vec::new() }])
     }
 }
 
@@ -87,17 +72,10 @@ struct TestProvider;
 #[async_trait]
 impl Provider for TestProvider {
     fn provider_schema(&self) -> Schema {
-        Schema {
-            version: 0,
-            block: Block::new("p", vec![Attribute::optional("endpoint", Type::String)]),
-        }
+        Schema { version: 0, block: Block::new("p", vec![Attribute::optional("endpoint", Type::String)]) }
     }
     fn resources(&self) -> Vec<Arc<dyn Resource>> {
-        vec![
-            Arc::new(Thing("test_thing")),
-            Arc::new(Thing("slow")),
-            Arc::new(Thing("boom")),
-        ]
+        vec![Arc::new(Thing("test_thing")), Arc::new(Thing("slow")), Arc::new(Thing("boom"))]
     }
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
         vec![]
@@ -118,10 +96,7 @@ fn service() -> Arc<ProviderService> {
 }
 
 fn dv(v: &Value, ty: &Type) -> Option<pb::DynamicValue> {
-    Some(pb::DynamicValue {
-        msgpack: codec::encode(v, ty).unwrap(),
-        json: Vec::new(),
-    })
+    Some(pb::DynamicValue { msgpack: codec::encode(v, ty).unwrap(), json: Vec::new() })
 }
 
 fn thing_ty() -> Type {
@@ -131,23 +106,10 @@ fn thing_ty() -> Type {
 #[tokio::test]
 async fn schema_and_metadata_list_every_type() {
     let s = service();
-    let schema = s
-        .get_provider_schema(Request::new(Default::default()))
-        .await
-        .unwrap()
-        .into_inner();
+    let schema = s.get_provider_schema(Request::new(Default::default())).await.unwrap().into_inner();
     assert_eq!(schema.resource_schemas.len(), 3);
-    assert!(
-        schema
-            .server_capabilities
-            .unwrap()
-            .get_provider_schema_optional
-    );
-    let meta = s
-        .get_metadata(Request::new(Default::default()))
-        .await
-        .unwrap()
-        .into_inner();
+    assert!(schema.server_capabilities.unwrap().get_provider_schema_optional);
+    let meta = s.get_metadata(Request::new(Default::default())).await.unwrap().into_inner();
     assert!(meta.server_capabilities.unwrap().plan_destroy);
     assert_eq!(meta.resources.len(), 3);
 }
@@ -156,10 +118,8 @@ async fn schema_and_metadata_list_every_type() {
 async fn plan_create_marks_computed_unknown_and_requires_replace() {
     let s = service();
     let ty = thing_ty();
-    let config = Value::object([
-        ("name", Value::string("a")),
-        ("server", Value::object([("port", Value::Number(1.0))])),
-    ]);
+    let config =
+        Value::object([("name", Value::string("a")), ("server", Value::object([("port", Value::Number(1.0))]))]);
     let resp = s
         .plan_resource_change(Request::new(pb::plan_resource_change::Request {
             type_name: "test_thing".into(),
@@ -183,30 +143,18 @@ async fn plan_create_marks_computed_unknown_and_requires_replace() {
 async fn unknown_types_and_bad_values_are_diagnostics() {
     let s = service();
     let resp = s
-        .read_resource(Request::new(pb::read_resource::Request {
-            type_name: "nope".into(),
-            ..Default::default()
-        }))
+        .read_resource(Request::new(pb::read_resource::Request { type_name: "nope".into(), ..Default::default() }))
         .await
         .unwrap()
         .into_inner();
-    assert!(
-        resp.diagnostics[0]
-            .summary
-            .contains("Unknown resource type \"nope\""),
-        "{:?}",
-        resp.diagnostics
-    );
+    assert!(resp.diagnostics[0].summary.contains("Unknown resource type \"nope\""), "{:?}", resp.diagnostics);
     assert!(resp.diagnostics[0].detail.contains("test_thing"));
 
     let resp = s
         .validate_resource_config(Request::new(pb::validate_resource_config::Request {
             type_name: "test_thing".into(),
             // {"name": 5}: a number where a string belongs.
-            config: Some(pb::DynamicValue {
-                msgpack: vec![0x81, 0xa4, b'n', b'a', b'm', b'e', 0x05],
-                json: vec![],
-            }),
+            config: Some(pb::DynamicValue { msgpack: vec![0x81, 0xa4, b'n', b'a', b'm', b'e', 0x05], json: vec![] }),
             ..Default::default()
         }))
         .await
@@ -244,13 +192,7 @@ async fn panics_become_error_diagnostics() {
         .await
         .unwrap()
         .into_inner();
-    assert!(
-        resp.diagnostics[0]
-            .summary
-            .contains("crashed while planning boom"),
-        "{:?}",
-        resp.diagnostics
-    );
+    assert!(resp.diagnostics[0].summary.contains("crashed while planning boom"), "{:?}", resp.diagnostics);
     assert!(resp.diagnostics[0].detail.contains("kaboom"));
 }
 
@@ -277,13 +219,9 @@ async fn stop_provider_cancels_in_flight_requests_and_keeps_serving() {
     let slow = tokio::spawn(apply(s.clone(), "slow"));
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(!slow.is_finished());
-    s.stop_provider(Request::new(pb::stop_provider::Request {}))
-        .await
-        .unwrap();
-    let resp = tokio::time::timeout(Duration::from_secs(2), slow)
-        .await
-        .expect("apply ends after StopProvider")
-        .unwrap();
+    s.stop_provider(Request::new(pb::stop_provider::Request {})).await.unwrap();
+    let resp =
+        tokio::time::timeout(Duration::from_secs(2), slow).await.expect("apply ends after StopProvider").unwrap();
     assert_eq!(resp.diagnostics[0].summary, "Interrupted");
 
     // Requests after the stop get a fresh, uncancelled token.
@@ -318,28 +256,18 @@ async fn upgrade_reencodes_json_state_and_rejects_flatmap() {
         .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
             type_name: "test_thing".into(),
             version: 0,
-            raw_state: Some(pb::RawState {
-                json: b"{}".to_vec(),
-                ..Default::default()
-            }),
+            raw_state: Some(pb::RawState { json: b"{}".to_vec(), ..Default::default() }),
         }))
         .await
         .unwrap()
         .into_inner();
-    assert!(
-        resp.diagnostics[0]
-            .summary
-            .contains("Cannot upgrade test_thing state from schema version 0")
-    );
+    assert!(resp.diagnostics[0].summary.contains("Cannot upgrade test_thing state from schema version 0"));
 
     let resp = s
         .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
             type_name: "test_thing".into(),
             version: 1,
-            raw_state: Some(pb::RawState {
-                json: vec![],
-                flatmap: [("id".to_string(), "x".to_string())].into(),
-            }),
+            raw_state: Some(pb::RawState { json: vec![], flatmap: [("id".to_string(), "x".to_string())].into() }),
         }))
         .await
         .unwrap()

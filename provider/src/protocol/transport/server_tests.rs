@@ -18,10 +18,7 @@ struct EmptyProvider;
 #[async_trait]
 impl Provider for EmptyProvider {
     fn provider_schema(&self) -> Schema {
-        Schema {
-            version: 0,
-            block: Block::new("test provider", vec![]),
-        }
+        Schema { version: 0, block: Block::new("test provider", vec![]) }
     }
     fn resources(&self) -> Vec<Arc<dyn Resource>> {
         vec![]
@@ -57,9 +54,7 @@ impl ServerCertVerifier for PinnedServer {
         if end_entity.as_ref() == self.0.as_ref() {
             Ok(ServerCertVerified::assertion())
         } else {
-            Err(rustls::Error::InvalidCertificate(
-                rustls::CertificateError::UnknownIssuer,
-            ))
+            Err(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer))
         }
     }
     fn verify_tls12_signature(
@@ -68,12 +63,7 @@ impl ServerCertVerifier for PinnedServer {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &ring().signature_verification_algorithms,
-        )
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &ring().signature_verification_algorithms)
     }
     fn verify_tls13_signature(
         &self,
@@ -81,12 +71,7 @@ impl ServerCertVerifier for PinnedServer {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &ring().signature_verification_algorithms,
-        )
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &ring().signature_verification_algorithms)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         ring().signature_verification_algorithms.supported_schemes()
@@ -95,15 +80,8 @@ impl ServerCertVerifier for PinnedServer {
 
 fn pem(der: &[u8]) -> String {
     let b64 = STANDARD.encode(der);
-    let lines: Vec<&str> = b64
-        .as_bytes()
-        .chunks(64)
-        .map(|c| std::str::from_utf8(c).unwrap())
-        .collect();
-    format!(
-        "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
-        lines.join("\n")
-    )
+    let lines: Vec<&str> = b64.as_bytes().chunks(64).map(|c| std::str::from_utf8(c).unwrap()).collect();
+    format!("-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n", lines.join("\n"))
 }
 
 struct Started {
@@ -116,20 +94,12 @@ struct Started {
 async fn start(client_cert_pem: Option<&str>) -> Started {
     let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
     let shutdown = CancellationToken::new();
-    let server = PluginServer::new(
-        Arc::new(EmptyProvider),
-        listener,
-        client_cert_pem,
-        shutdown.clone(),
-    )
-    .unwrap();
+    let server = PluginServer::new(Arc::new(EmptyProvider), listener, client_cert_pem, shutdown.clone()).unwrap();
     let line = server.handshake_line();
     let fields: Vec<&str> = line.split('|').collect();
     assert_eq!(&fields[..3], ["1", "6", "tcp"], "{line}");
     assert_eq!(fields[4], "grpc", "{line}");
-    let server_cert = fields
-        .get(5)
-        .map(|c| CertificateDer::from(STANDARD_NO_PAD.decode(c).expect("unpadded base64")));
+    let server_cert = fields.get(5).map(|c| CertificateDer::from(STANDARD_NO_PAD.decode(c).expect("unpadded base64")));
     Started {
         addr: fields[3].parse().unwrap(),
         server_cert,
@@ -163,19 +133,14 @@ impl Service<Uri> for TlsConnect {
     }
 }
 
-fn client_tls(
-    server_cert: &CertificateDer<'static>,
-    client: Option<&tls::ServerIdentity>,
-) -> ClientConfig {
+fn client_tls(server_cert: &CertificateDer<'static>, client: Option<&tls::ServerIdentity>) -> ClientConfig {
     let builder = ClientConfig::builder_with_provider(Arc::new(ring()))
         .with_safe_default_protocol_versions()
         .unwrap()
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(PinnedServer(server_cert.clone())));
     let mut config = match client {
-        Some(id) => builder
-            .with_client_auth_cert(vec![id.cert.clone()], id.key.clone_key())
-            .unwrap(),
+        Some(id) => builder.with_client_auth_cert(vec![id.cert.clone()], id.key.clone_key()).unwrap(),
         None => builder.with_no_client_auth(),
     };
     config.alpn_protocols = vec![b"h2".to_vec()];
@@ -183,13 +148,8 @@ fn client_tls(
 }
 
 /// GetProviderSchema over a fresh connection; any failure (TLS, HTTP/2, gRPC) as text.
-async fn get_schema(
-    addr: SocketAddr,
-    tls: Option<ClientConfig>,
-) -> Result<pb::get_provider_schema::Response, String> {
-    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect_timeout(Duration::from_secs(5));
+async fn get_schema(addr: SocketAddr, tls: Option<ClientConfig>) -> Result<pb::get_provider_schema::Response, String> {
+    let endpoint = Endpoint::from_shared(format!("http://{addr}")).unwrap().connect_timeout(Duration::from_secs(5));
     let channel = match tls {
         None => endpoint.connect().await,
         Some(config) => {
@@ -215,22 +175,13 @@ async fn mtls_admits_only_terraforms_client_certificate() {
     let terraform = tls::server_identity().unwrap();
     let intruder = tls::server_identity().unwrap();
     let s = start(Some(&pem(&terraform.cert))).await;
-    let server_cert = s
-        .server_cert
-        .clone()
-        .expect("the handshake line carries the server certificate");
+    let server_cert = s.server_cert.clone().expect("the handshake line carries the server certificate");
 
     let no_cert = get_schema(s.addr, Some(client_tls(&server_cert, None))).await;
-    assert!(
-        no_cert.is_err(),
-        "a client without a certificate got the schema"
-    );
+    assert!(no_cert.is_err(), "a client without a certificate got the schema");
 
     let wrong_cert = get_schema(s.addr, Some(client_tls(&server_cert, Some(&intruder)))).await;
-    assert!(
-        wrong_cert.is_err(),
-        "a client with another certificate got the schema"
-    );
+    assert!(wrong_cert.is_err(), "a client with another certificate got the schema");
 
     let plaintext = get_schema(s.addr, None).await;
     assert!(plaintext.is_err(), "a plaintext client got the schema");
@@ -238,16 +189,8 @@ async fn mtls_admits_only_terraforms_client_certificate() {
     let schema = get_schema(s.addr, Some(client_tls(&server_cert, Some(&terraform))))
         .await
         .expect("Terraform's certificate is accepted");
-    assert_eq!(
-        schema.provider.unwrap().block.unwrap().description,
-        "test provider"
-    );
-    assert!(
-        schema
-            .server_capabilities
-            .unwrap()
-            .get_provider_schema_optional
-    );
+    assert_eq!(schema.provider.unwrap().block.unwrap().description, "test provider");
+    assert!(schema.server_capabilities.unwrap().get_provider_schema_optional);
     s.task.abort();
 }
 
@@ -255,11 +198,7 @@ async fn mtls_admits_only_terraforms_client_certificate() {
 async fn controller_shutdown_ends_the_server() {
     let s = start(None).await;
     assert!(s.server_cert.is_none(), "no TLS without PLUGIN_CLIENT_CERT");
-    let channel = Endpoint::from_shared(format!("http://{}", s.addr))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
+    let channel = Endpoint::from_shared(format!("http://{}", s.addr)).unwrap().connect().await.unwrap();
 
     // Plugin side services Terraform probes but does not need answer UNIMPLEMENTED.
     let mut grpc = tonic::client::Grpc::new(channel);
@@ -268,35 +207,23 @@ async fn controller_shutdown_ends_the_server() {
         .unary(
             tonic::Request::new(super::super::controller::Empty {}),
             tonic::codegen::http::uri::PathAndQuery::from_static("/plugin.GRPCStdio/StreamStdio"),
-            tonic::codec::ProstCodec::<
-                super::super::controller::Empty,
-                super::super::controller::Empty,
-            >::default(),
+            tonic::codec::ProstCodec::<super::super::controller::Empty, super::super::controller::Empty>::default(),
         )
         .await;
     assert_eq!(stdio.unwrap_err().code(), tonic::Code::Unimplemented);
 
     grpc.ready().await.unwrap();
     let started = std::time::Instant::now();
-    grpc
-        .unary(
-            tonic::Request::new(super::super::controller::Empty {}),
-            tonic::codegen::http::uri::PathAndQuery::from_static("/plugin.GRPCController/Shutdown"),
-            tonic::codec::ProstCodec::<
-                super::super::controller::Empty,
-                super::super::controller::Empty,
-            >::default(),
-        )
-        .await
-        .expect("Shutdown answers");
+    grpc.unary(
+        tonic::Request::new(super::super::controller::Empty {}),
+        tonic::codegen::http::uri::PathAndQuery::from_static("/plugin.GRPCController/Shutdown"),
+        tonic::codec::ProstCodec::<super::super::controller::Empty, super::super::controller::Empty>::default(),
+    )
+    .await
+    .expect("Shutdown answers");
     assert!(s.shutdown.is_cancelled());
-    let result = tokio::time::timeout(Duration::from_secs(2), s.task)
-        .await
-        .expect("server stops within Terraform's 2 s");
+    let result =
+        tokio::time::timeout(Duration::from_secs(2), s.task).await.expect("server stops within Terraform's 2 s");
     assert!(result.unwrap().is_ok());
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert!(started.elapsed() < Duration::from_secs(1), "took {:?}", started.elapsed());
 }
