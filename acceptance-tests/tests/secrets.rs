@@ -33,63 +33,15 @@ const ROME_TENANT_NS: &str = "liqo-tenant-milan";
 const KEY_SECRET: &str = "gw-keys";
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// The contract's example peering, with every resource that handles key material.
+/// The contract's example peering (every resource that handles key material), plus the outputs the scan reads.
 fn config(ground: &Ground) -> String {
+    let chain = liqo_acceptance::chain::full_chain(ground, r#"{ cpu = "4", memory = "8Gi", pods = "110" }"#);
     format!(
-        r#"{providers}
-resource "liqo_generate" "milan" {{
-  provider          = liqo.milan
-  remote_cluster_id = liqo_generate.rome.cluster_id
-}}
-
-resource "liqo_generate" "rome" {{
-  provider          = liqo.rome
-  remote_cluster_id = "{MILAN}"
-}}
-
-resource "liqo_gateway" "server" {{
-  provider             = liqo.milan
-  tenant_namespace     = liqo_generate.milan.tenant_namespace
-  remote_cluster_id    = liqo_generate.rome.cluster_id
-  remote_pod_cidrs     = liqo_generate.rome.pod_cidrs
-  remote_external_cidr = liqo_generate.rome.external_cidr
-  remote_public_key    = liqo_generate.rome.wireguard_public_key
-  key_secret_name      = liqo_generate.milan.key_secret_name
-  server = {{ service_type = "NodePort", port = 51840, node_port = 30742 }}
-}}
-
-resource "liqo_gateway" "client" {{
-  provider             = liqo.rome
-  tenant_namespace     = liqo_generate.rome.tenant_namespace
-  remote_cluster_id    = liqo_generate.milan.cluster_id
-  remote_pod_cidrs     = liqo_generate.milan.pod_cidrs
-  remote_external_cidr = liqo_generate.milan.external_cidr
-  remote_public_key    = liqo_generate.milan.wireguard_public_key
-  key_secret_name      = liqo_generate.rome.key_secret_name
-  client = {{ addresses = liqo_gateway.server.endpoint_addresses, port = liqo_gateway.server.endpoint_port }}
-}}
-
-resource "liqo_tenant" "rome" {{
-  provider            = liqo.milan
-  tenant_namespace    = liqo_generate.milan.tenant_namespace
-  consumer_cluster_id = liqo_generate.rome.cluster_id
-}}
-
-resource "liqo_peer" "rome_to_milan" {{
-  provider                  = liqo.rome
-  tenant_namespace          = liqo_generate.rome.tenant_namespace
-  provider_cluster_id       = liqo_generate.milan.cluster_id
-  provider_tenant_namespace = liqo_tenant.rome.tenant_namespace
-  kubeconfig                = liqo_tenant.rome.kubeconfig
-  resources                 = {{ cpu = "4", memory = "8Gi", pods = "110" }}
-  depends_on                = [liqo_gateway.client]
-}}
-
+        r#"{chain}
 output "tenant_namespace" {{
   value = liqo_tenant.rome.tenant_namespace
 }}
-"#,
-        providers = tf::provider_config(ground)
+"#
     )
 }
 
