@@ -1,0 +1,131 @@
+//! The shipped examples, as a user runs them: each applies on the test ground, re-plans empty and destroys leaving
+//! no Liqo object behind, with `terraform` (when on PATH) and `tofu`. The hub runs on its own ground of one
+//! provider and three consumer control planes, and `destroy -target` of one consumer's module instance must leave
+//! the other two peerings working.
+
+use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::Node;
+use kube::Api;
+use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::{Ground, MILAN, ROME, inventory};
+
+/// Copies `examples/<name>` and the peering module into a fresh working directory, with the module source
+/// rewritten to the copy and the kubeconfig variables set for `clusters`, then initialises it.
+async fn example(cli: Cli, name: &str, ground: &Ground, clusters: &[&str]) -> Result<Workdir> {
+    let examples = liqo_acceptance::ground::repository_root().join("examples");
+    let work = Workdir::new(cli, "").await?;
+    let module_dir = work.path().join("modules/peering");
+    std::fs::create_dir_all(&module_dir)?;
+    for entry in std::fs::read_dir(examples.join("modules/peering"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "tf") {
+            std::fs::copy(&path, module_dir.join(path.file_name().context("file name")?))?;
+        }
+    }
+    let main = std::fs::read_to_string(examples.join(name).join("main.tf"))?;
+    work.write("main.tf", &main.replace("\"../modules/peering\"", "\"./modules/peering\""))?;
+    let vars: String =
+        clusters.iter().map(|c| format!("{c}_kubeconfig = \"{}\"\n", ground.kubeconfig(c).display())).collect();
+    work.write("terraform.tfvars", &vars)?;
+    let init = work.run(&["init", "-input=false", "-no-color"]).await?;
+    ensure!(init.success(), "init of examples/{name} failed:\n{init}");
+    Ok(work)
+}
+
+/// Applies, checks that a second plan is empty, and returns the outputs.
+async fn apply_converges(work: &Workdir, what: &str) -> Result<serde_json::Value> {
+    work.apply().await.with_context(|| format!("{what}: apply"))?;
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
+    work.output_json().await
+}
+
+/// Every Liqo-related object left on the given clusters.
+async fn leftovers(ground: &Ground, clusters: &[&str]) -> Result<Vec<inventory::Row>> {
+    let mut rows = Vec::new();
+    for c in clusters {
+        rows.extend(inventory::list(c, &ground.client(c).await?).await?);
+    }
+    Ok(rows)
+}
+
+async fn destroy_leaves_nothing(work: &Workdir, ground: &Ground, clusters: &[&str], what: &str) -> Result<()> {
+    work.destroy().await.with_context(|| format!("{what}: destroy"))?;
+    let left = leftovers(ground, clusters).await?;
+    ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
+    Ok(())
+}
+
+async fn node_ready(ground: &Ground, cluster: &str, node: &str) -> Result<bool> {
+    let nodes: Api<Node> = Api::all(ground.client(cluster).await?);
+    Ok(nodes.get_opt(node).await?.is_some_and(|n| {
+        n.status.and_then(|s| s.conditions).unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True")
+    }))
+}
+
+fn output<'a>(outputs: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    &outputs[name]["value"]
+}
+
+/// examples/peering and examples/bidirectional share milan and rome, so they run one after the other.
+#[tokio::test(flavor = "multi_thread")]
+async fn pair_examples_apply_replan_empty_and_destroy_cleanly() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        let what = format!("examples/peering with {}", cli.name());
+        let work = example(cli, "peering", ground, &[MILAN, ROME]).await?;
+        let out = apply_converges(&work, &what).await?;
+        let node = output(&out, "virtual_node_name").as_str().context("virtual_node_name output")?.to_string();
+        ensure!(node_ready(ground, ROME, &node).await?, "{what}: virtual node {node} is not Ready on rome");
+        ensure!(
+            output(&out, "status")["connection"] == "Connected",
+            "{what}: status output {}",
+            output(&out, "status")
+        );
+        ensure!(
+            output(&out, "status")["offloaded_namespaces"]["liqo-demo"]["phase"] == "Ready",
+            "{what}: offloading not Ready: {}",
+            output(&out, "status")
+        );
+        destroy_leaves_nothing(&work, ground, &[MILAN, ROME], &what).await?;
+
+        let what = format!("examples/bidirectional with {}", cli.name());
+        let work = example(cli, "bidirectional", ground, &[MILAN, ROME]).await?;
+        let out = apply_converges(&work, &what).await?;
+        let nodes = output(&out, "virtual_nodes");
+        let (on_rome, on_milan) =
+            (nodes["on_rome"].as_str().unwrap_or_default(), nodes["on_milan"].as_str().unwrap_or_default());
+        ensure!(node_ready(ground, ROME, on_rome).await?, "{what}: no Ready virtual node {on_rome} on rome");
+        ensure!(node_ready(ground, MILAN, on_milan).await?, "{what}: no Ready virtual node {on_milan} on milan");
+        destroy_leaves_nothing(&work, ground, &[MILAN, ROME], &what).await?;
+    }
+    Ok(())
+}
+
+/// examples/hub: milan serves rome, turin and naples, each on its own control plane.
+#[tokio::test(flavor = "multi_thread")]
+async fn hub_example_serves_three_consumers_and_targets_one() -> Result<()> {
+    const CONSUMERS: [&str; 3] = ["rome", "turin", "naples"];
+    let all = [MILAN, "rome", "turin", "naples"];
+    let ground = Ground::start(&all).await?;
+    for cli in Cli::available() {
+        let what = format!("examples/hub with {}", cli.name());
+        let work = example(cli, "hub", &ground, &all).await?;
+        let out = apply_converges(&work, &what).await?;
+        for c in CONSUMERS {
+            let node = output(&out, "virtual_nodes")[c].as_str().context("virtual_nodes output")?.to_string();
+            ensure!(node_ready(&ground, c, &node).await?, "{what}: no Ready virtual node {node} on {c}");
+        }
+
+        work.destroy_with(&["-target=module.rome"]).await.with_context(|| format!("{what}: destroy -target"))?;
+        let left = leftovers(&ground, &["rome"]).await?;
+        ensure!(left.is_empty(), "{what}: -target destroy left objects on rome:\n{}", inventory::table(&left));
+        for c in ["turin", "naples"] {
+            ensure!(node_ready(&ground, c, MILAN).await?, "{what}: {c}'s virtual node is gone after targeting rome");
+        }
+
+        destroy_leaves_nothing(&work, &ground, &all, &what).await?;
+    }
+    drop(ground);
+    Ok(())
+}
