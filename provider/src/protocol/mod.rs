@@ -44,7 +44,7 @@ pub trait Provider: Send + Sync + 'static {
 pub struct PlanRequest {
     /// Null when the resource is being created.
     pub prior: Value,
-    /// Null when the resource is being destroyed.
+    /// Never null: destroy plans are answered by the protocol layer without calling the resource.
     pub proposed: Value,
     pub config: Value,
     pub private: Vec<u8>,

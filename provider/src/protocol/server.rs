@@ -361,6 +361,14 @@ impl pb::provider_server::Provider for ProviderService {
                 config: decode(req.config.as_ref(), &r.ty, "configuration")?,
                 private: req.prior_private,
             };
+            // A destroy plan is always "nothing left": answer it here rather than in every resource.
+            if plan.proposed.is_null() {
+                return Ok(pb::plan_resource_change::Response {
+                    planned_state: Some(encode(&Value::Null, &r.ty, "planned state")?),
+                    planned_private: plan.private,
+                    ..Default::default()
+                });
+            }
             let resp = guarded(&format!("planning {}", req.type_name), r.imp.plan(&ctx, plan)).await?;
             if resp.diagnostics.has_errors() {
                 return Err(resp.diagnostics);

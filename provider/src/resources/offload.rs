@@ -618,14 +618,6 @@ impl Resource for OffloadResource {
     }
 
     async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
-        if req.proposed.is_null() {
-            return PlanResponse {
-                planned: Value::Null,
-                requires_replace: vec![],
-                private: req.private,
-                diagnostics: Diagnostics::new(),
-            };
-        }
         let (planned, requires_replace) = plan_values(&req.prior, &req.proposed, &req.config);
         PlanResponse { planned, requires_replace, private: req.private, diagnostics: Diagnostics::new() }
     }
