@@ -46,6 +46,14 @@ fn jobs(w: &Workflow) -> Vec<(String, &Value)> {
         .unwrap_or_default()
 }
 
+/// Every step of every job.
+fn steps(w: &Workflow) -> Vec<&Value> {
+    jobs(w)
+        .into_iter()
+        .flat_map(|(_, body)| get(body, "steps").and_then(Value::as_sequence).into_iter().flatten())
+        .collect()
+}
+
 /// Every step's `run` script, with the workflow file and job it belongs to.
 fn run_scripts(w: &Workflow) -> Vec<(String, String)> {
     let mut out = Vec::new();
@@ -227,9 +235,47 @@ fn workflows_cover_checks_release_and_end_to_end() {
         "release.yml must run on pushed tags v*"
     );
     let runs = all_runs("release.yml");
-    for needle in ["./release.sh package", "--detach-sign", "gh release create", "_SHA256SUMS.sig", "_manifest.json"] {
+    for needle in
+        ["./release.sh package", "gpg --batch --verify", "gh release create", "_SHA256SUMS.sig", "_manifest.json"]
+    {
         assert!(runs.contains(needle), "release.yml does not do `{needle}`");
     }
+    // release.sh signs (a binary detached signature) only when it is given the key, as the package step must do.
+    let package_step = steps(&release)
+        .into_iter()
+        .find(|step| get(step, "run").and_then(Value::as_str).is_some_and(|r| r.contains("./release.sh package")))
+        .expect("release.yml has a step running ./release.sh package");
+    let key = get(package_step, "env").and_then(|env| get(env, "GPG_FINGERPRINT")).and_then(Value::as_str);
+    assert!(
+        key.is_some_and(|k| k.contains("steps.gpg.outputs.fingerprint")),
+        "release.yml must pass the imported key's fingerprint to ./release.sh package as GPG_FINGERPRINT"
+    );
+    let script = std::fs::read_to_string(repo().join("release.sh")).expect("release.sh");
+    assert!(
+        script.contains("--detach-sign") && !script.contains("--armor"),
+        "release.sh must sign with a binary detached signature"
+    );
+    let platforms = serde_yaml::to_string(&release.doc).expect("a parsed document serialises");
+    for platform in ["os: windows", "os: darwin", "os: linux"] {
+        assert!(platforms.contains(platform), "release.yml does not build `{platform}`");
+    }
+
+    // Terraform 1.0.3, the oldest client the provider installs and validates with, has a job of its own.
+    let ci_doc = workflows().into_iter().find(|w| w.file.ends_with("ci.yml")).expect("ci.yml");
+    let acceptance = jobs(&ci_doc).into_iter().find(|(name, _)| name == "acceptance").expect("ci.yml job acceptance").1;
+    let clients: Vec<&str> = get(acceptance, "strategy")
+        .and_then(|s| get(s, "matrix"))
+        .and_then(|m| get(m, "include"))
+        .and_then(Value::as_sequence)
+        .map(|entries| entries.iter().filter_map(|e| get(e, "clients").and_then(Value::as_str)).collect())
+        .unwrap_or_default();
+    assert!(clients.contains(&"terraform10"), "ci.yml acceptance matrix must include terraform10: {clients:?}");
+    assert!(
+        clients.iter().flat_map(|c| c.split(',')).any(|c| c == "tofu"),
+        "ci.yml acceptance matrix must include tofu: {clients:?}"
+    );
+    let env = get(acceptance, "env").and_then(|e| get(e, "LIQO_TEST_CLIENTS")).and_then(Value::as_str);
+    assert_eq!(env, Some("${{ matrix.clients }}"), "the acceptance job must pass its clients as LIQO_TEST_CLIENTS");
 
     let e2e = all_runs("e2e.yml");
     for needle in [

@@ -21,6 +21,23 @@ const BINARY: &str = "terraform-provider-liqo";
 pub struct Mirror {
     pub dir: PathBuf,
     pub cli_config: PathBuf,
+    /// The release archive for this machine's platform, as `release.sh` wrote it.
+    pub zip: PathBuf,
+    /// `release.sh`'s `terraform-provider-liqo_VERSION_SHA256SUMS` covering [`Mirror::zip`].
+    pub sha256sums: PathBuf,
+}
+
+/// This machine's platform in Terraform's `OS_ARCH` spelling (Go's names), e.g. `linux_amd64`: the archive
+/// must be built for it, or no client would install it.
+pub fn platform() -> String {
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        "arm" => "arm",
+        other => other,
+    };
+    format!("{}_{arch}", std::env::consts::OS)
 }
 
 /// The process's mirror, built on first use.
@@ -35,12 +52,18 @@ fn build() -> Result<Mirror> {
     let binary = without_debug_info(&provider_binary()?, &root);
     let dist = root.join("dist");
     let script = repository_root().join("release.sh");
+    let platform = platform();
+    let (os, arch) = platform.split_once('_').expect("platform() is OS_ARCH");
     let output = Command::new("bash")
         .arg(&script)
         .args(["package", "--binary"])
         .arg(&binary)
         .arg("--out")
         .arg(&dist)
+        .args(["--os", os, "--arch", arch])
+        // Signing is release.sh's business on release machines; the mirror needs no signature.
+        .env_remove("GPG_FINGERPRINT")
+        .env_remove("GPG_KEY_ID")
         .output()
         .with_context(|| format!("running {}", script.display()))?;
     if !output.status.success() {
@@ -60,12 +83,11 @@ fn build() -> Result<Mirror> {
     let cli_config = root.join("cli.tfrc");
     std::fs::write(&cli_config, cli_config_text(&dir)).with_context(|| format!("writing {}", cli_config.display()))?;
     // Which clients (and versions) the tests of this process run is part of their result.
-    let clients: Vec<String> = super::Cli::available()
-        .into_iter()
-        .map(|cli| cli.version().unwrap_or_else(|e| format!("{cli}: {e}")))
-        .collect();
+    let clients: Vec<String> =
+        super::Cli::all().into_iter().map(|cli| cli.version().unwrap_or_else(|e| format!("{cli}: {e}"))).collect();
     eprintln!("[tf] provider {PROVIDER_VERSION} from {} mirrored; clients: {}", binary.display(), clients.join(", "));
-    Ok(Mirror { dir, cli_config })
+    let sha256sums = dist.join(format!("{BINARY}_{PROVIDER_VERSION}_SHA256SUMS"));
+    Ok(Mirror { dir, cli_config, zip, sha256sums })
 }
 
 /// A copy of the binary without DWARF debug info (symbols stay, so panics still name functions): a debug
@@ -92,7 +114,7 @@ fn cli_config_text(mirror: &Path) -> String {
 
 /// `$LIQO_PROVIDER_BIN` (`acceptance-tests/test` sets it to the build it made before running the tests), else
 /// the debug build, brought up to date with `cargo build` (when a test binary is run by hand).
-fn provider_binary() -> Result<PathBuf> {
+pub fn provider_binary() -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("LIQO_PROVIDER_BIN") {
         return Ok(PathBuf::from(path));
     }

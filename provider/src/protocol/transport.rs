@@ -36,7 +36,8 @@ pub enum Mode {
     /// Started by Terraform or OpenTofu: go-plugin handshake on stdout, mTLS, exit on Shutdown.
     Plugin,
     /// Started by hand: plaintext on loopback, print a `TF_REATTACH_PROVIDERS` value for the provider
-    /// `address` (e.g. `registry.terraform.io/liqotech/liqo`), serve until Ctrl-C.
+    /// `address` (e.g. `registry.terraform.io/liqotech/liqo`, announced under registry.opentofu.org too),
+    /// serve until Ctrl-C.
     Debug { address: String },
 }
 
@@ -160,17 +161,27 @@ fn write_line(line: &str) -> Result<(), ServeError> {
     writeln!(out, "{line}").and_then(|_| out.flush()).map_err(ServeError::Handshake)
 }
 
+/// Terraform and OpenTofu look a reattached provider up by its full address, and a bare `source = "ns/type"`
+/// means registry.terraform.io/ns/type to Terraform but registry.opentofu.org/ns/type to OpenTofu. Announcing
+/// a provider of either public registry under both hosts lets one exported line serve both clients; each
+/// ignores the entry it does not need.
+const PUBLIC_REGISTRIES: [&str; 2] = ["registry.terraform.io", "registry.opentofu.org"];
+
 fn reattach_json(address: &str, addr: SocketAddr) -> String {
-    serde_json::json!({
-        address: {
-            "Protocol": "grpc",
-            "ProtocolVersion": PROTOCOL_VERSION,
-            "Pid": std::process::id(),
-            "Test": true,
-            "Addr": { "Network": "tcp", "String": addr.to_string() }
+    let config = serde_json::json!({
+        "Protocol": "grpc",
+        "ProtocolVersion": PROTOCOL_VERSION,
+        "Pid": std::process::id(),
+        "Test": true,
+        "Addr": { "Network": "tcp", "String": addr.to_string() }
+    });
+    let addresses: Vec<String> = match address.split_once('/') {
+        Some((host, rest)) if PUBLIC_REGISTRIES.contains(&host) => {
+            PUBLIC_REGISTRIES.iter().map(|registry| format!("{registry}/{rest}")).collect()
         }
-    })
-    .to_string()
+        _ => vec![address.to_owned()],
+    };
+    serde_json::Value::Object(addresses.into_iter().map(|a| (a, config.clone())).collect()).to_string()
 }
 
 /// A bound listener with its TLS setup, ready to serve.
@@ -400,18 +411,29 @@ mod tests {
     }
 
     #[test]
-    fn reattach_line_names_the_provider_address() {
+    fn reattach_line_names_the_provider_under_both_public_registries() {
         let j: serde_json::Value = serde_json::from_str(&reattach_json(
             "registry.terraform.io/liqotech/liqo",
             "127.0.0.1:1234".parse().unwrap(),
         ))
         .unwrap();
-        let p = &j["registry.terraform.io/liqotech/liqo"];
-        assert_eq!(p["Protocol"], "grpc");
-        assert_eq!(p["ProtocolVersion"], 6);
-        assert_eq!(p["Test"], true);
-        assert_eq!(p["Addr"]["Network"], "tcp");
-        assert_eq!(p["Addr"]["String"], "127.0.0.1:1234");
-        assert_eq!(p["Pid"], std::process::id());
+        assert_eq!(j.as_object().unwrap().len(), 2, "{j}");
+        for address in ["registry.terraform.io/liqotech/liqo", "registry.opentofu.org/liqotech/liqo"] {
+            let p = &j[address];
+            assert_eq!(p["Protocol"], "grpc", "{address}");
+            assert_eq!(p["ProtocolVersion"], 6);
+            assert_eq!(p["Test"], true);
+            assert_eq!(p["Addr"]["Network"], "tcp");
+            assert_eq!(p["Addr"]["String"], "127.0.0.1:1234");
+            assert_eq!(p["Pid"], std::process::id());
+        }
+    }
+
+    #[test]
+    fn reattach_line_keeps_a_private_registry_address_as_is() {
+        let j: serde_json::Value =
+            serde_json::from_str(&reattach_json("example.com/test/dummy", "127.0.0.1:1234".parse().unwrap())).unwrap();
+        let keys: Vec<&String> = j.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["example.com/test/dummy"]);
     }
 }
