@@ -14,7 +14,7 @@ use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
 };
 use kube::{Api, Client};
-use liqo_acceptance::ground::{FAULTS_CONFIGMAP, kubeconfig, pki, process};
+use liqo_acceptance::ground::{FAULTS_CONFIGMAP, Options, audit, kubeconfig, pki, process};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels;
 use serde_json::json;
@@ -351,6 +351,53 @@ fn the_processes_of_a_crashed_test_process_die_with_it() -> Result<()> {
     let survivors: Vec<&str> = processes.iter().filter(|p| process::is_running(p)).map(|p| p.name.as_str()).collect();
     let _ = std::fs::remove_dir_all(&dir);
     assert!(survivors.is_empty(), "processes outlived the crashed test process: {survivors:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_audit_log_names_the_providers_requests_and_survives_an_api_server_restart() -> Result<()> {
+    // Its own ground: the restart would disturb the tests sharing the shared one.
+    let ground = Ground::start_with(&["audited"], Options { simulator: false, ..Options::default() }).await?;
+    let as_provider = kubeconfig::client(ground.provider_kubeconfig("audited")).await?;
+    let configmaps: Api<ConfigMap> = Api::namespaced(as_provider.clone(), "default");
+    let marker = |name: &str| ConfigMap {
+        metadata: ObjectMeta { name: Some(name.into()), ..Default::default() },
+        ..Default::default()
+    };
+    configmaps.create(&PostParams::default(), &marker("before-restart")).await?;
+
+    let audit_log = ground.audit_log("audited");
+    let created = |name: &'static str| {
+        let audit_log = audit_log.clone();
+        move || {
+            let audit_log = audit_log.clone();
+            async move {
+                let events = audit::read(&audit_log)?;
+                Ok(events.into_iter().find(|e| e.verb == "create" && e.name.as_deref() == Some(name)))
+            }
+        }
+    };
+    // The log backend writes asynchronously from a buffer: the event follows the response shortly.
+    let event =
+        eventually(Duration::from_secs(10), "the audit event of the ConfigMap's creation", created("before-restart"))
+            .await?;
+    assert_eq!(event.user, audit::PROVIDER_USER, "{event:?}");
+    assert_eq!(event.resource.as_deref(), Some("configmaps"), "{event:?}");
+    assert_eq!(event.namespace.as_deref(), Some("default"), "{event:?}");
+    assert_eq!(event.code, Some(201), "{event:?}");
+    let admin_events = audit::read(&audit_log)?.into_iter().filter(|e| e.user == "admin").count();
+    assert!(admin_events > 0, "the harness's bootstrap requests are logged under its own user, admin");
+
+    let began = Instant::now();
+    ground.restart_api_server("audited", Duration::from_secs(1)).await?;
+    let restarted_after = began.elapsed();
+    assert!(restarted_after >= Duration::from_secs(1), "the API server must stay down for the requested time");
+    eprintln!("[ground] API server restarted and ready after {:.1}s", restarted_after.as_secs_f64());
+    // The same client reconnects; the data is still in etcd and the restarted server audits to the same file.
+    configmaps.get("before-restart").await.context("the ConfigMap created before the restart")?;
+    configmaps.create(&PostParams::default(), &marker("after-restart")).await?;
+    eventually(Duration::from_secs(10), "the audit event of a creation after the restart", created("after-restart"))
+        .await?;
     Ok(())
 }
 

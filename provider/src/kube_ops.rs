@@ -346,3 +346,97 @@ where
         other => other,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The provider writes with server-side apply (never conflicts: it forces ownership), creates CSRs under a
+    //! fresh random name, and approves them with a merge patch of the `approval` subresource — the one write
+    //! that another writer (an approver controller, the signer) can race. No write carries a resourceVersion
+    //! and the provider never edits finalizers, so a 409 can only come from such a race; these tests prove it
+    //! is retried, against a fake API server that answers the first request with a 409.
+    use super::*;
+    use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    use std::sync::{Arc, Mutex};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    const CONFLICT: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on certificatesigningrequests.certificates.k8s.io \"c\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","code":409}"#;
+    const CSR: &str = r#"{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"c"},"spec":{"request":"","signerName":"kubernetes.io/kube-apiserver-client"}}"#;
+
+    /// Serves `answers` in order, one per connection (`Connection: close`), and records each request line.
+    async fn fake_api_server(answers: Vec<(u16, &'static str)>) -> (String, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        tokio::spawn(async move {
+            for (code, body) in answers {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                // Headers, then as much body as Content-Length says.
+                loop {
+                    let n = socket.read(&mut buf).await.unwrap();
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).to_string();
+                    if let Some(end) = text.find("\r\n\r\n") {
+                        let length = text
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned())
+                            })
+                            .and_then(|v| v.parse::<usize>().ok())
+                            .unwrap_or(0);
+                        if request.len() >= end + 4 + length || n == 0 {
+                            log.lock().unwrap().push(text.lines().next().unwrap_or_default().to_owned());
+                            break;
+                        }
+                    }
+                }
+                let answer = format!(
+                    "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                socket.write_all(answer.as_bytes()).await.unwrap();
+                socket.shutdown().await.unwrap();
+            }
+        });
+        (url, seen)
+    }
+
+    async fn csr_api(url: &str) -> Api<CertificateSigningRequest> {
+        let config = kube::Config::new(url.parse().unwrap());
+        Api::all(kube::Client::try_from(config).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_conflicting_csr_approval_is_retried() {
+        let (url, seen) = fake_api_server(vec![(409, CONFLICT), (200, CSR)]).await;
+        let ctx = Ctx { cancel: tokio_util::sync::CancellationToken::new() };
+        approve_csr(&ctx, &csr_api(&url).await, "c", "Reason", "message").await.expect("approved after a retry");
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 2, "one conflict, one retry: {seen:?}");
+        assert!(
+            seen.iter()
+                .all(|l| l.starts_with("PATCH /apis/certificates.k8s.io/v1/certificatesigningrequests/c/approval")),
+            "{seen:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn cancelling_while_retrying_a_conflict_names_the_object() {
+        // Cancelled while backing off: the error names the object and what it was doing.
+        let (url, _) = fake_api_server(vec![(409, CONFLICT); 4]).await;
+        let ctx = Ctx { cancel: tokio_util::sync::CancellationToken::new() };
+        let cancel = ctx.cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+            cancel.cancel();
+        });
+        let err = approve_csr(&ctx, &csr_api(&url).await, "c", "Reason", "message").await.unwrap_err();
+        assert!(
+            matches!(&err, OpError::Cancelled { object, .. } if object == "CertificateSigningRequest c"),
+            "{err:?}"
+        );
+    }
+}

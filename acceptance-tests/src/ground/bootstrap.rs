@@ -120,7 +120,8 @@ async fn apply_crds(client: &Client, crds: Vec<CustomResourceDefinition>) -> Res
             let api = api.clone();
             async move {
                 let name = crd.metadata.name.clone().unwrap_or_default();
-                api.patch(&name, &apply_params(), &Patch::Apply(&crd))
+                let (params, patch) = (apply_params(), Patch::Apply(&crd));
+                patch_retrying(|| api.patch(&name, &params, &patch))
                     .await
                     .with_context(|| format!("applying CustomResourceDefinition {name}"))
             }
@@ -247,10 +248,33 @@ async fn apply<K>(api: &Api<K>, name: &str, object: &K) -> Result<()>
 where
     K: kube::Resource<DynamicType = ()> + Clone + serde::Serialize + serde::de::DeserializeOwned + std::fmt::Debug,
 {
-    api.patch(name, &apply_params(), &Patch::Apply(object))
+    let (params, patch) = (apply_params(), Patch::Apply(object));
+    patch_retrying(|| api.patch(name, &params, &patch))
         .await
         .with_context(|| format!("applying {} {name}", K::kind(&())))?;
     Ok(())
+}
+
+/// Runs a (idempotent) server-side apply again when the connection failed or the API server was briefly
+/// overloaded: a ground of many control planes starts on few cores, and a fresh API server then drops the odd
+/// connection while it bootstraps. Other errors are returned at once.
+async fn patch_retrying<T, F, Fut>(mut patch: F) -> kube::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = kube::Result<T>>,
+{
+    const ATTEMPTS: u32 = 5;
+    let mut delay = Duration::from_millis(200);
+    for _ in 1..ATTEMPTS {
+        match patch().await {
+            Err(kube::Error::Service(_) | kube::Error::HyperError(_)) => {}
+            Err(kube::Error::Api(status)) if matches!(status.code, 429 | 500 | 503 | 504) => {}
+            other => return other,
+        }
+        tokio::time::sleep(delay).await;
+        delay *= 2;
+    }
+    patch().await
 }
 
 fn apply_params() -> PatchParams {

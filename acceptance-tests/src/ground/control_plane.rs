@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::kubeconfig;
 use super::pki::{self, Ca};
 use super::process::{self, Lifetime, Spec, Supervised};
 use super::upstream::Upstream;
+use super::{audit, kubeconfig};
 
 /// Controllers the ground's controller-manager runs (names as `kube-controller-manager --controllers` takes them).
 const CONTROLLERS: &str = "namespace-controller,garbage-collector-controller,\
@@ -59,6 +59,9 @@ pub struct Layout {
     pub dir: PathBuf,
     /// `<ground dir>/<name>.kubeconfig`: the admin kubeconfig handed to users and tests.
     pub kubeconfig: PathBuf,
+    /// `<ground dir>/<name>-provider.kubeconfig`: same rights, own user ([`audit::PROVIDER_USER`]), so the audit
+    /// log tells the provider's requests from the harness's.
+    pub provider_kubeconfig: PathBuf,
     pub logs: PathBuf,
     pub ports: Ports,
 }
@@ -67,16 +70,26 @@ impl Layout {
     pub fn api_server(&self) -> String {
         format!("https://127.0.0.1:{}", self.ports.apiserver)
     }
+
+    /// `<ground dir>/<name>/audit.log` (see [`audit`]).
+    pub fn audit_log(&self) -> PathBuf {
+        self.dir.join("audit.log")
+    }
+
+    fn apiserver_log(&self) -> PathBuf {
+        self.logs.join(format!("{}-kube-apiserver.log", self.name))
+    }
 }
 
 /// Starts etcd and kube-apiserver, waits until the API server is ready, then starts the controller-manager.
 /// Every started process is pushed to `started` at once, so the caller can stop it if a later step fails.
+/// Returns how the API server was started, for [`restart_api_server`].
 pub async fn start(
     layout: &Layout,
     upstream: &Upstream,
     lifetime: Lifetime,
     started: &Mutex<Vec<Supervised>>,
-) -> Result<()> {
+) -> Result<Spec> {
     let pki_dir = layout.dir.join("pki");
     std::fs::create_dir_all(&pki_dir).with_context(|| format!("creating {}", pki_dir.display()))?;
     let files = write_pki(layout, &pki_dir)?;
@@ -121,14 +134,21 @@ pub async fn start(
             // Endpoints may not point at loopback; without kubelets nobody needs the `kubernetes` endpoints.
             "--endpoint-reconciler-type=none".into(),
             "--profiling=false".into(),
+            format!("--audit-policy-file={}", files.audit_policy.display()),
+            format!("--audit-log-path={}", layout.audit_log().display()),
+            "--audit-log-format=json".into(),
+            format!("--audit-log-maxsize={}", audit::MAX_SIZE_MB),
+            "--audit-log-maxbackup=1".into(),
         ],
-        log: layout.logs.join(format!("{name}-kube-apiserver.log")),
+        log: layout.apiserver_log(),
     };
     started.lock().expect("process list").push(process::spawn(&etcd, lifetime)?);
     started.lock().expect("process list").push(process::spawn(&apiserver_spec, lifetime)?);
 
     std::fs::write(&layout.kubeconfig, &files.admin_kubeconfig)
         .with_context(|| format!("writing {}", layout.kubeconfig.display()))?;
+    std::fs::write(&layout.provider_kubeconfig, &files.provider_kubeconfig)
+        .with_context(|| format!("writing {}", layout.provider_kubeconfig.display()))?;
     let kcm_kubeconfig = layout.dir.join("controller-manager.kubeconfig");
     std::fs::write(&kcm_kubeconfig, &files.controller_manager_kubeconfig)
         .with_context(|| format!("writing {}", kcm_kubeconfig.display()))?;
@@ -154,7 +174,36 @@ pub async fn start(
         log: layout.logs.join(format!("{name}-kube-controller-manager.log")),
     };
     started.lock().expect("process list").push(process::spawn(&controller_manager, lifetime)?);
-    Ok(())
+    Ok(apiserver_spec)
+}
+
+/// Kills the cluster's API server (SIGKILL, like a crash), waits `down_for`, starts it again from `spec` (same
+/// flags, same port, same etcd) and waits until it is ready. etcd, the controller-manager and the simulator keep
+/// running and reconnect on their own.
+pub async fn restart_api_server(
+    layout: &Layout,
+    spec: &Spec,
+    lifetime: Lifetime,
+    down_for: Duration,
+    started: &Mutex<Vec<Supervised>>,
+) -> Result<()> {
+    {
+        let mut started = started.lock().expect("process list");
+        let running = started.iter_mut().find(|s| s.record().name == spec.name);
+        let running = running.with_context(|| format!("{} was never started, so it cannot be restarted", spec.name))?;
+        if let Some(status) = running.exited() {
+            bail!("{} had already exited ({status}) before the restart", spec.name);
+        }
+        running.kill();
+    }
+    tokio::time::sleep(down_for).await;
+    let restarted = process::spawn(spec, lifetime)?;
+    {
+        let mut started = started.lock().expect("process list");
+        started.retain(|s| s.record().name != spec.name);
+        started.push(restarted);
+    }
+    wait_ready(layout, started).await
 }
 
 struct PkiFiles {
@@ -164,7 +213,9 @@ struct PkiFiles {
     apiserver_key: PathBuf,
     service_account_key: PathBuf,
     service_account_public_key: PathBuf,
+    audit_policy: PathBuf,
     admin_kubeconfig: String,
+    provider_kubeconfig: String,
     controller_manager_kubeconfig: String,
 }
 
@@ -184,6 +235,7 @@ fn write_pki(layout: &Layout, pki_dir: &Path) -> Result<PkiFiles> {
         ],
     )?;
     let admin = ca.issue_client("admin", Some("system:masters"))?;
+    let provider = ca.issue_client(audit::PROVIDER_USER, Some("system:masters"))?;
     // The bootstrap RBAC policy grants this user what the controller-manager needs to mint controller tokens.
     let controller_manager = ca.issue_client("system:kube-controller-manager", None)?;
     let write = |file: &str, content: &str| -> Result<PathBuf> {
@@ -200,7 +252,16 @@ fn write_pki(layout: &Layout, pki_dir: &Path) -> Result<PkiFiles> {
         apiserver_key: write("apiserver.key", &serving.key_pem)?,
         service_account_key: write("sa.key", &service_account_key)?,
         service_account_public_key: write("sa.pub", &service_account_public_key)?,
+        audit_policy: write("audit-policy.yaml", audit::POLICY)?,
         admin_kubeconfig: kubeconfig::render(name, "admin", &server, &ca.cert_pem, &admin.cert_pem, &admin.key_pem)?,
+        provider_kubeconfig: kubeconfig::render(
+            name,
+            "provider",
+            &server,
+            &ca.cert_pem,
+            &provider.cert_pem,
+            &provider.key_pem,
+        )?,
         controller_manager_kubeconfig: kubeconfig::render(
             name,
             "controller-manager",
@@ -241,7 +302,7 @@ async fn wait_ready(layout: &Layout, started: &Mutex<Vec<Supervised>>) -> Result
             Err(err) => err.to_string(),
         };
         if Instant::now() > deadline {
-            let log = layout.logs.join(format!("{}-kube-apiserver.log", layout.name));
+            let log = layout.apiserver_log();
             bail!(
                 "the API server of cluster {} ({}) was not ready after {:?}; last answer: {answer}; last lines of {}:\n{}",
                 layout.name,

@@ -7,7 +7,9 @@
 //! [`Ground::down`].
 //!
 //! Ground directory layout: `ground.json` (clusters and started processes), `<cluster>.kubeconfig` (admin),
-//! `<cluster>/` (PKI, etcd data), `logs/<cluster>-<component>.log`, `logs/simulator.log`.
+//! `<cluster>-provider.kubeconfig` (same rights, user [`audit::PROVIDER_USER`]), `<cluster>/` (PKI, etcd data,
+//! `audit.log`), `logs/<cluster>-<component>.log`, `logs/simulator.log`.
+pub mod audit;
 pub mod bootstrap;
 mod control_plane;
 pub mod kubeconfig;
@@ -16,6 +18,7 @@ pub mod process;
 mod shared;
 mod upstream;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -80,7 +83,11 @@ pub struct Ground {
     dir: PathBuf,
     remove_dir: bool,
     clusters: Vec<Cluster>,
+    layouts: Vec<Layout>,
+    lifetime: Lifetime,
     processes: Mutex<Vec<Supervised>>,
+    /// How each cluster's API server was started (by cluster name), to start it again the same way.
+    api_servers: Mutex<HashMap<String, process::Spec>>,
     startup: Duration,
 }
 
@@ -123,6 +130,7 @@ impl Ground {
                 name: (*name).to_owned(),
                 dir: dir.join(name),
                 kubeconfig: dir.join(format!("{name}.kubeconfig")),
+                provider_kubeconfig: dir.join(format!("{name}-provider.kubeconfig")),
                 logs: logs.clone(),
                 ports,
             })
@@ -139,10 +147,19 @@ impl Ground {
             })
             .collect();
         // From here on, dropping `ground` (e.g. on an error below) stops whatever was started.
-        let mut ground =
-            Ground { dir, remove_dir, clusters, processes: Mutex::new(Vec::new()), startup: Duration::ZERO };
+        let mut ground = Ground {
+            dir,
+            remove_dir,
+            clusters,
+            layouts,
+            lifetime: options.lifetime,
+            processes: Mutex::new(Vec::new()),
+            api_servers: Mutex::new(HashMap::new()),
+            startup: Duration::ZERO,
+        };
 
-        let starts = layouts
+        let starts = ground
+            .layouts
             .iter()
             .zip(&ground.clusters)
             .map(|(layout, cluster)| ground.start_cluster(layout, cluster, &upstream, &crds_dir, options.lifetime));
@@ -177,9 +194,10 @@ impl Ground {
     ) -> Result<()> {
         let name = &cluster.name;
         let began = Instant::now();
-        control_plane::start(layout, upstream, lifetime, &self.processes)
+        let api_server = control_plane::start(layout, upstream, lifetime, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: starting the control plane"))?;
+        self.api_servers.lock().expect("API server list").insert(name.clone(), api_server);
         eprintln!("[ground] {name}: API server ready after {:.1}s", began.elapsed().as_secs_f64());
         let client = kubeconfig::client(&cluster.kubeconfig).await?;
         let install = bootstrap::Install {
@@ -267,6 +285,38 @@ impl Ground {
 
     pub fn kubeconfig(&self, name: &str) -> &Path {
         &self.cluster(name).kubeconfig
+    }
+
+    /// A kubeconfig for the named cluster with the admin's rights (`system:masters`) but its own user,
+    /// [`audit::PROVIDER_USER`]: a provider configured with it is the only client with that user in the audit log.
+    /// Its user entry is `<cluster>-provider`, its context is named after the cluster.
+    pub fn provider_kubeconfig(&self, name: &str) -> &Path {
+        &self.layout(name).provider_kubeconfig
+    }
+
+    /// The named cluster's API server audit log (JSON lines, level Metadata; read it with [`audit::read`]).
+    pub fn audit_log(&self, name: &str) -> PathBuf {
+        self.layout(name).audit_log()
+    }
+
+    /// Kills the named cluster's kube-apiserver (SIGKILL), leaves it down for `down_for`, then starts it again
+    /// with the same flags on the same port and waits until `/readyz` answers. etcd, the controller-manager and
+    /// the simulator keep running and reconnect.
+    pub async fn restart_api_server(&self, name: &str, down_for: Duration) -> Result<()> {
+        let spec = self.api_servers.lock().expect("API server list").remove(name);
+        let spec = spec.with_context(|| format!("cluster {name}: no API server was started by this ground"))?;
+        let restarted =
+            control_plane::restart_api_server(self.layout(name), &spec, self.lifetime, down_for, &self.processes)
+                .await
+                .with_context(|| format!("cluster {name}: restarting kube-apiserver"));
+        self.api_servers.lock().expect("API server list").insert(name.to_owned(), spec);
+        restarted?;
+        self.save_state()
+    }
+
+    fn layout(&self, name: &str) -> &Layout {
+        let cluster = self.cluster(name);
+        self.layouts.iter().find(|layout| layout.name == cluster.name).expect("every cluster has a layout")
     }
 
     /// A fresh admin client for the named cluster. Clients are not cached: each test may run on its own tokio

@@ -66,6 +66,12 @@ impl Supervised {
     pub fn exited(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
     }
+
+    /// SIGKILL (a crash, no graceful shutdown) and reap.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Starts `spec` with the given lifetime.
@@ -156,8 +162,7 @@ pub fn stop_owned(children: &mut [Supervised], grace: Duration) {
             thread::sleep(Duration::from_millis(50));
         }
         if supervised.exited().is_none() {
-            let _ = supervised.child.kill();
-            let _ = supervised.child.wait();
+            supervised.kill();
         }
     }
 }

@@ -541,7 +541,14 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
     let provider = label(labels::REMOTE_CLUSTER_ID).or_else(|| rs.spec.provider_cluster_id.clone());
     s.set("provider_cluster_id", Value::opt_string(provider));
     let annotation = secret.metadata.annotations.as_ref().and_then(|a| a.get(labels::REMOTE_TENANT_NAMESPACE));
-    s.set("provider_tenant_namespace", Value::opt_string(annotation.cloned()));
+    // The annotation tells Liqo where the slice lives on the provider, and Liqo's slice finalizer needs it to clean
+    // up there: an out-of-band change is drift repaired in place (null, see `plan_values`), never a replacement,
+    // whose delete would wait forever on a finalizer the broken annotation holds.
+    let tenant_namespace = match prior.get("provider_tenant_namespace").as_str() {
+        Some(ours) if annotation.map(String::as_str) != Some(ours) => Value::Null,
+        _ => Value::opt_string(annotation.cloned()),
+    };
+    s.set("provider_tenant_namespace", tenant_namespace);
     let kubeconfig = secret
         .data
         .as_ref()
@@ -1308,6 +1315,17 @@ mod tests {
             ("memory".to_string(), Quantity("16Gi".into())),
             ("pods".to_string(), Quantity("110".into())),
         ]));
+
+        // The remote tenant namespace annotation changed out of band: null, so the plan repairs the Secret in place
+        // instead of replacing the peer (whose delete would need the broken annotation).
+        let mut moved = secret.clone();
+        moved.metadata.annotations =
+            Some(BTreeMap::from([(labels::REMOTE_TENANT_NAMESPACE.to_string(), "elsewhere".to_string())]));
+        let s = observed_state(&prior, &rs, &moved);
+        assert!(s.get("provider_tenant_namespace").is_null());
+        let (planned_repair, replace) = plan_values(&s, &config(), &config());
+        assert!(replace.is_empty(), "{replace:?}");
+        assert_eq!(planned_repair.get("provider_tenant_namespace"), prior.get("provider_tenant_namespace"));
 
         // Annotation removed out of band: null (repaired in place), not a replacement trigger.
         rs.metadata.annotations = None;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Checks the workspace's dependency tree against deny.toml with a pinned cargo-deny: licences, banned or
+# duplicated crates, and where crates come from. These need no network once the crates are in cargo's cache.
+# The advisories check needs the RustSec advisory database, cloned from GitHub; it runs only with
+# LIQO_DENY_ADVISORIES=1 (e.g. on CI with network access), and the output says so when it is skipped.
+#
+#   acceptance-tests/scripts/cargo-deny.sh
+#
+# cargo-deny is built once with `cargo install --locked` into ${LIQO_TEST_CACHE:-~/.cache/terraform-provider-liqo}/
+# cargo-deny-<version>/ (outside the repository, keyed by version) and reused from there; whatever cargo-deny
+# happens to be on PATH is ignored, so every machine checks with the same version.
+set -euo pipefail
+
+version=0.20.2
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache=${LIQO_TEST_CACHE:-$HOME/.cache/terraform-provider-liqo}
+root=$cache/cargo-deny-$version
+deny=$root/bin/cargo-deny
+
+if [ ! -x "$deny" ] || ! "$deny" --version 2>/dev/null | grep -qx "cargo-deny $version"; then
+  echo "==> building cargo-deny $version into $root (once; later runs reuse it)" >&2
+  # Its own target directory in the cache: the workspace's target/ stays the workspace's.
+  CARGO_TARGET_DIR=$root/build cargo install --locked --quiet --version "=$version" --root "$root" cargo-deny
+  rm -rf "$root/build"
+fi
+
+cd "$repo"
+checks=(licenses bans sources)
+if [ "${LIQO_DENY_ADVISORIES:-0}" = 1 ]; then
+  checks+=(advisories)
+else
+  echo "==> cargo deny: skipping 'advisories': it needs the RustSec advisory database from GitHub" \
+    "(https://github.com/rustsec/advisory-db), which this machine cannot reach; run with LIQO_DENY_ADVISORIES=1" \
+    "where GitHub is reachable" >&2
+fi
+echo "==> cargo deny $version check ${checks[*]} (policy: deny.toml)" >&2
+"$deny" --version >&2
+# --locked: the check is of the committed Cargo.lock, never of a re-resolved graph. --offline unless advisories are
+# wanted (they fetch the database; the crates themselves come from cargo's cache either way).
+network=(--offline)
+[ "${LIQO_DENY_ADVISORIES:-0}" = 1 ] && network=()
+# deny.toml next to the workspace manifest is the policy cargo-deny reads by default.
+exec "$deny" --locked "${network[@]}" --manifest-path "$repo/Cargo.toml" check "${checks[@]}"

@@ -1,0 +1,384 @@
+//! Drift, object by object: for every object the five resources own (the list follows each resource module's
+//! "Owns" documentation), on the full chain plus a liqo_offload:
+//! 1. deleted out of band → the plan changes the owning resource → apply recreates the object → the plan is empty;
+//! 2. an owned field changed out of band → the plan changes the owning resource → apply restores the field → the
+//!    plan is empty.
+//!
+//! Status written by Liqo's (simulated) controllers is never drift: every "plan is empty" check runs after the
+//! simulator has written status for the objects just (re)created.
+//!
+//! Each client gets a ground of its own (`milan` + `rome`), so both run at the same time; the tenant Namespaces
+//! themselves are left out of the deletion table (deleting one deletes every object of the peering inside it,
+//! which the per-object cases already cover one by one).
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use kube::Api;
+use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use liqo_acceptance::chain::full_chain;
+use liqo_acceptance::observe::{attributes, eventually, plan_text, planned_change};
+use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::{Ground, MILAN, ROME};
+use serde_json::{Value, json};
+
+/// Tenant namespaces liqo_generate makes by default: on milan for rome, on rome for milan.
+const MILAN_NS: &str = "liqo-tenant-rome";
+const ROME_NS: &str = "liqo-tenant-milan";
+const DEMO_NS: &str = "liqo-drift-demo";
+
+/// How long an out-of-band deletion may take (Liqo's finalizers are released by the simulator).
+const GONE_WITHIN: Duration = Duration::from_secs(90);
+
+/// One object a resource owns.
+#[derive(Clone, Copy)]
+struct Owned {
+    /// Terraform address of the owning resource.
+    address: &'static str,
+    cluster: &'static str,
+    kind: (&'static str, &'static str, &'static str, &'static str),
+    namespace: Option<&'static str>,
+    name: &'static str,
+}
+
+const SECRET: (&str, &str, &str, &str) = ("", "v1", "Secret", "secrets");
+const NAMESPACE: (&str, &str, &str, &str) = ("", "v1", "Namespace", "namespaces");
+const CONFIGURATION: (&str, &str, &str, &str) = ("networking.liqo.io", "v1beta1", "Configuration", "configurations");
+const PUBLIC_KEY: (&str, &str, &str, &str) = ("networking.liqo.io", "v1beta1", "PublicKey", "publickeies");
+const GATEWAY_SERVER: (&str, &str, &str, &str) = ("networking.liqo.io", "v1beta1", "GatewayServer", "gatewayservers");
+const GATEWAY_CLIENT: (&str, &str, &str, &str) = ("networking.liqo.io", "v1beta1", "GatewayClient", "gatewayclients");
+const ROLE_BINDING: (&str, &str, &str, &str) = ("rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings");
+const TENANT: (&str, &str, &str, &str) = ("authentication.liqo.io", "v1beta1", "Tenant", "tenants");
+const RESOURCE_SLICE: (&str, &str, &str, &str) =
+    ("authentication.liqo.io", "v1beta1", "ResourceSlice", "resourceslices");
+const NAMESPACE_OFFLOADING: (&str, &str, &str, &str) =
+    ("offloading.liqo.io", "v1beta1", "NamespaceOffloading", "namespaceoffloadings");
+
+const fn owned(
+    address: &'static str,
+    cluster: &'static str,
+    kind: (&'static str, &'static str, &'static str, &'static str),
+    namespace: Option<&'static str>,
+    name: &'static str,
+) -> Owned {
+    Owned { address, cluster, kind, namespace, name }
+}
+
+const GENERATE_MILAN_KEYS: Owned = owned("liqo_generate.milan", MILAN, SECRET, Some(MILAN_NS), "gw-keys");
+const GENERATE_ROME_KEYS: Owned = owned("liqo_generate.rome", ROME, SECRET, Some(ROME_NS), "gw-keys");
+const GENERATE_MILAN_NS: Owned = owned("liqo_generate.milan", MILAN, NAMESPACE, None, MILAN_NS);
+const SERVER_CONFIGURATION: Owned = owned("liqo_gateway.server", MILAN, CONFIGURATION, Some(MILAN_NS), ROME);
+const SERVER_PUBLIC_KEY: Owned = owned("liqo_gateway.server", MILAN, PUBLIC_KEY, Some(MILAN_NS), ROME);
+const SERVER_GATEWAY: Owned = owned("liqo_gateway.server", MILAN, GATEWAY_SERVER, Some(MILAN_NS), ROME);
+const CLIENT_CONFIGURATION: Owned = owned("liqo_gateway.client", ROME, CONFIGURATION, Some(ROME_NS), MILAN);
+const CLIENT_PUBLIC_KEY: Owned = owned("liqo_gateway.client", ROME, PUBLIC_KEY, Some(ROME_NS), MILAN);
+const CLIENT_GATEWAY: Owned = owned("liqo_gateway.client", ROME, GATEWAY_CLIENT, Some(ROME_NS), MILAN);
+const TENANT_BINDING: Owned =
+    owned("liqo_tenant.rome", MILAN, ROLE_BINDING, Some(MILAN_NS), "liqo-binding-liqo-remote-controlplane");
+const TENANT_TENANT: Owned = owned("liqo_tenant.rome", MILAN, TENANT, Some(MILAN_NS), ROME);
+const PEER_IDENTITY: Owned =
+    owned("liqo_peer.rome_to_milan", ROME, SECRET, Some(ROME_NS), "kubeconfig-controlplane-milan");
+const PEER_SLICE: Owned = owned("liqo_peer.rome_to_milan", ROME, RESOURCE_SLICE, Some(ROME_NS), MILAN);
+const OFFLOADING: Owned = owned("liqo_offload.demo", ROME, NAMESPACE_OFFLOADING, Some(DEMO_NS), "offloading");
+
+/// Every owned object except the tenant Namespaces (see the module comment), in the order a peering builds them.
+const DELETIONS: &[Owned] = &[
+    GENERATE_MILAN_KEYS,
+    GENERATE_ROME_KEYS,
+    SERVER_CONFIGURATION,
+    SERVER_PUBLIC_KEY,
+    SERVER_GATEWAY,
+    CLIENT_CONFIGURATION,
+    CLIENT_PUBLIC_KEY,
+    CLIENT_GATEWAY,
+    TENANT_BINDING,
+    TENANT_TENANT,
+    PEER_IDENTITY,
+    PEER_SLICE,
+    OFFLOADING,
+];
+
+/// A field the owning resource sets, changed out of band with a JSON merge patch; `pointer` locates it in the
+/// object (as JSON) to compare before and after.
+struct Edit {
+    object: Owned,
+    what: &'static str,
+    pointer: &'static str,
+    patch: fn() -> Value,
+    /// `None`: apply restores the original value. `Some(attribute)`: apply writes a fresh value by design, which
+    /// must equal this attribute of the owning resource in the state (a WireGuard key pair that no longer
+    /// matches the state is replaced by a new pair, whose public key flows to the peer).
+    regenerated: Option<&'static str>,
+}
+
+/// A WireGuard key (base64 of 32 bytes) that is nobody's.
+const STRANGER_KEY: &str = "c3RyYW5nZXItd2lyZWd1YXJkLWtleS0zMi1ieXRlcyE=";
+
+const EDITS: &[Edit] = &[
+    Edit {
+        object: GENERATE_MILAN_NS,
+        what: "a Pod Security label of the tenant Namespace",
+        pointer: "/metadata/labels/pod-security.kubernetes.io~1enforce",
+        patch: || json!({"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "baseline"}}}),
+        regenerated: None,
+    },
+    Edit {
+        object: GENERATE_ROME_KEYS,
+        what: "the public key in the WireGuard key Secret",
+        pointer: "/data/publicKey",
+        patch: || json!({"data": {"publicKey": STRANGER_KEY}}),
+        regenerated: Some("wireguard_public_key"),
+    },
+    Edit {
+        object: SERVER_CONFIGURATION,
+        what: "the peer's external CIDR",
+        pointer: "/spec/remote/cidr/external",
+        patch: || json!({"spec": {"remote": {"cidr": {"external": ["10.199.0.0/16"]}}}}),
+        regenerated: None,
+    },
+    Edit {
+        object: SERVER_PUBLIC_KEY,
+        what: "the peer's public key",
+        pointer: "/spec/publicKey",
+        patch: || json!({"spec": {"publicKey": STRANGER_KEY}}),
+        regenerated: None,
+    },
+    Edit {
+        object: SERVER_GATEWAY,
+        what: "the MTU",
+        pointer: "/spec/mtu",
+        patch: || json!({"spec": {"mtu": 1280}}),
+        regenerated: None,
+    },
+    Edit {
+        object: CLIENT_GATEWAY,
+        what: "the MTU",
+        pointer: "/spec/mtu",
+        patch: || json!({"spec": {"mtu": 1280}}),
+        regenerated: None,
+    },
+    Edit {
+        object: CLIENT_GATEWAY,
+        what: "the server port it dials",
+        pointer: "/spec/endpoint/port",
+        patch: || json!({"spec": {"endpoint": {"port": 31999}}}),
+        regenerated: None,
+    },
+    Edit {
+        object: TENANT_TENANT,
+        what: "the tenant condition",
+        pointer: "/spec/tenantCondition",
+        patch: || json!({"spec": {"tenantCondition": "Cordoned"}}),
+        regenerated: None,
+    },
+    Edit {
+        object: TENANT_BINDING,
+        what: "the bound user",
+        pointer: "/subjects/0/name",
+        patch: || json!({"subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "someone"}]}),
+        regenerated: None,
+    },
+    Edit {
+        object: PEER_IDENTITY,
+        what: "the remote tenant namespace annotation",
+        pointer: "/metadata/annotations/liqo.io~1remote-tenant-namespace",
+        patch: || json!({"metadata": {"annotations": {"liqo.io/remote-tenant-namespace": "elsewhere"}}}),
+        regenerated: None,
+    },
+    Edit {
+        object: PEER_SLICE,
+        what: "the requested CPU",
+        pointer: "/spec/resources/cpu",
+        patch: || json!({"spec": {"resources": {"cpu": "1"}}}),
+        regenerated: None,
+    },
+    Edit {
+        object: OFFLOADING,
+        what: "the pod offloading strategy",
+        pointer: "/spec/podOffloadingStrategy",
+        patch: || json!({"spec": {"podOffloadingStrategy": "Local"}}),
+        regenerated: None,
+    },
+];
+
+fn config(ground: &Ground) -> String {
+    format!(
+        r#"{chain}
+resource "liqo_offload" "demo" {{
+  provider                = liqo.rome
+  namespace               = "{DEMO_NS}"
+  create_namespace        = true
+  pod_offloading_strategy = "LocalAndRemote"
+  depends_on              = [liqo_peer.rome_to_milan]
+}}
+"#,
+        chain = full_chain(ground, r#"{ cpu = "4", memory = "8Gi" }"#)
+    )
+}
+
+impl Owned {
+    fn describe(&self) -> String {
+        let (_, _, kind, _) = self.kind;
+        match self.namespace {
+            Some(ns) => format!("{kind} {ns}/{} on {}", self.name, self.cluster),
+            None => format!("{kind} {} on {}", self.name, self.cluster),
+        }
+    }
+
+    async fn api(&self, ground: &Ground) -> Result<Api<DynamicObject>> {
+        let (group, version, kind, plural) = self.kind;
+        let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        let client = ground.client(self.cluster).await?;
+        Ok(match self.namespace {
+            Some(ns) => Api::namespaced_with(client, ns, &resource),
+            None => Api::all_with(client, &resource),
+        })
+    }
+
+    /// The live object as JSON; `None` when it does not exist or is being deleted.
+    async fn get(&self, ground: &Ground) -> Result<Option<Value>> {
+        let object = self.api(ground).await?.get_opt(self.name).await.with_context(|| self.describe())?;
+        Ok(object.filter(|o| o.metadata.deletion_timestamp.is_none()).map(|o| json!(o)))
+    }
+}
+
+/// The plan changes `address` (any action but no-op); returns the actions.
+async fn assert_planned(work: &Workdir, address: &str, why: &str) -> Result<Value> {
+    let change = planned_change(work, address).await.with_context(|| format!("after {why}"))?;
+    let actions = change["actions"].clone();
+    ensure!(actions != json!(["no-op"]), "after {why}, the plan leaves {address} alone: {actions}");
+    Ok(actions)
+}
+
+async fn assert_plan_empty(work: &Workdir, after: &str) -> Result<()> {
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "the plan after {after} must be empty:\n{}", plan_text(&plan));
+    Ok(())
+}
+
+/// One deletion case: returns the planned actions for the report.
+async fn deleted(ground: &Ground, work: &Workdir, object: Owned) -> Result<Value> {
+    let what = object.describe();
+    let before = object.get(ground).await?.with_context(|| format!("{what} must exist before the case"))?;
+    let api = object.api(ground).await?;
+    api.delete(object.name, &DeleteParams::default()).await.with_context(|| format!("deleting {what}"))?;
+    // Gone, or held by a finalizer Liqo releases only once the peering is taken down (the identity Secret while
+    // its slice is replicated): either way the owning resource must plan to rebuild it.
+    eventually(GONE_WITHIN, &format!("{what} deleted out of band is gone or terminating"), || async {
+        Ok(object.get(ground).await?.is_none().then_some(()))
+    })
+    .await?;
+    let why = format!("deleting {what}");
+    let actions = assert_planned(work, object.address, &why).await?;
+    work.apply().await.with_context(|| format!("apply after {why}"))?;
+    let after = object.get(ground).await?.with_context(|| format!("apply after {why} did not recreate it"))?;
+    ensure!(after["metadata"]["uid"] != before["metadata"]["uid"], "{what}: the same object after {why}?");
+    assert_plan_empty(work, &format!("recreating {what}")).await?;
+    Ok(actions)
+}
+
+/// One field case: returns the planned actions for the report.
+async fn edited(ground: &Ground, work: &Workdir, edit: &Edit) -> Result<Value> {
+    let what = format!("{} of {}", edit.what, edit.object.describe());
+    let original = edit.object.get(ground).await?.with_context(|| format!("{} must exist", edit.object.describe()))?;
+    let original = original.pointer(edit.pointer).cloned().with_context(|| format!("{what}: no {}", edit.pointer))?;
+    let api = edit.object.api(ground).await?;
+    api.patch(edit.object.name, &PatchParams::default(), &Patch::Merge((edit.patch)()))
+        .await
+        .with_context(|| format!("changing {what}"))?;
+    let changed = edit.object.get(ground).await?.and_then(|o| o.pointer(edit.pointer).cloned());
+    ensure!(changed.as_ref() != Some(&original), "{what}: the out-of-band change did not take ({changed:?})");
+    let why = format!("changing {what} out of band");
+    let actions = assert_planned(work, edit.object.address, &why).await?;
+    work.apply().await.with_context(|| format!("apply after {why}"))?;
+    let repaired = edit.object.get(ground).await?.and_then(|o| o.pointer(edit.pointer).cloned());
+    let expected = match edit.regenerated {
+        None => original,
+        Some(attribute) => {
+            let fresh = attributes(work, edit.object.address)?[attribute].clone();
+            ensure!(fresh != original, "{what}: apply kept the old value, expected a fresh one");
+            fresh
+        }
+    };
+    ensure!(repaired.as_ref() == Some(&expected), "{what}: apply left {repaired:?}, expected {expected}");
+    assert_plan_empty(work, &format!("repairing {what}")).await?;
+    Ok(actions)
+}
+
+async fn every_owned_object(cli: Cli) -> Result<usize> {
+    let ground = Ground::start(&[MILAN, ROME]).await?;
+    let work = Workdir::new(cli, &config(&ground)).await?;
+    work.apply().await?;
+    // The simulator keeps writing status (endpoints, Connections, conditions) after apply returns.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_plan_empty(&work, "the first apply and the simulator's status writes").await?;
+
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for object in DELETIONS {
+        let began = Instant::now();
+        match deleted(&ground, &work, *object).await {
+            Ok(actions) => {
+                checked += 1;
+                eprintln!(
+                    "[drift {cli}] deleted {}: {} planned {actions}, repaired in {:.1}s",
+                    object.describe(),
+                    object.address,
+                    began.elapsed().as_secs_f64()
+                )
+            }
+            Err(err) => {
+                failures.push(format!("deleted {}: {err:#}", object.describe()));
+                // Converge before the next case, so that one failure does not cascade.
+                let _ = work.apply().await;
+            }
+        }
+    }
+    for edit in EDITS {
+        let began = Instant::now();
+        match edited(&ground, &work, edit).await {
+            Ok(actions) => {
+                checked += 1;
+                eprintln!(
+                    "[drift {cli}] changed {} of {}: {} planned {actions}, repaired in {:.1}s",
+                    edit.what,
+                    edit.object.describe(),
+                    edit.object.address,
+                    began.elapsed().as_secs_f64()
+                )
+            }
+            Err(err) => {
+                failures.push(format!("changed {} of {}: {err:#}", edit.what, edit.object.describe()));
+                let _ = work.apply().await;
+            }
+        }
+    }
+    work.destroy().await?;
+    if !failures.is_empty() {
+        bail!(
+            "{cli}: {} of {} drift cases failed:\n{}",
+            failures.len(),
+            DELETIONS.len() + EDITS.len(),
+            failures.join("\n\n")
+        );
+    }
+    Ok(checked)
+}
+
+#[tokio::test]
+async fn every_owned_object_deleted_or_changed_out_of_band_is_planned_and_repaired() -> Result<()> {
+    let began = Instant::now();
+    let runs = Cli::available()
+        .into_iter()
+        .map(|cli| async move { every_owned_object(cli).await.with_context(|| format!("with {cli}")) });
+    let results = futures::future::join_all(runs).await;
+    let mut errors = Vec::new();
+    for result in results {
+        match result {
+            Ok(checked) => eprintln!("[drift] {checked} cases passed"),
+            Err(err) => errors.push(format!("{err:#}")),
+        }
+    }
+    eprintln!("[drift] {:.0}s in all", began.elapsed().as_secs_f64());
+    ensure!(errors.is_empty(), "{}", errors.join("\n\n"));
+    Ok(())
+}
