@@ -57,6 +57,8 @@ fn describe_api<K: Resource<DynamicType = ()>>(api: &Api<K>, name: &str) -> Stri
 /// Errors worth retrying: the API server is briefly unreachable, overloaded, or another writer raced us.
 fn is_transient(e: &kube::Error) -> bool {
     match e {
+        // AlreadyExists is also a 409 but permanent: retrying a create that hit it only delays the error.
+        kube::Error::Api(s) if s.is_already_exists() => false,
         kube::Error::Api(s) => matches!(s.code, 409 | 429 | 500 | 502 | 503 | 504),
         kube::Error::HyperError(_) | kube::Error::Service(_) => true,
         _ => false,
@@ -438,5 +440,16 @@ mod tests {
             matches!(&err, OpError::Cancelled { object, .. } if object == "CertificateSigningRequest c"),
             "{err:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn an_existing_object_fails_a_create_at_once() {
+        const EXISTS: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"certificatesigningrequests.certificates.k8s.io \"c\" already exists","reason":"AlreadyExists","code":409}"#;
+        let (url, seen) = fake_api_server(vec![(409, EXISTS), (201, CSR)]).await;
+        let ctx = Ctx { cancel: tokio_util::sync::CancellationToken::new() };
+        let csr: CertificateSigningRequest = serde_json::from_str(CSR).unwrap();
+        let err = create(&ctx, &csr_api(&url).await, &csr).await.unwrap_err();
+        assert!(matches!(&err, OpError::Api { action: "create", .. }), "{err:?}");
+        assert_eq!(seen.lock().unwrap().len(), 1, "AlreadyExists is permanent and must not be retried");
     }
 }
