@@ -1,25 +1,34 @@
 //! `acceptance-tests/bench` — benchmarks of terraform-provider-liqo on the test ground (figures in BENCHMARKS.md).
 //!
 //! ```text
-//! bench --provider-bin PATH [--cli terraform|tofu] [--plan-runs N] [--status-runs N] [--status-delay-ms MS]
-//!       [--peering-runs N] [--skip overhead,status,peering]
+//! bench --provider-bin PATH [--kubernetes-provider-bin PATH] [--cli terraform|tofu] [--plan-runs N]
+//!       [--status-runs N] [--status-delay-ms MS] [--peering-runs N] [--hub-consumers N]
+//!       [--skip overhead,status,peering,hub]
 //! ```
 //!
 //! Measured, both sides of every comparison in the same run:
 //! 1. provider overhead: `plan` of a configuration with one `liqo_cluster` data source vs. the same CLI with no
-//!    provider at all (runs interleaved, medians and difference);
+//!    provider at all (runs interleaved, medians and difference), and where the difference goes (`overhead.rs`);
 //! 2. status-wait latency: the simulator writes `status.endpoint` of a GatewayServer (its log line, written when
 //!    the API server acknowledged the write, is the flip instant) until Terraform's `-json` `apply_complete` of
 //!    the `liqo_gateway` (p50/p99);
-//! 3. the full two-cluster peering of `examples/modules/peering`: apply and destroy wall time;
-//! 4. peak RSS of every provider process of those runs (GNU time around the provider);
-//! 5. binary size and idle RSS of the provider process.
+//! 3. the full two-cluster peering of `examples/modules/peering` vs. the same objects with hashicorp/kubernetes
+//!    `kubernetes_manifest` (`peering.rs`, `manifest.rs`): apply and destroy wall time, API requests;
+//! 4. peak RSS of every provider process of those runs (GNU time around the provider, `rss.rs`);
+//! 5. binary size and idle RSS of the provider process;
+//! 6. a hub with N consumers, each its own control plane (`hub.rs`), last, on a ground of its own.
 //!
 //! The provider is installed from the tests' filesystem mirror. The mirror takes its binary from
 //! `LIQO_PROVIDER_BIN`, read once per process; changing a running process's environment is unsafe, so the bench
-//! writes a wrapper around the release binary and runs itself again with `LIQO_PROVIDER_BIN` pointing at it. The
-//! wrapper runs the provider under `/usr/bin/time` only while the file `record` exists next to it (and `exec`s it
-//! directly otherwise: one `/bin/sh` start, measured and reported).
+//! writes a wrapper around the release binary and runs itself again with `LIQO_PROVIDER_BIN` pointing at it.
+mod hub;
+mod manifest;
+mod overhead;
+mod peering;
+mod rss;
+
+use rss::RssRecorder;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
@@ -34,12 +43,12 @@ use liqo_acceptance::tf::{self, Cli, Workdir, mirror};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-const USAGE: &str = "usage: bench --provider-bin PATH [--cli terraform|tofu] [--plan-runs N] [--status-runs N] \
-                     [--status-delay-ms MS] [--peering-runs N] [--skip overhead,status,peering]";
+const USAGE: &str = "usage: bench --provider-bin PATH [--kubernetes-provider-bin PATH] [--cli terraform|tofu] \
+                     [--plan-runs N] [--status-runs N] [--status-delay-ms MS] [--peering-runs N] [--hub-consumers N] \
+                     [--skip overhead,status,peering,hub]";
 /// Set (to the wrapper's directory) in the environment of the second, measuring, run of this binary.
 const WRAPPER_DIR_ENV: &str = "LIQO_BENCH_WRAPPER_DIR";
 const WRAPPER: &str = "terraform-provider-liqo";
-const GNU_TIME: &str = "/usr/bin/time";
 /// go-plugin's handshake cookie: without it the provider refuses to serve (it was not started by a plugin host).
 const MAGIC_COOKIE: (&str, &str) =
     ("TF_PLUGIN_MAGIC_COOKIE", "d602bf8f470bc67ca7faa0386276bbdd4330efaf76d1a219cb4d6991ca9872b2");
@@ -51,7 +60,16 @@ struct Args {
     status_runs: usize,
     status_delay_ms: u64,
     peering_runs: usize,
+    /// hashicorp/kubernetes for the other side of the peering comparison.
+    kubernetes_provider_bin: Option<PathBuf>,
+    hub_consumers: usize,
     skip: Vec<String>,
+}
+
+impl Args {
+    fn runs(&self, part: &str) -> bool {
+        !self.skip.iter().any(|s| s == part)
+    }
 }
 
 fn parse_args() -> Result<Args> {
@@ -63,6 +81,8 @@ fn parse_args() -> Result<Args> {
         status_runs: 20,
         status_delay_ms: 200,
         peering_runs: 3,
+        kubernetes_provider_bin: None,
+        hub_consumers: 50,
         skip: Vec::new(),
     };
     let number = |args: &mut dyn Iterator<Item = String>, flag: &str| -> Result<usize> {
@@ -85,6 +105,11 @@ fn parse_args() -> Result<Args> {
             "--status-runs" => parsed.status_runs = number(&mut args, "--status-runs")?,
             "--status-delay-ms" => parsed.status_delay_ms = number(&mut args, "--status-delay-ms")? as u64,
             "--peering-runs" => parsed.peering_runs = number(&mut args, "--peering-runs")?,
+            "--hub-consumers" => parsed.hub_consumers = number(&mut args, "--hub-consumers")?,
+            "--kubernetes-provider-bin" => {
+                let path = PathBuf::from(args.next().context("--kubernetes-provider-bin needs a path")?);
+                parsed.kubernetes_provider_bin = Some(manifest::check_binary(&path)?);
+            }
             "--skip" => {
                 parsed.skip = args.next().context("--skip needs names")?.split(',').map(str::to_owned).collect()
             }
@@ -127,26 +152,12 @@ fn main() -> ExitCode {
 /// First run: writes the wrapper into a fresh directory and runs this binary again with the mirror pointed at it.
 fn relaunch_with_wrapper(args: &Args) -> Result<()> {
     ensure!(
-        Path::new(GNU_TIME).is_file(),
-        "{GNU_TIME} (GNU time) is needed to record the provider's peak RSS; install the `time` package"
+        Path::new(rss::GNU_TIME).is_file(),
+        "{} (GNU time) is needed to record the provider's peak RSS; install the `time` package",
+        rss::GNU_TIME
     );
     let dir = tempfile::Builder::new().prefix("liqo-bench-").tempdir().context("creating the bench directory")?;
-    fs::create_dir_all(dir.path().join("rss"))?;
-    let wrapper = dir.path().join(WRAPPER);
-    let bin = args.provider_bin.display();
-    let record = dir.path().join("record");
-    let rss = dir.path().join("rss");
-    fs::write(
-        &wrapper,
-        format!(
-            "#!/bin/sh\n# Benchmark wrapper: peak RSS of each provider process while {record} exists.\n\
-             if [ -e '{record}' ]; then exec {GNU_TIME} -f '%M' -o \"{rss}/$$.kb\" '{bin}' \"$@\"; fi\nexec '{bin}' \"$@\"\n",
-            record = record.display(),
-            rss = rss.display()
-        ),
-    )?;
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755))?;
+    let wrapper = rss::write_wrapper(dir.path(), WRAPPER, &args.provider_bin)?;
     let status = Command::new(std::env::current_exe()?)
         .args(std::env::args_os().skip(1))
         .env(WRAPPER_DIR_ENV, dir.path())
@@ -193,6 +204,15 @@ async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
     let mut report = Report::default();
     let recorder = RssRecorder { dir: wrapper_dir.to_path_buf() };
     recorder.stop();
+    // hashicorp/kubernetes runs through the same kind of wrapper, so both sides pay the same /bin/sh start.
+    let kubernetes = match &args.kubernetes_provider_bin {
+        Some(bin) => {
+            let dir = wrapper_dir.join("kubernetes");
+            let wrapper = rss::write_wrapper(&dir, "terraform-provider-kubernetes", bin)?;
+            Some((wrapper, RssRecorder { dir }))
+        }
+        None => None,
+    };
 
     let machine = machine(args)?;
     eprintln!("[bench] {machine}");
@@ -200,20 +220,60 @@ async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
 
     let ground = Ground::start(&[MILAN, ROME]).await.context("starting the ground")?;
     report.add("ground", "startup (2 clusters + simulator)", secs(ground.startup_time()), "", None);
+    let per_cluster_kb = hub::ground_rss_kb(&ground)? / 2;
+    report.add(
+        "ground",
+        "RSS per control plane at idle (etcd + kube-apiserver + kube-controller-manager; simulator shared)",
+        format!("{:.0} MB", per_cluster_kb as f64 / 1024.0),
+        "",
+        None,
+    );
     // Build the mirror (packaging the wrapper) before any timing.
     tokio::task::spawn_blocking(mirror::get).await??;
 
-    if !args.skip.iter().any(|s| s == "overhead") {
-        plan_overhead(args, &ground, wrapper_dir, &mut report).await.context("provider overhead")?;
+    // A part that fails is reported as such; the figures of the others are still printed.
+    let mut failed = Vec::new();
+    if args.runs("overhead")
+        && let Err(e) = overhead::plan_overhead(args, &ground, wrapper_dir, &mut report).await
+    {
+        failed.push(format!("provider overhead: {e:#}"));
     }
-    if !args.skip.iter().any(|s| s == "status") {
-        status_latency(args, &ground, &mut report).await.context("status-wait latency")?;
+    if args.runs("status")
+        && let Err(e) = status_latency(args, &ground, &mut report).await
+    {
+        failed.push(format!("status-wait latency: {e:#}"));
     }
-    if !args.skip.iter().any(|s| s == "peering") {
-        full_peering(args, &ground, &recorder, &mut report).await.context("full peering")?;
+    if args.runs("peering") {
+        let other = kubernetes
+            .as_ref()
+            .map(|(wrapper, recorder)| peering::Comparison { kubernetes_provider: wrapper, recorder });
+        if let Err(e) = peering::full_peering(args, &ground, &recorder, other, &mut report).await {
+            failed.push(format!("full peering: {e:#}"));
+        }
+    }
+    // The hub needs the memory of the two-cluster ground.
+    drop(ground);
+    if args.runs("hub") && args.hub_consumers > 0 {
+        let (n, why) = hub::plan_size(args.hub_consumers, per_cluster_kb);
+        if let Some(why) = why {
+            report.notes.push(format!("hub: {why}"));
+        }
+        if n == 0 {
+            failed.push(
+                "hub: not even one consumer fits in 60% of the available memory; free memory, or lighten the \
+                 control planes with GOMEMLIMIT (see BENCHMARKS.md)"
+                    .into(),
+            );
+        } else if let Err(e) = hub::hub(args, n, &recorder, &mut report).await {
+            failed.push(format!("hub of {n} consumers: {e:#}"));
+        }
+    }
+    for failure in &failed {
+        report.notes.push(format!("FAILED — {failure}"));
     }
     report.notes.push(format!("bench wall time {}, load average at end {}", secs(began.elapsed()), load_average()));
     println!("{}", render(&machine, &report));
+    ensure!(failed.is_empty(), "{} part(s) failed (see the notes above)", failed.len());
     Ok(())
 }
 
@@ -303,100 +363,6 @@ fn binary_figures(args: &Args, report: &mut Report) -> Result<()> {
         None,
     );
     Ok(())
-}
-
-/// 1. `plan` with one data source of the provider vs. the same CLI with no provider, interleaved so that both
-///    sides see the same machine load. Timed here rather than with `Workdir::run` (which polls its child every
-///    20 ms) for millisecond resolution.
-async fn plan_overhead(args: &Args, ground: &Ground, wrapper_dir: &Path, report: &mut Report) -> Result<()> {
-    let baseline_tf = "output \"cluster_id\" {\n  value = \"milan\"\n}\n";
-    let provider_tf = format!(
-        "{}\nprovider \"liqo\" {{\n  kubernetes = {{\n    config_path    = \"{}\"\n    config_context = \"{MILAN}\"\n  }}\n}}\n\n\
-         data \"liqo_cluster\" \"this\" {{}}\n\noutput \"cluster_id\" {{\n  value = data.liqo_cluster.this.cluster_id\n}}\n",
-        tf::required_providers(),
-        ground.kubeconfig(MILAN).display()
-    );
-    let baseline = Workdir::new(args.cli, baseline_tf).await?;
-    let with_provider = Workdir::new(args.cli, &provider_tf).await?;
-    let (mut base, mut ours) = (Vec::new(), Vec::new());
-    // One unmeasured warm-up each (page cache, the API server's first discovery).
-    timed_plan(args.cli, &baseline.path()).await?;
-    timed_plan(args.cli, &with_provider.path()).await?;
-    for _ in 0..args.plan_runs {
-        base.push(timed_plan(args.cli, &baseline.path()).await?);
-        ours.push(timed_plan(args.cli, &with_provider.path()).await?);
-    }
-    let (b, o) = (median(&base), median(&ours));
-    let overhead = o.saturating_sub(b);
-    report.add("overhead", format!("`{} plan`, no provider (median of {})", args.cli, base.len()), ms(b), "", None);
-    report.add(
-        "overhead",
-        format!("`{} plan`, 1 `liqo_cluster` data source (median of {})", args.cli, ours.len()),
-        ms(o),
-        "",
-        None,
-    );
-    report.add(
-        "overhead",
-        "provider overhead (difference of medians)",
-        format!("+{} ({:.2}×)", ms(overhead), ratio(o, b)),
-        "≤ +40 ms",
-        Some(overhead <= Duration::from_millis(40)),
-    );
-    report.notes.push(format!(
-        "overhead runs (ms), no provider: {}; with provider: {}",
-        list_ms(&base),
-        list_ms(&ours)
-    ));
-
-    // The wrapper adds one /bin/sh start to every provider process of the bench; measured so it can be discounted.
-    let wrapper = wrapper_dir.join(WRAPPER);
-    let (mut direct, mut wrapped) = (Vec::new(), Vec::new());
-    for _ in 0..20 {
-        direct.push(time_process(Command::new(&args.provider_bin))?);
-        wrapped.push(time_process(Command::new(&wrapper))?);
-    }
-    let cost = median(&wrapped).saturating_sub(median(&direct));
-    report.notes.push(format!(
-        "the bench installs the provider through a /bin/sh wrapper (for peak RSS); its cost per provider process, \
-         median of 20: {} — included in the overhead figure above",
-        ms(cost)
-    ));
-    Ok(())
-}
-
-async fn timed_plan(cli: Cli, dir: &Path) -> Result<Duration> {
-    let cli_config = mirror::get()?.cli_config.clone();
-    let mut command = Command::new(cli.program()?);
-    command
-        .args(["plan", "-input=false", "-no-color", "-lock=false"])
-        .current_dir(dir)
-        .env("TF_CLI_CONFIG_FILE", &cli_config)
-        .env("TOFU_CLI_CONFIG_FILE", &cli_config)
-        .env("TF_IN_AUTOMATION", "1")
-        .env("CHECKPOINT_DISABLE", "1")
-        .env_remove("TF_CLI_ARGS")
-        .env_remove("TF_PLUGIN_CACHE_DIR");
-    let dir = dir.display().to_string();
-    tokio::task::spawn_blocking(move || time_process(command)).await?.with_context(|| format!("plan in {dir}"))
-}
-
-/// Wall time of one process; for `plan` it must succeed (the provider's own usage message exits 1 by design).
-fn time_process(mut command: Command) -> Result<Duration> {
-    let started = Instant::now();
-    let output = command.stdin(Stdio::null()).output().context("starting the command")?;
-    let elapsed = started.elapsed();
-    let is_plan = command.get_args().next().is_some_and(|a| a == "plan");
-    if is_plan && !output.status.success() {
-        bail!(
-            "{:?} failed ({}):\n{}{}",
-            command,
-            output.status,
-            String::from_utf8_lossy(&output.stderr),
-            String::from_utf8_lossy(&output.stdout)
-        );
-    }
-    Ok(elapsed)
 }
 
 /// 2. Status-wait latency: each run creates a `liqo_gateway` server; with `status-delay-ms` the simulator writes
@@ -521,115 +487,6 @@ fn since_midnight_ms(t: OffsetDateTime) -> i64 {
     let t = t.to_offset(time::UtcOffset::UTC);
     let (h, m, s, micro) = t.to_hms_micro();
     ((i64::from(h) * 60 + i64::from(m)) * 60 + i64::from(s)) * 1000 + i64::from(micro / 1000)
-}
-
-/// Peak RSS of provider processes, recorded by the wrapper while switched on.
-struct RssRecorder {
-    dir: PathBuf,
-}
-
-impl RssRecorder {
-    fn start(&self) -> Result<()> {
-        for entry in fs::read_dir(self.dir.join("rss"))? {
-            fs::remove_file(entry?.path())?;
-        }
-        fs::write(self.dir.join("record"), "")?;
-        Ok(())
-    }
-
-    fn stop(&self) {
-        let _ = fs::remove_file(self.dir.join("record"));
-    }
-
-    /// Peak RSS (kB) of each recorded process. GNU time writes "Command exited with non-zero status N" or
-    /// "Command terminated by signal N" before the figure when the process did not exit 0; those are counted
-    /// apart, because a killed provider did not shut down as go-plugin asked.
-    fn collect(&self) -> Result<(Vec<u64>, usize)> {
-        let (mut peaks, mut unclean) = (Vec::new(), 0);
-        for entry in fs::read_dir(self.dir.join("rss"))? {
-            let text = fs::read_to_string(entry?.path())?;
-            if text.lines().count() > 1 {
-                unclean += 1;
-            }
-            if let Some(kb) = text.lines().last().and_then(|l| l.trim().parse().ok()) {
-                peaks.push(kb);
-            }
-        }
-        peaks.sort_unstable();
-        Ok((peaks, unclean))
-    }
-}
-
-/// 3. The full peering of `examples/modules/peering` (generate, gateways, tenant, peer, offload of one
-///    namespace) applied and destroyed `peering_runs` times; 4. peak RSS of every provider process meanwhile.
-async fn full_peering(args: &Args, ground: &Ground, recorder: &RssRecorder, report: &mut Report) -> Result<()> {
-    let module = repository_root().join("examples/modules/peering");
-    let config = format!(
-        "{}\nmodule \"rome_to_milan\" {{\n  source = \"{}\"\n  providers = {{\n    liqo.provider = liqo.milan\n    \
-         liqo.consumer = liqo.rome\n  }}\n\n  resources                 = {{ cpu = \"4\", memory = \"8Gi\", pods = \"110\" }}\n  \
-         offload_namespaces        = [\"liqo-demo\"]\n  create_offload_namespaces = true\n}}\n",
-        tf::provider_config(ground),
-        module.display()
-    );
-    let work = Workdir::new(args.cli, &config).await?;
-    let (mut applies, mut destroys) = (Vec::new(), Vec::new());
-    recorder.start()?;
-    let result: Result<()> = async {
-        for run in 0..args.peering_runs {
-            let applied = work.apply_with(&["-json"]).await?;
-            applies.push(applied.duration);
-            let destroyed = work.destroy_with(&["-json"]).await?;
-            destroys.push(destroyed.duration);
-            if run == 0 {
-                report.notes.push(format!("slowest resources of the first apply: {}", slowest(&applied.stdout, 4)));
-                report.notes.push(format!("slowest resources of the first destroy: {}", slowest(&destroyed.stdout, 4)));
-            }
-        }
-        Ok(())
-    }
-    .await;
-    recorder.stop();
-    let (peaks, unclean) = recorder.collect()?;
-    if let Err(err) = result {
-        report.notes.push(format!("full peering FAILED after {} apply/destroy cycle(s): {err:#}", destroys.len()));
-    }
-    if !applies.is_empty() {
-        report.add(
-            "peering",
-            format!("full peering apply, median of {}", applies.len()),
-            secs(median(&applies)),
-            "",
-            None,
-        );
-    }
-    if !destroys.is_empty() {
-        report.add(
-            "peering",
-            format!("full peering destroy, median of {}", destroys.len()),
-            secs(median(&destroys)),
-            "",
-            None,
-        );
-        let cycles: Vec<Duration> = applies.iter().zip(&destroys).map(|(a, d)| *a + *d).collect();
-        report.add("peering", "apply + destroy, median", secs(median(&cycles)), "≤ 0.25× kubernetes_manifest", None);
-        report.notes.push(format!("peering runs (s): apply {}; destroy {}", list_secs(&applies), list_secs(&destroys)));
-    }
-    if let (Some(max), false) = (peaks.last(), peaks.is_empty()) {
-        let med = peaks[peaks.len() / 2];
-        report.add(
-            "memory",
-            format!("peak RSS per provider process ({} processes of the peering runs)", peaks.len()),
-            format!("median {:.1} MB, max {:.1} MB", med as f64 / 1024.0, *max as f64 / 1024.0),
-            "≤ 50 MB",
-            Some(*max <= 50 * 1024),
-        );
-        if unclean > 0 {
-            report
-                .notes
-                .push(format!("{unclean} provider process(es) did not exit 0 (see GNU time's line in the rss files)"));
-        }
-    }
-    Ok(())
 }
 
 fn render(machine: &str, report: &Report) -> String {

@@ -1,0 +1,342 @@
+//! 1. Provider overhead: `plan` of a configuration with one `liqo_cluster` data source vs. the same CLI with no
+//!    provider, runs interleaved so that both sides see the same machine load; then where the difference goes.
+//!
+//! The tests' mirror serves the bench's `/bin/sh` wrapper (for peak RSS), a file of a few hundred bytes. The CLI
+//! hashes the installed package against the lock file on every command, so the bench also plans the same
+//! configuration installed from a mirror that holds the release binary itself, as users install it.
+//!
+//! The split has two sources:
+//! - the same configuration with the wrapper installed through `dev_overrides` instead of the mirror: the CLI
+//!   then skips the package check altogether;
+//! - `TF_LOG=trace` runs of the measured configuration, whose timestamps (ms) give each provider process's
+//!   lifetime, the `ReadDataSource` call and the package check.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use liqo_acceptance::ground::{Ground, MILAN};
+use liqo_acceptance::tf::{self, Cli, Workdir, mirror};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use super::{Report, WRAPPER, list_ms, median, ms, ratio};
+
+/// Traced runs of the configuration with the data source; each component's median is reported.
+const TRACED_RUNS: usize = 5;
+
+pub async fn plan_overhead(args: &super::Args, ground: &Ground, wrapper_dir: &Path, report: &mut Report) -> Result<()> {
+    let baseline_tf = "output \"cluster_id\" {\n  value = \"milan\"\n}\n";
+    let provider_tf = format!(
+        "{}\nprovider \"liqo\" {{\n  kubernetes = {{\n    config_path    = \"{}\"\n    config_context = \"{MILAN}\"\n  }}\n}}\n\n\
+         data \"liqo_cluster\" \"this\" {{}}\n\noutput \"cluster_id\" {{\n  value = data.liqo_cluster.this.cluster_id\n}}\n",
+        tf::required_providers(),
+        ground.kubeconfig(MILAN).display()
+    );
+    let cli = args.cli;
+    let mirror_config = mirror::get()?.cli_config.clone();
+    let baseline = Workdir::new(cli, baseline_tf).await?;
+    let with_provider = Workdir::new(cli, &provider_tf).await?;
+    let overridden = DevOverrides::new(wrapper_dir, &provider_tf)?;
+    let as_shipped = ShippedBinary::new(cli, &args.provider_bin, &provider_tf)?;
+
+    let (mut base, mut ours, mut dev, mut shipped) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // One unmeasured warm-up each (page cache, the API server's first discovery).
+    timed_plan(cli, &baseline.path(), &mirror_config, &[]).await?;
+    timed_plan(cli, &with_provider.path(), &mirror_config, &[]).await?;
+    timed_plan(cli, overridden.path(), &overridden.cli_config, &[]).await?;
+    timed_plan(cli, &as_shipped.config, &as_shipped.cli_config, &[]).await?;
+    for _ in 0..args.plan_runs {
+        base.push(timed_plan(cli, &baseline.path(), &mirror_config, &[]).await?);
+        ours.push(timed_plan(cli, &with_provider.path(), &mirror_config, &[]).await?);
+        dev.push(timed_plan(cli, overridden.path(), &overridden.cli_config, &[]).await?);
+        shipped.push(timed_plan(cli, &as_shipped.config, &as_shipped.cli_config, &[]).await?);
+    }
+    let (b, o, d, u) = (median(&base), median(&ours), median(&dev), median(&shipped));
+    let overhead = o.saturating_sub(b);
+    report.add("overhead", format!("`{cli} plan`, no provider (median of {})", base.len()), ms(b), "", None);
+    report.add(
+        "overhead",
+        format!("`{cli} plan`, 1 `liqo_cluster` data source (median of {})", ours.len()),
+        ms(o),
+        "",
+        None,
+    );
+    report.add(
+        "overhead",
+        "provider overhead, wrapper in the mirror (difference of medians)",
+        format!("+{} ({:.2}×)", ms(overhead), ratio(o, b)),
+        "≤ +40 ms",
+        Some(overhead <= Duration::from_millis(40)),
+    );
+    let user_overhead = u.saturating_sub(b);
+    report.add(
+        "overhead",
+        format!("provider overhead, release binary in the mirror as users install it (median of {})", shipped.len()),
+        format!("+{} ({:.2}×)", ms(user_overhead), ratio(u, b)),
+        "≤ +40 ms",
+        Some(user_overhead <= Duration::from_millis(40)),
+    );
+    report.add(
+        "overhead",
+        format!("same plan, provider via `dev_overrides` (no package check; median of {})", dev.len()),
+        format!("{} (+{} over no provider)", ms(d), ms(d.saturating_sub(b))),
+        "",
+        None,
+    );
+    report.add(
+        "overhead",
+        "the CLI's check of the installed package: wrapper (mirror − dev_overrides) / release binary (vs. wrapper)",
+        format!("{} / {}", ms(o.saturating_sub(d)), ms(u.saturating_sub(o))),
+        "",
+        None,
+    );
+    report.notes.push(format!(
+        "overhead runs (ms), no provider: {}; wrapper from the mirror: {}; wrapper via dev_overrides: {}; release \
+         binary from the mirror: {}",
+        list_ms(&base),
+        list_ms(&ours),
+        list_ms(&dev),
+        list_ms(&shipped)
+    ));
+
+    let mut splits = Vec::new();
+    for run in 0..TRACED_RUNS {
+        let log = with_provider.path().join(format!("trace-{run}.log"));
+        let log_path = log.display().to_string();
+        let env = [("TF_LOG", "trace"), ("TF_LOG_PATH", log_path.as_str())];
+        timed_plan(cli, &with_provider.path(), &mirror_config, &env).await?;
+        let text = std::fs::read_to_string(&log).with_context(|| format!("reading {}", log.display()))?;
+        splits.push(TraceSplit::parse(&text).with_context(|| format!("trace {}", log.display()))?);
+    }
+    report.notes.push(TraceSplit::summary(&splits));
+
+    // The wrapper adds one /bin/sh start to every provider process of the bench; measured so it can be discounted.
+    let wrapper = wrapper_dir.join(WRAPPER);
+    let (mut direct, mut wrapped) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        direct.push(time_process(Command::new(&args.provider_bin))?);
+        wrapped.push(time_process(Command::new(&wrapper))?);
+    }
+    let cost = median(&wrapped).saturating_sub(median(&direct));
+    report.notes.push(format!(
+        "the bench installs the provider through a /bin/sh wrapper (for peak RSS); its cost per provider process, \
+         median of 20: {} — included in the overhead figures above",
+        ms(cost)
+    ));
+    Ok(())
+}
+
+/// A root module whose `liqotech/liqo` comes from `dev_overrides` (the wrapper's directory): no `init`, no lock
+/// file, so no package check. Removed on drop.
+struct DevOverrides {
+    /// Keeps the directory alive (removed on drop).
+    _dir: tempfile::TempDir,
+    config: PathBuf,
+    cli_config: PathBuf,
+}
+
+impl DevOverrides {
+    fn new(wrapper_dir: &Path, main_tf: &str) -> Result<DevOverrides> {
+        let dir = tempfile::Builder::new().prefix("bench-dev-overrides-").tempdir()?;
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(&config)?;
+        std::fs::write(config.join("main.tf"), main_tf)?;
+        let cli_config = dir.path().join("cli.tfrc");
+        std::fs::write(
+            &cli_config,
+            format!(
+                "provider_installation {{\n  dev_overrides {{\n    \"{}\" = \"{}\"\n  }}\n  direct {{}}\n}}\n",
+                tf::PROVIDER_SOURCE,
+                wrapper_dir.display()
+            ),
+        )?;
+        Ok(DevOverrides { _dir: dir, config, cli_config })
+    }
+
+    fn path(&self) -> &Path {
+        &self.config
+    }
+}
+
+/// A root module whose `liqotech/liqo` is the release binary itself, from an unpacked filesystem mirror (the
+/// layout `terraform providers mirror` writes), initialised once. Removed on drop.
+struct ShippedBinary {
+    _dir: tempfile::TempDir,
+    config: PathBuf,
+    cli_config: PathBuf,
+}
+
+impl ShippedBinary {
+    fn new(cli: Cli, binary: &Path, main_tf: &str) -> Result<ShippedBinary> {
+        let dir = tempfile::Builder::new().prefix("bench-shipped-").tempdir()?;
+        let mirror = dir.path().join("mirror");
+        let addresses = ["registry.terraform.io/liqotech/liqo", "registry.opentofu.org/liqotech/liqo"];
+        for address in addresses {
+            let target = mirror.join(address).join(tf::PROVIDER_VERSION).join("linux_amd64");
+            std::fs::create_dir_all(&target)?;
+            std::fs::copy(binary, target.join(format!("terraform-provider-liqo_v{}", tf::PROVIDER_VERSION)))
+                .with_context(|| format!("copying {} into the mirror", binary.display()))?;
+        }
+        let cli_config = dir.path().join("cli.tfrc");
+        let include = addresses.map(|a| format!("\"{a}\"")).join(", ");
+        std::fs::write(
+            &cli_config,
+            format!(
+                "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [{include}]\n  }}\n}}\n",
+                mirror.display()
+            ),
+        )?;
+        let config = dir.path().join("config");
+        std::fs::create_dir_all(&config)?;
+        std::fs::write(config.join("main.tf"), main_tf)?;
+        let init = Command::new(cli.program()?)
+            .args(["init", "-input=false", "-no-color"])
+            .current_dir(&config)
+            .env("TF_CLI_CONFIG_FILE", &cli_config)
+            .env("TOFU_CLI_CONFIG_FILE", &cli_config)
+            .env("CHECKPOINT_DISABLE", "1")
+            .stdin(Stdio::null())
+            .output()?;
+        if !init.status.success() {
+            bail!("init with the release binary's mirror failed:\n{}", String::from_utf8_lossy(&init.stderr));
+        }
+        Ok(ShippedBinary { _dir: dir, config, cli_config })
+    }
+}
+
+/// Where one traced `plan` spent its time, from the CLI's log timestamps (millisecond resolution).
+#[derive(Debug, PartialEq)]
+struct TraceSplit {
+    total: Duration,
+    /// After the CLI found the installed package until its next log line: hashing it against the lock file.
+    package_check: Option<Duration>,
+    /// `starting plugin` → `plugin process exited`, per provider process, in start order.
+    processes: Vec<Duration>,
+    /// `ReadDataSource` request → the CLI writes the data source's state.
+    read_data_source: Option<Duration>,
+}
+
+impl TraceSplit {
+    fn parse(log: &str) -> Result<TraceSplit> {
+        let lines: Vec<(OffsetDateTime, &str)> = log
+            .lines()
+            .filter_map(|l| {
+                let stamp = l.get(..24)?;
+                Some((OffsetDateTime::parse(stamp, &Rfc3339).ok()?, l.get(24..).unwrap_or_default()))
+            })
+            .collect();
+        let (Some(first), Some(last)) = (lines.first(), lines.last()) else { bail!("no timestamped lines") };
+        let between = |a: OffsetDateTime, b: OffsetDateTime| -> Duration { (b - a).try_into().unwrap_or_default() };
+        let after = |k: usize| lines.get(k + 1).map(|(t, _)| between(lines[k].0, *t));
+
+        let package_check =
+            lines.iter().rposition(|(_, l)| l.contains("providercache.fillMetaCache: including")).and_then(after);
+        let mut processes = Vec::new();
+        let mut started: Option<OffsetDateTime> = None;
+        for (t, l) in &lines {
+            if l.contains("provider: starting plugin:") {
+                started = Some(*t);
+            } else if l.contains("provider: plugin process exited")
+                && let Some(s) = started.take()
+            {
+                processes.push(between(s, *t));
+            }
+        }
+        let read_data_source =
+            lines.iter().position(|(_, l)| l.contains("GRPCProvider.v6: ReadDataSource")).and_then(|k| {
+                let done = lines[k..].iter().find(|(_, l)| l.contains("writeResourceInstanceState"))?;
+                Some(between(lines[k].0, done.0))
+            });
+        Ok(TraceSplit { total: between(first.0, last.0), package_check, processes, read_data_source })
+    }
+
+    fn summary(splits: &[TraceSplit]) -> String {
+        let med = |pick: &dyn Fn(&TraceSplit) -> Option<Duration>| -> String {
+            let values: Vec<Duration> = splits.iter().filter_map(pick).collect();
+            if values.is_empty() { "not in the log".to_owned() } else { ms(median(&values)) }
+        };
+        let count = splits.first().map(|s| s.processes.len()).unwrap_or(0);
+        let per_process: Vec<String> = (0..count).map(|k| med(&|s: &TraceSplit| s.processes.get(k).copied())).collect();
+        format!(
+            "overhead split, medians of {} `TF_LOG=trace` plans (trace logging slows the CLI itself): whole plan {}; \
+             package check (of the wrapper) {}; {count} provider processes, start → exit: {}; ReadDataSource \
+             (kube client, TLS to the API server, reads) {}",
+            splits.len(),
+            med(&|s: &TraceSplit| Some(s.total)),
+            med(&|s: &TraceSplit| s.package_check),
+            per_process.join(", "),
+            med(&|s: &TraceSplit| s.read_data_source),
+        )
+    }
+}
+
+/// One `plan` (with extra environment), timed from process start to exit; it must succeed.
+pub async fn timed_plan(cli: Cli, dir: &Path, cli_config: &Path, env: &[(&str, &str)]) -> Result<Duration> {
+    let mut command = Command::new(cli.program()?);
+    command
+        .args(["plan", "-input=false", "-no-color", "-lock=false"])
+        .current_dir(dir)
+        .env("TF_CLI_CONFIG_FILE", cli_config)
+        .env("TOFU_CLI_CONFIG_FILE", cli_config)
+        .env("TF_IN_AUTOMATION", "1")
+        .env("CHECKPOINT_DISABLE", "1")
+        .env_remove("TF_LOG")
+        .env_remove("TF_CLI_ARGS")
+        .env_remove("TF_PLUGIN_CACHE_DIR");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let dir = dir.display().to_string();
+    tokio::task::spawn_blocking(move || time_process(command)).await?.with_context(|| format!("plan in {dir}"))
+}
+
+/// Wall time of one process; for `plan` it must succeed (the provider's own usage message exits 1 by design).
+pub fn time_process(mut command: Command) -> Result<Duration> {
+    let started = Instant::now();
+    let output = command.stdin(Stdio::null()).output().context("starting the command")?;
+    let elapsed = started.elapsed();
+    let is_plan = command.get_args().next().is_some_and(|a| a == "plan");
+    if is_plan && !output.status.success() {
+        bail!(
+            "{:?} failed ({}):\n{}{}",
+            command,
+            output.status,
+            String::from_utf8_lossy(&output.stderr),
+            String::from_utf8_lossy(&output.stdout)
+        );
+    }
+    Ok(elapsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_a_plan_trace_into_package_check_processes_and_the_data_source_read() {
+        let log = "2026-11-22T02:43:27.414Z [INFO]  Terraform version: 1.11.4\n\
+                   2026-11-22T02:43:27.417Z [TRACE] providercache.fillMetaCache: including .terraform/providers/x as a candidate\n\
+                   2026-11-22T02:43:27.476Z [DEBUG] checking for provisioner in \".\"\n\
+                   2026-11-22T02:43:27.480Z [DEBUG] provider: starting plugin: path=x\n\
+                   2026-11-22T02:43:27.490Z [INFO]  provider: plugin process exited: plugin=x id=1\n\
+                   2026-11-22T02:43:27.500Z [DEBUG] provider: starting plugin: path=x\n\
+                   2026-11-22T02:43:27.505Z [TRACE] GRPCProvider.v6: ReadDataSource\n\
+                   continuation line without a timestamp\n\
+                   2026-11-22T02:43:27.514Z [TRACE] NodeAbstractResouceInstance.writeResourceInstanceState to refreshState\n\
+                   2026-11-22T02:43:27.523Z [INFO]  provider: plugin process exited: plugin=x id=2\n\
+                   2026-11-22T02:43:27.530Z [TRACE] statemgr.Filesystem: unlocking terraform.tfstate\n";
+        let split = TraceSplit::parse(log).unwrap();
+        let d = Duration::from_millis;
+        assert_eq!(
+            split,
+            TraceSplit {
+                total: d(116),
+                package_check: Some(d(59)),
+                processes: vec![d(10), d(23)],
+                read_data_source: Some(d(9)),
+            }
+        );
+        assert!(TraceSplit::summary(&[split]).contains("package check (of the wrapper) 59 ms"));
+    }
+}
