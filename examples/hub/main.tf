@@ -1,7 +1,7 @@
 # Hub and spoke: one provider cluster (milan) shares resources with three consumers (rome, turin, naples).
 # Providers cannot use for_each, so each consumer has its own provider block and module call.
 terraform {
-  required_version = ">= 1.0"
+  required_version = ">= 1.0.5"
   required_providers {
     liqo = {
       source = "liqotech/liqo"

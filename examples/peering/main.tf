@@ -1,7 +1,7 @@
 # One declarative peering, as in Liqo's documentation: `rome` (consumer) gets a virtual node backed by `milan`
 # (provider). Point the two variables at kubeconfigs with cluster-admin rights on each cluster.
 terraform {
-  required_version = ">= 1.0"
+  required_version = ">= 1.0.5"
   required_providers {
     liqo = {
       source = "liqotech/liqo"

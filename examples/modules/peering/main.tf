@@ -39,6 +39,15 @@ resource "liqo_gateway" "server" {
   }
 }
 
+# The endpoint the consumer dials: the server's published one unless the caller overrides it (e.g. behind NAT).
+# A local rather than a reference into liqo_gateway.client.client, which Terraform 1.0 cannot resolve.
+locals {
+  gateway_endpoint = {
+    addresses = coalesce(var.gateway_client_addresses, liqo_gateway.server.endpoint_addresses)
+    port      = coalesce(var.gateway_client_port, liqo_gateway.server.endpoint_port)
+  }
+}
+
 resource "liqo_gateway" "client" {
   provider             = liqo.consumer
   tenant_namespace     = liqo_generate.consumer.tenant_namespace
@@ -49,8 +58,8 @@ resource "liqo_gateway" "client" {
   mtu                  = var.mtu
   wait_for_connection  = var.wait_for_connection
   client = {
-    addresses = coalesce(var.gateway_client_addresses, liqo_gateway.server.endpoint_addresses)
-    port      = coalesce(var.gateway_client_port, liqo_gateway.server.endpoint_port)
+    addresses = local.gateway_endpoint.addresses
+    port      = local.gateway_endpoint.port
     protocol  = "UDP"
   }
 }

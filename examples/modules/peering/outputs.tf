@@ -20,10 +20,7 @@ output "accepted_resources" {
 
 output "gateway_endpoint" {
   description = "WireGuard endpoint of the provider's gateway (addresses and port) as the consumer dials it."
-  value = {
-    addresses = liqo_gateway.client.client.addresses
-    port      = liqo_gateway.client.client.port
-  }
+  value       = local.gateway_endpoint
 }
 
 output "status" {

@@ -1,5 +1,5 @@
 terraform {
-  required_version = ">= 1.0"
+  required_version = ">= 1.0.5"
   required_providers {
     liqo = {
       source                = "liqotech/liqo"
