@@ -3,8 +3,12 @@
 # filesystem mirror holds; the acceptance tests install the provider from such a mirror).
 #
 # Usage:
-#   ./release.sh [--out DIR]
-#       cargo build --release, then package the binary for linux_amd64 into DIR (default: dist/)
+#   ./release.sh [--out DIR] [--platforms "linux_amd64 linux_arm64"]
+#       build static (musl) release binaries for each platform, cross-linked with zig through cargo-zigbuild,
+#       then package them into DIR (default: dist/). The cross toolchain is installed on first use into
+#       ${LIQO_TEST_CACHE:-~/.cache/terraform-provider-liqo} (outside the repository, keyed by version): the Rust
+#       std of each target (rustup), zig from PyPI's `ziglang` wheel, cargo-zigbuild from crates.io.
+#       darwin and windows binaries need their vendors' SDKs; the release workflow builds those on their runners.
 #   ./release.sh package --binary PATH [--out DIR] [--os OS] [--arch ARCH]
 #       package an already built binary (the tests package target/debug/terraform-provider-liqo this way);
 #       OS and ARCH are Go's names (linux, darwin, windows; amd64, arm64), default linux amd64
@@ -118,12 +122,51 @@ if [ "${1:-}" = package ]; then
   exit 0
 fi
 
+ZIGLANG_VERSION=0.13.0.post1
+CARGO_ZIGBUILD_VERSION=0.24.1
+
+# Rust target triple of a registry platform this script can build here.
+rust_target() {
+  case $1 in
+    linux_amd64) echo x86_64-unknown-linux-musl ;;
+    linux_arm64) echo aarch64-unknown-linux-musl ;;
+    *) die "platform $1 cannot be cross-built here (darwin and windows need their SDKs): build it on its own OS and run ./release.sh package" ;;
+  esac
+}
+
+# Installs what is missing of the cross toolchain into the cache and puts zig and cargo-zigbuild on PATH.
+cross_toolchain() {
+  local cache=${LIQO_TEST_CACHE:-$HOME/.cache/terraform-provider-liqo}
+  local zig_dir="$cache/ziglang-$ZIGLANG_VERSION" zigbuild_root="$cache/cargo-zigbuild-$CARGO_ZIGBUILD_VERSION"
+  if [ ! -x "$zig_dir/ziglang/zig" ]; then
+    log "installing zig (PyPI ziglang==$ZIGLANG_VERSION) into $zig_dir (once)"
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$zig_dir" "ziglang==$ZIGLANG_VERSION" \
+      || die "could not install ziglang==$ZIGLANG_VERSION from PyPI (needs python3 with pip)"
+  fi
+  if [ ! -x "$zigbuild_root/bin/cargo-zigbuild" ]; then
+    log "building cargo-zigbuild $CARGO_ZIGBUILD_VERSION into $zigbuild_root (once)"
+    CARGO_TARGET_DIR="$zigbuild_root/build" cargo install --locked --quiet --version "=$CARGO_ZIGBUILD_VERSION" \
+      --root "$zigbuild_root" cargo-zigbuild || die "cargo install cargo-zigbuild failed (see above)"
+    rm -rf "$zigbuild_root/build"
+  fi
+  export PATH="$zig_dir/ziglang:$zigbuild_root/bin:$PATH"
+}
+
+platforms="linux_amd64 linux_arm64"
 while [ $# -gt 0 ]; do
   case $1 in
     --out) out=$2; shift 2 ;;
+    --platforms) platforms=$2; shift 2 ;;
     *) die "unknown argument $1 (see the usage at the top of $0)" ;;
   esac
 done
-log "building $name (release)"
-cargo build --release --locked --quiet --manifest-path "$repo/Cargo.toml" -p "$name" --bin "$name"
-package "${CARGO_TARGET_DIR:-$repo/target}/release/$name" "$out" linux amd64
+cross_toolchain
+for platform in $platforms; do
+  target=$(rust_target "$platform")
+  rustup target list --installed | grep -qx "$target" || rustup target add "$target" >&2 \
+    || die "rustup target add $target failed"
+  log "building $name for $platform ($target, static, release)"
+  cargo zigbuild --release --locked --quiet --manifest-path "$repo/Cargo.toml" -p "$name" --bin "$name" --target "$target" \
+    || die "cargo zigbuild for $target failed (see above)"
+  package "${CARGO_TARGET_DIR:-$repo/target}/$target/release/$name" "$out" "${platform%_*}" "${platform#*_}"
+done
