@@ -81,42 +81,43 @@ GO
   rm -rf "$work"
 }
 
-build_opentofu() {
-  local out="$bin/tofu-$OPENTOFU_VERSION"
-  [ -x "$out" ] && return 0
-  log "building OpenTofu $OPENTOFU_VERSION (first run only)"
-  local dir work; work=$(mktemp -d)
-  # OpenTofu's go.mod has a replace directive, so `go install` refuses it; build in a writable copy of the
-  # downloaded module directory instead.
-  dir=$(go mod download -json "github.com/opentofu/opentofu@$OPENTOFU_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
-  cp -r "$dir/." "$work/src" 2>/dev/null || cp -r "$dir" "$work/src"
+# build_in_module_copy NAME MODULE@VERSION PACKAGE LDFLAGS OUT: builds PACKAGE of a module whose go.mod has replace
+# directives (so `go install` refuses it) in a writable copy of its downloaded module directory, into OUT.
+build_in_module_copy() {
+  local name=$1 module=$2 package=$3 ldflags=$4 out=$5 dir work
+  log "building $name (first run only)"
+  work=$(mktemp -d)
+  dir=$(go mod download -json "$module" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  cp -r "$dir" "$work/src"
   chmod -R u+w "$work/src"
-  (cd "$work/src" && go build -trimpath -ldflags="-s -w -X github.com/opentofu/opentofu/version.dev=no" -o "$out.tmp" ./cmd/tofu) \
-    || { log "OpenTofu build failed in $work"; return 1; }
-  mv "$out.tmp" "$out"
+  (cd "$work/src" && go build -trimpath -ldflags="$ldflags" -o "$out.tmp" "$package") \
+    || { log "$name build failed in $work"; return 1; }
   rm -rf "$work"
 }
 
-# Terraform 1.0.x, the oldest line with plugin protocol 6, built from its Go module like OpenTofu (its go.mod
-# has replace directives too). 1.0.11 is the last 1.0 release; earlier 1.0 releases crash planning nested
-# attributes (fixed in 1.0.5), so they prove nothing a user of 1.0 should rely on.
-build_terraform_1_0() {
-  local out="$bin/terraform-$TERRAFORM_1_0_VERSION"
+build_opentofu() {
+  local out="$bin/tofu-$OPENTOFU_VERSION"
   [ -x "$out" ] && return 0
-  log "building Terraform $TERRAFORM_1_0_VERSION (first run only)"
-  local dir work; work=$(mktemp -d)
-  dir=$(go mod download -json "github.com/hashicorp/terraform@v$TERRAFORM_1_0_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
-  cp -r "$dir" "$work/src"
-  chmod -R u+w "$work/src"
-  (cd "$work/src" && go build -trimpath -ldflags='-s -w' -o "$out.tmp" .) \
-    || { log "Terraform $TERRAFORM_1_0_VERSION build failed in $work"; return 1; }
-  local said; said=$(CHECKPOINT_DISABLE=1 "$out.tmp" version 2>&1 | head -n 1 || true)
+  build_in_module_copy "OpenTofu $OPENTOFU_VERSION" "github.com/opentofu/opentofu@$OPENTOFU_VERSION" ./cmd/tofu \
+    "-s -w -X github.com/opentofu/opentofu/version.dev=no" "$out" || return 1
+  mv "$out.tmp" "$out"
+}
+
+# Terraform 1.0.x, the oldest line with plugin protocol 6, built like OpenTofu (its go.mod has replace directives
+# too). 1.0.11 is the last 1.0 release; earlier 1.0 releases crash planning nested attributes (fixed in 1.0.5),
+# so they prove nothing a user of 1.0 should rely on.
+build_terraform_1_0() {
+  local out="$bin/terraform-$TERRAFORM_1_0_VERSION" said
+  [ -x "$out" ] && return 0
+  build_in_module_copy "Terraform $TERRAFORM_1_0_VERSION" "github.com/hashicorp/terraform@v$TERRAFORM_1_0_VERSION" . \
+    "-s -w" "$out" || return 1
+  said=$(CHECKPOINT_DISABLE=1 "$out.tmp" version 2>&1 | head -n 1 || true)
   if [ "$said" != "Terraform v$TERRAFORM_1_0_VERSION" ]; then
-    log "the Terraform built in $work says \"$said\", not Terraform v$TERRAFORM_1_0_VERSION"
+    log "the Terraform built from its module says \"$said\", not Terraform v$TERRAFORM_1_0_VERSION"
+    rm -f "$out.tmp"
     return 1
   fi
   mv "$out.tmp" "$out"
-  rm -rf "$work"
 }
 
 build_etcd
