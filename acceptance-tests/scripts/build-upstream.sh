@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Builds the upstream binaries the test ground runs — etcd, kube-apiserver, kube-controller-manager and
-# OpenTofu — from their Go modules, pinned below, into a cache outside the repository keyed by version, and
-# Terraform 1.0.11, the oldest client line the provider supports (see build_terraform_1_0).
+# Builds the upstream binaries the tests run, from their Go modules, pinned below, into a cache outside the
+# repository keyed by version: etcd, kube-apiserver, kube-controller-manager and kube-scheduler (the ground), and
+# the three clients the acceptance suite proves the provider with — Terraform 1.16.4 and OpenTofu 1.11.7 (the
+# newest releases, the whole suite) and Terraform 1.0.11 (the oldest line with plugin protocol 6, a subset; README
+# "Supported versions").
 # A binary already in the cache is reused; nothing is rebuilt unless it is missing.
+#
+# Output: one line per step with its duration; the full log of each build is kept in $cache/logs/ and its last
+# lines are printed when it fails.
 #
 # Usage: build-upstream.sh            builds what is missing, prints the bin directory on the last line
 # Env:   LIQO_TEST_CACHE              cache root (default $HOME/.cache/terraform-provider-liqo)
@@ -10,21 +15,16 @@ set -euo pipefail
 
 KUBERNETES_VERSION=v1.34.4
 ETCD_VERSION=v3.6.16
-OPENTOFU_VERSION=v1.10.10
+TERRAFORM_VERSION=1.16.4
+OPENTOFU_VERSION=1.11.7
 TERRAFORM_1_0_VERSION=1.0.11
 
-cache=${LIQO_TEST_CACHE:-$HOME/.cache/terraform-provider-liqo}
-bin="$cache/bin"
-mkdir -p "$bin"
-export GOFLAGS=-buildvcs=false CGO_ENABLED=0
-
-log() { printf '[build-upstream] %s\n' "$*" >&2; }
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
 
 build_etcd() {
-  local out="$bin/etcd-$ETCD_VERSION"
-  [ -x "$out" ] && return 0
-  log "building etcd $ETCD_VERSION (first run only)"
-  local work; work=$(mktemp -d)
+  local out=$1 work=$2
   # etcd publishes its server as a library; a three-line main around etcdmain is the etcd binary.
   cat >"$work/main.go" <<'GO'
 package main
@@ -37,22 +37,21 @@ import (
 
 func main() { etcdmain.Main(os.Args) }
 GO
-  (cd "$work" && go mod init ground/etcd >/dev/null 2>&1 \
-    && go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null 2>&1 \
-    && go mod tidy >/dev/null 2>&1 \
-    && go build -trimpath -ldflags='-s -w' -o "$out.tmp" .) || { log "etcd build failed in $work"; return 1; }
-  mv "$out.tmp" "$out"
-  rm -rf "$work"
+  cd "$work"
+  go mod init ground/etcd
+  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+  go mod tidy
+  go build -trimpath -ldflags='-s -w' -o "$out" .
 }
 
+# kube-apiserver, kube-controller-manager and kube-scheduler (which places the pods of Liqo's Deployments on the
+# ground's fake nodes) in one build, as they share most packages. OUT is kube-apiserver; the other two land beside
+# it first, so a cached kube-apiserver means all three are there.
 build_kubernetes() {
-  local api="$bin/kube-apiserver-$KUBERNETES_VERSION" kcm="$bin/kube-controller-manager-$KUBERNETES_VERSION"
-  [ -x "$api" ] && [ -x "$kcm" ] && return 0
-  log "building kube-apiserver and kube-controller-manager $KUBERNETES_VERSION (first run only, several minutes)"
-  local work dir staging; work=$(mktemp -d)
+  local out=$1 work=$2 dir staging
   # k8s.io/kubernetes cannot be `go install`ed: its go.mod points the k8s.io/* staging modules at ./staging.
   # A throwaway module requires it and replaces each staging module with its published v0.X.Y twin.
-  dir=$(go mod download -json "k8s.io/kubernetes@$KUBERNETES_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+  dir=$(module_dir "k8s.io/kubernetes@$KUBERNETES_VERSION")
   staging="v0.${KUBERNETES_VERSION#v1.}"
   {
     echo "module ground/kubernetes"
@@ -71,62 +70,56 @@ package tools
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 )
 GO
-  (cd "$work" && go mod tidy >/dev/null \
-    && go build -trimpath -ldflags='-s -w' -o "$work/out/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager) \
-    || { log "kubernetes build failed in $work"; return 1; }
-  mv "$work/out/kube-apiserver" "$api"
-  mv "$work/out/kube-controller-manager" "$kcm"
-  rm -rf "$work"
+  cd "$work"
+  go mod tidy
+  go build -trimpath -ldflags='-s -w' -o "$work/out/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler
+  mv "$work/out/kube-scheduler" "$bin/kube-scheduler-$KUBERNETES_VERSION"
+  mv "$work/out/kube-controller-manager" "$bin/kube-controller-manager-$KUBERNETES_VERSION"
+  mv "$work/out/kube-apiserver" "$out"
 }
 
-# build_in_module_copy NAME MODULE@VERSION PACKAGE LDFLAGS OUT: builds PACKAGE of a module whose go.mod has replace
-# directives (so `go install` refuses it) in a writable copy of its downloaded module directory, into OUT.
-build_in_module_copy() {
-  local name=$1 module=$2 package=$3 ldflags=$4 out=$5 dir work
-  log "building $name (first run only)"
-  work=$(mktemp -d)
-  dir=$(go mod download -json "$module" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
-  cp -r "$dir" "$work/src"
-  chmod -R u+w "$work/src"
-  (cd "$work/src" && go build -trimpath -ldflags="$ldflags" -o "$out.tmp" "$package") \
-    || { log "$name build failed in $work"; return 1; }
-  rm -rf "$work"
-}
-
-build_opentofu() {
-  local out="$bin/tofu-$OPENTOFU_VERSION"
-  [ -x "$out" ] && return 0
-  build_in_module_copy "OpenTofu $OPENTOFU_VERSION" "github.com/opentofu/opentofu@$OPENTOFU_VERSION" ./cmd/tofu \
-    "-s -w -X github.com/opentofu/opentofu/version.dev=no" "$out" || return 1
-  mv "$out.tmp" "$out"
-}
-
-# Terraform 1.0.x, the oldest line with plugin protocol 6, built like OpenTofu (its go.mod has replace directives
-# too). 1.0.11 is the last 1.0 release; earlier 1.0 releases crash planning nested attributes (fixed in 1.0.5),
-# so they prove nothing a user of 1.0 should rely on.
-build_terraform_1_0() {
-  local out="$bin/terraform-$TERRAFORM_1_0_VERSION" said
-  [ -x "$out" ] && return 0
-  build_in_module_copy "Terraform $TERRAFORM_1_0_VERSION" "github.com/hashicorp/terraform@v$TERRAFORM_1_0_VERSION" . \
-    "-s -w" "$out" || return 1
-  said=$(CHECKPOINT_DISABLE=1 "$out.tmp" version 2>&1 | head -n 1 || true)
-  if [ "$said" != "Terraform v$TERRAFORM_1_0_VERSION" ]; then
-    log "the Terraform built from its module says \"$said\", not Terraform v$TERRAFORM_1_0_VERSION"
-    rm -f "$out.tmp"
+# A client built from its module (their go.mod files have replace directives, so `go install` refuses them); checks
+# that the binary reports the pinned version, since a module copy could build something else and still succeed.
+build_client() {
+  local module=$1 ldflags=$2 expected=$3 out=$4 work=$5 said
+  build_in_module_copy "$module" . "$ldflags" "$out" "$work"
+  said=$(CHECKPOINT_DISABLE=1 "$out" version 2>&1 | head -n 1 || true)
+  if [ "$said" != "$expected" ]; then
+    echo "the binary built from $module says \"$said\", not \"$expected\""
     return 1
   fi
-  mv "$out.tmp" "$out"
 }
 
-build_etcd
-build_kubernetes
-build_opentofu
-build_terraform_1_0
-ln -sf "etcd-$ETCD_VERSION" "$bin/etcd"
-ln -sf "kube-apiserver-$KUBERNETES_VERSION" "$bin/kube-apiserver"
-ln -sf "kube-controller-manager-$KUBERNETES_VERSION" "$bin/kube-controller-manager"
-ln -sf "tofu-$OPENTOFU_VERSION" "$bin/tofu"
-ln -sf "terraform-$TERRAFORM_1_0_VERSION" "$bin/terraform-1.0"
+build_terraform() {
+  build_client "github.com/hashicorp/terraform@v$TERRAFORM_VERSION" "-s -w" "Terraform v$TERRAFORM_VERSION" "$@"
+}
+
+# `version.dev=no` marks a release build, as OpenTofu's own release does (otherwise it says "-dev").
+build_opentofu() {
+  build_client "github.com/opentofu/opentofu@v$OPENTOFU_VERSION" \
+    "-s -w -X github.com/opentofu/opentofu/version.dev=no" "OpenTofu v$OPENTOFU_VERSION" "$@"
+}
+
+# Terraform 1.0.11 is the last 1.0 release; earlier 1.0 releases crash planning nested attributes (fixed in 1.0.5),
+# so they prove nothing a user of 1.0 should rely on.
+build_terraform_1_0() {
+  build_client "github.com/hashicorp/terraform@v$TERRAFORM_1_0_VERSION" "-s -w" "Terraform v$TERRAFORM_1_0_VERSION" "$@"
+}
+
+cached_build "etcd $ETCD_VERSION" "$bin/etcd-$ETCD_VERSION" build_etcd
+cached_build "kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION" "$bin/kube-apiserver-$KUBERNETES_VERSION" build_kubernetes
+cached_build "Terraform $TERRAFORM_VERSION" "$bin/terraform-$TERRAFORM_VERSION" build_terraform
+cached_build "OpenTofu $OPENTOFU_VERSION" "$bin/tofu-$OPENTOFU_VERSION" build_opentofu
+cached_build "Terraform $TERRAFORM_1_0_VERSION" "$bin/terraform-$TERRAFORM_1_0_VERSION" build_terraform_1_0
+ln -sfn "etcd-$ETCD_VERSION" "$bin/etcd"
+ln -sfn "kube-apiserver-$KUBERNETES_VERSION" "$bin/kube-apiserver"
+ln -sfn "kube-controller-manager-$KUBERNETES_VERSION" "$bin/kube-controller-manager"
+ln -sfn "kube-scheduler-$KUBERNETES_VERSION" "$bin/kube-scheduler"
+ln -sfn "terraform-$TERRAFORM_VERSION" "$bin/terraform"
+ln -sfn "tofu-$OPENTOFU_VERSION" "$bin/tofu"
+ln -sfn "terraform-$TERRAFORM_1_0_VERSION" "$bin/terraform-1.0"
 echo "$bin"
