@@ -85,29 +85,67 @@ GO
 # A client built from its module (their go.mod files have replace directives, so `go install` refuses them); checks
 # that the binary reports the pinned version, since a module copy could build something else and still succeed.
 build_client() {
-  local module=$1 ldflags=$2 expected=$3 out=$4 work=$5 said
-  build_in_module_copy "$module" . "$ldflags" "$out" "$work"
-  said=$(CHECKPOINT_DISABLE=1 "$out" version 2>&1 | head -n 1 || true)
+  local module=$1 package=$2 ldflags=$3 expected=$4 out=$5 work=$6 said
+  copy_module "$module" "$work/src"
+  drop_missing_nested_modules "$work/src"
+  (cd "$work/src" && go build -trimpath -ldflags="$ldflags" -o "$out" "$package")
+  # A CLI configuration file named in the environment but absent makes the client warn before its version.
+  said=$(env -u TF_CLI_CONFIG_FILE -u TOFU_CLI_CONFIG_FILE CHECKPOINT_DISABLE=1 "$out" version 2>&1 | head -n 1 || true)
   if [ "$said" != "$expected" ]; then
     echo "the binary built from $module says \"$said\", not \"$expected\""
     return 1
   fi
 }
 
+# Since 1.10 Terraform's remote-state backends (s3, gcs, azurerm, …) are Go modules nested in its repository, wired in
+# by `replace … => ./internal/backend/remote-state/…`. A module download never contains nested modules and the
+# module proxy serves none of them, so the build leaves those backends out (drop_missing_nested_modules); the tests
+# keep state in the local backend, which is in the main module, like every other code path they exercise.
+# `version.dev=no` marks a release build, as HashiCorp's release does (otherwise it says "-dev").
 build_terraform() {
-  build_client "github.com/hashicorp/terraform@v$TERRAFORM_VERSION" "-s -w" "Terraform v$TERRAFORM_VERSION" "$@"
+  build_client "github.com/hashicorp/terraform@v$TERRAFORM_VERSION" . \
+    "-s -w -X github.com/hashicorp/terraform/version.dev=no" "Terraform v$TERRAFORM_VERSION" "$@"
+}
+
+# drop_missing_nested_modules DIR: in a module copy, removes the require and replace lines of nested modules whose
+# replacement directory is absent, and from Go files outside tests, the imports of those modules and the lines that
+# use them (Terraform's backend table). Fails if a use it does not know how to remove remains: go build says where.
+drop_missing_nested_modules() {
+  python3 - "$1" <<'PY'
+import pathlib, re, sys
+root = pathlib.Path(sys.argv[1])
+gomod = root / "go.mod"
+text = gomod.read_text()
+missing = [m for m, d in re.findall(r"^replace\s+(\S+)\s+=>\s+(\./\S+)\s*$", text, re.M) if not (root / d).is_dir()]
+if not missing:
+    sys.exit(0)
+names = "|".join(re.escape(m) for m in missing)
+text = re.sub(rf"^\s*(replace\s+)?({names})\s.*\n", "", text, flags=re.M)
+gomod.write_text(text)
+for src in root.rglob("*.go"):
+    if src.name.endswith("_test.go"):
+        continue
+    code = src.read_text()
+    aliases = re.findall(rf'^\s*(\w+)\s+"({names})"\s*$', code, re.M)
+    if not aliases:
+        continue
+    for alias, _ in aliases:
+        code = re.sub(rf"^.*\b{alias}\b.*\n", "", code, flags=re.M)
+    src.write_text(code)
+    print(f"left out of {src.relative_to(root)}: {', '.join(m for _, m in aliases)}")
+PY
 }
 
 # `version.dev=no` marks a release build, as OpenTofu's own release does (otherwise it says "-dev").
 build_opentofu() {
-  build_client "github.com/opentofu/opentofu@v$OPENTOFU_VERSION" \
+  build_client "github.com/opentofu/opentofu@v$OPENTOFU_VERSION" ./cmd/tofu \
     "-s -w -X github.com/opentofu/opentofu/version.dev=no" "OpenTofu v$OPENTOFU_VERSION" "$@"
 }
 
 # Terraform 1.0.11 is the last 1.0 release; earlier 1.0 releases crash planning nested attributes (fixed in 1.0.5),
 # so they prove nothing a user of 1.0 should rely on.
 build_terraform_1_0() {
-  build_client "github.com/hashicorp/terraform@v$TERRAFORM_1_0_VERSION" "-s -w" "Terraform v$TERRAFORM_1_0_VERSION" "$@"
+  build_client "github.com/hashicorp/terraform@v$TERRAFORM_1_0_VERSION" . "-s -w" "Terraform v$TERRAFORM_1_0_VERSION" "$@"
 }
 
 cached_build "etcd $ETCD_VERSION" "$bin/etcd-$ETCD_VERSION" build_etcd

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks the workspace's dependency tree against deny.toml with a pinned cargo-deny: licences, banned or
-# duplicated crates, and where crates come from. These need no network once the crates are in cargo's cache.
+# duplicated crates, and where crates come from. It fetches every crate of Cargo.lock first (all platforms); the
+# checks themselves then run offline.
 # The advisories check needs the RustSec advisory database, cloned from GitHub; it runs only with
 # LIQO_DENY_ADVISORIES=1 (e.g. on CI with network access), and the output says so when it is skipped.
 #
@@ -26,6 +27,9 @@ if [ ! -x "$deny" ] || ! "$deny" --version 2>/dev/null | grep -qx "cargo-deny $v
 fi
 
 cd "$repo"
+# The checks read every crate of Cargo.lock from cargo's cache, including the crates of other platforms that a host
+# build never downloads (a machine whose cache happened to hold them hid that): fetch them all first.
+cargo fetch --locked --quiet --manifest-path "$repo/Cargo.toml"
 checks=(licenses bans sources)
 if [ "${LIQO_DENY_ADVISORIES:-0}" = 1 ]; then
   checks+=(advisories)
@@ -41,4 +45,5 @@ echo "==> cargo deny $version check ${checks[*]} (policy: deny.toml)" >&2
 network=(--offline)
 [ "${LIQO_DENY_ADVISORIES:-0}" = 1 ] && network=()
 # deny.toml next to the workspace manifest is the policy cargo-deny reads by default.
-exec "$deny" --locked "${network[@]}" --manifest-path "$repo/Cargo.toml" check "${checks[@]}"
+# --hide-inclusion-graph: a duplicate is one line each, not a dependency tree of a hundred.
+exec "$deny" --locked "${network[@]}" --manifest-path "$repo/Cargo.toml" check --hide-inclusion-graph "${checks[@]}"

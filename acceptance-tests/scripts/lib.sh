@@ -44,11 +44,17 @@ PY
 # build_in_module_copy MODULE@VERSION PACKAGE LDFLAGS OUT WORK: builds PACKAGE of a module whose go.mod has replace
 # directives (so `go install` refuses it) in a writable copy of its downloaded module directory, into OUT.
 build_in_module_copy() {
-  local spec=$1 package=$2 ldflags=$3 out=$4 work=$5 dir
-  dir=$(module_dir "$spec")
-  cp -r "$dir" "$work/src"
-  chmod -R u+w "$work/src"
+  local spec=$1 package=$2 ldflags=$3 out=$4 work=$5
+  copy_module "$spec" "$work/src"
   (cd "$work/src" && go build -trimpath -ldflags="$ldflags" -o "$out" "$package")
+}
+
+# copy_module MODULE@VERSION DEST: a writable copy of the downloaded module directory (Go's cache is read-only).
+copy_module() {
+  local dir
+  dir=$(module_dir "$1")
+  cp -r "$dir" "$2"
+  chmod -R u+w "$2"
 }
 
 # cached_build LABEL OUT FUNCTION [ARGS…]: unless OUT exists, runs `FUNCTION ARGS… OUT.tmp WORKDIR` in a subshell

@@ -8,7 +8,7 @@
 //! connections it accepts and closes them. A control at the end shows the counter works: a configuration that
 //! does need the API (reading `data "liqo_cluster"`) is seen by it.
 //!
-//! Needs no test ground. Runs once per available client (`terraform` when on PATH, and `tofu`), side by side,
+//! Needs no test ground. Runs once per client (Terraform 1.16.4 and OpenTofu 1.11.7), side by side,
 //! one working directory per client, `init` once, `main.tf` rewritten per case.
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

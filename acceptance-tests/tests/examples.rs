@@ -1,5 +1,5 @@
 //! The shipped examples, as a user runs them: each applies on the test ground, re-plans empty and destroys leaving
-//! no Liqo object behind, with `terraform` (when on PATH), Terraform 1.0.11 and `tofu`. The hub runs on its own
+//! no Liqo object behind, with Terraform 1.16.4, Terraform 1.0.11 and OpenTofu 1.11.7. The hub runs on its own
 //! ground of one provider and three consumer control planes, and `destroy -target` of one consumer's module
 //! instance must leave the other two peerings working.
 

@@ -3,7 +3,7 @@
 //! must end with Liqo's reason or the condition that never came. A denied ResourceSlice is covered by peer.rs.
 //!
 //! One ground of its own (the API server restart would disturb other tests), one client: the first of
-//! `Cli::available()` (terraform when on PATH, else tofu); the steps share the ground and run in sequence.
+//! `Cli::available()` (Terraform 1.16.4 and OpenTofu 1.11.7); the steps share the ground and run in sequence.
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

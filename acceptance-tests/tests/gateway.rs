@@ -1,4 +1,4 @@
-//! `liqo_gateway` against the test ground, once per client (`terraform` when on PATH, Terraform 1.0.11, `tofu`):
+//! `liqo_gateway` against the test ground, once per client (Terraform 1.16.4, Terraform 1.0.11, OpenTofu 1.11.7):
 //! liqo_generate on both sides, the WireGuard server on `milan` and the client on `rome`. The simulator plays
 //! Liqo's networking controllers: it renders the gateways, publishes the server endpoint and sets each
 //! Connection to `Connected` only when each side's PublicKey holds the other side's key from its key Secret.

@@ -1,5 +1,5 @@
-//! `liqo_generate` and `data "liqo_cluster"` against the test ground, once per available client (`terraform` when
-//! on PATH, and `tofu`). The checks read the clusters directly: outputs are compared with Liqo's objects, and
+//! `liqo_generate` and `data "liqo_cluster"` against the test ground, once per client (Terraform 1.16.4
+//! and OpenTofu 1.11.7). The checks read the clusters directly: outputs are compared with Liqo's objects, and
 //! the WireGuard key pair is verified in the Secret, never in Terraform's state or output.
 use std::collections::BTreeMap;
 

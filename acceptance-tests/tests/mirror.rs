@@ -1,5 +1,5 @@
 //! The provider under test is installed the way users get it: from its release archive in a filesystem
-//! mirror, by every available client (OpenTofu always, Terraform when on PATH, Terraform 1.0.11 from the ground's
+//! mirror, by every client (Terraform 1.16.4, OpenTofu 1.11.7 and Terraform 1.0.11, pinned in the ground's
 //! cache). The lock file's hashes are the ones users will commit, so they are checked against the release files
 //! and recomputed here independently. `--debug` mode is checked with every client too. No test ground needed.
 use std::io::{BufRead, BufReader};

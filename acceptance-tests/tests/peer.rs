@@ -1,5 +1,5 @@
 //! `liqo_peer` on the full chain liqo_generate → liqo_gateway → liqo_tenant → liqo_peer between `milan`
-//! (provider) and `rome` (consumer), once per available client (`terraform` when on PATH, and `tofu`). The
+//! (provider) and `rome` (consumer), once per client (Terraform 1.16.4 and OpenTofu 1.11.7). The
 //! simulator plays Liqo: it replicates the ResourceSlice to milan with the kubeconfig of the identity Secret
 //! (so the credentials minted by liqo_tenant are used for real), approves it there and registers the virtual
 //! node on rome.

@@ -1,5 +1,5 @@
-//! `data "liqo_peering"` against the test ground, once per available client (`terraform` when on PATH, and
-//! `tofu`). The peer IDs are made up per test and client; the objects that name them on `milan` are written with
+//! `data "liqo_peering"` against the test ground, once per client (Terraform 1.16.4 and
+//! OpenTofu 1.11.7). The peer IDs are made up per test and client; the objects that name them on `milan` are written with
 //! the admin client the way the provider's resources write them, and the simulator plays Liqo's ForeignCluster
 //! controller. Every output is compared with the ForeignCluster read directly from the cluster.
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! `liqo_tenant` against the test ground (the simulator plays Liqo's controllers on `milan`), once per client
-//! (`terraform` when on PATH, Terraform 1.0.11, `tofu`).
+//! (Terraform 1.16.4, Terraform 1.0.11, OpenTofu 1.11.7).
 //!
 //! The minted kubeconfig is exercised for real: kube-apiserver authenticates its certificate and RBAC decides
 //! what the consumer user may do, and the simulator's ResourceSlice approval follows the Tenant's condition.

@@ -1,5 +1,6 @@
-//! Locating the upstream binaries (etcd, kube-apiserver, kube-controller-manager, tofu), building them with
-//! `scripts/build-upstream.sh` when the version-keyed cache does not have them yet.
+//! Locating the upstream binaries (the ground's etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+//! the pinned clients), building them with `scripts/build-upstream.sh` when the version-keyed cache does not have
+//! them yet.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -11,10 +12,17 @@ pub struct Upstream {
     pub etcd: PathBuf,
     pub kube_apiserver: PathBuf,
     pub kube_controller_manager: PathBuf,
+    pub kube_scheduler: PathBuf,
+    /// Terraform 1.16.4.
+    pub terraform: PathBuf,
+    /// Terraform 1.0.11.
+    pub terraform_1_0: PathBuf,
+    /// OpenTofu 1.11.7.
     pub tofu: PathBuf,
 }
 
-const NAMES: [&str; 4] = ["etcd", "kube-apiserver", "kube-controller-manager", "tofu"];
+const NAMES: [&str; 7] =
+    ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "terraform", "terraform-1.0", "tofu"];
 
 impl Upstream {
     /// Finds the binaries in the cache (`$LIQO_TEST_CACHE/bin`, default `~/.cache/terraform-provider-liqo/bin`),
@@ -52,6 +60,9 @@ impl Upstream {
             etcd: dir.join("etcd"),
             kube_apiserver: dir.join("kube-apiserver"),
             kube_controller_manager: dir.join("kube-controller-manager"),
+            kube_scheduler: dir.join("kube-scheduler"),
+            terraform: dir.join("terraform"),
+            terraform_1_0: dir.join("terraform-1.0"),
             tofu: dir.join("tofu"),
         }
     }

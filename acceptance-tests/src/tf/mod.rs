@@ -5,7 +5,7 @@
 //! # async fn example() -> anyhow::Result<()> {
 //! use liqo_acceptance::{Ground, tf::{self, Cli, Workdir}};
 //! let ground = Ground::shared();
-//! for cli in Cli::available() {
+//! for cli in Cli::available() {   // Terraform 1.16.4 and OpenTofu 1.11.7, pinned
 //!     let config = format!("{}\nresource \"liqo_generate\" \"rome\" {{ provider = liqo.milan, remote_cluster_id = \"rome\" }}\n",
 //!         tf::provider_config(ground));
 //!     let work = Workdir::new(cli, &config).await?;   // writes main.tf, runs init
@@ -22,7 +22,6 @@ use std::fs::File;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
 use std::sync::Arc;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -35,45 +34,35 @@ pub use mirror::{PROVIDER_SOURCE, PROVIDER_VERSION};
 /// A single Terraform command may not take longer than this (the provider's own timeouts are shorter).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Which command-line client runs the configuration.
+/// Which command-line client runs the configuration. Each is pinned and built from its Go module by
+/// `scripts/build-upstream.sh` into the ground's cache; a `terraform` or `tofu` on PATH is never used, so every
+/// machine proves the same versions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cli {
-    /// `terraform` on PATH (whatever version that is; `version()` says which).
+    /// Terraform 1.16.4, the newest release: the whole suite.
     Terraform,
-    /// Terraform 1.0.11 from the ground's cache (built from its Go module): protocol 6 arrived in 1.0, so it is
-    /// the oldest Terraform line that can load the provider (what is proved with it: README, "Supported versions").
+    /// Terraform 1.0.11: protocol 6 arrived in 1.0, so it is the oldest Terraform line that can load the
+    /// provider (what is proved with it: README, "Supported versions").
     Terraform10,
+    /// OpenTofu 1.11.7, the newest release: the whole suite.
     OpenTofu,
 }
 
 impl Cli {
-    /// The clients every acceptance test runs with: OpenTofu always (built from its Go module by the ground's
-    /// build script) and Terraform when `terraform` is on PATH. `LIQO_TEST_CLIENTS` (names, comma-separated:
-    /// `terraform`, `terraform10`, `tofu`) replaces that list, so CI can give a client a job of its own.
+    /// The clients every acceptance test runs with: Terraform 1.16.4 and OpenTofu 1.11.7. `LIQO_TEST_CLIENTS`
+    /// (names, comma-separated: `terraform`, `terraform10`, `tofu`) replaces that list, so CI can give a client
+    /// a job of its own.
     ///
     /// Terraform 1.0 is not in the default list: some tests use language features of later releases
     /// (`terraform_data`, postconditions). The tests that hold on it use [`Cli::all`].
     pub fn available() -> Vec<Cli> {
-        if let Some(named) = named_clients() {
-            return named;
-        }
-        let mut clis = Vec::new();
-        if terraform_on_path().is_some() {
-            clis.push(Cli::Terraform);
-        }
-        clis.push(Cli::OpenTofu);
-        clis
+        named_clients().unwrap_or_else(|| vec![Cli::Terraform, Cli::OpenTofu])
     }
 
     /// [`Cli::available`] plus Terraform 1.0.11, the oldest client line the provider supports;
     /// `LIQO_TEST_CLIENTS` still decides when set.
     pub fn all() -> Vec<Cli> {
-        if let Some(named) = named_clients() {
-            return named;
-        }
-        let mut clis = Cli::available();
-        clis.insert(clis.len() - 1, Cli::Terraform10);
-        clis
+        named_clients().unwrap_or_else(|| vec![Cli::Terraform, Cli::Terraform10, Cli::OpenTofu])
     }
 
     /// A short name, also used in Kubernetes object names (so a DNS label: no dots).
@@ -86,11 +75,12 @@ impl Cli {
     }
 
     pub fn program(self) -> Result<PathBuf> {
-        match self {
-            Cli::Terraform => terraform_on_path().context("terraform is not on PATH"),
-            Cli::Terraform10 => terraform_1_0(),
-            Cli::OpenTofu => Ok(Upstream::locate()?.tofu),
-        }
+        let upstream = Upstream::locate()?;
+        Ok(match self {
+            Cli::Terraform => upstream.terraform,
+            Cli::Terraform10 => upstream.terraform_1_0,
+            Cli::OpenTofu => upstream.tofu,
+        })
     }
 
     /// The registry a bare `source = "liqotech/liqo"` resolves to, i.e. the host part of the provider address
@@ -102,9 +92,15 @@ impl Cli {
         }
     }
 
-    /// `terraform version` / `tofu version`, first line (e.g. `Terraform v1.11.4`).
+    /// `terraform version` / `tofu version`, first line (e.g. `Terraform v1.16.4`).
     pub fn version(self) -> Result<String> {
-        let output = Command::new(self.program()?).arg("version").env("CHECKPOINT_DISABLE", "1").output()?;
+        // A CLI configuration file named in the environment but absent would make it warn first.
+        let output = Command::new(self.program()?)
+            .arg("version")
+            .env("CHECKPOINT_DISABLE", "1")
+            .env_remove("TF_CLI_CONFIG_FILE")
+            .env_remove("TOFU_CLI_CONFIG_FILE")
+            .output()?;
         Ok(String::from_utf8_lossy(&output.stdout).lines().next().unwrap_or_default().to_owned())
     }
 }
@@ -115,8 +111,7 @@ impl fmt::Display for Cli {
     }
 }
 
-/// The clients `LIQO_TEST_CLIENTS` names, if set. A named client must be runnable: leaving it out would pass
-/// without testing it.
+/// The clients `LIQO_TEST_CLIENTS` names, if set.
 fn named_clients() -> Option<Vec<Cli>> {
     let wanted = std::env::var("LIQO_TEST_CLIENTS").ok().filter(|v| !v.trim().is_empty())?;
     let all = [Cli::Terraform, Cli::Terraform10, Cli::OpenTofu];
@@ -124,52 +119,30 @@ fn named_clients() -> Option<Vec<Cli>> {
         .split(',')
         .map(str::trim)
         .map(|name| {
-            let cli = all.into_iter().find(|cli| cli.name() == name).unwrap_or_else(|| {
+            all.into_iter().find(|cli| cli.name() == name).unwrap_or_else(|| {
                 panic!("LIQO_TEST_CLIENTS names {name:?}; known clients: terraform, terraform10, tofu")
-            });
-            if let Err(e) = cli.program() {
-                panic!("LIQO_TEST_CLIENTS asks for {name}, which is not available: {e:#}");
-            }
-            cli
+            })
         })
         .collect();
     Some(clis)
 }
 
-fn terraform_on_path() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join("terraform")).find(|candidate| candidate.is_file())
-}
-
-/// `terraform-1.0` in the ground's cache. A cache filled before the build script knew Terraform 1.0 lacks it,
-/// so the script runs once more (it only builds what is missing).
-fn terraform_1_0() -> Result<PathBuf> {
-    static TERRAFORM_1_0: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    TERRAFORM_1_0
-        .get_or_init(|| {
-            let located = Upstream::locate().and_then(|upstream| {
-                let dir = upstream.tofu.parent().context("the tofu path has no directory")?.to_path_buf();
-                let binary = dir.join("terraform-1.0");
-                if !binary.is_file() {
-                    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-upstream.sh");
-                    let status = Command::new(&script)
-                        .stdout(std::process::Stdio::null())
-                        .status()
-                        .with_context(|| format!("running {}", script.display()))?;
-                    if !status.success() || !binary.is_file() {
-                        bail!(
-                            "{} did not provide {} ({status}); its output above says why",
-                            script.display(),
-                            binary.display()
-                        );
-                    }
-                }
-                Ok(binary)
-            });
-            located.map_err(|e| format!("Terraform 1.0.11 is not available: {e:#}"))
-        })
-        .clone()
-        .map_err(anyhow::Error::msg)
+/// Appends `<client>\t<test>` to the file `LIQO_CLIENT_LEDGER` names (the test command sets it), so that its
+/// summary can say how many tests each client ran. The test is the current thread's name, which libtest sets to
+/// the test's path (`#[tokio::test]` bodies run on that thread).
+fn record_use(cli: Cli) {
+    let Some(ledger) = std::env::var_os("LIQO_CLIENT_LEDGER") else { return };
+    let test = std::thread::current().name().unwrap_or("unnamed").to_owned();
+    let line = format!("{}\t{test}\n", cli.name());
+    // One short write with O_APPEND: lines from concurrent tests do not interleave.
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&ledger)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("[tf] could not record the client in {}: {e}", PathBuf::from(ledger).display());
+    }
 }
 
 /// `terraform { required_providers { liqo = { source = "liqotech/liqo", version = <this version> } } }`.
@@ -282,7 +255,10 @@ impl Workdir {
         std::fs::create_dir_all(root.path().join("runs"))?;
         Ok(Workdir {
             cli,
-            program: cli.program()?,
+            program: {
+                record_use(cli);
+                cli.program()?
+            },
             cli_config: mirror.cli_config.clone(),
             root,
             runs: AtomicUsize::new(0),
