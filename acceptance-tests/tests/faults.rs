@@ -2,8 +2,9 @@
 //! while a resource waits, and Liqo faults (a failed Connection, status that never comes within `timeouts`) that
 //! must end with Liqo's reason or the condition that never came. A denied ResourceSlice is covered by peer.rs.
 //!
-//! One ground of its own (the API server restart would disturb other tests), one client: the first of
-//! `Cli::available()` (Terraform 1.16.4 and OpenTofu 1.11.7); the steps share the ground and run in sequence.
+//! One ground of its own (the API server restart would disturb other tests), every client of `Cli::available()`
+//! (Terraform 1.16.4, then OpenTofu 1.11.7: Ctrl-C and a crashed API server reach each client differently); the
+//! steps share the ground and run in sequence.
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -236,8 +237,10 @@ async fn timed<F: std::future::Future<Output = Result<()>>>(cli: Cli, step: &str
 #[tokio::test]
 async fn faults_during_apply_end_cleanly_and_converge() -> Result<()> {
     let ground = Ground::start(&[MILAN, ROME]).await?;
-    let cli = Cli::available()[0];
-    timed(cli, "API server crash mid-apply", api_server_crash_mid_apply(&ground, cli)).await?;
-    timed(cli, "Ctrl-C during a wait", interrupt_during_a_wait(&ground, cli)).await?;
-    timed(cli, "Liqo faults", liqo_faults_end_with_the_reason(&ground, cli)).await
+    for cli in Cli::available() {
+        timed(cli, "API server crash mid-apply", api_server_crash_mid_apply(&ground, cli)).await?;
+        timed(cli, "Ctrl-C during a wait", interrupt_during_a_wait(&ground, cli)).await?;
+        timed(cli, "Liqo faults", liqo_faults_end_with_the_reason(&ground, cli)).await?;
+    }
+    Ok(())
 }
