@@ -31,8 +31,8 @@ pub enum OpError {
     Failed { object: String, reason: String, hint: String },
     #[error("cancelled while waiting for {object}: {waiting_for}")]
     Cancelled { object: String, waiting_for: String },
-    #[error("{object} is still present after {after:?}, held by finalizers {finalizers:?}")]
-    StuckDelete { object: String, finalizers: Vec<String>, after: Duration },
+    #[error("{object} is still present after {after:?}, held by {}", holds.summary())]
+    StuckDelete { object: String, holds: Holds, after: Duration },
 }
 
 impl OpError {
@@ -278,23 +278,95 @@ where
     wait_until(ctx, api, target, timeout, |objs: &[K]| check(objs.first())).await
 }
 
+/// Namespace conditions kube-controller-manager's namespace controller sets while it cannot finish a deletion;
+/// their messages say which objects remain and which finalizers they carry.
+const NAMESPACE_DELETION_CONDITIONS: [&str; 5] = [
+    "NamespaceContentRemaining",
+    "NamespaceFinalizersRemaining",
+    "NamespaceDeletionContentFailure",
+    "NamespaceDeletionDiscoveryFailure",
+    "NamespaceDeletionGroupVersionParsingFailure",
+];
+
+/// What keeps an object from disappearing, as the object itself reports it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Holds {
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
+    /// A Namespace's `spec.finalizers` (`kubernetes`: released by the namespace controller once it is empty).
+    pub spec_finalizers: Vec<String>,
+    /// A Namespace's true deletion conditions as `(type, message)`: the objects and finalizers left inside it.
+    pub conditions: Vec<(String, String)>,
+}
+
+impl Holds {
+    /// Reads what holds `o`. A namespace's metadata.finalizers are usually empty while its content holds it,
+    /// so its spec finalizers and status conditions are read too.
+    pub fn of<K: Serialize>(o: &K) -> Holds {
+        let v = serde_json::to_value(o).unwrap_or_default();
+        let strings = |v: &serde_json::Value| -> Vec<String> {
+            v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_string)).collect()
+        };
+        let conditions = v["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["status"] == "True")
+            .filter_map(|c| {
+                let t = c["type"].as_str()?;
+                NAMESPACE_DELETION_CONDITIONS
+                    .contains(&t)
+                    .then(|| (t.to_string(), c["message"].as_str().unwrap_or_default().to_string()))
+            })
+            .collect();
+        Holds {
+            finalizers: strings(&v["metadata"]["finalizers"]),
+            spec_finalizers: if v["kind"] == "Namespace" { strings(&v["spec"]["finalizers"]) } else { Vec::new() },
+            conditions,
+        }
+    }
+
+    /// One line for progress and timeout messages: finalizers and, for a namespace, what remains in it.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.finalizers.is_empty() {
+            parts.push(format!("finalizers {}", quoted(&self.finalizers)));
+        }
+        for (t, message) in &self.conditions {
+            parts.push(format!("{t}: {message}"));
+        }
+        if parts.is_empty() && !self.spec_finalizers.is_empty() {
+            parts.push(format!(
+                "namespace finalizers {} (its content is still being deleted)",
+                quoted(&self.spec_finalizers)
+            ));
+        }
+        if parts.is_empty() {
+            "nothing the object reports (no finalizers, no deletion conditions)".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+fn quoted(items: &[String]) -> String {
+    items.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+}
+
 /// True once the API server has accepted a delete of `o` (finalizers may still hold it).
 pub fn is_terminating<K: Resource>(o: &K) -> bool {
     o.meta().deletion_timestamp.is_some()
 }
 
 /// A wait check for an object to be gone (deleted by Liqo, or by someone else): present → what holds it.
-pub fn gone_check<K: Resource>(o: Option<&K>) -> Check<()> {
+pub fn gone_check<K: Resource + Serialize>(o: Option<&K>) -> Check<()> {
     match o {
         None => Check::Ready(()),
-        Some(o) => {
-            let m = o.meta();
-            Check::Pending(format!(
-                "still present ({}, finalizers {:?})",
-                if m.deletion_timestamp.is_some() { "being deleted" } else { "not being deleted yet" },
-                m.finalizers.clone().unwrap_or_default()
-            ))
-        }
+        Some(o) => Check::Pending(format!(
+            "still present ({}; held by {})",
+            if o.meta().deletion_timestamp.is_some() { "being deleted" } else { "not being deleted yet" },
+            Holds::of(o).summary()
+        )),
     }
 }
 
@@ -303,7 +375,7 @@ pub fn gone_check<K: Resource>(o: Option<&K>) -> Check<()> {
 /// the name is free.
 pub async fn settle<K>(ctx: &Ctx, api: &Api<K>, name: &str, timeout: Duration) -> Result<Option<K>, OpError>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + 'static,
 {
     match get_opt(ctx, api, name).await? {
         Some(o) if is_terminating(&o) => {
@@ -315,10 +387,11 @@ where
 }
 
 /// Deletes an object (if present) and waits until it is gone. Finalizers are never stripped: Liqo's
-/// controllers release them; a delete that cannot finish names the object and the finalizers holding it.
+/// controllers release them; a delete that cannot finish names the object and what holds it (finalizers, or for
+/// a namespace the objects and finalizers its deletion conditions report).
 pub async fn delete_and_wait<K>(ctx: &Ctx, api: &Api<K>, name: &str, timeout: Duration) -> Result<(), OpError>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + 'static,
 {
     let object = describe_api(api, name);
     let params = DeleteParams::background();
@@ -334,17 +407,13 @@ where
         return Ok(());
     }
     let start = Instant::now();
-    let gone = wait_for(ctx, api, name, "deletion to finish", timeout, |o: Option<&K>| match o {
-        None => Check::Ready(()),
-        Some(o) => Check::Pending(format!("finalizers {:?}", o.meta().finalizers.clone().unwrap_or_default())),
-    })
-    .await;
+    let gone = wait_for(ctx, api, name, "deletion to finish", timeout, gone_check).await;
     match gone {
-        Err(OpError::Timeout { .. }) => {
-            let finalizers =
-                get_opt(ctx, api, name).await?.and_then(|o| o.meta().finalizers.clone()).unwrap_or_default();
-            Err(OpError::StuckDelete { object, finalizers, after: start.elapsed() })
-        }
+        Err(OpError::Timeout { .. }) => match get_opt(ctx, api, name).await? {
+            Some(o) => Err(OpError::StuckDelete { object, holds: Holds::of(&o), after: start.elapsed() }),
+            // Gone between the timeout and the last look.
+            None => Ok(()),
+        },
         other => other,
     }
 }

@@ -514,10 +514,7 @@ impl GenerateResource {
                 &inputs.namespace,
                 "the previous Namespace to finish deleting",
                 deadline.left(),
-                |n: Option<&Namespace>| match n {
-                    None => Wait::Ready(()),
-                    Some(_) => Wait::Pending("still Terminating".into()),
-                },
+                kube_ops::gone_check::<Namespace>,
             )
             .await
             .map_err(|e| op_diags(&e))?;
