@@ -292,6 +292,58 @@ async fn tenant_lifecycle_with_real_credentials() -> Result<()> {
     Ok(())
 }
 
+/// Liqo's tenant controller never writes status.tenantNamespace for a Drained Tenant (it returns early), so a
+/// liqo_tenant created Drained must finish on what Liqo does write, on create and on re-create.
+async fn created_drained(ground: &Ground, cli: Cli) -> Result<()> {
+    let admin = ground.client(MILAN).await?;
+    let consumer = format!("tenant-drained-{}", cli.name());
+    // A short create timeout makes the failure quick where the wait is for something Liqo never writes.
+    let main = config(ground, &consumer, "Drained").replace(
+        "tenant_condition    = \"Drained\"\n",
+        "tenant_condition    = \"Drained\"\n  timeouts {\n    create = \"1m\"\n  }\n",
+    );
+    let work = Workdir::new(cli, &main).await?;
+    work.apply().await?;
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after creating a Drained tenant must be empty");
+    let ns = attributes(&work, ADDRESS)?["tenant_namespace"].as_str().context("tenant_namespace")?.to_owned();
+    let tenants: Api<Tenant> = Api::namespaced(admin.clone(), &ns);
+    let tenant = tenants.get(&consumer).await?;
+    assert_eq!(tenant.spec.tenant_condition.as_deref(), Some("Drained"));
+    assert!(
+        tenant.metadata.finalizers.iter().flatten().any(|f| f == labels::TENANT_FINALIZER),
+        "{cli}: Liqo has taken the Tenant (its finalizer)"
+    );
+    let bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), &ns);
+    assert!(
+        bindings.get_opt(labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await?.is_none(),
+        "{cli}: a drained consumer has no RoleBinding"
+    );
+
+    // Deleted out of band: the plan re-creates it, and the re-create finishes too.
+    tenants.delete(&consumer, &DeleteParams::default()).await?;
+    eventually(Duration::from_secs(30), "the Tenant to be gone", || async {
+        Ok(tenants.get_opt(&consumer).await?.is_none().then_some(()))
+    })
+    .await?;
+    let plan = work.plan().await?;
+    assert!(plan_text(&plan).contains("1 to add"), "{cli}: a deleted Tenant is re-created:\n{}", plan_text(&plan));
+    work.apply().await?;
+    assert!(tenants.get_opt(&consumer).await?.is_some(), "{cli}: the Tenant is back");
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after re-creating must be empty");
+    work.destroy().await?;
+    assert!(tenants.get_opt(&consumer).await?.is_none(), "{cli}: Tenant deleted");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_tenant_created_drained_finishes_on_what_liqo_writes() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::all() {
+        created_drained(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn tenant_inputs_are_checked_before_anything_is_written() -> Result<()> {
     let ground = Ground::shared();

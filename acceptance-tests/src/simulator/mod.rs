@@ -26,7 +26,9 @@
 //!   role, the client dials another port than the server publishes, or the peer is not part of the ground (an
 //!   Event on the Connection says which). Re-evaluated whenever keys, Secrets or gateways change on either side.
 //! * **Tenant**: finalizer `tenant.liqo.io/finalizer`, `status.tenantNamespace` (TolerateNoHandshake only: the
-//!   nonce handshake is not simulated and a KeysExchange Tenant gets a Warning Event instead of a status).
+//!   nonce handshake is not simulated and a KeysExchange Tenant gets a Warning Event instead of a status). A
+//!   Drained Tenant, as in Liqo, gets no `status.tenantNamespace`: the consumer's RoleBinding
+//!   `liqo-binding-<control-plane ClusterRole>` and its ResourceSlices in the tenant namespace are deleted instead.
 //! * **ResourceSlice**, consumer side (`liqo.io/replication=true`): fills `spec.consumerClusterID` and
 //!   `spec.providerClusterID`, then replicates the slice to the provider **with the kubeconfig of the
 //!   control-plane Secret** of its namespace (labels `liqo.io/identity-type=ControlPlane` and

@@ -28,8 +28,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
-    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED,
-    Tenant, TenantSpec,
+    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED,
+    TENANT_CONDITION_DRAINED, Tenant, TenantSpec,
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 use std::collections::BTreeMap;
@@ -708,11 +708,26 @@ fn csr_issued(csr: Option<&CertificateSigningRequest>) -> Wait<Vec<u8>> {
     }
 }
 
-/// Wait check on the Tenant: Liqo's tenant controller has adopted the namespace.
-fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str) -> Wait<()> {
+/// Wait check on the Tenant: what Liqo's tenant controller writes for the Tenant's condition
+/// (`tenant_controller.go`). It first adds its finalizer to every Tenant. For `Active` and `Cordoned` it then
+/// records the tenant namespace in `status.tenantNamespace`; for `Drained` it returns before that (it unbinds the
+/// consumer and deletes its ResourceSlices and NamespaceMaps instead), so a Tenant created Drained never gets
+/// `status.tenantNamespace` and its finalizer is the only sign that Liqo has taken it.
+fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str, drained: bool) -> Wait<()> {
     let Some(t) = tenant else {
         return Wait::Pending("the Tenant does not exist".into());
     };
+    if drained {
+        let adopted = t.metadata.finalizers.iter().flatten().any(|f| f == labels::TENANT_FINALIZER);
+        return if adopted {
+            Wait::Ready(())
+        } else {
+            Wait::Pending(format!(
+                "finalizer {} is not set: Liqo's tenant controller has not reconciled the Tenant yet",
+                labels::TENANT_FINALIZER
+            ))
+        };
+    }
     match t.status.as_ref().and_then(|s| s.tenant_namespace.as_deref()) {
         Some(ns) if ns == namespace => Wait::Ready(()),
         Some(other) if !other.is_empty() => Wait::Failed {
@@ -727,6 +742,18 @@ fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str) -> Wai
         _ => Wait::Pending(
             "status.tenantNamespace is empty: Liqo's tenant controller has not reconciled the Tenant yet".into(),
         ),
+    }
+}
+
+/// Wait check for a drain: Liqo deletes every ResourceSlice of the consumer; one still live (no deletion
+/// requested) means the drain has not happened yet. Slices being deleted are Liqo's and the consumer's business.
+fn slices_drained(slices: &[ResourceSlice]) -> Wait<()> {
+    let live: Vec<&str> =
+        slices.iter().filter(|s| !kube_ops::is_terminating(*s)).filter_map(|s| s.metadata.name.as_deref()).collect();
+    if live.is_empty() {
+        Wait::Ready(())
+    } else {
+        Wait::Pending(format!("ResourceSlice(s) {} not deleted by Liqo yet", live.join(", ")))
     }
 }
 
@@ -843,12 +870,30 @@ impl TenantResource {
                 .await
                 .map_err(|e| op_diags(&e))?;
         }
-        let (ns, consumer) = (inputs.namespace.as_str(), inputs.consumer.as_str());
-        kube_ops::wait_for(ctx, &tenants, consumer, "status.tenantNamespace", budget.left(), |t: Option<&Tenant>| {
-            tenant_ready(t, ns, consumer)
+        let (ns, consumer, drained) = (inputs.namespace.as_str(), inputs.consumer.as_str(), inputs.drained());
+        let waiting_for = if drained {
+            format!("finalizer {} (Liqo writes no status for a Drained Tenant)", labels::TENANT_FINALIZER)
+        } else {
+            "status.tenantNamespace".to_string()
+        };
+        kube_ops::wait_for(ctx, &tenants, consumer, &waiting_for, budget.left(), |t: Option<&Tenant>| {
+            tenant_ready(t, ns, consumer, drained)
         })
         .await
-        .map_err(|e| op_diags(&e))
+        .map_err(|e| op_diags(&e))?;
+        if drained {
+            let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
+            let selector = format!("{}={consumer}", labels::REMOTE_CLUSTER_ID);
+            let target = kube_ops::WaitTarget::labelled(
+                &slices,
+                &selector,
+                "Liqo to delete the consumer's ResourceSlices (the drain)",
+            );
+            kube_ops::wait_until(ctx, &slices, target, budget.left(), slices_drained)
+                .await
+                .map_err(|e| op_diags(&e))?;
+        }
+        Ok(())
     }
 
     /// Deletes this resource's CSRs except `keep`. They carry nothing secret and kube-controller-manager garbage
@@ -1489,17 +1534,42 @@ mod tests {
     fn tenant_wait_needs_our_namespace() {
         let inputs = Inputs::from_value(&config(&[]));
         let mut t = tenant_object(&inputs);
-        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Pending(_)));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Pending(_)));
         t.status = Some(liqo_schema::liqo::TenantStatus {
             tenant_namespace: Some("liqo-tenant-rome".into()),
             auth_params: None,
         });
-        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Ready(())));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Ready(())));
         t.status =
             Some(liqo_schema::liqo::TenantStatus { tenant_namespace: Some("elsewhere".into()), auth_params: None });
         assert!(
-            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Failed { reason, .. } if reason.contains("elsewhere"))
+            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Failed { reason, .. } if reason.contains("elsewhere"))
         );
+    }
+
+    /// Liqo's tenant controller returns before writing status.tenantNamespace for a Drained Tenant: only its
+    /// finalizer shows that Liqo has taken the Tenant, so that is what a Drained create waits for.
+    #[test]
+    fn drained_tenant_wait_needs_only_liqos_finalizer() {
+        let inputs = Inputs::from_value(&config(&[("tenant_condition", Value::string("Drained"))]));
+        let mut t = tenant_object(&inputs);
+        assert!(
+            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Wait::Pending(s) if s.contains("tenant.liqo.io/finalizer"))
+        );
+        t.metadata.finalizers = Some(vec![labels::TENANT_FINALIZER.to_string()]);
+        assert!(t.status.is_none(), "what Liqo leaves on a Drained Tenant: no status");
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Wait::Ready(())));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Pending(_)));
+    }
+
+    #[test]
+    fn drain_waits_for_live_slices_only() {
+        let mut rs = ResourceSlice::new("s1", Default::default());
+        assert!(matches!(slices_drained(&[]), Wait::Ready(())));
+        assert!(matches!(slices_drained(std::slice::from_ref(&rs)), Wait::Pending(s) if s.contains("s1")));
+        rs.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()));
+        assert!(matches!(slices_drained(&[rs]), Wait::Ready(())));
     }
 
     #[test]
