@@ -62,7 +62,10 @@
 //!   this through replicated NamespaceMaps; the simulator creates the namespaces directly, with the provider's
 //!   admin credentials.)
 //! * **ForeignCluster** `<peer id>` for every peer that any peering object names, with `role`, `apiServerUrl`,
-//!   `tenantNamespace` and per-module conditions as `liqoctl info` reads them.
+//!   `tenantNamespace` and per-module conditions as `liqoctl info` reads them. As in Liqo's `status.go`,
+//!   `tenantNamespace.local` comes only from the peer's Tenant (`status.tenantNamespace`) and `remote` never (only
+//!   an Identity resource, which declarative peering does not use, would fill it); a control-plane Secret gives
+//!   only `apiServerUrl`.
 //!
 //! Fault switches: ConfigMap `liqo-simulator-faults` in namespace `liqo` of each cluster, watched, so a change
 //! takes effect at once and only on that cluster:
