@@ -4,8 +4,10 @@
 //! - client credentials for the consumer's control plane: a P-256 key made in this process, a Kubernetes
 //!   CertificateSigningRequest (`CN=<consumer id>`, `O=liqo.io`, signer `kubernetes.io/kube-apiserver-client`)
 //!   approved by the provider and read back, delivered as the sensitive `kubeconfig` output for `liqo_peer`;
-//! - RoleBinding `liqo-binding-liqo-remote-controlplane` in the tenant namespace, binding `User <consumer id>` to
-//!   ClusterRole `liqo-remote-controlplane` (what the consumer's crd-replicator needs to replicate ResourceSlices);
+//! - RoleBinding `liqo-binding-<role>` in the tenant namespace, binding `User <consumer id>` to Liqo's
+//!   control-plane ClusterRole `<role>`, found as Liqo finds it by label `app.kubernetes.io/name=remote-controlplane`
+//!   (`liqo-remote-controlplane` unless the Helm release renames it): what the consumer's crd-replicator needs to
+//!   replicate ResourceSlices;
 //! - Tenant `<consumer id>` (`authzPolicy: TolerateNoHandshake`), ready when Liqo sets `status.tenantNamespace`.
 //!
 //! The tenant namespace itself belongs to `liqo_generate`. Import ID: `<tenant_namespace>/<consumer cluster id>`
@@ -23,7 +25,7 @@ use async_trait::async_trait;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use liqo_schema::liqo::labels;
@@ -126,7 +128,8 @@ fn schema() -> Schema {
         block: Block::new(
             "Authenticates a consumer cluster on this provider cluster (Liqo declarative peering, authentication \
              module): mints the consumer's client certificate through the Kubernetes CSR API, grants it Liqo's \
-             `liqo-remote-controlplane` role in the tenant namespace and creates the Tenant \
+             control-plane ClusterRole (the one labelled `app.kubernetes.io/name=remote-controlplane`, \
+             `liqo-remote-controlplane` by default) in the tenant namespace and creates the Tenant \
              (`authzPolicy: TolerateNoHandshake`). Use it with the provider block of the **provider** cluster.",
             attributes,
         )
@@ -366,11 +369,18 @@ fn tenant_object(inputs: &Inputs) -> Tenant {
     t
 }
 
-/// The binding Liqo's handshake flow would create; same name, so Liqo's "Drained" handling removes it too.
-fn role_binding(inputs: &Inputs) -> RoleBinding {
+/// The RoleBinding Liqo's own tenant controller would make for the control-plane role: named
+/// `liqo-binding-<role>` (`tenantNamespace/bindings.go`), so Liqo's Drained handling removes it too.
+fn role_binding_name(role: &str) -> String {
+    format!("liqo-binding-{role}")
+}
+
+/// The binding of the consumer user to the control-plane ClusterRole `role` (found by label, see
+/// [`pick_control_plane_role`]).
+fn role_binding(inputs: &Inputs, role: &str) -> RoleBinding {
     RoleBinding {
         metadata: ObjectMeta {
-            name: Some(labels::REMOTE_CONTROLPLANE_ROLE_BINDING.to_string()),
+            name: Some(role_binding_name(role)),
             namespace: Some(inputs.namespace.clone()),
             labels: Some(remote_cluster_labels(&inputs.consumer)),
             ..ObjectMeta::default()
@@ -378,7 +388,7 @@ fn role_binding(inputs: &Inputs) -> RoleBinding {
         role_ref: RoleRef {
             api_group: "rbac.authorization.k8s.io".to_string(),
             kind: "ClusterRole".to_string(),
-            name: labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE.to_string(),
+            name: role.to_string(),
         },
         subjects: Some(vec![Subject {
             api_group: Some("rbac.authorization.k8s.io".to_string()),
@@ -389,10 +399,40 @@ fn role_binding(inputs: &Inputs) -> RoleBinding {
     }
 }
 
-/// True when the RoleBinding still grants the consumer user Liqo's control-plane role.
-fn binds_consumer(rb: &RoleBinding, consumer: &str) -> bool {
-    rb.role_ref.name == labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE
-        && rb.subjects.iter().flatten().any(|s| s.kind == "User" && s.name == consumer)
+/// True when the RoleBinding still grants the consumer user the control-plane role.
+fn binds_consumer(rb: &RoleBinding, consumer: &str, role: &str) -> bool {
+    rb.role_ref.name == role && rb.subjects.iter().flatten().any(|s| s.kind == "User" && s.name == consumer)
+}
+
+/// The selector Liqo's tenant controller finds the control-plane ClusterRole by (`getClusterRoles`): its name
+/// follows the Helm release's `nameOverride` (`<name>-remote-controlplane`), its label does not.
+fn control_plane_role_selector() -> String {
+    format!("{}={}", labels::APP_NAME, labels::REMOTE_CONTROLPLANE_APP_NAME)
+}
+
+/// The one ClusterRole among those carrying Liqo's control-plane label; none or several is an error (reason,
+/// next step) because the consumer would get 403 or an unintended role.
+fn pick_control_plane_role(mut names: Vec<String>) -> Result<String, (String, String)> {
+    let selector = control_plane_role_selector();
+    match names.len() {
+        1 => Ok(names.remove(0)),
+        0 => Err((
+            format!("No ClusterRole on the provider cluster is labelled {selector}."),
+            "Liqo's Helm chart installs it (liqo-controlplane-rbac.yaml, named `<nameOverride>-remote-controlplane`, \
+             `liqo-remote-controlplane` by default) and the consumer's control plane needs it. Install or repair Liqo \
+             on this cluster, or check that this provider block points at the provider cluster."
+                .to_string(),
+        )),
+        _ => {
+            names.sort();
+            Err((
+                format!("{} ClusterRoles are labelled {selector}: {}.", names.len(), names.join(", ")),
+                "liqo_tenant binds the consumer to exactly one. Remove the label from the roles that do not belong to \
+                 this cluster's Liqo installation (e.g. left over from another Helm release)."
+                    .to_string(),
+            ))
+        }
+    }
 }
 
 /// Labels that find this resource's CSRs (and never Liqo's own CSRs for the same consumer's ResourceSlices).
@@ -762,6 +802,16 @@ impl TenantResource {
         self.cluster.client().await.map_err(Diagnostics::from)
     }
 
+    /// The control-plane ClusterRole's name, found by label as Liqo finds it.
+    async fn control_plane_role(&self, ctx: &Ctx, client: &kube::Client) -> Result<String, OpError> {
+        let api: Api<ClusterRole> = Api::all(client.clone());
+        let selector = control_plane_role_selector();
+        let roles = kube_ops::list(ctx, &api, &selector).await?;
+        pick_control_plane_role(roles.into_iter().filter_map(|r| r.metadata.name).collect()).map_err(
+            |(reason, hint)| OpError::Failed { object: format!("ClusterRole labelled {selector}"), reason, hint },
+        )
+    }
+
     /// The explicit URL, or the provider block's address when the plan left it to us.
     async fn server_url(&self, planned: &Value) -> Result<String, Diagnostics> {
         match planned.get("api_server_url").as_str() {
@@ -861,12 +911,13 @@ impl TenantResource {
                 .await
                 .map_err(|e| op_diags(&e))?;
         }
+        let role = self.control_plane_role(ctx, client).await.map_err(|e| op_diags(&e))?;
         if !inputs.drained() {
-            kube_ops::apply(ctx, &bindings, &role_binding(inputs)).await.map_err(|e| op_diags(&e))?;
+            kube_ops::apply(ctx, &bindings, &role_binding(inputs, &role)).await.map_err(|e| op_diags(&e))?;
         }
         kube_ops::apply(ctx, &tenants, &tenant_object(inputs)).await.map_err(|e| op_diags(&e))?;
         if inputs.drained() {
-            kube_ops::delete_and_wait(ctx, &bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING, budget.left())
+            kube_ops::delete_and_wait(ctx, &bindings, &role_binding_name(&role), budget.left())
                 .await
                 .map_err(|e| op_diags(&e))?;
         }
@@ -1065,7 +1116,12 @@ impl TenantResource {
         let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
         let result = async {
             kube_ops::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left()).await?;
-            kube_ops::delete_and_wait(ctx, &bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING, budget.left()).await?;
+            // Without a unique labelled role (Liqo uninstalled or broken), the default name is the only candidate.
+            let role = self
+                .control_plane_role(ctx, &client)
+                .await
+                .unwrap_or_else(|_| labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE.to_string());
+            kube_ops::delete_and_wait(ctx, &bindings, &role_binding_name(&role), budget.left()).await?;
             self.prune_csrs(ctx, &client, &inputs.consumer, None, &budget).await
         }
         .await;
@@ -1094,9 +1150,10 @@ impl TenantResource {
         let condition = tenant.spec.tenant_condition.clone().unwrap_or_else(|| TENANT_CONDITION_ACTIVE.to_string());
         // Liqo deletes the binding of a drained tenant itself: its absence is expected then.
         if condition != TENANT_CONDITION_DRAINED {
+            let role = self.control_plane_role(ctx, client).await?;
             let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), namespace);
-            let rb = kube_ops::get_opt(ctx, &bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await?;
-            if !rb.is_some_and(|rb| binds_consumer(&rb, consumer)) {
+            let rb = kube_ops::get_opt(ctx, &bindings, &role_binding_name(&role)).await?;
+            if !rb.is_some_and(|rb| binds_consumer(&rb, consumer, &role)) {
                 return Ok(None);
             }
         }
@@ -1185,9 +1242,8 @@ impl Resource for TenantResource {
             Diagnostic::error(
                 format!("Cannot import {TYPE_NAME} {id}"),
                 format!(
-                    "{} is not in place or does not bind User {consumer} to ClusterRole {} (or the Tenant is being deleted). Apply a liqo_tenant resource instead of importing, so the binding and credentials are created.",
-                    kube_ops::describe::<RoleBinding>(Some(&namespace), labels::REMOTE_CONTROLPLANE_ROLE_BINDING),
-                    labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE
+                    "The RoleBinding `liqo-binding-<role>` in {namespace} is not in place or does not bind User {consumer} to Liqo's control-plane ClusterRole (labelled {}), or the Tenant is being deleted. Apply a liqo_tenant resource instead of importing, so the binding and credentials are created.",
+                    control_plane_role_selector()
                 ),
             )
         })?;
@@ -1475,7 +1531,7 @@ mod tests {
         );
         assert!(t.get("status").is_none(), "status belongs to Liqo");
 
-        let rb = serde_json::to_value(role_binding(&inputs)).unwrap();
+        let rb = serde_json::to_value(role_binding(&inputs, "liqo-remote-controlplane")).unwrap();
         assert_eq!(rb["metadata"]["name"], "liqo-binding-liqo-remote-controlplane");
         assert_eq!(rb["metadata"]["labels"]["liqo.io/remote-cluster-id"], "rome");
         assert_eq!(
@@ -1486,8 +1542,32 @@ mod tests {
             rb["subjects"],
             serde_json::json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "rome"}])
         );
-        assert!(binds_consumer(&role_binding(&inputs), "rome"));
-        assert!(!binds_consumer(&role_binding(&inputs), "naples"));
+        let rb = role_binding(&inputs, "liqo-remote-controlplane");
+        assert!(binds_consumer(&rb, "rome", "liqo-remote-controlplane"));
+        assert!(!binds_consumer(&rb, "naples", "liqo-remote-controlplane"));
+        assert!(!binds_consumer(&rb, "rome", "other-remote-controlplane"));
+    }
+
+    /// Liqo finds the control-plane role by label, and its name follows the Helm release's nameOverride: a renamed
+    /// installation gets a binding to its own role, named the way Liqo names it.
+    #[test]
+    fn the_control_plane_role_is_the_one_labelled_for_liqo() {
+        assert_eq!(control_plane_role_selector(), "app.kubernetes.io/name=remote-controlplane");
+        let role = pick_control_plane_role(vec!["acme-remote-controlplane".into()]).unwrap();
+        let inputs = Inputs::from_value(&config(&[]));
+        let rb = role_binding(&inputs, &role);
+        assert_eq!(rb.metadata.name.as_deref(), Some("liqo-binding-acme-remote-controlplane"));
+        assert_eq!(rb.role_ref.name, "acme-remote-controlplane");
+
+        let (reason, hint) = pick_control_plane_role(vec![]).unwrap_err();
+        assert!(reason.contains("No ClusterRole") && reason.contains("app.kubernetes.io/name=remote-controlplane"));
+        assert!(hint.contains("Install or repair Liqo"), "{hint}");
+        let (reason, hint) =
+            pick_control_plane_role(vec!["b-remote-controlplane".into(), "a-remote-controlplane".into()]).unwrap_err();
+        assert!(
+            reason.starts_with("2 ClusterRoles") && reason.contains("a-remote-controlplane, b-remote-controlplane")
+        );
+        assert!(hint.contains("exactly one"), "{hint}");
     }
 
     #[test]
