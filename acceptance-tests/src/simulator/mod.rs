@@ -50,7 +50,10 @@
 //!   `liqo.io/create-virtual-node=true` and both conditions Accepted (ownerRef the slice, `spec.resourceQuota`
 //!   following the accepted resources); finalizer `virtualnode-controller.liqo.io/finalizer`; conditions
 //!   `VirtualKubelet` and `Node` go Creating → Running; a core Node `<slice>` (label `liqo.io/type=virtual-node`,
-//!   capacity = accepted resources, `Ready=True`, kept alive with a node Lease). Deleting the slice deletes
+//!   capacity = accepted resources, kept alive with a node Lease) that is `Ready=True` — unless, as with Liqo's
+//!   virtual kubelet (`--node-check-network`), networking with the provider is configured on this cluster (a
+//!   Configuration or gateway labelled for it) and no Connection for it is `Connected`: then `Ready=False` and
+//!   `NetworkUnavailable=True`. Deleting the slice deletes
 //!   the VirtualNode, which deletes its Node before releasing its finalizer.
 //! * **NamespaceOffloading** `offloading`: finalizer `namespaceoffloading-controller.liqo.io/finalizer`, label
 //!   `liqo.io/scheduling-enabled` on the namespace for Remote/LocalAndRemote, virtual nodes selected by

@@ -85,7 +85,9 @@ resource "liqo_peer" "this" {
   class                     = var.resource_slice_class
   create_virtual_node       = var.create_virtual_node
 
-  # Pods scheduled on the virtual node need the tunnel; build it first and tear it down last.
+  # Liqo keeps the virtual node NotReady until the Connection is Connected (virtual kubelet
+  # --node-check-network), and this resource waits for a Ready node: build the tunnel first (the client's create
+  # waits for Connected) and tear it down last.
   depends_on = [liqo_gateway.client]
 }
 
