@@ -71,6 +71,7 @@ resource "liqo_tenant" "this" {
   consumer_cluster_id = liqo_generate.consumer.cluster_id
   tenant_condition    = var.tenant_condition
   api_server_url      = var.provider_api_server_url
+  api_server_ca       = var.provider_api_server_ca
 }
 
 # Resource negotiation: the consumer asks for resources and gets a virtual node. The tenant is referenced, so it

@@ -99,9 +99,21 @@ fn schema() -> Schema {
              Updated in place.",
         ),
         Attribute::optional_computed("api_server_url", Type::String).describe(
-            "URL of this cluster's API server as the consumer cluster reaches it, written into `kubeconfig` \
-             (`https://host:port`). Defaults to the address the provider block uses, recorded when the resource is \
-             created. Changing it rebuilds `kubeconfig` in place with the same certificate.",
+            "URL of this cluster's API server as the consumer cluster's control plane (its crd-replicator) reaches \
+             it, written into `kubeconfig` (`https://host:port`). Defaults to the address the provider block uses, \
+             recorded when the resource is created. It must serve a certificate that `api_server_ca` verifies for \
+             its host; apply checks that from where Terraform runs. It does not change the address Liqo's virtual \
+             kubelet uses: that one comes from the provider cluster's Liqo installation (Helm `apiServer.address`, \
+             `--api-server-address-override`, else the first control-plane node's address on port 6443). Changing \
+             it rebuilds `kubeconfig` in place with the same certificate.",
+        ),
+        Attribute::optional("api_server_ca", Type::String).describe(
+            "PEM CA certificate(s) the consumer uses to verify `api_server_url`, written into `kubeconfig`. Defaults \
+             to this cluster's CA (the `kube-root-ca.crt` ConfigMap of the tenant namespace). Set it when \
+             `api_server_url` is a proxy, load balancer or port-forward whose certificate that CA did not sign (the \
+             counterpart of Liqo's Helm value `apiServer.ca`, `--ca-override`). Apply checks that `api_server_url` \
+             answers TLS with a certificate this CA verifies for that host, and fails naming both otherwise. \
+             Changing it rebuilds `kubeconfig` in place with the same certificate.",
         ),
         Attribute::optional_computed("certificate_validity", Type::String).describe(
             "Requested lifetime of the consumer's client certificate, as a duration (default `8760h`, at least `10m`), \
@@ -158,6 +170,18 @@ fn validate(config: &Value) -> Diagnostics {
             format!("`{url}` {why}. Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`."),
         );
     }
+    if let Some(ca) = config.get("api_server_ca").as_str()
+        && let Err(why) = check_ca_pem(ca)
+    {
+        c.error(
+            AttributePath::root("api_server_ca"),
+            "Invalid CA for `api_server_ca`",
+            format!(
+                "{why}. Give the PEM certificate(s) (`-----BEGIN CERTIFICATE-----` …) of the CA that signed the \
+                 certificate served at `api_server_url`, e.g. `file(\"proxy-ca.pem\")`, or remove it to use the cluster CA."
+            ),
+        );
+    }
     // Cross-field rules on the effective values (defaults when unset); unknown values are checked at the next plan.
     let validity = effective_duration(config, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY);
     let renew = effective_duration(config, "renew_before", DEFAULT_RENEW_BEFORE);
@@ -202,6 +226,18 @@ fn effective_duration(v: &Value, attr: &str, default: &str) -> Option<Duration> 
         Value::String(s) => parse_duration(s).ok(),
         _ => None,
     }
+}
+
+/// At least one PEM certificate and nothing but certificates.
+fn check_ca_pem(ca: &str) -> Result<(), String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut count = 0;
+    for cert in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+        cert.map_err(|e| format!("it is not valid PEM ({e})"))?;
+        count += 1;
+    }
+    if count == 0 { Err("it holds no PEM certificate".into()) } else { Ok(()) }
 }
 
 /// `https://host[:port][/path]`: what a kubeconfig `server` may hold. Plain HTTP is refused because the
@@ -294,7 +330,7 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value, now: OffsetDateT
     if new_certificate {
         planned.set("kubeconfig", Value::Unknown);
         planned.set("certificate_expires_at", Value::Unknown);
-    } else if changed(prior, &planned, "api_server_url") {
+    } else if changed(prior, &planned, "api_server_url") || changed(prior, &planned, "api_server_ca") {
         planned.set("kubeconfig", Value::Unknown);
     }
     resp.planned = planned;
@@ -629,7 +665,46 @@ impl Budget {
 struct Endpoint {
     server: String,
     ca_pem: Vec<u8>,
+    /// Where `ca_pem` came from, for messages.
+    ca_source: String,
     cluster_name: String,
+}
+
+/// How long the TLS check of `api_server_url` may take.
+const TLS_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The outcome of checking that the consumer will trust `api_server_url`: an error when the URL answers with a
+/// certificate the CA does not verify (the peering would silently never form), a warning when it cannot be reached
+/// from here (it may still be reachable from the consumer's network, which is what matters).
+fn tls_verdict(endpoint: &Endpoint, probe: Result<(), kube_ops::TlsProbeError>) -> Option<Diagnostic> {
+    let (server, ca) = (&endpoint.server, &endpoint.ca_source);
+    match probe {
+        Ok(()) => None,
+        Err(kube_ops::TlsProbeError::Untrusted(why)) => Some(
+            Diagnostic::error(
+                format!("{server} does not present a certificate {ca} verifies"),
+                format!(
+                    "The consumer's Liqo would connect to api_server_url {server} with {ca} as its only CA and reject the \
+                     certificate it is served ({why}), so the peering would never form. If {server} is a proxy, load \
+                     balancer or port-forward with a certificate of its own, set `api_server_ca` to the CA that signed \
+                     it; otherwise set `api_server_url` to an address that serves this API server's own certificate \
+                     (one of its names or IP addresses)."
+                ),
+            )
+            .at(AttributePath::root(if ca.contains("api_server_ca") { "api_server_ca" } else { "api_server_url" })),
+        ),
+        Err(kube_ops::TlsProbeError::Unreachable(why)) => Some(
+            Diagnostic::warning(
+                format!("Could not check {server} from here"),
+                format!(
+                    "{why}. The kubeconfig was written without checking that api_server_url {server} answers with a \
+                     certificate {ca} verifies. The consumer cluster must reach that URL and trust that CA; if it is \
+                     reachable only from the consumer's network, check it from there."
+                ),
+            )
+            .at(AttributePath::root("api_server_url")),
+        ),
+    }
 }
 
 /// A signed client certificate and its key.
@@ -820,35 +895,57 @@ impl TenantResource {
         }
     }
 
-    /// Server URL, CA (from `kube-root-ca.crt` in the tenant namespace) and the cluster's Liqo ID.
+    /// Server URL, CA (`api_server_ca`, else `kube-root-ca.crt` in the tenant namespace) and the cluster's Liqo
+    /// ID, after checking that the consumer will trust the URL (a warning, if any, goes to `diags`).
     async fn endpoint(
         &self,
         ctx: &Ctx,
         client: &kube::Client,
         inputs: &Inputs,
-        server: String,
+        planned: &Value,
         budget: &Budget,
+        diags: &mut Diagnostics,
     ) -> Result<Endpoint, Diagnostics> {
-        let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &inputs.namespace);
-        let waiting_for = format!(
-            "data[\"{ROOT_CA_KEY}\"] (the cluster CA, published in every namespace by kube-controller-manager)"
-        );
-        let ca_pem =
-            kube_ops::wait_for(ctx, &cms, ROOT_CA_CONFIGMAP, &waiting_for, budget.left(), |cm: Option<&ConfigMap>| {
-                match cm.and_then(|c| c.data.as_ref()).and_then(|d| d.get(ROOT_CA_KEY)).filter(|ca| !ca.is_empty()) {
+        let server = self.server_url(planned).await?;
+        let (ca_pem, ca_source) = match planned.get("api_server_ca").as_str() {
+            Some(ca) => (ca.as_bytes().to_vec(), "the CA in `api_server_ca`".to_string()),
+            None => {
+                let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &inputs.namespace);
+                let waiting_for = format!(
+                    "data[\"{ROOT_CA_KEY}\"] (the cluster CA, published in every namespace by kube-controller-manager)"
+                );
+                let check = |cm: Option<&ConfigMap>| match cm
+                    .and_then(|c| c.data.as_ref())
+                    .and_then(|d| d.get(ROOT_CA_KEY))
+                    .filter(|ca| !ca.is_empty())
+                {
                     Some(ca) => Wait::Ready(ca.clone().into_bytes()),
                     None => Wait::Pending("not published yet".into()),
-                }
-            })
-            .await
-            .map_err(|e| op_diags(&e))?;
+                };
+                let ca = kube_ops::wait_for(ctx, &cms, ROOT_CA_CONFIGMAP, &waiting_for, budget.left(), check)
+                    .await
+                    .map_err(|e| op_diags(&e))?;
+                let source = format!(
+                    "the cluster CA (ConfigMap {}/{ROOT_CA_CONFIGMAP}, the default of `api_server_ca`)",
+                    inputs.namespace
+                );
+                (ca, source)
+            }
+        };
         // The name only labels the kubeconfig's cluster entry: an installation without a single readable ID still
         // gets a working kubeconfig, while a failed API call is reported.
         let cluster_name = read_cluster_id(ctx, client, &self.cluster.liqo_namespace())
             .await
             .map_err(|e| op_diags(&e))?
             .unwrap_or_else(|_| FALLBACK_CLUSTER_NAME.to_string());
-        Ok(Endpoint { server, ca_pem, cluster_name })
+        let endpoint = Endpoint { server, ca_pem, ca_source, cluster_name };
+        let probe = kube_ops::probe_tls(&endpoint.server, &endpoint.ca_pem, TLS_PROBE_TIMEOUT.min(budget.left())).await;
+        match tls_verdict(&endpoint, probe) {
+            Some(d) if d.severity == liqo_schema::tf::Severity::Error => return Err(d.into()),
+            Some(warning) => diags.push(warning),
+            None => {}
+        }
+        Ok(endpoint)
     }
 
     /// Makes a key, has the provider sign a client certificate for it and reads the certificate back.
@@ -999,11 +1096,7 @@ impl TenantResource {
         if let Err(d) = check_tenant_namespace(ctx, &client, &inputs).await {
             return (Value::Null, d);
         }
-        let endpoint = match self.server_url(planned).await {
-            Ok(server) => self.endpoint(ctx, &client, &inputs, server, &budget).await,
-            Err(d) => Err(d),
-        };
-        let endpoint = match endpoint {
+        let endpoint = match self.endpoint(ctx, &client, &inputs, planned, &budget, &mut diags).await {
             Ok(e) => e,
             Err(d) => return (Value::Null, d),
         };
@@ -1048,13 +1141,12 @@ impl TenantResource {
         }
         let mut minted = None;
         if planned.get("kubeconfig").is_unknown() {
-            let endpoint = match self.server_url(planned).await {
-                Ok(server) => self.endpoint(ctx, &client, &inputs, server, &budget).await,
-                Err(d) => Err(d),
-            };
-            let endpoint = match endpoint {
+            let endpoint = match self.endpoint(ctx, &client, &inputs, planned, &budget, &mut diags).await {
                 Ok(e) => e,
-                Err(d) => return (state, d),
+                Err(d) => {
+                    diags.extend(d);
+                    return (state, diags);
+                }
             };
             // Only the server URL changed: keep the certificate and key, rebuild the kubeconfig around them.
             let reuse = match planned.get("certificate_expires_at") {
@@ -1081,6 +1173,7 @@ impl TenantResource {
                 },
             };
             state.set("api_server_url", Value::string(&endpoint.server));
+            state.set("api_server_ca", planned.get("api_server_ca").clone());
             state.set("certificate_validity", planned.get("certificate_validity").clone());
             state.set("kubeconfig", Value::string(kubeconfig_for(&endpoint, &inputs, &cert_pem, &key_pem)));
             state.set("certificate_expires_at", Value::string(expires_at));
@@ -1255,6 +1348,8 @@ impl Resource for TenantResource {
             ("consumer_cluster_id", Value::string(&consumer)),
             ("tenant_condition", Value::string(condition)),
             ("api_server_url", Value::opt_string(self.cluster.api_server_url().await.ok())),
+            // Not recoverable from the cluster (only the kubeconfig, never written here, holds it): the default.
+            ("api_server_ca", Value::Null),
             ("certificate_validity", Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
             ("renew_before", Value::string(DEFAULT_RENEW_BEFORE)),
             ("kubeconfig", Value::Null),
@@ -1276,6 +1371,7 @@ mod tests {
             ("consumer_cluster_id", Value::string("rome")),
             ("tenant_condition", Value::Null),
             ("api_server_url", Value::Null),
+            ("api_server_ca", Value::Null),
             ("certificate_validity", Value::Null),
             ("renew_before", Value::Null),
             ("id", Value::Null),
@@ -1329,6 +1425,8 @@ mod tests {
             let a = s.block.attribute(name).unwrap();
             assert!(a.optional && a.computed, "{name} is optional+computed (it has a default)");
         }
+        let ca = s.block.attribute("api_server_ca").unwrap();
+        assert!(ca.optional && !ca.computed, "api_server_ca: null means the cluster CA");
         assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts"));
     }
 
@@ -1487,6 +1585,52 @@ mod tests {
         shorter.set("certificate_validity", Value::string("4380h"));
         let p = plan_change(&prior, &shorter, &config(&[("certificate_validity", Value::string("4380h"))]), now());
         assert!(p.planned.get("certificate_expires_at").is_unknown());
+    }
+
+    #[test]
+    fn ca_change_rebuilds_only_the_kubeconfig() {
+        let prior = applied_state("2030-12-01T00:00:00Z");
+        let mut proposed = prior.clone();
+        proposed.set("api_server_ca", Value::string(PEM_CA));
+        let p = plan_change(&prior, &proposed, &config(&[("api_server_ca", Value::string(PEM_CA))]), now());
+        assert!(p.requires_replace.is_empty());
+        assert!(p.planned.get("kubeconfig").is_unknown());
+        assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
+    }
+
+    /// A CA certificate as PEM (syntax only matters to validation).
+    const PEM_CA: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n";
+
+    #[test]
+    fn api_server_ca_must_be_pem_certificates() {
+        assert!(validate(&config(&[("api_server_ca", Value::string(PEM_CA))])).is_empty());
+        for bad in ["not a certificate", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"] {
+            let d = validate(&config(&[("api_server_ca", Value::string(bad))]));
+            assert_eq!(error_paths(&d), ["api_server_ca"], "{bad}");
+        }
+    }
+
+    /// The check's verdict names the URL and where the CA came from, on the attribute to fix.
+    #[test]
+    fn an_untrusted_api_server_fails_naming_url_and_ca() {
+        let endpoint = |ca_source: &str| Endpoint {
+            server: "https://203.0.113.10:6443".into(),
+            ca_pem: Vec::new(),
+            ca_source: ca_source.into(),
+            cluster_name: "milan".into(),
+        };
+        let cluster_ca =
+            endpoint("the cluster CA (ConfigMap liqo-tenant-rome/kube-root-ca.crt, the default of `api_server_ca`)");
+        let untrusted = || Err(kube_ops::TlsProbeError::Untrusted("UnknownIssuer".into()));
+        let d = tls_verdict(&cluster_ca, untrusted()).unwrap();
+        assert_eq!(d.severity, Severity::Error);
+        assert!(d.summary.contains("https://203.0.113.10:6443") && d.summary.contains("cluster CA"), "{}", d.summary);
+        assert!(d.detail.contains("UnknownIssuer") && d.detail.contains("set `api_server_ca`"), "{}", d.detail);
+        let d = tls_verdict(&endpoint("the CA in `api_server_ca`"), untrusted()).unwrap();
+        assert_eq!(d.attribute, Some(AttributePath::root("api_server_ca")));
+        let d = tls_verdict(&cluster_ca, Err(kube_ops::TlsProbeError::Unreachable("refused".into()))).unwrap();
+        assert_eq!(d.severity, Severity::Warning, "unreachable from here may still work from the consumer");
+        assert!(tls_verdict(&cluster_ca, Ok(())).is_none());
     }
 
     #[test]
@@ -1702,6 +1846,7 @@ mod tests {
         let endpoint = Endpoint {
             server: "https://127.0.0.1:6443".into(),
             ca_pem: ca.clone().into_bytes(),
+            ca_source: "the CA in `api_server_ca`".into(),
             cluster_name: "milan".into(),
         };
         let inputs = Inputs::from_value(&config(&[]));
