@@ -360,11 +360,14 @@ async fn api_server_ca(ground: &Ground, cli: Cli) -> Result<()> {
     let failed = work.apply_fails().await?;
     let stderr = liqo_acceptance::observe::flat(&failed.stderr);
     let server = &ground.cluster(MILAN).api_server;
-    for needle in [server.as_str(), "does not present a certificate the CA in `api_server_ca` verifies", "api_server_ca"] {
+    for needle in
+        [server.as_str(), "does not present a certificate the CA in `api_server_ca` verifies", "api_server_ca"]
+    {
         assert!(stderr.contains(needle), "{cli}: the error names {needle:?}:\n{}", failed.stderr);
     }
     let selector = format!("{}={consumer}", labels::REMOTE_CLUSTER_ID);
-    let csrs = Api::<CertificateSigningRequest>::all(admin.clone()).list(&ListParams::default().labels(&selector)).await?;
+    let csrs =
+        Api::<CertificateSigningRequest>::all(admin.clone()).list(&ListParams::default().labels(&selector)).await?;
     assert!(csrs.items.is_empty(), "{cli}: nothing is minted for an untrusted URL");
 
     // The CA that does verify it: applied, and written into the kubeconfig.

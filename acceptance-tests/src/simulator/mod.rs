@@ -18,11 +18,16 @@
 //!   sets `status.serverRef|clientRef`, `status.secretRef` and, for servers, `status.endpoint`
 //!   (`127.0.0.1`, the node port — `spec.endpoint.nodePort` or one derived from the UID in 30000-32767 — for
 //!   NodePort, `loadBalancerIP` or `127.0.0.1` with `spec.endpoint.port` otherwise, protocol UDP).
+//! * **Gateway Deployment** `gw-<gateway>` (owned by the WgGateway object, `wireguard-config` volume = the key
+//!   Secret) and its pod, played by the simulator in place of a ReplicaSet (no kubelet: the pod stays Pending).
+//!   Like Liqo's wireguard container, the pod loads the key pair once, when it is created (annotation
+//!   `liqo-simulator/loaded-public-key`); a pair rewritten later is used only after the pod is deleted and
+//!   replaced.
 //! * **Connection** `gw-<gateway>` (owned by the gateway): created once the gateway is ready and a PublicKey for
 //!   the peer exists in its namespace; `Connecting`, then `Connected` only when both sides' keys match (this
-//!   side's PublicKey equals the peer's key Secret for this cluster and vice versa, the peer being the cluster
+//!   side's PublicKey equals the key the peer's gateway pod loaded, and vice versa, the peer being the cluster
 //!   whose ID is the gateway's `liqo.io/remote-cluster-id`); `Connecting` while the peer has no gateway, key
-//!   Secret or PublicKey for this cluster yet; `Error` when a key does not match, both sides run the same gateway
+//!   Secret, running gateway pod or PublicKey for this cluster yet; `Error` when a key does not match, both sides run the same gateway
 //!   role, the client dials another port than the server publishes, or the peer is not part of the ground (an
 //!   Event on the Connection says which). Re-evaluated whenever keys, Secrets or gateways change on either side.
 //! * **Tenant**: finalizer `tenant.liqo.io/finalizer`, `status.tenantNamespace` (TolerateNoHandshake only: the
