@@ -374,7 +374,14 @@ async fn a_namespace_held_by_its_content_is_explained_on_destroy() -> Result<()>
         let release = serde_json::json!({"metadata": {"finalizers": null}});
         maps.patch("held", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&release)).await?;
         work.destroy().await?;
-        ensure!(Api::<Namespace>::all(milan.clone()).get_opt(&ns).await?.is_none(), "{cli}: {ns} deleted");
+        // The deletion already under way finishes by itself (the refresh may find the namespace gone or going).
+        let namespaces: Api<Namespace> = Api::all(milan.clone());
+        liqo_acceptance::observe::eventually(
+            std::time::Duration::from_secs(60),
+            &format!("{cli}: {ns} deleted"),
+            || async { Ok(namespaces.get_opt(&ns).await?.is_none().then_some(())) },
+        )
+        .await?;
     }
     Ok(())
 }
