@@ -455,7 +455,12 @@ fn cases() -> Vec<Case> {
     cases.push(w(
         &[("client", "{ addresses = [\"127.0.0.1\"], port = 30742, protocol = \"SCTP\" }")],
         &["server"],
-        ("Unsupported value for `client.protocol`", "client.protocol", "`UDP`, `TCP`"),
+        ("Unsupported value for `client.protocol`", "client.protocol", "`UDP`"),
+    ));
+    cases.push(w(
+        &[("client", "{ addresses = [\"127.0.0.1\"], port = 30742, protocol = \"TCP\" }")],
+        &["server"],
+        ("TCP is not supported for `client.protocol`", "client.protocol", "listens on UDP only"),
     ));
     cases.push(w(
         &[("client", "{ addresses = [], port = 30742 }")],

@@ -1,14 +1,15 @@
 //! `liqo_gateway` against the test ground, once per client (Terraform 1.16.4, Terraform 1.0.11, OpenTofu 1.11.7):
 //! liqo_generate on both sides, the WireGuard server on `milan` and the client on `rome`. The simulator plays
 //! Liqo's networking controllers: it renders the gateways, publishes the server endpoint and sets each
-//! Connection to `Connected` only when each side's PublicKey holds the other side's key from its key Secret.
+//! Connection to `Connected` only when each side's PublicKey holds the key the other side's gateway loaded from
+//! its key Secret when its pod started.
 //!
 //! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one gateway per peer.
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use base64::Engine;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::{DeleteParams, ListParams};
 use kube::{Api, Client};
 use liqo_acceptance::observe::{attributes, eventually, plan_text};
@@ -277,6 +278,33 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     check_objects(&milan, &rome, cli, 1400).await?;
     both_connected(&milan, &rome, cli).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after the repair must be empty");
+
+    // rome's key pair lost under its running gateway (the Secret deleted out of band): the plan says what the
+    // apply will do; the apply writes a new pair, restarts rome's gateway (Liqo's reads its key only at start) and
+    // hands milan the new public key, so the tunnel is back when the apply ends.
+    let gateway_pods = || async {
+        let pods = Api::<Pod>::namespaced(rome.clone(), ROME_TENANT_NS)
+            .list(&ListParams::default().labels("networking.liqo.io/component=gateway"))
+            .await?;
+        anyhow::Ok(pods.items.into_iter().filter_map(|p| p.metadata.name).collect::<Vec<_>>())
+    };
+    let before = gateway_pods().await?;
+    ensure!(!before.is_empty(), "{cli}: rome's gateway runs in a pod");
+    Api::<Secret>::namespaced(rome.clone(), ROME_TENANT_NS).delete("gw-keys", &DeleteParams::default()).await?;
+    let plan = work.run(&["plan", "-input=false", "-no-color"]).await?;
+    let said = liqo_acceptance::observe::flat(&format!("{}{}", plan.stdout, plan.stderr));
+    for needle in ["The WireGuard key pair in liqo-tenant-milan is gone or was changed", "restarts the pods"] {
+        ensure!(said.contains(needle), "{cli}: the plan says {needle:?}:\n{said}");
+    }
+    work.apply().await?;
+    both_connected(&milan, &rome, cli).await?;
+    let after = gateway_pods().await?;
+    ensure!(
+        before.iter().all(|p| !after.contains(p)),
+        "{cli}: rome's gateway pods were restarted: {before:?} → {after:?}"
+    );
+    check_objects(&milan, &rome, cli, 1400).await?;
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after the new key pair must be empty");
 
     // Import of both sides: the state is rebuilt from the cluster, and the plan is empty.
     for (address, id) in [(SERVER, format!("{MILAN_TENANT_NS}/{ROME}")), (CLIENT, format!("{ROME_TENANT_NS}/{MILAN}"))]

@@ -337,6 +337,55 @@ async fn failures(ground: &Ground, cli: Cli) -> Result<()> {
     Ok(())
 }
 
+/// A namespace whose deletion cannot finish has no finalizers of its own: the error must name what its deletion
+/// conditions report (the remaining object and its finalizer) and the next step, and a later destroy finishes.
+#[tokio::test]
+async fn a_namespace_held_by_its_content_is_explained_on_destroy() -> Result<()> {
+    const HOLD: &str = "example.com/hold";
+    let ground = Ground::shared();
+    let milan = ground.client(MILAN).await?;
+    for cli in Cli::all() {
+        let remote = remote_id("held", cli);
+        let work = Workdir::new(cli, &config(ground, &remote, "  timeouts {\n    delete = \"30s\"\n  }\n")).await?;
+        work.apply().await?;
+        let ns = format!("{}{remote}", labels::TENANT_NAMESPACE_PREFIX);
+        let maps: Api<ConfigMap> = Api::namespaced(milan.clone(), &ns);
+        let held = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("held".into()),
+                finalizers: Some(vec![HOLD.into()]),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        maps.create(&PostParams::default(), &held).await?;
+
+        let run = work.run(&["destroy", "-auto-approve", "-input=false", "-no-color"]).await?;
+        ensure!(!run.success(), "{cli}: destroy must fail while the namespace is held:\n{run}");
+        let stderr = liqo_acceptance::observe::flat(&run.stderr);
+        for needle in
+            [&format!("Namespace {ns} could not be deleted"), "NamespaceFinalizersRemaining", HOLD, "configmaps"]
+        {
+            ensure!(stderr.contains(needle), "{cli}: the error names {needle:?}:\n{}", run.stderr);
+        }
+        ensure!(!stderr.contains("finalizer(s) ."), "{cli}: no empty finalizer list:\n{}", run.stderr);
+
+        // The next step taken (the finalizer released), destroy finishes.
+        let release = serde_json::json!({"metadata": {"finalizers": null}});
+        maps.patch("held", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&release)).await?;
+        work.destroy().await?;
+        // The deletion already under way finishes by itself (the refresh may find the namespace gone or going).
+        let namespaces: Api<Namespace> = Api::all(milan.clone());
+        liqo_acceptance::observe::eventually(
+            std::time::Duration::from_secs(60),
+            &format!("{cli}: {ns} deleted"),
+            || async { Ok(namespaces.get_opt(&ns).await?.is_none().then_some(())) },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn bad_inputs_missing_liqo_and_unreachable_clusters_are_named() -> Result<()> {
     let ground = Ground::shared();

@@ -258,6 +258,34 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
     ensure!(work.plan().await?.is_empty(), "{cli}: the plan after restoring the peering must be empty");
 
+    // With networking configured, Liqo keeps the virtual node NotReady until the Connection is Connected: a peer
+    // created while the tunnel is down times out, and its error names the Connection and its state.
+    work.destroy_with(&[&format!("-target={PEER}")]).await?;
+    assert_unpeered(&rome, &milan, cli).await?;
+    let resized = r#"{ cpu = "8", memory = "16Gi", pods = "110" }"#;
+    let normal = chain(ground, resized);
+    let hurried = normal.replace(
+        "  depends_on                = [liqo_gateway.client]\n",
+        "  depends_on                = [liqo_gateway.client]\n  timeouts {\n    create = \"20s\"\n  }\n",
+    );
+    ensure!(hurried != normal, "the chain's liqo_peer block changed shape: cannot give it a short create timeout");
+    work.write("main.tf", &hurried)?;
+    ground.set_fault(ROME, "fail-connections", "true").await?;
+    let failed = work.apply_fails().await;
+    ground.clear_faults(ROME).await?;
+    let stderr = flat(&failed?.stderr);
+    for needle in [
+        &format!("Timed out waiting for Node {SLICE}"),
+        "NotReady until the network Connection is Connected",
+        &format!("Connection {ROME_TENANT_NS}/"),
+        "is Error",
+    ] {
+        ensure!(stderr.contains(needle), "{cli}: the timeout mentions {needle:?}:\n{stderr}");
+    }
+    work.write("main.tf", &normal)?;
+    work.apply().await?;
+    assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
+
     // Full destroy leaves nothing behind on either cluster.
     work.destroy().await?;
     assert_unpeered(&rome, &milan, cli).await?;

@@ -6,12 +6,13 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use liqo_acceptance::tf::{self, Cli, Workdir};
-use liqo_acceptance::{Ground, MILAN};
+use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::core::{
     AUTH_TENANT_STATUS, NETWORK_CONFIGURATION_STATUS, OFFLOADING_NODE_STATUS, OFFLOADING_VIRTUAL_NODE_STATUS,
     ROLE_CONSUMER, ROLE_PROVIDER, ROLE_UNKNOWN, STATUS_NOT_READY, STATUS_READY, STATUS_SOME_NOT_READY,
@@ -205,8 +206,10 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let out = output(&work).await?;
     let want = expected(&fc, ROLE_UNKNOWN, ["Unhealthy", "Disabled", "Disabled"], false)?;
     assert_eq!(out, want, "{cli}: outputs while networking is not ready");
-    assert_eq!(out["tenant_namespace_local"], namespace.as_str(), "{cli}: the Configuration's namespace");
-    assert!(out["api_server_url"].is_null() && out["tenant_namespace_remote"].is_null(), "{cli}: {out}");
+    // Liqo records no tenant namespace for networking objects.
+    for field in ["api_server_url", "tenant_namespace_local", "tenant_namespace_remote"] {
+        assert!(out[field].is_null(), "{cli}: {field} is null for a networking-only peering: {out}");
+    }
 
     // The documented postcondition stops the run and shows Liqo's message.
     work.write("guard.tf", &guard(&peer))?;
@@ -268,6 +271,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         expected(&fc, ROLE_CONSUMER, ["Healthy", "Healthy", "Disabled"], true)?,
         "{cli}: outputs once healthy"
     );
+    assert_eq!(out["tenant_namespace_local"], namespace.as_str(), "{cli}: the Tenant's status.tenantNamespace");
     assert!(work.plan().await?.is_empty(), "{cli}: re-reading an unchanged peering plans nothing");
 
     work.destroy().await?;
@@ -279,6 +283,68 @@ async fn peering_reports_the_foreign_cluster_liqo_keeps() -> Result<()> {
     let ground = Ground::shared();
     for cli in Cli::available() {
         lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+/// A consumer peered the declarative way holds only a control-plane Secret for its provider (no Identity
+/// resource): Liqo's ForeignCluster then carries the provider's API server URL and no tenant namespace at all
+/// (`status.go`), and the data source reports exactly that.
+async fn secret_only_identity(ground: &Ground, cli: Cli) -> Result<()> {
+    let peer = format!("peering-secret-{}", cli.name());
+    let namespace = format!("liqo-tenant-{peer}");
+    let client = ground.client(MILAN).await?;
+    let fcs: Api<ForeignCluster> = Api::all(client.clone());
+    create_tenant_namespace(&client, &namespace, &peer).await?;
+    let kubeconfig = std::fs::read(ground.kubeconfig(ROME))?;
+    let server = ground.cluster(ROME).api_server.clone();
+    let secret = Secret {
+        metadata: ObjectMeta {
+            name: Some(format!("liqo-control-plane-{peer}")),
+            namespace: Some(namespace.clone()),
+            labels: Some(BTreeMap::from([
+                (labels::IDENTITY_TYPE.to_owned(), labels::IDENTITY_TYPE_CONTROL_PLANE.to_owned()),
+                (REMOTE_CLUSTER_ID.to_owned(), peer.clone()),
+            ])),
+            annotations: Some(BTreeMap::from([(
+                labels::REMOTE_TENANT_NAMESPACE.to_owned(),
+                "liqo-tenant-milan".to_owned(),
+            )])),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([(labels::KUBECONFIG_KEY.to_owned(), ByteString(kubeconfig))])),
+        ..Default::default()
+    };
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+    secrets.create(&PostParams::default(), &secret).await?;
+    let result = async {
+        wait_fc(&fcs, &peer, "authentication enabled with the API server URL", |fc| {
+            fc.status.as_ref().is_some_and(|s| s.api_server_url.is_some())
+                && modules(fc).is_some_and(|m| m.authentication.enabled)
+        })
+        .await?;
+        let work = Workdir::new(cli, &config(ground, &peer)).await?;
+        work.apply().await?;
+        let out = output(&work).await?;
+        assert_eq!(out["role"], ROLE_PROVIDER, "{cli}: {out}");
+        assert_eq!(out["api_server_url"], server.as_str(), "{cli}: the Secret's API server");
+        for field in ["tenant_namespace_local", "tenant_namespace_remote"] {
+            assert!(out[field].is_null(), "{cli}: Liqo writes no {field} for a Secret-only identity: {out}");
+        }
+        work.destroy().await?;
+        anyhow::Ok(())
+    }
+    .await;
+    secrets.delete(&format!("liqo-control-plane-{peer}"), &DeleteParams::default()).await?;
+    clean_up(&client, &namespace, &peer).await?;
+    result
+}
+
+#[tokio::test]
+async fn a_secret_only_identity_reports_only_the_api_server() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        secret_only_identity(ground, cli).await.with_context(|| format!("with {cli}"))?;
     }
     Ok(())
 }

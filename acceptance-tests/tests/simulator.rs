@@ -814,16 +814,45 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
     assert_eq!(resources.status, RESOURCE_SLICE_DENIED);
     assert!(resources.message.as_deref().unwrap().contains("deny-resource-slices"), "{resources:?}");
 
-    // Drained: every slice is denied, including the one accepted before.
+    // Drained: like Liqo's tenant controller, the simulator deletes the consumer's control-plane RoleBinding and
+    // every provider copy of its slices, and leaves status.tenantNamespace alone.
     tenants
         .patch(ROME, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Drained"}})))
         .await?;
-    wait(&auth.slices(), "milan-deny-before", "Resources Denied after draining", |rs| {
-        condition_status(rs.status.as_ref().and_then(|s| s.conditions.as_deref()), RESOURCE_SLICE_CONDITION_RESOURCES)
-            == Some(RESOURCE_SLICE_DENIED)
-    })
-    .await?;
+    let bindings: Api<RoleBinding> = Api::namespaced(auth.provider.clone(), &auth.provider_ns);
+    wait_gone(&bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await?;
+    for name in ["milan-deny-before", "milan-deny-cordoned", "milan-deny-fault"] {
+        wait_gone(&auth.copies(), name).await?;
+    }
+    // Active and bound again, the consumer's replicator can delete the provider copies for the tear-down.
+    tenants.patch(ROME, &PatchParams::default(), &Patch::Merge(json!({"spec": {"tenantCondition": "Active"}}))).await?;
+    auth.bind().await?;
     auth.tear_down(&["milan-deny-before", "milan-deny-cordoned", "milan-deny-fault"]).await
+}
+
+/// Liqo's tenant controller returns before writing status.tenantNamespace for a Drained Tenant; it only adds
+/// its finalizer.
+#[tokio::test]
+async fn a_tenant_created_drained_gets_only_the_finalizer() -> Result<()> {
+    let ground = Ground::shared();
+    let client = ground.client(MILAN).await?;
+    let ns = "sim-tenant-drained";
+    tenant_namespace(&client, ns, "consumer-d").await?;
+    create(&client, &tenant(ns, "consumer-d", AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_DRAINED)).await?;
+    let api: Api<Tenant> = Api::namespaced(client.clone(), ns);
+    wait(&api, "consumer-d", "Liqo's finalizer", |t| t.finalizers().iter().any(|f| f == labels::TENANT_FINALIZER))
+        .await?;
+    // Give a (wrong) status write time to land before checking that none came.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let drained = api.get("consumer-d").await?;
+    assert!(
+        drained.status.as_ref().and_then(|s| s.tenant_namespace.as_deref()).is_none(),
+        "a Drained Tenant gets no status.tenantNamespace: {:?}",
+        drained.status
+    );
+    api.delete("consumer-d", &DeleteParams::default()).await?;
+    wait_gone(&api, "consumer-d").await?;
+    delete_namespaces(&client, &[ns]).await
 }
 
 #[tokio::test]

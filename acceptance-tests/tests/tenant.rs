@@ -17,7 +17,7 @@ use kube::{Api, Client};
 use liqo_acceptance::ground::kubeconfig;
 use liqo_acceptance::observe::{attributes, eventually, plan_text, planned_change};
 use liqo_acceptance::tf::{self, Cli, Workdir};
-use liqo_acceptance::{Ground, MILAN};
+use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
     RESOURCE_SLICE_ACCEPTED, RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED,
@@ -288,6 +288,106 @@ async fn tenant_lifecycle_with_real_credentials() -> Result<()> {
     let ground = Ground::shared();
     for cli in Cli::all() {
         lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+/// Liqo's tenant controller never writes status.tenantNamespace for a Drained Tenant (it returns early), so a
+/// liqo_tenant created Drained must finish on what Liqo does write, on create and on re-create.
+async fn created_drained(ground: &Ground, cli: Cli) -> Result<()> {
+    let admin = ground.client(MILAN).await?;
+    let consumer = format!("tenant-drained-{}", cli.name());
+    // A short create timeout makes the failure quick where the wait is for something Liqo never writes.
+    let main = config(ground, &consumer, "Drained").replace(
+        "tenant_condition    = \"Drained\"\n",
+        "tenant_condition    = \"Drained\"\n  timeouts {\n    create = \"1m\"\n  }\n",
+    );
+    let work = Workdir::new(cli, &main).await?;
+    work.apply().await?;
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after creating a Drained tenant must be empty");
+    let ns = attributes(&work, ADDRESS)?["tenant_namespace"].as_str().context("tenant_namespace")?.to_owned();
+    let tenants: Api<Tenant> = Api::namespaced(admin.clone(), &ns);
+    let tenant = tenants.get(&consumer).await?;
+    assert_eq!(tenant.spec.tenant_condition.as_deref(), Some("Drained"));
+    assert!(
+        tenant.metadata.finalizers.iter().flatten().any(|f| f == labels::TENANT_FINALIZER),
+        "{cli}: Liqo has taken the Tenant (its finalizer)"
+    );
+    let bindings: Api<RoleBinding> = Api::namespaced(admin.clone(), &ns);
+    assert!(
+        bindings.get_opt(labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await?.is_none(),
+        "{cli}: a drained consumer has no RoleBinding"
+    );
+
+    // Deleted out of band: the plan re-creates it, and the re-create finishes too.
+    tenants.delete(&consumer, &DeleteParams::default()).await?;
+    eventually(Duration::from_secs(30), "the Tenant to be gone", || async {
+        Ok(tenants.get_opt(&consumer).await?.is_none().then_some(()))
+    })
+    .await?;
+    let plan = work.plan().await?;
+    assert!(plan_text(&plan).contains("1 to add"), "{cli}: a deleted Tenant is re-created:\n{}", plan_text(&plan));
+    work.apply().await?;
+    assert!(tenants.get_opt(&consumer).await?.is_some(), "{cli}: the Tenant is back");
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after re-creating must be empty");
+    work.destroy().await?;
+    assert!(tenants.get_opt(&consumer).await?.is_none(), "{cli}: Tenant deleted");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_tenant_created_drained_finishes_on_what_liqo_writes() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::all() {
+        created_drained(ground, cli).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+/// The consumer's kubeconfig carries a URL and a CA: apply checks that the URL answers with a certificate the CA
+/// verifies, fails naming both before minting anything when it does not, and writes the given CA when it does.
+async fn api_server_ca(ground: &Ground, cli: Cli) -> Result<()> {
+    let admin = ground.client(MILAN).await?;
+    let consumer = format!("tenant-ca-{}", cli.name());
+    let with_ca = |file: &str| {
+        config(ground, &consumer, "Active")
+            .replace("  tenant_condition    = \"Active\"\n", &format!("  api_server_ca       = file(\"{file}\")\n"))
+    };
+    let work = Workdir::new(cli, &with_ca("rome-ca.pem")).await?;
+    // rome's CA did not sign milan's API server certificate: what a proxy with its own certificate looks like.
+    work.write("rome-ca.pem", &ground.ca_certificate(ROME)?)?;
+    work.write("milan-ca.pem", &ground.ca_certificate(MILAN)?)?;
+    let failed = work.apply_fails().await?;
+    let stderr = liqo_acceptance::observe::flat(&failed.stderr);
+    let server = &ground.cluster(MILAN).api_server;
+    for needle in
+        [server.as_str(), "does not present a certificate the CA in `api_server_ca` verifies", "api_server_ca"]
+    {
+        assert!(stderr.contains(needle), "{cli}: the error names {needle:?}:\n{}", failed.stderr);
+    }
+    let selector = format!("{}={consumer}", labels::REMOTE_CLUSTER_ID);
+    let csrs =
+        Api::<CertificateSigningRequest>::all(admin.clone()).list(&ListParams::default().labels(&selector)).await?;
+    assert!(csrs.items.is_empty(), "{cli}: nothing is minted for an untrusted URL");
+
+    // The CA that does verify it: applied, and written into the kubeconfig.
+    work.write("main.tf", &with_ca("milan-ca.pem"))?;
+    work.apply().await?;
+    let kubeconfig_yaml = attributes(&work, ADDRESS)?["kubeconfig"].as_str().context("kubeconfig")?.to_owned();
+    let doc: serde_json::Value = serde_yaml::from_str(&kubeconfig_yaml)?;
+    let ca = base64::engine::general_purpose::STANDARD
+        .decode(doc["clusters"][0]["cluster"]["certificate-authority-data"].as_str().context("CA data")?)?;
+    assert_eq!(String::from_utf8(ca)?, ground.ca_certificate(MILAN)?, "{cli}: the kubeconfig carries api_server_ca");
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after apply must be empty");
+    work.destroy().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn api_server_ca_is_checked_against_the_url_and_written_into_the_kubeconfig() -> Result<()> {
+    let ground = Ground::shared();
+    for cli in Cli::all() {
+        api_server_ca(ground, cli).await.with_context(|| format!("with {cli}"))?;
     }
     Ok(())
 }

@@ -86,7 +86,8 @@ resource "liqo_peer" "rome_to_milan" {
   provider_tenant_namespace = liqo_tenant.rome_on_milan.tenant_namespace
   kubeconfig                = liqo_tenant.rome_on_milan.kubeconfig
   resources                 = { cpu = "2", memory = "4Gi", pods = "50" }
-  depends_on                = [liqo_gateway.client]
+  # The virtual node turns Ready only once the tunnel is Connected; the client gateway's create waits for that.
+  depends_on = [liqo_gateway.client]
 }
 
 # milan consumes rome.
@@ -103,7 +104,9 @@ resource "liqo_peer" "milan_to_rome" {
   provider_tenant_namespace = liqo_tenant.milan_on_rome.tenant_namespace
   kubeconfig                = liqo_tenant.milan_on_rome.kubeconfig
   resources                 = { cpu = "2", memory = "4Gi", pods = "50" }
-  depends_on                = [liqo_gateway.server]
+  # Liqo keeps milan's virtual node NotReady until milan's Connection is Connected, which happens when rome's
+  # client gateway dials in: depending on the server alone could start this wait before the tunnel is built.
+  depends_on = [liqo_gateway.client]
 }
 
 output "virtual_nodes" {

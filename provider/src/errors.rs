@@ -1,6 +1,6 @@
 //! The one place where failures become diagnostics. Each diagnostic names the object, what was expected, what
 //! was seen (Liqo's reason and message when there is one) and the next step.
-use crate::kube_ops::OpError;
+use crate::kube_ops::{Holds, OpError};
 use liqo_schema::tf::{Diagnostic, Diagnostics};
 
 /// Turns an operation error into a user-facing diagnostic.
@@ -27,18 +27,53 @@ pub fn op_error(e: &OpError) -> Diagnostic {
                  written stay in place and are recorded in state where possible; run the same command again to resume."
             ),
         ),
-        OpError::StuckDelete { object, finalizers, after } => Diagnostic::error(
-            format!("{object} could not be deleted"),
-            format!(
-                "It is still present after {}, held by finalizer(s) {}. Liqo's controller that owns each finalizer \
-                 releases it once its clean-up is done; check that Liqo is running on this cluster and that the \
-                 objects this one depends on (credentials, tenant, peer cluster) still exist. Do not remove \
-                 finalizers by hand unless the peer cluster is gone for good.",
-                human(*after),
-                finalizers.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
-            ),
-        ),
+        OpError::StuckDelete { object, holds, after } => stuck_delete(object, holds, *after),
     }
+}
+
+/// A delete that did not finish: what holds the object (from the object itself) and the next step for each cause.
+fn stuck_delete(object: &str, holds: &Holds, after: std::time::Duration) -> Diagnostic {
+    let mut detail = format!("It is still present after {}.", human(after));
+    if !holds.finalizers.is_empty() {
+        detail += &format!(
+            "\nHeld by finalizer(s) {}. The controller that owns each finalizer releases it once its clean-up is \
+             done (Liqo's for `*.liqo.io` finalizers): check that Liqo is running on this cluster and that the \
+             objects this one depends on (credentials, tenant, peer cluster) still exist.",
+            holds.finalizers.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+        );
+    }
+    for (kind, message) in &holds.conditions {
+        let next = match kind.as_str() {
+            "NamespaceContentRemaining" => {
+                "Objects remain in it and are being deleted. Pods wait for their kubelet (for offloaded pods, Liqo's \
+                 virtual kubelet) to confirm they stopped: check that their node is Ready and the peering is up; \
+                 force-delete (`kubectl delete pod --grace-period=0 --force`) only pods whose node is gone for good."
+            }
+            "NamespaceFinalizersRemaining" => {
+                "Objects in it carry finalizers that their controllers have not released: find them with \
+                 `kubectl get <kind> -n <namespace> -o yaml` and check that the owning controller (Liqo's for \
+                 `*.liqo.io`) is running."
+            }
+            _ => {
+                "Kubernetes' namespace controller could not delete some content: usually an aggregated API is \
+                 unavailable (`kubectl get apiservices`) or kube-controller-manager lacks permissions; fix that \
+                 and the deletion resumes by itself."
+            }
+        };
+        detail += &format!("\n{kind}: {message}\n{next}");
+    }
+    if holds.finalizers.is_empty() && holds.conditions.is_empty() {
+        detail += if holds.spec_finalizers.is_empty() {
+            "\nThe object reports nothing that holds it (no finalizers): it may be about to go; apply or destroy again."
+        } else {
+            "\nKubernetes' namespace controller is still deleting its content and has not reported what remains \
+             yet: check that kube-controller-manager is running, then see what is left with \
+             `kubectl api-resources --verbs=list --namespaced -o name | xargs -n1 kubectl get -n <namespace>`."
+        };
+    }
+    detail +=
+        "\nDo not remove finalizers by hand unless the peer cluster is gone for good; then run the command again.";
+    Diagnostic::error(format!("{object} could not be deleted"), detail)
 }
 
 /// Convenience for the common `Result<_, OpError>` → diagnostics step.
@@ -129,12 +164,44 @@ mod tests {
     fn stuck_delete_names_object_and_finalizer() {
         let d = op_error(&OpError::StuckDelete {
             object: "ResourceSlice liqo-tenant-milan/milan".into(),
-            finalizers: vec!["crdreplicator.liqo.io/resource".into()],
+            holds: Holds { finalizers: vec!["crdreplicator.liqo.io/resource".into()], ..Holds::default() },
             after: Duration::from_secs(90),
         });
         assert!(d.summary.contains("ResourceSlice liqo-tenant-milan/milan"));
         assert!(d.detail.contains("`crdreplicator.liqo.io/resource`"));
         assert!(d.detail.contains("1m30s"));
+    }
+
+    /// The case met on a real cluster: a namespace held by a pod that could not terminate has no metadata
+    /// finalizers at all, only its deletion conditions say what holds it.
+    #[test]
+    fn stuck_namespace_names_the_remaining_content_and_the_next_step() {
+        let ns: k8s_openapi::api::core::v1::Namespace = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "liqo-demo", "deletionTimestamp": "2026-11-23T00:00:00Z"},
+            "spec": {"finalizers": ["kubernetes"]},
+            "status": {"phase": "Terminating", "conditions": [
+                {"type": "NamespaceDeletionDiscoveryFailure", "status": "False", "reason": "ResourcesDiscovered", "message": "All resources successfully discovered"},
+                {"type": "NamespaceContentRemaining", "status": "True", "reason": "SomeResourcesRemain", "message": "Some resources are remaining: pods. has 1 resource instances"},
+                {"type": "NamespaceFinalizersRemaining", "status": "True", "reason": "SomeFinalizersRemain", "message": "Some content in the namespace has finalizers remaining: example.com/hold in 1 resource instances"},
+            ]},
+        }))
+        .unwrap();
+        let holds = Holds::of(&ns);
+        assert!(holds.finalizers.is_empty());
+        assert_eq!(holds.spec_finalizers, ["kubernetes"]);
+        assert_eq!(holds.conditions.len(), 2, "only true deletion conditions: {holds:?}");
+        let d = op_error(&OpError::StuckDelete {
+            object: "Namespace liqo-demo".into(),
+            holds: holds.clone(),
+            after: Duration::from_secs(300),
+        });
+        assert_eq!(d.summary, "Namespace liqo-demo could not be deleted");
+        assert!(!d.detail.contains("finalizer(s) ."), "no empty finalizer list: {}", d.detail);
+        for needle in ["pods. has 1 resource instances", "example.com/hold", "--grace-period=0 --force", "5m"] {
+            assert!(d.detail.contains(needle), "missing {needle:?} in {}", d.detail);
+        }
+        assert!(holds.summary().contains("NamespaceContentRemaining: Some resources are remaining: pods"));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 use std::fmt::Debug;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Field manager for every server-side apply: fields written by Liqo's controllers stay theirs, so they never
@@ -31,8 +32,8 @@ pub enum OpError {
     Failed { object: String, reason: String, hint: String },
     #[error("cancelled while waiting for {object}: {waiting_for}")]
     Cancelled { object: String, waiting_for: String },
-    #[error("{object} is still present after {after:?}, held by finalizers {finalizers:?}")]
-    StuckDelete { object: String, finalizers: Vec<String>, after: Duration },
+    #[error("{object} is still present after {after:?}, held by {}", holds.summary())]
+    StuckDelete { object: String, holds: Holds, after: Duration },
 }
 
 impl OpError {
@@ -278,23 +279,95 @@ where
     wait_until(ctx, api, target, timeout, |objs: &[K]| check(objs.first())).await
 }
 
+/// Namespace conditions kube-controller-manager's namespace controller sets while it cannot finish a deletion;
+/// their messages say which objects remain and which finalizers they carry.
+const NAMESPACE_DELETION_CONDITIONS: [&str; 5] = [
+    "NamespaceContentRemaining",
+    "NamespaceFinalizersRemaining",
+    "NamespaceDeletionContentFailure",
+    "NamespaceDeletionDiscoveryFailure",
+    "NamespaceDeletionGroupVersionParsingFailure",
+];
+
+/// What keeps an object from disappearing, as the object itself reports it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Holds {
+    /// `metadata.finalizers`.
+    pub finalizers: Vec<String>,
+    /// A Namespace's `spec.finalizers` (`kubernetes`: released by the namespace controller once it is empty).
+    pub spec_finalizers: Vec<String>,
+    /// A Namespace's true deletion conditions as `(type, message)`: the objects and finalizers left inside it.
+    pub conditions: Vec<(String, String)>,
+}
+
+impl Holds {
+    /// Reads what holds `o`. A namespace's metadata.finalizers are usually empty while its content holds it,
+    /// so its spec finalizers and status conditions are read too.
+    pub fn of<K: Serialize>(o: &K) -> Holds {
+        let v = serde_json::to_value(o).unwrap_or_default();
+        let strings = |v: &serde_json::Value| -> Vec<String> {
+            v.as_array().into_iter().flatten().filter_map(|s| s.as_str().map(str::to_string)).collect()
+        };
+        let conditions = v["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|c| c["status"] == "True")
+            .filter_map(|c| {
+                let t = c["type"].as_str()?;
+                NAMESPACE_DELETION_CONDITIONS
+                    .contains(&t)
+                    .then(|| (t.to_string(), c["message"].as_str().unwrap_or_default().to_string()))
+            })
+            .collect();
+        Holds {
+            finalizers: strings(&v["metadata"]["finalizers"]),
+            spec_finalizers: if v["kind"] == "Namespace" { strings(&v["spec"]["finalizers"]) } else { Vec::new() },
+            conditions,
+        }
+    }
+
+    /// One line for progress and timeout messages: finalizers and, for a namespace, what remains in it.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.finalizers.is_empty() {
+            parts.push(format!("finalizers {}", quoted(&self.finalizers)));
+        }
+        for (t, message) in &self.conditions {
+            parts.push(format!("{t}: {message}"));
+        }
+        if parts.is_empty() && !self.spec_finalizers.is_empty() {
+            parts.push(format!(
+                "namespace finalizers {} (its content is still being deleted)",
+                quoted(&self.spec_finalizers)
+            ));
+        }
+        if parts.is_empty() {
+            "nothing the object reports (no finalizers, no deletion conditions)".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+fn quoted(items: &[String]) -> String {
+    items.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+}
+
 /// True once the API server has accepted a delete of `o` (finalizers may still hold it).
 pub fn is_terminating<K: Resource>(o: &K) -> bool {
     o.meta().deletion_timestamp.is_some()
 }
 
 /// A wait check for an object to be gone (deleted by Liqo, or by someone else): present → what holds it.
-pub fn gone_check<K: Resource>(o: Option<&K>) -> Check<()> {
+pub fn gone_check<K: Resource + Serialize>(o: Option<&K>) -> Check<()> {
     match o {
         None => Check::Ready(()),
-        Some(o) => {
-            let m = o.meta();
-            Check::Pending(format!(
-                "still present ({}, finalizers {:?})",
-                if m.deletion_timestamp.is_some() { "being deleted" } else { "not being deleted yet" },
-                m.finalizers.clone().unwrap_or_default()
-            ))
-        }
+        Some(o) => Check::Pending(format!(
+            "still present ({}; held by {})",
+            if o.meta().deletion_timestamp.is_some() { "being deleted" } else { "not being deleted yet" },
+            Holds::of(o).summary()
+        )),
     }
 }
 
@@ -303,7 +376,7 @@ pub fn gone_check<K: Resource>(o: Option<&K>) -> Check<()> {
 /// the name is free.
 pub async fn settle<K>(ctx: &Ctx, api: &Api<K>, name: &str, timeout: Duration) -> Result<Option<K>, OpError>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + 'static,
 {
     match get_opt(ctx, api, name).await? {
         Some(o) if is_terminating(&o) => {
@@ -315,10 +388,11 @@ where
 }
 
 /// Deletes an object (if present) and waits until it is gone. Finalizers are never stripped: Liqo's
-/// controllers release them; a delete that cannot finish names the object and the finalizers holding it.
+/// controllers release them; a delete that cannot finish names the object and what holds it (finalizers, or for
+/// a namespace the objects and finalizers its deletion conditions report).
 pub async fn delete_and_wait<K>(ctx: &Ctx, api: &Api<K>, name: &str, timeout: Duration) -> Result<(), OpError>
 where
-    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug + Send + 'static,
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug + Send + 'static,
 {
     let object = describe_api(api, name);
     let params = DeleteParams::background();
@@ -334,18 +408,67 @@ where
         return Ok(());
     }
     let start = Instant::now();
-    let gone = wait_for(ctx, api, name, "deletion to finish", timeout, |o: Option<&K>| match o {
-        None => Check::Ready(()),
-        Some(o) => Check::Pending(format!("finalizers {:?}", o.meta().finalizers.clone().unwrap_or_default())),
-    })
-    .await;
+    let gone = wait_for(ctx, api, name, "deletion to finish", timeout, gone_check).await;
     match gone {
-        Err(OpError::Timeout { .. }) => {
-            let finalizers =
-                get_opt(ctx, api, name).await?.and_then(|o| o.meta().finalizers.clone()).unwrap_or_default();
-            Err(OpError::StuckDelete { object, finalizers, after: start.elapsed() })
-        }
+        Err(OpError::Timeout { .. }) => match get_opt(ctx, api, name).await? {
+            Some(o) => Err(OpError::StuckDelete { object, holds: Holds::of(&o), after: start.elapsed() }),
+            // Gone between the timeout and the last look.
+            None => Ok(()),
+        },
         other => other,
+    }
+}
+
+/// Why an API server URL failed the TLS check of [`probe_tls`].
+#[derive(Debug, PartialEq)]
+pub enum TlsProbeError {
+    /// No TLS answer could be had from here (bad URL, DNS, refused, timed out): the URL may still work from the
+    /// consumer's network.
+    Unreachable(String),
+    /// The server answered with a certificate the CA does not verify (or not for that host name).
+    Untrusted(String),
+}
+
+/// Connects to `server` (`https://host[:port]`) and completes a TLS handshake trusting only the certificates in
+/// `ca_pem`, checking the host name as client-go does: what the consumer's Liqo will do with the kubeconfig.
+pub async fn probe_tls(server: &str, ca_pem: &[u8], timeout: Duration) -> Result<(), TlsProbeError> {
+    use TlsProbeError::{Unreachable, Untrusted};
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, ServerName};
+    let uri: http::Uri = server.parse().map_err(|e| Unreachable(format!("`{server}` is not a URL: {e}")))?;
+    let host = uri.host().ok_or_else(|| Unreachable(format!("`{server}` has no host")))?;
+    let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
+    let port = uri.port_u16().unwrap_or(443);
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem) {
+        let cert = cert.map_err(|e| Untrusted(format!("the CA is not valid PEM: {e}")))?;
+        roots.add(cert).map_err(|e| Untrusted(format!("the CA holds an unusable certificate: {e}")))?;
+    }
+    if roots.is_empty() {
+        return Err(Untrusted("the CA holds no certificate".into()));
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Unreachable(format!("TLS setup failed: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = ServerName::try_from(host.clone())
+        .map_err(|e| Unreachable(format!("`{host}` is not a valid host name: {e}")))?;
+    let handshake = async {
+        let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+            .await
+            .map_err(|e| Unreachable(format!("cannot connect to {host}:{port}: {e}")))?;
+        tokio_rustls::TlsConnector::from(Arc::new(config)).connect(name, tcp).await.map_err(|e| {
+            match e.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+                Some(rustls::Error::InvalidCertificate(why)) => Untrusted(format!("{why:?}")),
+                Some(other) => Untrusted(other.to_string()),
+                None => Unreachable(format!("the TLS handshake with {host}:{port} failed: {e}")),
+            }
+        })
+    };
+    match tokio::time::timeout(timeout, handshake).await {
+        Ok(result) => result.map(|_| ()),
+        Err(_) => Err(Unreachable(format!("no TLS answer from {host}:{port} within {timeout:?}"))),
     }
 }
 
@@ -440,6 +563,61 @@ mod tests {
             matches!(&err, OpError::Cancelled { object, .. } if object == "CertificateSigningRequest c"),
             "{err:?}"
         );
+    }
+
+    /// A loopback TLS server presenting a certificate for `san` signed by a CA of its own; returns its URL and
+    /// that CA (PEM).
+    async fn tls_server(san: &str) -> (String, String) {
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = rcgen::Issuer::new(ca_params, ca_key);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec![san.to_string()]).unwrap().signed_by(&key, &issuer).unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![CertificateDer::from(cert.der().to_vec())],
+                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+            )
+            .unwrap();
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("https://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move { drop(acceptor.accept(socket).await) });
+            }
+        });
+        (url, ca.pem())
+    }
+
+    #[tokio::test]
+    async fn the_tls_probe_tells_an_untrusted_certificate_from_an_unreachable_url() {
+        let (url, ca) = tls_server("127.0.0.1").await;
+        let t = Duration::from_secs(5);
+        assert_eq!(probe_tls(&url, ca.as_bytes(), t).await, Ok(()));
+
+        let (_, other_ca) = tls_server("127.0.0.1").await;
+        let err = probe_tls(&url, other_ca.as_bytes(), t).await.unwrap_err();
+        // Both CAs carry rcgen's default name, so webpki reports the other CA's signature as bad.
+        assert!(matches!(&err, TlsProbeError::Untrusted(why) if why.contains("BadSignature")), "{err:?}");
+
+        // The right CA, but a certificate for another address (e.g. a port-forward to a server named otherwise).
+        let (elsewhere, elsewhere_ca) = tls_server("192.0.2.1").await;
+        let err = probe_tls(&elsewhere, elsewhere_ca.as_bytes(), t).await.unwrap_err();
+        assert!(matches!(&err, TlsProbeError::Untrusted(why) if why.contains("NotValidForName")), "{err:?}");
+
+        let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let closed_url = format!("https://{}", closed.local_addr().unwrap());
+        drop(closed);
+        assert!(matches!(probe_tls(&closed_url, ca.as_bytes(), t).await, Err(TlsProbeError::Unreachable(_))));
+        assert!(matches!(probe_tls(&url, b"not pem", t).await, Err(TlsProbeError::Untrusted(_))));
     }
 
     #[tokio::test]

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::runtime::Controller;
@@ -80,10 +81,43 @@ async fn reconcile_tenant(tenant: Arc<Tenant>, ctx: Arc<Ctx>) -> Result<Action> 
         cluster.events.warning(&regarding, "InvalidTenantNamespace", &problem).await;
         return Ok(Action::await_change());
     }
+    if tenant.spec.tenant_condition.as_deref() == Some(TENANT_CONDITION_DRAINED) {
+        // Liqo's tenant controller returns early for a Drained Tenant: it unbinds the consumer and deletes its
+        // ResourceSlices, and never writes status.tenantNamespace (tenant_controller.go).
+        return drain(&ctx, &tenant, &ns, &consumer).await;
+    }
     let current = tenant.status.as_ref().and_then(|s| s.tenant_namespace.as_deref());
     if current != Some(ns.as_str()) {
         ops::apply_status(cluster, &api, &tenant, json!({"tenantNamespace": ns})).await?;
         log_line!(cluster.name, "{}: tenantNamespace={ns}", describe(&tenant));
+    }
+    Ok(Action::await_change())
+}
+
+/// Liqo's handling of a Drained Tenant: delete the control-plane RoleBinding (`liqo-binding-<role>` for the
+/// ClusterRole labelled `app.kubernetes.io/name=remote-controlplane`) and every ResourceSlice labelled for the
+/// consumer in the tenant namespace.
+async fn drain(ctx: &Ctx, tenant: &Tenant, ns: &str, consumer: &str) -> Result<Action> {
+    let client = ctx.cluster.client.clone();
+    let roles = Api::<ClusterRole>::all(client.clone())
+        .list(&ListParams::default().labels(&format!("{}={}", labels::APP_NAME, labels::REMOTE_CONTROLPLANE_APP_NAME)))
+        .await
+        .context("listing the control-plane ClusterRoles")?;
+    let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), ns);
+    for role in &roles.items {
+        let name = format!("liqo-binding-{}", role.name_any());
+        if bindings.get_opt(&name).await.with_context(|| format!("reading RoleBinding {ns}/{name}"))?.is_some() {
+            ops::delete_and_check(&bindings, &name).await?;
+            log_line!(ctx.cluster.name, "{}: Drained, deleted RoleBinding {ns}/{name}", describe(tenant));
+        }
+    }
+    let slices: Api<ResourceSlice> = Api::namespaced(client, ns);
+    let selector = format!("{REMOTE_CLUSTER_ID}={consumer}");
+    for rs in slices.list(&ListParams::default().labels(&selector)).await.context("listing ResourceSlices")?.items {
+        if !is_deleting(&rs) {
+            ops::delete_and_check(&slices, &rs.name_any()).await?;
+            log_line!(ctx.cluster.name, "{}: Drained, deleted {}", describe(tenant), describe(&rs));
+        }
     }
     Ok(Action::await_change())
 }

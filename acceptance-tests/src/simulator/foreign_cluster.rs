@@ -21,7 +21,7 @@ use liqo_schema::liqo::{
 use serde::de::DeserializeOwned;
 
 use super::context::{Ctx, Topic};
-use super::ops::{self, annotation, label};
+use super::ops::{self, label};
 
 /// Resynchronisation period for what no topic reports (API server reachability).
 const RESYNC: Duration = Duration::from_secs(10);
@@ -299,12 +299,11 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
         (false, true) => fc::ROLE_PROVIDER,
         (false, false) => fc::ROLE_UNKNOWN,
     };
-    let local_ns = configurations
-        .first()
-        .and_then(|o| o.namespace())
-        .or_else(|| tenants.first().and_then(|o| o.namespace()))
-        .or_else(|| secrets.first().and_then(|o| o.namespace()));
-    let remote_ns = secrets.first().and_then(|s| annotation(*s, labels::REMOTE_TENANT_NAMESPACE)).map(str::to_owned);
+    // Liqo's status.go fills the tenant namespaces only from a Tenant's status.tenantNamespace (local) and from an
+    // Identity resource (local and remote). A control-plane Secret alone (declarative peering) gives only the API
+    // server URL; networking objects give none.
+    let local_ns = tenants.first().and_then(|t| t.status.as_ref()?.tenant_namespace.clone()).filter(|n| !n.is_empty());
+    let remote_ns = None;
     let module = |enabled: bool, conditions: Vec<LiqoCondition>| Module {
         enabled,
         conditions: (!conditions.is_empty()).then_some(conditions),

@@ -18,15 +18,22 @@
 //!   sets `status.serverRef|clientRef`, `status.secretRef` and, for servers, `status.endpoint`
 //!   (`127.0.0.1`, the node port — `spec.endpoint.nodePort` or one derived from the UID in 30000-32767 — for
 //!   NodePort, `loadBalancerIP` or `127.0.0.1` with `spec.endpoint.port` otherwise, protocol UDP).
+//! * **Gateway Deployment** `gw-<gateway>` (owned by the WgGateway object, `wireguard-config` volume = the key
+//!   Secret) and its pod, played by the simulator in place of a ReplicaSet (no kubelet: the pod stays Pending).
+//!   Like Liqo's wireguard container, the pod loads the key pair once, when it is created (annotation
+//!   `liqo-simulator/loaded-public-key`); a pair rewritten later is used only after the pod is deleted and
+//!   replaced.
 //! * **Connection** `gw-<gateway>` (owned by the gateway): created once the gateway is ready and a PublicKey for
 //!   the peer exists in its namespace; `Connecting`, then `Connected` only when both sides' keys match (this
-//!   side's PublicKey equals the peer's key Secret for this cluster and vice versa, the peer being the cluster
+//!   side's PublicKey equals the key the peer's gateway pod loaded, and vice versa, the peer being the cluster
 //!   whose ID is the gateway's `liqo.io/remote-cluster-id`); `Connecting` while the peer has no gateway, key
-//!   Secret or PublicKey for this cluster yet; `Error` when a key does not match, both sides run the same gateway
+//!   Secret, running gateway pod or PublicKey for this cluster yet; `Error` when a key does not match, both sides run the same gateway
 //!   role, the client dials another port than the server publishes, or the peer is not part of the ground (an
 //!   Event on the Connection says which). Re-evaluated whenever keys, Secrets or gateways change on either side.
 //! * **Tenant**: finalizer `tenant.liqo.io/finalizer`, `status.tenantNamespace` (TolerateNoHandshake only: the
-//!   nonce handshake is not simulated and a KeysExchange Tenant gets a Warning Event instead of a status).
+//!   nonce handshake is not simulated and a KeysExchange Tenant gets a Warning Event instead of a status). A
+//!   Drained Tenant, as in Liqo, gets no `status.tenantNamespace`: the consumer's RoleBinding
+//!   `liqo-binding-<control-plane ClusterRole>` and its ResourceSlices in the tenant namespace are deleted instead.
 //! * **ResourceSlice**, consumer side (`liqo.io/replication=true`): fills `spec.consumerClusterID` and
 //!   `spec.providerClusterID`, then replicates the slice to the provider **with the kubeconfig of the
 //!   control-plane Secret** of its namespace (labels `liqo.io/identity-type=ControlPlane` and
@@ -48,7 +55,10 @@
 //!   `liqo.io/create-virtual-node=true` and both conditions Accepted (ownerRef the slice, `spec.resourceQuota`
 //!   following the accepted resources); finalizer `virtualnode-controller.liqo.io/finalizer`; conditions
 //!   `VirtualKubelet` and `Node` go Creating → Running; a core Node `<slice>` (label `liqo.io/type=virtual-node`,
-//!   capacity = accepted resources, `Ready=True`, kept alive with a node Lease). Deleting the slice deletes
+//!   capacity = accepted resources, kept alive with a node Lease) that is `Ready=True` — unless, as with Liqo's
+//!   virtual kubelet (`--node-check-network`), networking with the provider is configured on this cluster (a
+//!   Configuration or gateway labelled for it) and no Connection for it is `Connected`: then `Ready=False` and
+//!   `NetworkUnavailable=True`. Deleting the slice deletes
 //!   the VirtualNode, which deletes its Node before releasing its finalizer.
 //! * **NamespaceOffloading** `offloading`: finalizer `namespaceoffloading-controller.liqo.io/finalizer`, label
 //!   `liqo.io/scheduling-enabled` on the namespace for Remote/LocalAndRemote, virtual nodes selected by
@@ -60,7 +70,10 @@
 //!   this through replicated NamespaceMaps; the simulator creates the namespaces directly, with the provider's
 //!   admin credentials.)
 //! * **ForeignCluster** `<peer id>` for every peer that any peering object names, with `role`, `apiServerUrl`,
-//!   `tenantNamespace` and per-module conditions as `liqoctl info` reads them.
+//!   `tenantNamespace` and per-module conditions as `liqoctl info` reads them. As in Liqo's `status.go`,
+//!   `tenantNamespace.local` comes only from the peer's Tenant (`status.tenantNamespace`) and `remote` never (only
+//!   an Identity resource, which declarative peering does not use, would fill it); a control-plane Secret gives
+//!   only `apiServerUrl`.
 //!
 //! Fault switches: ConfigMap `liqo-simulator-faults` in namespace `liqo` of each cluster, watched, so a change
 //! takes effect at once and only on that cluster:

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use base64::Engine;
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::{ObjectReference, Secret};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ObjectReference, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, OwnerReference, Time};
 use kube::api::ListParams;
 use kube::runtime::Controller;
@@ -245,6 +247,8 @@ async fn reconcile_server(gs: Arc<GatewayServer>, ctx: Arc<Ctx>) -> Result<Actio
         ops::apply_status(&ctx.cluster, &gs_api, &*gs, serde_json::to_value(&desired)?).await?;
         log_line!(ctx.cluster.name, "{}: endpoint {:?}", describe(&*gs), desired.endpoint);
     }
+    ensure_gateway_pod(&ctx, &gw, &secret, wg.controller_owner_ref(&()).context("WgGatewayServer without UID")?)
+        .await?;
     reconcile_connection(&ctx, &gw, &secret, wg.object_ref(&())).await
 }
 
@@ -284,7 +288,94 @@ async fn reconcile_client(gc: Arc<GatewayClient>, ctx: Arc<Ctx>) -> Result<Actio
         ops::apply_status(&ctx.cluster, &gc_api, &*gc, serde_json::to_value(&desired)?).await?;
         log_line!(ctx.cluster.name, "{}: client ready", describe(&*gc));
     }
+    ensure_gateway_pod(&ctx, &gw, &secret, wg.controller_owner_ref(&()).context("WgGatewayClient without UID")?)
+        .await?;
     reconcile_connection(&ctx, &gw, &secret, wg.object_ref(&())).await
+}
+
+/// Annotation on a simulated gateway pod: the public key (base64) of the pair its WireGuard container loaded.
+const LOADED_KEY_ANNOTATION: &str = "liqo-simulator/loaded-public-key";
+/// Labels of Liqo's gateway pods (and their Deployment's selector), as its templates set them.
+const GATEWAY_COMPONENT: &str = "networking.liqo.io/component";
+const GATEWAY_NAME: &str = "networking.liqo.io/gateway-name";
+
+fn gateway_selector(gw: &Gateway) -> BTreeMap<String, String> {
+    BTreeMap::from([(GATEWAY_COMPONENT.to_owned(), "gateway".to_owned()), (GATEWAY_NAME.to_owned(), gw.name.clone())])
+}
+
+/// Liqo's WgGateway controller renders Deployment `gw-<gateway>`, whose `wireguard-config` volume holds the key
+/// Secret, and the wireguard container reads the private key once, at start (`keys.go`). The simulator plays the
+/// Deployment and its ReplicaSet: one pod (never scheduled: no kubelet here) that records the public key of the
+/// pair as it was when the pod was created; a deleted pod is replaced by one that reads the Secret again.
+async fn ensure_gateway_pod(ctx: &Ctx, gw: &Gateway, secret: &Secret, wg_owner: OwnerReference) -> Result<()> {
+    let client = ctx.cluster.client.clone();
+    let name = format!("gw-{}", gw.name);
+    let selector = gateway_selector(gw);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &gw.namespace);
+    let deployment = match deployments.get_opt(&name).await.with_context(|| format!("reading Deployment {name}"))? {
+        Some(d) => d,
+        None => {
+            let template = json!({
+                "metadata": {"name": name, "namespace": gw.namespace, "ownerReferences": [wg_owner],
+                             "annotations": ops::simulated_annotations(), "labels": {REMOTE_CLUSTER_ID: gw.peer}},
+                "spec": {
+                    "replicas": 1,
+                    "selector": {"matchLabels": selector},
+                    "template": {"metadata": {"labels": selector}, "spec": {
+                        "containers": [{"name": "wireguard", "image": "liqo-simulator/gateway-wireguard"}],
+                        "volumes": [{"name": "wireguard-config", "secret": {"secretName": secret.name_any()}}],
+                    }},
+                },
+            });
+            ops::create_or_get(&deployments, &serde_json::from_value(template)?).await?
+        }
+    };
+    let pods: Api<Pod> = Api::namespaced(client, &gw.namespace);
+    let list_selector = selector.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",");
+    let running = pods.list(&ListParams::default().labels(&list_selector)).await.context("listing gateway pods")?;
+    if running.items.iter().any(|p| !is_deleting(p)) {
+        return Ok(());
+    }
+    let public = secret.data.as_ref().and_then(|d| d.get(labels::WIREGUARD_PUBLIC_KEY)).map(|b| b.0.clone());
+    let Some(public) = public else { return Ok(()) };
+    let mut pod_labels = selector.clone();
+    pod_labels.insert(REMOTE_CLUSTER_ID.to_owned(), gw.peer.clone());
+    let mut annotations = ops::simulated_annotations();
+    annotations.insert(LOADED_KEY_ANNOTATION.to_owned(), base64::engine::general_purpose::STANDARD.encode(&public));
+    let pod = json!({
+        "metadata": {
+            "name": format!("{name}-{:08x}", rand::random::<u32>()),
+            "namespace": gw.namespace,
+            "labels": pod_labels,
+            "annotations": annotations,
+            "ownerReferences": [deployment.controller_owner_ref(&()).context("Deployment without UID")?],
+        },
+        "spec": {
+            "automountServiceAccountToken": false,
+            "containers": [{"name": "wireguard", "image": "liqo-simulator/gateway-wireguard"}],
+        },
+    });
+    let pod = ops::create_or_get(&pods, &serde_json::from_value(pod)?).await?;
+    log_line!(
+        ctx.cluster.name,
+        "{}: gateway started with the key pair of Secret {}",
+        describe(&pod),
+        secret.name_any()
+    );
+    Ok(())
+}
+
+/// The public key the running gateway for `peer` in `namespace` loaded at start; `None` while none runs.
+async fn loaded_public_key(client: &kube::Client, namespace: &str, peer: &str) -> Result<Option<Vec<u8>>> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let selector = format!("{GATEWAY_COMPONENT}=gateway,{REMOTE_CLUSTER_ID}={peer}");
+    let list = pods.list(&ListParams::default().labels(&selector)).await.context("listing gateway pods")?;
+    Ok(list
+        .items
+        .iter()
+        .filter(|p| !is_deleting(*p))
+        .filter_map(|p| p.annotations().get(LOADED_KEY_ANNOTATION))
+        .find_map(|k| base64::engine::general_purpose::STANDARD.decode(k).ok()))
 }
 
 /// A placeholder for the gateway Deployment Liqo renders from its template (no pod runs on the ground).
@@ -554,21 +645,29 @@ async fn verdict(ctx: &Ctx, gw: &Gateway, own_secret: &Secret) -> Result<(&'stat
     let Some(peer_key) = peer_key else {
         return Ok((CONNECTION_CONNECTING, format!("waiting for a PublicKey for {} on {}", me.id, gw.peer)));
     };
-    let public_of = |s: &Secret| s.data.as_ref().and_then(|d| d.get(labels::WIREGUARD_PUBLIC_KEY)).map(|b| b.0.clone());
+    // Each gateway uses the pair it loaded at start, which is the Secret's only until the Secret is rewritten.
+    let Some(own_loaded) = loaded_public_key(&me.client, &gw.namespace, &gw.peer).await? else {
+        return Ok((CONNECTION_CONNECTING, format!("waiting for this cluster's gateway for {} to start", gw.peer)));
+    };
+    let Some(peer_loaded) = loaded_public_key(&peer.client, &peer_ns, &me.id).await? else {
+        return Ok((CONNECTION_CONNECTING, format!("waiting for the gateway of {} to start", gw.peer)));
+    };
     let key_of = |k: &PublicKey| k.spec.public_key.as_ref().map(|b| b.0.clone());
-    if key_of(&own_key).is_none() || key_of(&own_key) != public_of(peer_secret) {
+    if key_of(&own_key) != Some(peer_loaded) {
         let why = format!(
-            "{} does not hold the public key of {}'s key Secret {peer_ns}/{}: the WireGuard handshake fails",
+            "{} does not hold the public key {}'s gateway runs with (the key pair it loaded at start from Secret \
+             {peer_ns}/{}): the WireGuard handshake fails",
             describe(&own_key),
             gw.peer,
             peer_secret.name_any()
         );
         return Ok((CONNECTION_ERROR, why));
     }
-    if key_of(&peer_key).is_none() || key_of(&peer_key) != public_of(own_secret) {
+    if key_of(&peer_key) != Some(own_loaded) {
         let why = format!(
-            "{}'s PublicKey {peer_ns}/{} does not hold the public key of this cluster's key Secret {}/{}: the WireGuard \
-             handshake fails",
+            "{}'s PublicKey {peer_ns}/{} does not hold the public key this cluster's gateway runs with (the key pair \
+             it loaded at start from Secret {}/{}; a pair rewritten since is read only after a restart): the \
+             WireGuard handshake fails",
             gw.peer,
             peer_key.name_any(),
             gw.namespace,

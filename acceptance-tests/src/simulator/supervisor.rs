@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 use futures::{StreamExt, TryFutureExt};
-use k8s_openapi::api::core::v1::{Node, Secret};
+use k8s_openapi::api::core::v1::{Node, Pod, Secret};
 use kube::runtime::controller::{self, Action};
 use kube::runtime::{Controller, WatchStreamExt, watcher};
 use kube::{Api, Resource, ResourceExt};
@@ -97,6 +97,9 @@ fn spawn_controllers(set: &mut JoinSet<()>, world: &Arc<World>, cluster: &Arc<Cl
     set.spawn(notifier::<liqo::ResourceSlice>(ctx.clone(), watcher::Config::default(), &[Topic::Authentication]));
     set.spawn(notifier::<liqo::VirtualNode>(ctx.clone(), watcher::Config::default(), &[Topic::Offloading]));
     set.spawn(notifier::<Node>(ctx.clone(), watcher::Config::default().labels(&virtual_nodes), &[Topic::Offloading]));
+    // Simulated gateway pods: a restart (deleted pod) makes the gateway reload its key pair.
+    let gateway_pods = watcher::Config::default().labels("networking.liqo.io/component=gateway");
+    set.spawn(notifier::<Pod>(ctx.clone(), gateway_pods, &[Topic::Network]));
 }
 
 /// Publishes every change of a `K` on `topics` of this cluster and of the peers its labels name.

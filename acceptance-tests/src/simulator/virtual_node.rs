@@ -1,6 +1,7 @@
 //! Liqo's VirtualNodeCreator (VirtualNode from an accepted ResourceSlice), virtual-node controller (conditions,
 //! finalizer) and the virtual kubelet's core Node, kept alive with a node Lease so that kube-controller-manager's
-//! node lifecycle controller keeps it Ready.
+//! node lifecycle controller keeps it Ready. As in Liqo, the Node is NotReady while networking with the provider
+//! is configured but its Connection is not Connected.
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,9 +17,10 @@ use kube::runtime::watcher;
 use kube::{Api, Resource, ResourceExt};
 use liqo_schema::liqo::labels::{self, REMOTE_CLUSTER_ID};
 use liqo_schema::liqo::{
-    LiqoCondition, ResourceQuotaSpec, ResourceSlice, ResourceSliceStatus, VIRTUAL_NODE_CONDITION_NODE,
-    VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_CREATING, VIRTUAL_NODE_DELETING, VIRTUAL_NODE_NONE,
-    VIRTUAL_NODE_RUNNING, VirtualNode, VirtualNodeSpec, VirtualNodeStatus, upsert_liqo_condition,
+    CONNECTION_CONNECTED, Configuration, Connection, GatewayClient, GatewayServer, LiqoCondition, ResourceQuotaSpec,
+    ResourceSlice, ResourceSliceStatus, VIRTUAL_NODE_CONDITION_NODE, VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET,
+    VIRTUAL_NODE_CREATING, VIRTUAL_NODE_DELETING, VIRTUAL_NODE_NONE, VIRTUAL_NODE_RUNNING, VirtualNode,
+    VirtualNodeSpec, VirtualNodeStatus, upsert_liqo_condition,
 };
 use serde_json::json;
 
@@ -100,8 +102,10 @@ pub async fn delete_for_slice(ctx: &Ctx, ns: &str, slice: &str) -> Result<()> {
 // ---------------------------------------------------------------------------------------------------------------
 
 pub async fn virtual_nodes(ctx: Arc<Ctx>) {
+    // Network too: the Node's readiness follows the Connection to the provider.
     let controller = Controller::new(Api::<VirtualNode>::all(ctx.cluster.client.clone()), watcher::Config::default())
-        .reconcile_all_on(ctx.cluster.subscribe(Topic::Offloading));
+        .reconcile_all_on(ctx.cluster.subscribe(Topic::Offloading))
+        .reconcile_all_on(ctx.cluster.subscribe(Topic::Network));
     drive(ctx, controller, reconcile_virtual_node).await
 }
 
@@ -197,18 +201,34 @@ async fn ensure_node(cluster: &Cluster, vn: &VirtualNode) -> Result<()> {
     ensure_lease(cluster, &node).await?;
 
     let capacity = vn.spec.resource_quota.as_ref().and_then(|q| q.hard.clone()).unwrap_or_default();
+    let network_ready = match &vn.spec.cluster_id {
+        Some(provider) => network_ready(cluster, provider).await?,
+        None => true,
+    };
     let status = node.status.clone().unwrap_or_default();
     let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
-    if ready && status.capacity.as_ref() == Some(&capacity) && status.allocatable.as_ref() == Some(&capacity) {
+    if ready == network_ready
+        && status.capacity.as_ref() == Some(&capacity)
+        && status.allocatable.as_ref() == Some(&capacity)
+    {
         return Ok(());
     }
     let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let (ready, reason, message) = if network_ready {
+        ("True", "KubeletReady", "simulated virtual kubelet is ready")
+    } else {
+        ("False", "KubeletNotReady", "The Liqo Virtual Kubelet is currently not ready")
+    };
     let status = json!({
         "capacity": capacity,
         "allocatable": capacity,
         "conditions": [{
-            "type": "Ready", "status": "True", "reason": "KubeletReady",
-            "message": "simulated virtual kubelet is ready", "lastHeartbeatTime": now, "lastTransitionTime": now,
+            "type": "Ready", "status": ready, "reason": reason,
+            "message": message, "lastHeartbeatTime": now, "lastTransitionTime": now,
+        }, {
+            "type": "NetworkUnavailable", "status": if network_ready { "False" } else { "True" },
+            "reason": if network_ready { "LiqoNetworkingReady" } else { "LiqoNetworkingNotReady" },
+            "lastHeartbeatTime": now, "lastTransitionTime": now,
         }],
         "nodeInfo": {
             "architecture": "amd64", "operatingSystem": "linux", "kubeletVersion": "v1.34.0-liqo-simulated",
@@ -217,8 +237,26 @@ async fn ensure_node(cluster: &Cluster, vn: &VirtualNode) -> Result<()> {
         },
     });
     ops::apply_status(cluster, &nodes, &node, status).await?;
-    log_line!(cluster.name, "Node {name}: Ready, capacity {capacity:?}");
+    log_line!(cluster.name, "Node {name}: Ready={ready}, capacity {capacity:?}");
     Ok(())
+}
+
+/// Liqo's virtual kubelet (`--node-check-network`, on by default) reports the Node Ready only when networking
+/// with the provider is not configured on this cluster, or its Connection is Connected (`liqoNodeProvider`).
+async fn network_ready(cluster: &Cluster, provider: &str) -> Result<bool> {
+    let for_provider = ListParams::default().labels(&format!("{REMOTE_CLUSTER_ID}={provider}"));
+    let client = cluster.client.clone();
+    let configured = !Api::<Configuration>::all(client.clone()).list(&for_provider).await?.items.is_empty()
+        || !Api::<GatewayServer>::all(client.clone()).list(&for_provider).await?.items.is_empty()
+        || !Api::<GatewayClient>::all(client.clone()).list(&for_provider).await?.items.is_empty();
+    if !configured {
+        return Ok(true);
+    }
+    let connections = Api::<Connection>::all(client).list(&for_provider).await.context("listing Connections")?;
+    Ok(connections
+        .items
+        .iter()
+        .any(|c| c.status.as_ref().and_then(|s| s.value.as_deref()) == Some(CONNECTION_CONNECTED)))
 }
 
 /// The node Lease the kubelet would renew; without it kube-controller-manager marks the Node NotReady.

@@ -71,6 +71,7 @@ resource "liqo_tenant" "this" {
   consumer_cluster_id = liqo_generate.consumer.cluster_id
   tenant_condition    = var.tenant_condition
   api_server_url      = var.provider_api_server_url
+  api_server_ca       = var.provider_api_server_ca
 }
 
 # Resource negotiation: the consumer asks for resources and gets a virtual node. The tenant is referenced, so it
@@ -85,7 +86,9 @@ resource "liqo_peer" "this" {
   class                     = var.resource_slice_class
   create_virtual_node       = var.create_virtual_node
 
-  # Pods scheduled on the virtual node need the tunnel; build it first and tear it down last.
+  # Liqo keeps the virtual node NotReady until the Connection is Connected (virtual kubelet
+  # --node-check-network), and this resource waits for a Ready node: build the tunnel first (the client's create
+  # waits for Connected) and tear it down last.
   depends_on = [liqo_gateway.client]
 }
 

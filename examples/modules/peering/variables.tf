@@ -52,6 +52,12 @@ variable "provider_api_server_url" {
   default     = null
 }
 
+variable "provider_api_server_ca" {
+  description = "PEM CA the consumer uses to verify provider_api_server_url (e.g. a proxy's CA); null uses the provider cluster's CA."
+  type        = string
+  default     = null
+}
+
 variable "tenant_condition" {
   description = "Active accepts new ResourceSlices, Cordoned keeps existing ones but denies new ones, Drained evicts the consumer."
   type        = string

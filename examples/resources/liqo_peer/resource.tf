@@ -2,8 +2,9 @@
 # virtual node. liqo_peer runs with the provider block of the CONSUMER cluster.
 #
 # It uses the tenant namespaces made by liqo_generate on both sides and the credentials minted by liqo_tenant on
-# milan (see the liqo_generate and liqo_tenant examples); networking (liqo_gateway) is independent of it, but
-# pods on the virtual node need the tunnel, hence the depends_on.
+# milan (see the liqo_generate and liqo_tenant examples). With networking configured, Liqo keeps the virtual node
+# NotReady until the Connection to milan is Connected, so liqo_peer (which waits for a Ready node) comes after the
+# client gateway, whose create waits for Connected: hence the depends_on.
 resource "liqo_peer" "rome_to_milan" {
   provider                  = liqo.rome
   tenant_namespace          = liqo_generate.rome.tenant_namespace

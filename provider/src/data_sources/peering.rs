@@ -2,7 +2,8 @@
 //! from the cluster-scoped ForeignCluster (core.liqo.io/v1beta1) that Liqo names after the peer's cluster ID
 //! (reference §3.15). Liqo's ForeignCluster controller creates it as soon as any peering object on this cluster
 //! names the peer, and writes its role, tenant namespaces and one status per module (networking,
-//! authentication, offloading). Module health follows `liqoctl info` (reference §5.1): `Disabled` when the module
+//! authentication, offloading). The data source reports the status exactly as Liqo wrote it: with a Secret-only
+//! control-plane identity (what liqo_peer writes) Liqo records the API server URL and no tenant namespace. Module health follows `liqoctl info` (reference §5.1): `Disabled` when the module
 //! is not enabled, `Healthy` when it is and every condition is `Established` or `Ready`, else `Unhealthy`.
 //!
 //! Nothing is written; the data source only reads.
@@ -166,12 +167,25 @@ fn schema() -> Schema {
                     "What the peer is to this cluster: `Provider` (this cluster consumes its resources), `Consumer`, \
                      `ConsumerAndProvider`, or `Unknown` (networking only, or not yet known).",
                 ),
-                Attribute::computed("api_server_url", Type::String)
-                    .describe("The peer's API server URL as Liqo knows it (set when this cluster consumes from the peer); null otherwise."),
-                Attribute::computed("tenant_namespace_local", Type::String)
-                    .describe("Tenant namespace for the peer on this cluster; null until Liqo knows it."),
-                Attribute::computed("tenant_namespace_remote", Type::String)
-                    .describe("Tenant namespace for this cluster on the peer; null until Liqo knows it."),
+                Attribute::computed("api_server_url", Type::String).describe(
+                    "The peer's API server URL as Liqo records it (`status.apiServerURL`): set when this cluster \
+                     consumes from the peer, from the control-plane identity (liqo_peer's Secret, or an Identity \
+                     resource); null otherwise.",
+                ),
+                Attribute::computed("tenant_namespace_local", Type::String).describe(
+                    "Tenant namespace for the peer on this cluster, as Liqo records it (`status.tenantNamespace.local`). \
+                     Liqo fills it only from the peer's Tenant (`status.tenantNamespace`, i.e. when the peer consumes \
+                     from this cluster through liqo_tenant and the Tenant is not Drained) or from an Identity resource; \
+                     it stays null for networking-only peerings and on a consumer peered with liqo_peer, whose \
+                     control-plane Secret Liqo reads only for the API server URL.",
+                ),
+                Attribute::computed("tenant_namespace_remote", Type::String).describe(
+                    "Tenant namespace for this cluster on the peer, as Liqo records it \
+                     (`status.tenantNamespace.remote`). Liqo fills it only from an Identity resource (liqoctl's \
+                     handshake-based peering), so it is **always null for peerings made with this provider**: \
+                     liqo_peer's control-plane Secret names the provider's tenant namespace in an annotation that \
+                     Liqo does not copy here. Use `liqo_tenant.tenant_namespace` instead.",
+                ),
                 module_attribute("networking", "The networking module (Configuration, gateway and Connection)."),
                 module_attribute("authentication", "The authentication module (Tenant, identity towards the peer's API server)."),
                 module_attribute("offloading", "The offloading module (virtual nodes for the peer)."),

@@ -47,7 +47,9 @@ const DEFAULT_SERVER_PORT: i64 = 51840;
 const DEFAULT_SERVICE_TYPE: &str = "LoadBalancer";
 const DEFAULT_PROTOCOL: &str = "UDP";
 const SERVICE_TYPES: &[&str] = &["NodePort", "LoadBalancer", "ClusterIP"];
-const PROTOCOLS: &[&str] = &["UDP", "TCP"];
+/// Liqo's WireGuard gateways listen on UDP only: the server template's Service port and wireguard-go's socket are
+/// UDP (`liqo-wireguard-gateway-server-template.yaml`), so a client dialling TCP would never reach it.
+const PROTOCOLS: &[&str] = &["UDP"];
 /// MTU bounds: 576 is the smallest datagram every IPv4 host accepts, 9000 the usual jumbo-frame size.
 const MTU_RANGE: std::ops::RangeInclusive<i64> = 576..=9000;
 /// Kubernetes' default NodePort range (`--service-node-port-range`).
@@ -119,7 +121,7 @@ fn schema() -> Schema {
             Attribute::required("port", Type::Number)
                 .describe("Port of the server's endpoint, usually the server's `endpoint_port`. Updated in place."),
             Attribute::optional_computed("protocol", Type::String).describe(format!(
-                "Transport of the endpoint: `UDP` or `TCP` (default `{DEFAULT_PROTOCOL}`, what Liqo's WireGuard templates use). Updated in place."
+                "Transport of the endpoint: only `UDP` (the default), because Liqo's WireGuard server listens on UDP only (its gateway Service template exposes a UDP port); `TCP` is refused at plan time. Updated in place."
             )),
         ],
     )
@@ -266,7 +268,18 @@ fn validate(config: &Value) -> Diagnostics {
         }
     }
     c.port("client.port", 1..=65535);
-    c.one_of("client.protocol", PROTOCOLS);
+    if c.value("client.protocol").as_str() == Some("TCP") {
+        c.error(
+            AttributePath::parse("client.protocol"),
+            "TCP is not supported for `client.protocol`",
+            "Liqo's WireGuard gateway server listens on UDP only (the Service its template renders exposes a UDP \
+             port, and WireGuard itself runs over UDP), so a client dialling TCP never connects. Remove `protocol` \
+             or set it to `UDP`; if UDP cannot cross the network between the clusters, expose the server through a \
+             path that carries UDP (NodePort or a LoadBalancer with UDP support).",
+        );
+    } else {
+        c.one_of("client.protocol", PROTOCOLS);
+    }
     c.timeouts();
     c.finish()
 }
@@ -1759,6 +1772,15 @@ mod tests {
     }
 
     #[test]
+    fn tcp_is_refused_with_the_reason() {
+        let d = validate(&with(config("client"), "client.protocol", Value::string("TCP")));
+        assert_eq!(paths(&d), ["client.protocol"]);
+        assert!(d.0[0].summary.contains("TCP is not supported"), "{d:?}");
+        assert!(d.0[0].detail.contains("UDP only"), "{d:?}");
+        assert!(validate(&with(config("client"), "client.protocol", Value::string("UDP"))).is_empty());
+    }
+
+    #[test]
     fn load_balancer_ip_needs_a_load_balancer() {
         let cfg = with(
             with(config("server"), "server.load_balancer_ip", Value::string("203.0.113.7")),
@@ -1844,11 +1866,9 @@ mod tests {
             assert_eq!(r.planned.get("id"), prior.get("id"));
         }
         let prior = applied(&config("client"));
-        for (path, v) in [
-            ("client.addresses", Value::string_list(["10.0.0.9"])),
-            ("client.port", Value::Number(31000.0)),
-            ("client.protocol", Value::string("TCP")),
-        ] {
+        for (path, v) in
+            [("client.addresses", Value::string_list(["10.0.0.9"])), ("client.port", Value::Number(31000.0))]
+        {
             let r = plan_update(&prior, &with(config("client"), path, v));
             assert!(r.requires_replace.is_empty(), "{path} must update in place");
         }

@@ -20,15 +20,16 @@
 //!
 //! Import ID: `<tenant_namespace>` (the remote cluster ID is read from the Namespace's label).
 use crate::data_sources::cluster::LocalCluster;
-use crate::errors::op_diags;
-use crate::kube_ops::{self, Check as Wait};
+use crate::errors::{op_diags, op_error};
+use crate::kube_ops::{self, Check as Wait, OpError};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
 use crate::provider::Cluster;
 use crate::resources::common::{Check, Timeouts, changed, check_dns_label, timeouts_block};
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use liqo_schema::liqo::labels;
@@ -396,6 +397,37 @@ impl Deadline {
     }
 }
 
+/// True when the Deployment's pods mount the key Secret (Liqo's WireGuard gateway Deployment `gw-<gateway>`,
+/// whose `wireguard-config` volume its controller points at the gateway's key Secret).
+fn mounts_key_secret(d: &Deployment) -> bool {
+    let volumes = d.spec.as_ref().and_then(|s| s.template.spec.as_ref()).and_then(|p| p.volumes.as_ref());
+    volumes
+        .into_iter()
+        .flatten()
+        .any(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some(KEY_SECRET_NAME))
+}
+
+/// The label selector of a Deployment's pods (`matchLabels` only, which is what Liqo's templates use); `None`
+/// when it has none, so no pod is touched by mistake.
+fn pod_selector(d: &Deployment) -> Option<String> {
+    let labels = d.spec.as_ref()?.selector.match_labels.as_ref().filter(|l| !l.is_empty())?;
+    Some(labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","))
+}
+
+/// The warning the plan shows when the key Secret is gone or holds another pair: what the next apply will do.
+fn key_pair_lost(namespace: &str) -> Diagnostic {
+    Diagnostic::warning(
+        format!("The WireGuard key pair in {namespace} is gone or was changed"),
+        format!(
+            "Secret {namespace}/{KEY_SECRET_NAME} no longer holds the key pair this resource wrote, so the plan \
+             creates liqo_generate again: the next apply writes a NEW key pair, restarts the pods of the gateway \
+             Deployment(s) in {namespace} that use it (Liqo's gateway reads its key only at start), and the peer's \
+             liqo_gateway gets the new public key through `wireguard_public_key` in the same apply. The tunnel is \
+             down until then. The previous private key cannot be restored (it never left the cluster)."
+        ),
+    )
+}
+
 /// The full state for `inputs` with this cluster's facts and the public key (null when not written yet).
 fn state_of(inputs: &Inputs, facts: &LocalCluster, public_key: Option<String>, timeouts: &Value) -> Value {
     Value::object([
@@ -514,10 +546,7 @@ impl GenerateResource {
                 &inputs.namespace,
                 "the previous Namespace to finish deleting",
                 deadline.left(),
-                |n: Option<&Namespace>| match n {
-                    None => Wait::Ready(()),
-                    Some(_) => Wait::Pending("still Terminating".into()),
-                },
+                kube_ops::gone_check::<Namespace>,
             )
             .await
             .map_err(|e| op_diags(&e))?;
@@ -536,6 +565,34 @@ impl GenerateResource {
             .into());
         }
         Ok(existing.as_ref().is_none_or(created_by_us))
+    }
+
+    /// Liqo's gateway reads its WireGuard private key once, at start (`pkg/gateway/tunnel/wireguard/keys.go`), so a
+    /// key pair written under a running gateway breaks the tunnel until its pods restart. This restarts them: the
+    /// pods of every Deployment in the namespace that mounts the key Secret are deleted (and waited out), and
+    /// their ReplicaSet starts new ones that read the new pair. The Deployment itself is left alone: Liqo's
+    /// WgGateway controller owns it and rewrites its whole spec on every reconcile, so a `kubectl rollout restart`
+    /// annotation would be reverted at once. Returns the Deployments restarted.
+    async fn restart_gateways(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        namespace: &str,
+        deadline: &Deadline,
+    ) -> Result<Vec<String>, OpError> {
+        let deployments: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+        let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+        let mut restarted = Vec::new();
+        for d in kube_ops::list(ctx, &deployments, "").await?.iter().filter(|d| mounts_key_secret(d)) {
+            let Some(selector) = pod_selector(d) else { continue };
+            for pod in kube_ops::list(ctx, &pods, &selector).await? {
+                if let Some(name) = pod.metadata.name.as_deref() {
+                    kube_ops::delete_and_wait(ctx, &pods, name, deadline.left()).await?;
+                }
+            }
+            restarted.push(d.metadata.name.clone().unwrap_or_default());
+        }
+        Ok(restarted)
     }
 
     async fn create(&self, ctx: &Ctx, planned: &Value) -> (Value, Diagnostics) {
@@ -574,7 +631,7 @@ impl GenerateResource {
             // of the now tainted resource) cleans it up.
             return (state_of(&inputs, &facts, None, timeouts), op_diags(&e));
         }
-        let secrets: Api<Secret> = Api::namespaced(client, &inputs.namespace);
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
         let written = async {
             self.check_unique_key_secret(ctx, &secrets, &inputs).await?;
             let keys = wireguard::KeyPair::generate()
@@ -583,9 +640,37 @@ impl GenerateResource {
             Ok::<String, Diagnostics>(keys.public_key())
         }
         .await;
-        match written {
-            Ok(public_key) => (state_of(&inputs, &facts, Some(public_key), timeouts), Diagnostics::new()),
-            Err(d) => (state_of(&inputs, &facts, None, timeouts), d),
+        let public_key = match written {
+            Ok(k) => k,
+            Err(d) => return (state_of(&inputs, &facts, None, timeouts), d),
+        };
+        let state = state_of(&inputs, &facts, Some(public_key), timeouts);
+        // A gateway already running in the namespace (the pair was rewritten after drift) holds the old key.
+        match self.restart_gateways(ctx, &client, &inputs.namespace, &deadline).await {
+            Ok(restarted) if !restarted.is_empty() => {
+                let note = Diagnostic::warning(
+                    format!("Restarted the WireGuard gateway of {} for its new key pair", inputs.namespace),
+                    format!(
+                        "A new key pair was written to Secret {}/{KEY_SECRET_NAME}, and Liqo's gateway reads its key \
+                         only at start, so the pods of Deployment(s) {} were restarted. The peer's liqo_gateway \
+                         receives the new public key through its reference to `wireguard_public_key` in this apply.",
+                        inputs.namespace,
+                        restarted.join(", ")
+                    ),
+                );
+                (state, note.into())
+            }
+            Ok(_) => (state, Diagnostics::new()),
+            Err(e) => {
+                let mut d = op_error(&e);
+                d.detail = format!(
+                    "{}\nThe new key pair is written, but the gateway pods that still hold the old key could not be \
+                     restarted: restart them (kubectl -n {} delete pods of the gw-* Deployment), or the tunnel stays \
+                     down.",
+                    d.detail, inputs.namespace
+                );
+                (state, d.into())
+            }
         }
     }
 
@@ -627,9 +712,15 @@ impl GenerateResource {
         }
     }
 
-    /// The public key when the Namespace and the key Secret are as this resource made them; `Ok(None)` when
-    /// either is gone or changed (Terraform then recreates the resource: a fresh key pair, re-applied labels).
-    async fn observe(&self, ctx: &Ctx, client: &kube::Client, inputs: &Inputs) -> Result<Option<String>, Diagnostics> {
+    /// What is left of this resource's objects: `Ok(None)` when the Namespace is gone or changed, else the key
+    /// Secret's public key (`None` inside when the Secret is gone or unusable). Either way short of the recorded
+    /// key, Terraform recreates the resource (a fresh key pair, re-applied labels).
+    async fn observe(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        inputs: &Inputs,
+    ) -> Result<Option<Option<String>>, Diagnostics> {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let ns = kube_ops::get_opt(ctx, &namespaces, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
         match ns {
@@ -638,7 +729,7 @@ impl GenerateResource {
         }
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
         let secret = kube_ops::get_opt(ctx, &secrets, KEY_SECRET_NAME).await.map_err(|e| op_diags(&e))?;
-        Ok(secret.and_then(|s| key_secret_public_key(&s, &inputs.remote).ok()))
+        Ok(Some(secret.and_then(|s| key_secret_public_key(&s, &inputs.remote).ok())))
     }
 
     /// Parses and checks an import ID, then builds the full state of what is in the cluster.
@@ -712,10 +803,19 @@ impl Resource for GenerateResource {
             Err(diagnostics) => return ReadResponse { new_state: state, private, diagnostics },
         };
         let public_key = match self.observe(ctx, &client, &inputs).await {
-            Ok(Some(k)) if state.get("wireguard_public_key").as_str() == Some(k.as_str()) => k,
-            // Gone, changed, or a pair other than the one recorded: recreate, which writes a fresh pair (the peer's
-            // gateway then receives the new public key through its reference to `wireguard_public_key`).
-            Ok(_) => return ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
+            Ok(Some(Some(k))) if state.get("wireguard_public_key").as_str() == Some(k.as_str()) => k,
+            // The namespace is intact but the key pair is gone or not the one recorded: say in the plan what the
+            // re-creation will do to a running gateway.
+            Ok(Some(_)) => {
+                return ReadResponse {
+                    new_state: Value::Null,
+                    private,
+                    diagnostics: key_pair_lost(&inputs.namespace).into(),
+                };
+            }
+            // Gone or changed: recreate, which writes a fresh pair (the peer's gateway then receives the new public
+            // key through its reference to `wireguard_public_key`).
+            Ok(None) => return ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
             Err(diagnostics) => return ReadResponse { new_state: state, private, diagnostics },
         };
         // Refresh the cluster's facts: a change in Liqo's installation shows up as drift for the peer's resources.
@@ -954,6 +1054,44 @@ mod tests {
         let dump = format!("{state:?}");
         assert!(dump.contains(&keys.public_key()));
         assert!(!dump.contains(&private));
+    }
+
+    /// Liqo's gateway Deployment mounts the key Secret in its `wireguard-config` volume; its pods are found by the
+    /// Deployment's selector. Other Deployments are never touched.
+    #[test]
+    fn gateway_deployments_are_found_by_their_key_secret_volume() {
+        let deployment = |secret: &str| -> Deployment {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "gw-rome", "namespace": "liqo-tenant-rome"},
+                "spec": {
+                    "selector": {"matchLabels": {"networking.liqo.io/component": "gateway", "networking.liqo.io/active": "true"}},
+                    "template": {"spec": {
+                        "containers": [{"name": "wireguard"}],
+                        "volumes": [{"name": "wireguard-config", "secret": {"secretName": secret}}],
+                    }},
+                },
+            }))
+            .unwrap()
+        };
+        let gw = deployment(KEY_SECRET_NAME);
+        assert!(mounts_key_secret(&gw));
+        assert_eq!(
+            pod_selector(&gw).as_deref(),
+            Some("networking.liqo.io/active=true,networking.liqo.io/component=gateway")
+        );
+        assert!(!mounts_key_secret(&deployment("gw-other")));
+        let mut unselective = gw.clone();
+        unselective.spec.as_mut().unwrap().selector.match_labels = None;
+        assert_eq!(pod_selector(&unselective), None, "no selector, no pods deleted");
+    }
+
+    #[test]
+    fn the_plan_warns_what_a_lost_key_pair_means() {
+        let d = key_pair_lost("liqo-tenant-rome");
+        assert_eq!(d.severity, liqo_schema::tf::Severity::Warning);
+        for needle in ["liqo-tenant-rome/gw-keys", "NEW key pair", "restarts the pods", "same apply"] {
+            assert!(d.detail.contains(needle), "{needle}: {}", d.detail);
+        }
     }
 
     #[test]

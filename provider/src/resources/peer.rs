@@ -24,9 +24,9 @@ use k8s_openapi::api::core::v1::{Node, Secret};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{Api, ObjectMeta};
 use liqo_schema::liqo::{
-    RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION, RESOURCE_SLICE_CONDITION_RESOURCES,
-    RESOURCE_SLICE_DENIED, ResourceSlice, ResourceSliceSpec, VIRTUAL_NODE_CONDITION_NODE,
-    VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_RUNNING, VirtualNode, labels,
+    CONNECTION_CONNECTED, Connection, RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION,
+    RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED, ResourceSlice, ResourceSliceSpec,
+    VIRTUAL_NODE_CONDITION_NODE, VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_RUNNING, VirtualNode, labels,
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 
@@ -119,7 +119,10 @@ fn schema() -> Schema {
         ),
         Attribute::optional_computed("wait_for_virtual_node", Type::Bool).describe(
             "Whether create and update also wait for the VirtualNode to run and its Node to be `Ready` (default \
-             `true`). Has no effect when `create_virtual_node` is `false`. Changing it never touches the cluster.",
+             `true`). With networking configured for the provider, Liqo keeps the Node NotReady until the \
+             Connection is `Connected`, so make this resource depend on the client `liqo_gateway` (whose create \
+             waits for it); a timeout names the Connection and its state. Has no effect when \
+             `create_virtual_node` is `false`. Changing it never touches the cluster.",
         ),
         Attribute::computed("virtual_node_name", Type::String).describe(
             "Name of the VirtualNode and of the core Node that represent the provider on this cluster (null when \
@@ -520,6 +523,44 @@ fn node_check(node: Option<&Node>) -> Wait<()> {
     }
 }
 
+/// Why a virtual node may stay NotReady, from the Connections to the provider on this cluster: with networking
+/// configured Liqo's virtual kubelet (`--node-check-network`, on by default) keeps the node NotReady until the
+/// Connection is `Connected`. `None` when a Connection is Connected (the tunnel is not the cause).
+fn network_note(connections: &[Connection], provider: &str) -> Option<String> {
+    let because = format!(
+        "With networking to {provider} configured, Liqo keeps the virtual node NotReady until the network Connection \
+         is {CONNECTION_CONNECTED} (virtual kubelet --node-check-network)"
+    );
+    if connections.is_empty() {
+        return Some(format!(
+            "{because}, and no Connection labelled {}={provider} exists on this cluster yet: if this peering uses \
+             liqo_gateway, make this liqo_peer depend on the client gateway (depends_on), whose create waits for \
+             {CONNECTION_CONNECTED}",
+            labels::REMOTE_CLUSTER_ID
+        ));
+    }
+    if connections.iter().any(|c| c.status.as_ref().and_then(|s| s.value.as_deref()) == Some(CONNECTION_CONNECTED)) {
+        return None;
+    }
+    let states: Vec<String> = connections
+        .iter()
+        .map(|c| {
+            format!(
+                "{} is {}",
+                kube_ops::describe::<Connection>(
+                    c.metadata.namespace.as_deref(),
+                    c.metadata.name.as_deref().unwrap_or("")
+                ),
+                c.status.as_ref().and_then(|s| s.value.as_deref()).unwrap_or("without status")
+            )
+        })
+        .collect();
+    Some(format!(
+        "{because}; {}. Fix the tunnel (see the liqo_gateway resources of this peering and the Connection's events)",
+        states.join(", ")
+    ))
+}
+
 // -------------------------------------------------------------------------------------------------------------
 // Read / import
 // -------------------------------------------------------------------------------------------------------------
@@ -672,8 +713,29 @@ impl PeerResource {
             .await?;
             if create_node {
                 let nodes: Api<Node> = Api::all(client.clone());
-                kube_ops::wait_for(ctx, &nodes, &peer.slice_name, "condition Ready = True", left(deadline), node_check)
-                    .await?;
+                let ready = kube_ops::wait_for(
+                    ctx,
+                    &nodes,
+                    &peer.slice_name,
+                    "condition Ready = True",
+                    left(deadline),
+                    node_check,
+                )
+                .await;
+                if let Err(OpError::Timeout { object, waiting_for, last_seen, after }) = ready {
+                    // Name the Connection in the error: the most common reason a new virtual node stays NotReady.
+                    let connections: Api<Connection> = Api::all(client.clone());
+                    let selector = format!("{}={}", labels::REMOTE_CLUSTER_ID, peer.provider_cluster_id);
+                    let last_seen = match kube_ops::list(ctx, &connections, &selector).await {
+                        Ok(found) => match network_note(&found, &peer.provider_cluster_id) {
+                            Some(note) => format!("{last_seen}. {note}"),
+                            None => last_seen,
+                        },
+                        Err(_) => last_seen,
+                    };
+                    return Err(OpError::Timeout { object, waiting_for, last_seen, after });
+                }
+                ready?;
             }
         }
         Ok(())
@@ -1274,6 +1336,28 @@ mod tests {
         assert!(matches!(node_check(Some(&node)), Wait::Ready(())));
         assert!(matches!(gone_check::<Node>(None), Wait::Ready(())));
         assert!(matches!(gone_check(Some(&node)), Wait::Pending(_)));
+    }
+
+    /// Real Liqo keeps the virtual node NotReady until the Connection is Connected: a timeout on the node names
+    /// the Connection and its state, or says that none exists and how to order the resources.
+    #[test]
+    fn a_node_timeout_names_the_connection_and_its_state() {
+        let connection = |value: Option<&str>| -> Connection {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "networking.liqo.io/v1beta1", "kind": "Connection",
+                "metadata": {"name": "gw-milan", "namespace": "liqo-tenant-milan"},
+                "spec": {"type": "Client"},
+                "status": value.map(|v| serde_json::json!({"value": v})),
+            }))
+            .unwrap()
+        };
+        let note = network_note(&[connection(Some("Connecting"))], "milan").unwrap();
+        assert!(note.contains("Connection liqo-tenant-milan/gw-milan is Connecting"), "{note}");
+        assert!(note.contains("NotReady until the network Connection is Connected"), "{note}");
+        let none = network_note(&[], "milan").unwrap();
+        assert!(none.contains("no Connection labelled liqo.io/remote-cluster-id=milan") && none.contains("depends_on"));
+        assert!(network_note(&[connection(None)], "milan").unwrap().contains("without status"));
+        assert_eq!(network_note(&[connection(Some("Connected"))], "milan"), None, "a working tunnel is not blamed");
     }
 
     #[test]

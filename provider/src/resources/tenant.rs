@@ -4,8 +4,10 @@
 //! - client credentials for the consumer's control plane: a P-256 key made in this process, a Kubernetes
 //!   CertificateSigningRequest (`CN=<consumer id>`, `O=liqo.io`, signer `kubernetes.io/kube-apiserver-client`)
 //!   approved by the provider and read back, delivered as the sensitive `kubeconfig` output for `liqo_peer`;
-//! - RoleBinding `liqo-binding-liqo-remote-controlplane` in the tenant namespace, binding `User <consumer id>` to
-//!   ClusterRole `liqo-remote-controlplane` (what the consumer's crd-replicator needs to replicate ResourceSlices);
+//! - RoleBinding `liqo-binding-<role>` in the tenant namespace, binding `User <consumer id>` to Liqo's
+//!   control-plane ClusterRole `<role>`, found as Liqo finds it by label `app.kubernetes.io/name=remote-controlplane`
+//!   (`liqo-remote-controlplane` unless the Helm release renames it): what the consumer's crd-replicator needs to
+//!   replicate ResourceSlices;
 //! - Tenant `<consumer id>` (`authzPolicy: TolerateNoHandshake`), ready when Liqo sets `status.tenantNamespace`.
 //!
 //! The tenant namespace itself belongs to `liqo_generate`. Import ID: `<tenant_namespace>/<consumer cluster id>`
@@ -23,13 +25,13 @@ use async_trait::async_trait;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
-    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED,
-    Tenant, TenantSpec,
+    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED,
+    TENANT_CONDITION_DRAINED, Tenant, TenantSpec,
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 use std::collections::BTreeMap;
@@ -97,9 +99,21 @@ fn schema() -> Schema {
              Updated in place.",
         ),
         Attribute::optional_computed("api_server_url", Type::String).describe(
-            "URL of this cluster's API server as the consumer cluster reaches it, written into `kubeconfig` \
-             (`https://host:port`). Defaults to the address the provider block uses, recorded when the resource is \
-             created. Changing it rebuilds `kubeconfig` in place with the same certificate.",
+            "URL of this cluster's API server as the consumer cluster's control plane (its crd-replicator) reaches \
+             it, written into `kubeconfig` (`https://host:port`). Defaults to the address the provider block uses, \
+             recorded when the resource is created. It must serve a certificate that `api_server_ca` verifies for \
+             its host; apply checks that from where Terraform runs. It does not change the address Liqo's virtual \
+             kubelet uses: that one comes from the provider cluster's Liqo installation (Helm `apiServer.address`, \
+             `--api-server-address-override`, else the first control-plane node's address on port 6443). Changing \
+             it rebuilds `kubeconfig` in place with the same certificate.",
+        ),
+        Attribute::optional("api_server_ca", Type::String).describe(
+            "PEM CA certificate(s) the consumer uses to verify `api_server_url`, written into `kubeconfig`. Defaults \
+             to this cluster's CA (the `kube-root-ca.crt` ConfigMap of the tenant namespace). Set it when \
+             `api_server_url` is a proxy, load balancer or port-forward whose certificate that CA did not sign (the \
+             counterpart of Liqo's Helm value `apiServer.ca`, `--ca-override`). Apply checks that `api_server_url` \
+             answers TLS with a certificate this CA verifies for that host, and fails naming both otherwise. \
+             Changing it rebuilds `kubeconfig` in place with the same certificate.",
         ),
         Attribute::optional_computed("certificate_validity", Type::String).describe(
             "Requested lifetime of the consumer's client certificate, as a duration (default `8760h`, at least `10m`), \
@@ -126,7 +140,8 @@ fn schema() -> Schema {
         block: Block::new(
             "Authenticates a consumer cluster on this provider cluster (Liqo declarative peering, authentication \
              module): mints the consumer's client certificate through the Kubernetes CSR API, grants it Liqo's \
-             `liqo-remote-controlplane` role in the tenant namespace and creates the Tenant \
+             control-plane ClusterRole (the one labelled `app.kubernetes.io/name=remote-controlplane`, \
+             `liqo-remote-controlplane` by default) in the tenant namespace and creates the Tenant \
              (`authzPolicy: TolerateNoHandshake`). Use it with the provider block of the **provider** cluster.",
             attributes,
         )
@@ -153,6 +168,18 @@ fn validate(config: &Value) -> Diagnostics {
             AttributePath::root("api_server_url"),
             "Invalid API server URL for `api_server_url`",
             format!("`{url}` {why}. Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`."),
+        );
+    }
+    if let Some(ca) = config.get("api_server_ca").as_str()
+        && let Err(why) = check_ca_pem(ca)
+    {
+        c.error(
+            AttributePath::root("api_server_ca"),
+            "Invalid CA for `api_server_ca`",
+            format!(
+                "{why}. Give the PEM certificate(s) (`-----BEGIN CERTIFICATE-----` …) of the CA that signed the \
+                 certificate served at `api_server_url`, e.g. `file(\"proxy-ca.pem\")`, or remove it to use the cluster CA."
+            ),
         );
     }
     // Cross-field rules on the effective values (defaults when unset); unknown values are checked at the next plan.
@@ -199,6 +226,18 @@ fn effective_duration(v: &Value, attr: &str, default: &str) -> Option<Duration> 
         Value::String(s) => parse_duration(s).ok(),
         _ => None,
     }
+}
+
+/// At least one PEM certificate and nothing but certificates.
+fn check_ca_pem(ca: &str) -> Result<(), String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut count = 0;
+    for cert in CertificateDer::pem_slice_iter(ca.as_bytes()) {
+        cert.map_err(|e| format!("it is not valid PEM ({e})"))?;
+        count += 1;
+    }
+    if count == 0 { Err("it holds no PEM certificate".into()) } else { Ok(()) }
 }
 
 /// `https://host[:port][/path]`: what a kubeconfig `server` may hold. Plain HTTP is refused because the
@@ -291,7 +330,7 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value, now: OffsetDateT
     if new_certificate {
         planned.set("kubeconfig", Value::Unknown);
         planned.set("certificate_expires_at", Value::Unknown);
-    } else if changed(prior, &planned, "api_server_url") {
+    } else if changed(prior, &planned, "api_server_url") || changed(prior, &planned, "api_server_ca") {
         planned.set("kubeconfig", Value::Unknown);
     }
     resp.planned = planned;
@@ -366,11 +405,18 @@ fn tenant_object(inputs: &Inputs) -> Tenant {
     t
 }
 
-/// The binding Liqo's handshake flow would create; same name, so Liqo's "Drained" handling removes it too.
-fn role_binding(inputs: &Inputs) -> RoleBinding {
+/// The RoleBinding Liqo's own tenant controller would make for the control-plane role: named
+/// `liqo-binding-<role>` (`tenantNamespace/bindings.go`), so Liqo's Drained handling removes it too.
+fn role_binding_name(role: &str) -> String {
+    format!("liqo-binding-{role}")
+}
+
+/// The binding of the consumer user to the control-plane ClusterRole `role` (found by label, see
+/// [`pick_control_plane_role`]).
+fn role_binding(inputs: &Inputs, role: &str) -> RoleBinding {
     RoleBinding {
         metadata: ObjectMeta {
-            name: Some(labels::REMOTE_CONTROLPLANE_ROLE_BINDING.to_string()),
+            name: Some(role_binding_name(role)),
             namespace: Some(inputs.namespace.clone()),
             labels: Some(remote_cluster_labels(&inputs.consumer)),
             ..ObjectMeta::default()
@@ -378,7 +424,7 @@ fn role_binding(inputs: &Inputs) -> RoleBinding {
         role_ref: RoleRef {
             api_group: "rbac.authorization.k8s.io".to_string(),
             kind: "ClusterRole".to_string(),
-            name: labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE.to_string(),
+            name: role.to_string(),
         },
         subjects: Some(vec![Subject {
             api_group: Some("rbac.authorization.k8s.io".to_string()),
@@ -389,10 +435,40 @@ fn role_binding(inputs: &Inputs) -> RoleBinding {
     }
 }
 
-/// True when the RoleBinding still grants the consumer user Liqo's control-plane role.
-fn binds_consumer(rb: &RoleBinding, consumer: &str) -> bool {
-    rb.role_ref.name == labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE
-        && rb.subjects.iter().flatten().any(|s| s.kind == "User" && s.name == consumer)
+/// True when the RoleBinding still grants the consumer user the control-plane role.
+fn binds_consumer(rb: &RoleBinding, consumer: &str, role: &str) -> bool {
+    rb.role_ref.name == role && rb.subjects.iter().flatten().any(|s| s.kind == "User" && s.name == consumer)
+}
+
+/// The selector Liqo's tenant controller finds the control-plane ClusterRole by (`getClusterRoles`): its name
+/// follows the Helm release's `nameOverride` (`<name>-remote-controlplane`), its label does not.
+fn control_plane_role_selector() -> String {
+    format!("{}={}", labels::APP_NAME, labels::REMOTE_CONTROLPLANE_APP_NAME)
+}
+
+/// The one ClusterRole among those carrying Liqo's control-plane label; none or several is an error (reason,
+/// next step) because the consumer would get 403 or an unintended role.
+fn pick_control_plane_role(mut names: Vec<String>) -> Result<String, (String, String)> {
+    let selector = control_plane_role_selector();
+    match names.len() {
+        1 => Ok(names.remove(0)),
+        0 => Err((
+            format!("No ClusterRole on the provider cluster is labelled {selector}."),
+            "Liqo's Helm chart installs it (liqo-controlplane-rbac.yaml, named `<nameOverride>-remote-controlplane`, \
+             `liqo-remote-controlplane` by default) and the consumer's control plane needs it. Install or repair Liqo \
+             on this cluster, or check that this provider block points at the provider cluster."
+                .to_string(),
+        )),
+        _ => {
+            names.sort();
+            Err((
+                format!("{} ClusterRoles are labelled {selector}: {}.", names.len(), names.join(", ")),
+                "liqo_tenant binds the consumer to exactly one. Remove the label from the roles that do not belong to \
+                 this cluster's Liqo installation (e.g. left over from another Helm release)."
+                    .to_string(),
+            ))
+        }
+    }
 }
 
 /// Labels that find this resource's CSRs (and never Liqo's own CSRs for the same consumer's ResourceSlices).
@@ -589,7 +665,46 @@ impl Budget {
 struct Endpoint {
     server: String,
     ca_pem: Vec<u8>,
+    /// Where `ca_pem` came from, for messages.
+    ca_source: String,
     cluster_name: String,
+}
+
+/// How long the TLS check of `api_server_url` may take.
+const TLS_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The outcome of checking that the consumer will trust `api_server_url`: an error when the URL answers with a
+/// certificate the CA does not verify (the peering would silently never form), a warning when it cannot be reached
+/// from here (it may still be reachable from the consumer's network, which is what matters).
+fn tls_verdict(endpoint: &Endpoint, probe: Result<(), kube_ops::TlsProbeError>) -> Option<Diagnostic> {
+    let (server, ca) = (&endpoint.server, &endpoint.ca_source);
+    match probe {
+        Ok(()) => None,
+        Err(kube_ops::TlsProbeError::Untrusted(why)) => Some(
+            Diagnostic::error(
+                format!("{server} does not present a certificate {ca} verifies"),
+                format!(
+                    "The consumer's Liqo would connect to api_server_url {server} with {ca} as its only CA and reject the \
+                     certificate it is served ({why}), so the peering would never form. If {server} is a proxy, load \
+                     balancer or port-forward with a certificate of its own, set `api_server_ca` to the CA that signed \
+                     it; otherwise set `api_server_url` to an address that serves this API server's own certificate \
+                     (one of its names or IP addresses)."
+                ),
+            )
+            .at(AttributePath::root(if ca.contains("api_server_ca") { "api_server_ca" } else { "api_server_url" })),
+        ),
+        Err(kube_ops::TlsProbeError::Unreachable(why)) => Some(
+            Diagnostic::warning(
+                format!("Could not check {server} from here"),
+                format!(
+                    "{why}. The kubeconfig was written without checking that api_server_url {server} answers with a \
+                     certificate {ca} verifies. The consumer cluster must reach that URL and trust that CA; if it is \
+                     reachable only from the consumer's network, check it from there."
+                ),
+            )
+            .at(AttributePath::root("api_server_url")),
+        ),
+    }
 }
 
 /// A signed client certificate and its key.
@@ -708,11 +823,26 @@ fn csr_issued(csr: Option<&CertificateSigningRequest>) -> Wait<Vec<u8>> {
     }
 }
 
-/// Wait check on the Tenant: Liqo's tenant controller has adopted the namespace.
-fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str) -> Wait<()> {
+/// Wait check on the Tenant: what Liqo's tenant controller writes for the Tenant's condition
+/// (`tenant_controller.go`). It first adds its finalizer to every Tenant. For `Active` and `Cordoned` it then
+/// records the tenant namespace in `status.tenantNamespace`; for `Drained` it returns before that (it unbinds the
+/// consumer and deletes its ResourceSlices and NamespaceMaps instead), so a Tenant created Drained never gets
+/// `status.tenantNamespace` and its finalizer is the only sign that Liqo has taken it.
+fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str, drained: bool) -> Wait<()> {
     let Some(t) = tenant else {
         return Wait::Pending("the Tenant does not exist".into());
     };
+    if drained {
+        let adopted = t.metadata.finalizers.iter().flatten().any(|f| f == labels::TENANT_FINALIZER);
+        return if adopted {
+            Wait::Ready(())
+        } else {
+            Wait::Pending(format!(
+                "finalizer {} is not set: Liqo's tenant controller has not reconciled the Tenant yet",
+                labels::TENANT_FINALIZER
+            ))
+        };
+    }
     match t.status.as_ref().and_then(|s| s.tenant_namespace.as_deref()) {
         Some(ns) if ns == namespace => Wait::Ready(()),
         Some(other) if !other.is_empty() => Wait::Failed {
@@ -730,9 +860,31 @@ fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str) -> Wai
     }
 }
 
+/// Wait check for a drain: Liqo deletes every ResourceSlice of the consumer; one still live (no deletion
+/// requested) means the drain has not happened yet. Slices being deleted are Liqo's and the consumer's business.
+fn slices_drained(slices: &[ResourceSlice]) -> Wait<()> {
+    let live: Vec<&str> =
+        slices.iter().filter(|s| !kube_ops::is_terminating(*s)).filter_map(|s| s.metadata.name.as_deref()).collect();
+    if live.is_empty() {
+        Wait::Ready(())
+    } else {
+        Wait::Pending(format!("ResourceSlice(s) {} not deleted by Liqo yet", live.join(", ")))
+    }
+}
+
 impl TenantResource {
     async fn client(&self) -> Result<kube::Client, Diagnostics> {
         self.cluster.client().await.map_err(Diagnostics::from)
+    }
+
+    /// The control-plane ClusterRole's name, found by label as Liqo finds it.
+    async fn control_plane_role(&self, ctx: &Ctx, client: &kube::Client) -> Result<String, OpError> {
+        let api: Api<ClusterRole> = Api::all(client.clone());
+        let selector = control_plane_role_selector();
+        let roles = kube_ops::list(ctx, &api, &selector).await?;
+        pick_control_plane_role(roles.into_iter().filter_map(|r| r.metadata.name).collect()).map_err(
+            |(reason, hint)| OpError::Failed { object: format!("ClusterRole labelled {selector}"), reason, hint },
+        )
     }
 
     /// The explicit URL, or the provider block's address when the plan left it to us.
@@ -743,35 +895,57 @@ impl TenantResource {
         }
     }
 
-    /// Server URL, CA (from `kube-root-ca.crt` in the tenant namespace) and the cluster's Liqo ID.
+    /// Server URL, CA (`api_server_ca`, else `kube-root-ca.crt` in the tenant namespace) and the cluster's Liqo
+    /// ID, after checking that the consumer will trust the URL (a warning, if any, goes to `diags`).
     async fn endpoint(
         &self,
         ctx: &Ctx,
         client: &kube::Client,
         inputs: &Inputs,
-        server: String,
+        planned: &Value,
         budget: &Budget,
+        diags: &mut Diagnostics,
     ) -> Result<Endpoint, Diagnostics> {
-        let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &inputs.namespace);
-        let waiting_for = format!(
-            "data[\"{ROOT_CA_KEY}\"] (the cluster CA, published in every namespace by kube-controller-manager)"
-        );
-        let ca_pem =
-            kube_ops::wait_for(ctx, &cms, ROOT_CA_CONFIGMAP, &waiting_for, budget.left(), |cm: Option<&ConfigMap>| {
-                match cm.and_then(|c| c.data.as_ref()).and_then(|d| d.get(ROOT_CA_KEY)).filter(|ca| !ca.is_empty()) {
+        let server = self.server_url(planned).await?;
+        let (ca_pem, ca_source) = match planned.get("api_server_ca").as_str() {
+            Some(ca) => (ca.as_bytes().to_vec(), "the CA in `api_server_ca`".to_string()),
+            None => {
+                let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &inputs.namespace);
+                let waiting_for = format!(
+                    "data[\"{ROOT_CA_KEY}\"] (the cluster CA, published in every namespace by kube-controller-manager)"
+                );
+                let check = |cm: Option<&ConfigMap>| match cm
+                    .and_then(|c| c.data.as_ref())
+                    .and_then(|d| d.get(ROOT_CA_KEY))
+                    .filter(|ca| !ca.is_empty())
+                {
                     Some(ca) => Wait::Ready(ca.clone().into_bytes()),
                     None => Wait::Pending("not published yet".into()),
-                }
-            })
-            .await
-            .map_err(|e| op_diags(&e))?;
+                };
+                let ca = kube_ops::wait_for(ctx, &cms, ROOT_CA_CONFIGMAP, &waiting_for, budget.left(), check)
+                    .await
+                    .map_err(|e| op_diags(&e))?;
+                let source = format!(
+                    "the cluster CA (ConfigMap {}/{ROOT_CA_CONFIGMAP}, the default of `api_server_ca`)",
+                    inputs.namespace
+                );
+                (ca, source)
+            }
+        };
         // The name only labels the kubeconfig's cluster entry: an installation without a single readable ID still
         // gets a working kubeconfig, while a failed API call is reported.
         let cluster_name = read_cluster_id(ctx, client, &self.cluster.liqo_namespace())
             .await
             .map_err(|e| op_diags(&e))?
             .unwrap_or_else(|_| FALLBACK_CLUSTER_NAME.to_string());
-        Ok(Endpoint { server, ca_pem, cluster_name })
+        let endpoint = Endpoint { server, ca_pem, ca_source, cluster_name };
+        let probe = kube_ops::probe_tls(&endpoint.server, &endpoint.ca_pem, TLS_PROBE_TIMEOUT.min(budget.left())).await;
+        match tls_verdict(&endpoint, probe) {
+            Some(d) if d.severity == liqo_schema::tf::Severity::Error => return Err(d.into()),
+            Some(warning) => diags.push(warning),
+            None => {}
+        }
+        Ok(endpoint)
     }
 
     /// Makes a key, has the provider sign a client certificate for it and reads the certificate back.
@@ -834,21 +1008,40 @@ impl TenantResource {
                 .await
                 .map_err(|e| op_diags(&e))?;
         }
+        let role = self.control_plane_role(ctx, client).await.map_err(|e| op_diags(&e))?;
         if !inputs.drained() {
-            kube_ops::apply(ctx, &bindings, &role_binding(inputs)).await.map_err(|e| op_diags(&e))?;
+            kube_ops::apply(ctx, &bindings, &role_binding(inputs, &role)).await.map_err(|e| op_diags(&e))?;
         }
         kube_ops::apply(ctx, &tenants, &tenant_object(inputs)).await.map_err(|e| op_diags(&e))?;
         if inputs.drained() {
-            kube_ops::delete_and_wait(ctx, &bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING, budget.left())
+            kube_ops::delete_and_wait(ctx, &bindings, &role_binding_name(&role), budget.left())
                 .await
                 .map_err(|e| op_diags(&e))?;
         }
-        let (ns, consumer) = (inputs.namespace.as_str(), inputs.consumer.as_str());
-        kube_ops::wait_for(ctx, &tenants, consumer, "status.tenantNamespace", budget.left(), |t: Option<&Tenant>| {
-            tenant_ready(t, ns, consumer)
+        let (ns, consumer, drained) = (inputs.namespace.as_str(), inputs.consumer.as_str(), inputs.drained());
+        let waiting_for = if drained {
+            format!("finalizer {} (Liqo writes no status for a Drained Tenant)", labels::TENANT_FINALIZER)
+        } else {
+            "status.tenantNamespace".to_string()
+        };
+        kube_ops::wait_for(ctx, &tenants, consumer, &waiting_for, budget.left(), |t: Option<&Tenant>| {
+            tenant_ready(t, ns, consumer, drained)
         })
         .await
-        .map_err(|e| op_diags(&e))
+        .map_err(|e| op_diags(&e))?;
+        if drained {
+            let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
+            let selector = format!("{}={consumer}", labels::REMOTE_CLUSTER_ID);
+            let target = kube_ops::WaitTarget::labelled(
+                &slices,
+                &selector,
+                "Liqo to delete the consumer's ResourceSlices (the drain)",
+            );
+            kube_ops::wait_until(ctx, &slices, target, budget.left(), slices_drained)
+                .await
+                .map_err(|e| op_diags(&e))?;
+        }
+        Ok(())
     }
 
     /// Deletes this resource's CSRs except `keep`. They carry nothing secret and kube-controller-manager garbage
@@ -903,11 +1096,7 @@ impl TenantResource {
         if let Err(d) = check_tenant_namespace(ctx, &client, &inputs).await {
             return (Value::Null, d);
         }
-        let endpoint = match self.server_url(planned).await {
-            Ok(server) => self.endpoint(ctx, &client, &inputs, server, &budget).await,
-            Err(d) => Err(d),
-        };
-        let endpoint = match endpoint {
+        let endpoint = match self.endpoint(ctx, &client, &inputs, planned, &budget, &mut diags).await {
             Ok(e) => e,
             Err(d) => return (Value::Null, d),
         };
@@ -952,13 +1141,12 @@ impl TenantResource {
         }
         let mut minted = None;
         if planned.get("kubeconfig").is_unknown() {
-            let endpoint = match self.server_url(planned).await {
-                Ok(server) => self.endpoint(ctx, &client, &inputs, server, &budget).await,
-                Err(d) => Err(d),
-            };
-            let endpoint = match endpoint {
+            let endpoint = match self.endpoint(ctx, &client, &inputs, planned, &budget, &mut diags).await {
                 Ok(e) => e,
-                Err(d) => return (state, d),
+                Err(d) => {
+                    diags.extend(d);
+                    return (state, diags);
+                }
             };
             // Only the server URL changed: keep the certificate and key, rebuild the kubeconfig around them.
             let reuse = match planned.get("certificate_expires_at") {
@@ -985,6 +1173,7 @@ impl TenantResource {
                 },
             };
             state.set("api_server_url", Value::string(&endpoint.server));
+            state.set("api_server_ca", planned.get("api_server_ca").clone());
             state.set("certificate_validity", planned.get("certificate_validity").clone());
             state.set("kubeconfig", Value::string(kubeconfig_for(&endpoint, &inputs, &cert_pem, &key_pem)));
             state.set("certificate_expires_at", Value::string(expires_at));
@@ -1020,7 +1209,12 @@ impl TenantResource {
         let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
         let result = async {
             kube_ops::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left()).await?;
-            kube_ops::delete_and_wait(ctx, &bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING, budget.left()).await?;
+            // Without a unique labelled role (Liqo uninstalled or broken), the default name is the only candidate.
+            let role = self
+                .control_plane_role(ctx, &client)
+                .await
+                .unwrap_or_else(|_| labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE.to_string());
+            kube_ops::delete_and_wait(ctx, &bindings, &role_binding_name(&role), budget.left()).await?;
             self.prune_csrs(ctx, &client, &inputs.consumer, None, &budget).await
         }
         .await;
@@ -1049,9 +1243,10 @@ impl TenantResource {
         let condition = tenant.spec.tenant_condition.clone().unwrap_or_else(|| TENANT_CONDITION_ACTIVE.to_string());
         // Liqo deletes the binding of a drained tenant itself: its absence is expected then.
         if condition != TENANT_CONDITION_DRAINED {
+            let role = self.control_plane_role(ctx, client).await?;
             let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), namespace);
-            let rb = kube_ops::get_opt(ctx, &bindings, labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await?;
-            if !rb.is_some_and(|rb| binds_consumer(&rb, consumer)) {
+            let rb = kube_ops::get_opt(ctx, &bindings, &role_binding_name(&role)).await?;
+            if !rb.is_some_and(|rb| binds_consumer(&rb, consumer, &role)) {
                 return Ok(None);
             }
         }
@@ -1140,9 +1335,8 @@ impl Resource for TenantResource {
             Diagnostic::error(
                 format!("Cannot import {TYPE_NAME} {id}"),
                 format!(
-                    "{} is not in place or does not bind User {consumer} to ClusterRole {} (or the Tenant is being deleted). Apply a liqo_tenant resource instead of importing, so the binding and credentials are created.",
-                    kube_ops::describe::<RoleBinding>(Some(&namespace), labels::REMOTE_CONTROLPLANE_ROLE_BINDING),
-                    labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE
+                    "The RoleBinding `liqo-binding-<role>` in {namespace} is not in place or does not bind User {consumer} to Liqo's control-plane ClusterRole (labelled {}), or the Tenant is being deleted. Apply a liqo_tenant resource instead of importing, so the binding and credentials are created.",
+                    control_plane_role_selector()
                 ),
             )
         })?;
@@ -1154,6 +1348,8 @@ impl Resource for TenantResource {
             ("consumer_cluster_id", Value::string(&consumer)),
             ("tenant_condition", Value::string(condition)),
             ("api_server_url", Value::opt_string(self.cluster.api_server_url().await.ok())),
+            // Not recoverable from the cluster (only the kubeconfig, never written here, holds it): the default.
+            ("api_server_ca", Value::Null),
             ("certificate_validity", Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
             ("renew_before", Value::string(DEFAULT_RENEW_BEFORE)),
             ("kubeconfig", Value::Null),
@@ -1175,6 +1371,7 @@ mod tests {
             ("consumer_cluster_id", Value::string("rome")),
             ("tenant_condition", Value::Null),
             ("api_server_url", Value::Null),
+            ("api_server_ca", Value::Null),
             ("certificate_validity", Value::Null),
             ("renew_before", Value::Null),
             ("id", Value::Null),
@@ -1228,6 +1425,8 @@ mod tests {
             let a = s.block.attribute(name).unwrap();
             assert!(a.optional && a.computed, "{name} is optional+computed (it has a default)");
         }
+        let ca = s.block.attribute("api_server_ca").unwrap();
+        assert!(ca.optional && !ca.computed, "api_server_ca: null means the cluster CA");
         assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts"));
     }
 
@@ -1389,6 +1588,52 @@ mod tests {
     }
 
     #[test]
+    fn ca_change_rebuilds_only_the_kubeconfig() {
+        let prior = applied_state("2030-12-01T00:00:00Z");
+        let mut proposed = prior.clone();
+        proposed.set("api_server_ca", Value::string(PEM_CA));
+        let p = plan_change(&prior, &proposed, &config(&[("api_server_ca", Value::string(PEM_CA))]), now());
+        assert!(p.requires_replace.is_empty());
+        assert!(p.planned.get("kubeconfig").is_unknown());
+        assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
+    }
+
+    /// A CA certificate as PEM (syntax only matters to validation).
+    const PEM_CA: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n";
+
+    #[test]
+    fn api_server_ca_must_be_pem_certificates() {
+        assert!(validate(&config(&[("api_server_ca", Value::string(PEM_CA))])).is_empty());
+        for bad in ["not a certificate", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"] {
+            let d = validate(&config(&[("api_server_ca", Value::string(bad))]));
+            assert_eq!(error_paths(&d), ["api_server_ca"], "{bad}");
+        }
+    }
+
+    /// The check's verdict names the URL and where the CA came from, on the attribute to fix.
+    #[test]
+    fn an_untrusted_api_server_fails_naming_url_and_ca() {
+        let endpoint = |ca_source: &str| Endpoint {
+            server: "https://203.0.113.10:6443".into(),
+            ca_pem: Vec::new(),
+            ca_source: ca_source.into(),
+            cluster_name: "milan".into(),
+        };
+        let cluster_ca =
+            endpoint("the cluster CA (ConfigMap liqo-tenant-rome/kube-root-ca.crt, the default of `api_server_ca`)");
+        let untrusted = || Err(kube_ops::TlsProbeError::Untrusted("UnknownIssuer".into()));
+        let d = tls_verdict(&cluster_ca, untrusted()).unwrap();
+        assert_eq!(d.severity, Severity::Error);
+        assert!(d.summary.contains("https://203.0.113.10:6443") && d.summary.contains("cluster CA"), "{}", d.summary);
+        assert!(d.detail.contains("UnknownIssuer") && d.detail.contains("set `api_server_ca`"), "{}", d.detail);
+        let d = tls_verdict(&endpoint("the CA in `api_server_ca`"), untrusted()).unwrap();
+        assert_eq!(d.attribute, Some(AttributePath::root("api_server_ca")));
+        let d = tls_verdict(&cluster_ca, Err(kube_ops::TlsProbeError::Unreachable("refused".into()))).unwrap();
+        assert_eq!(d.severity, Severity::Warning, "unreachable from here may still work from the consumer");
+        assert!(tls_verdict(&cluster_ca, Ok(())).is_none());
+    }
+
+    #[test]
     fn server_change_rebuilds_only_the_kubeconfig() {
         let prior = applied_state("2030-12-01T00:00:00Z");
         let mut proposed = prior.clone();
@@ -1430,7 +1675,7 @@ mod tests {
         );
         assert!(t.get("status").is_none(), "status belongs to Liqo");
 
-        let rb = serde_json::to_value(role_binding(&inputs)).unwrap();
+        let rb = serde_json::to_value(role_binding(&inputs, "liqo-remote-controlplane")).unwrap();
         assert_eq!(rb["metadata"]["name"], "liqo-binding-liqo-remote-controlplane");
         assert_eq!(rb["metadata"]["labels"]["liqo.io/remote-cluster-id"], "rome");
         assert_eq!(
@@ -1441,8 +1686,32 @@ mod tests {
             rb["subjects"],
             serde_json::json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "rome"}])
         );
-        assert!(binds_consumer(&role_binding(&inputs), "rome"));
-        assert!(!binds_consumer(&role_binding(&inputs), "naples"));
+        let rb = role_binding(&inputs, "liqo-remote-controlplane");
+        assert!(binds_consumer(&rb, "rome", "liqo-remote-controlplane"));
+        assert!(!binds_consumer(&rb, "naples", "liqo-remote-controlplane"));
+        assert!(!binds_consumer(&rb, "rome", "other-remote-controlplane"));
+    }
+
+    /// Liqo finds the control-plane role by label, and its name follows the Helm release's nameOverride: a renamed
+    /// installation gets a binding to its own role, named the way Liqo names it.
+    #[test]
+    fn the_control_plane_role_is_the_one_labelled_for_liqo() {
+        assert_eq!(control_plane_role_selector(), "app.kubernetes.io/name=remote-controlplane");
+        let role = pick_control_plane_role(vec!["acme-remote-controlplane".into()]).unwrap();
+        let inputs = Inputs::from_value(&config(&[]));
+        let rb = role_binding(&inputs, &role);
+        assert_eq!(rb.metadata.name.as_deref(), Some("liqo-binding-acme-remote-controlplane"));
+        assert_eq!(rb.role_ref.name, "acme-remote-controlplane");
+
+        let (reason, hint) = pick_control_plane_role(vec![]).unwrap_err();
+        assert!(reason.contains("No ClusterRole") && reason.contains("app.kubernetes.io/name=remote-controlplane"));
+        assert!(hint.contains("Install or repair Liqo"), "{hint}");
+        let (reason, hint) =
+            pick_control_plane_role(vec!["b-remote-controlplane".into(), "a-remote-controlplane".into()]).unwrap_err();
+        assert!(
+            reason.starts_with("2 ClusterRoles") && reason.contains("a-remote-controlplane, b-remote-controlplane")
+        );
+        assert!(hint.contains("exactly one"), "{hint}");
     }
 
     #[test]
@@ -1489,17 +1758,42 @@ mod tests {
     fn tenant_wait_needs_our_namespace() {
         let inputs = Inputs::from_value(&config(&[]));
         let mut t = tenant_object(&inputs);
-        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Pending(_)));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Pending(_)));
         t.status = Some(liqo_schema::liqo::TenantStatus {
             tenant_namespace: Some("liqo-tenant-rome".into()),
             auth_params: None,
         });
-        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Ready(())));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Ready(())));
         t.status =
             Some(liqo_schema::liqo::TenantStatus { tenant_namespace: Some("elsewhere".into()), auth_params: None });
         assert!(
-            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome"), Wait::Failed { reason, .. } if reason.contains("elsewhere"))
+            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Failed { reason, .. } if reason.contains("elsewhere"))
         );
+    }
+
+    /// Liqo's tenant controller returns before writing status.tenantNamespace for a Drained Tenant: only its
+    /// finalizer shows that Liqo has taken the Tenant, so that is what a Drained create waits for.
+    #[test]
+    fn drained_tenant_wait_needs_only_liqos_finalizer() {
+        let inputs = Inputs::from_value(&config(&[("tenant_condition", Value::string("Drained"))]));
+        let mut t = tenant_object(&inputs);
+        assert!(
+            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Wait::Pending(s) if s.contains("tenant.liqo.io/finalizer"))
+        );
+        t.metadata.finalizers = Some(vec![labels::TENANT_FINALIZER.to_string()]);
+        assert!(t.status.is_none(), "what Liqo leaves on a Drained Tenant: no status");
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Wait::Ready(())));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Pending(_)));
+    }
+
+    #[test]
+    fn drain_waits_for_live_slices_only() {
+        let mut rs = ResourceSlice::new("s1", Default::default());
+        assert!(matches!(slices_drained(&[]), Wait::Ready(())));
+        assert!(matches!(slices_drained(std::slice::from_ref(&rs)), Wait::Pending(s) if s.contains("s1")));
+        rs.metadata.deletion_timestamp =
+            Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()));
+        assert!(matches!(slices_drained(&[rs]), Wait::Ready(())));
     }
 
     #[test]
@@ -1552,6 +1846,7 @@ mod tests {
         let endpoint = Endpoint {
             server: "https://127.0.0.1:6443".into(),
             ca_pem: ca.clone().into_bytes(),
+            ca_source: "the CA in `api_server_ca`".into(),
             cluster_name: "milan".into(),
         };
         let inputs = Inputs::from_value(&config(&[]));
