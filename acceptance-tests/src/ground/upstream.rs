@@ -1,4 +1,4 @@
-//! Locating the upstream binaries (etcd, kube-apiserver, kube-controller-manager, tofu), building them with
+//! Locating the upstream binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, tofu), building them with
 //! `scripts/build-upstream.sh` when the version-keyed cache does not have them yet.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -11,10 +11,12 @@ pub struct Upstream {
     pub etcd: PathBuf,
     pub kube_apiserver: PathBuf,
     pub kube_controller_manager: PathBuf,
+    /// Places the pods of real Liqo's Deployments on the fake node (real-Liqo grounds only).
+    pub kube_scheduler: PathBuf,
     pub tofu: PathBuf,
 }
 
-const NAMES: [&str; 4] = ["etcd", "kube-apiserver", "kube-controller-manager", "tofu"];
+const NAMES: [&str; 5] = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "tofu"];
 
 impl Upstream {
     /// Finds the binaries in the cache (`$LIQO_TEST_CACHE/bin`, default `~/.cache/terraform-provider-liqo/bin`),
@@ -52,13 +54,14 @@ impl Upstream {
             etcd: dir.join("etcd"),
             kube_apiserver: dir.join("kube-apiserver"),
             kube_controller_manager: dir.join("kube-controller-manager"),
+            kube_scheduler: dir.join("kube-scheduler"),
             tofu: dir.join("tofu"),
         }
     }
 }
 
-/// The same directory `build-upstream.sh` uses.
-fn cache_bin_dir() -> Result<PathBuf> {
+/// The same directory `build-upstream.sh` (and `build-liqo.sh`) uses.
+pub fn cache_bin_dir() -> Result<PathBuf> {
     let root = match std::env::var_os("LIQO_TEST_CACHE") {
         Some(dir) => PathBuf::from(dir),
         None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set and LIQO_TEST_CACHE is not set")?)

@@ -1,0 +1,136 @@
+//! Tests of the real-Liqo ground (`Options { liqo: LiqoMode::real(), .. }`, Liqo `$LIQO_VERSION`, default
+//! v1.2.0): each fails when Liqo is simulated or half-started. The first run builds Liqo from its Go module
+//! (`scripts/build-liqo.sh`, several minutes); later runs take it from the cache.
+//!
+//! Run: `cargo test -p liqo-acceptance --test real_ground`.
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use kube::{Api, Client};
+use liqo_acceptance::ground::{LiqoMode, Options};
+use liqo_acceptance::{Ground, MILAN, ROME};
+use liqo_schema::liqo::labels;
+use serde_json::json;
+
+fn resource_slices() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("authentication.liqo.io", "v1beta1", "ResourceSlice"),
+        "resourceslices",
+    )
+}
+
+/// Command lines of the running processes started from `program` (symbolic links resolved, as in /proc).
+fn processes_of(program: &Path) -> Vec<Vec<String>> {
+    let Ok(program) = program.canonicalize() else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(|entry| {
+            let dir = entry.ok()?.path();
+            let exe = std::fs::read_link(dir.join("exe")).ok()?;
+            (exe == program).then_some(())?;
+            let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
+            Some(
+                cmdline
+                    .split(|b| *b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+async fn create_slice(client: &Client, namespace: &str, name: &str, labels: serde_json::Value) -> Result<()> {
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource_slices());
+    let mut slice = DynamicObject::new(name, &resource_slices()).within(namespace);
+    slice.metadata.labels = serde_json::from_value(labels)?;
+    slice.data = json!({"spec": {"class": "default", "resources": {"cpu": "1", "memory": "1Gi"}}});
+    api.create(&PostParams::default(), &slice)
+        .await
+        .with_context(|| format!("creating ResourceSlice {namespace}/{name}"))?;
+    Ok(())
+}
+
+async fn slice(client: &Client, namespace: &str, name: &str) -> Result<Option<DynamicObject>> {
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource_slices());
+    api.get_opt(name).await.with_context(|| format!("reading ResourceSlice {namespace}/{name}"))
+}
+
+/// One real ground for the whole test: each cluster's own liqo-controller-manager process acts on its cluster
+/// (it completes a ResourceSlice labelled for replication with its cluster ID and a CSR), and a ResourceSlice
+/// without `liqo.io/replication` is ignored: never completed, never replicated to the peer.
+#[tokio::test]
+async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replication() -> Result<()> {
+    let ground = Ground::start_with(&[MILAN, ROME], Options { liqo: LiqoMode::real(), ..Options::default() }).await?;
+    let version = ground.real_liqo().context("a ground started with LiqoMode::Real must report real Liqo")?;
+    let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
+    assert_eq!(state.version, version);
+
+    let manager = state.bin.join("liqo-controller-manager");
+    let running = processes_of(&manager);
+    for (cluster, peer) in [(MILAN, ROME), (ROME, MILAN)] {
+        let flag = format!("--cluster-id={cluster}");
+        assert_eq!(
+            running.iter().filter(|args| args.contains(&flag)).count(),
+            1,
+            "exactly one {} process must run with {flag}; running: {running:?}",
+            manager.display()
+        );
+
+        let client = ground.client(cluster).await?;
+        let namespace = format!("probe-{cluster}");
+        // Names unique across the ground, so that a copy on the peer cannot be confused with the peer's own.
+        let (by_hand, for_replication) = (format!("by-hand-{cluster}"), format!("for-replication-{cluster}"));
+        let ns = Namespace {
+            metadata: ObjectMeta { name: Some(namespace.clone()), ..Default::default() },
+            ..Default::default()
+        };
+        Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await?;
+        // Both name their destination as Liqo's own slices do; only one asks for replication.
+        let remote = json!({(labels::REMOTE_CLUSTER_ID): peer, (labels::REMOTE_ID): peer});
+        let replicated =
+            json!({(labels::REMOTE_CLUSTER_ID): peer, (labels::REMOTE_ID): peer, (labels::REPLICATION): "true"});
+        create_slice(&client, &namespace, &by_hand, remote).await?;
+        create_slice(&client, &namespace, &for_replication, replicated).await?;
+
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let completed = slice(&client, &namespace, &for_replication).await?.is_some_and(|s| {
+                s.data["spec"]["consumerClusterID"] == json!(cluster) && s.data["spec"]["csr"].is_string()
+            });
+            if completed {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "{cluster}: Liqo's controller-manager did not complete ResourceSlice {namespace}/{for_replication} \
+                     (consumerClusterID, csr) within 60s; see {}/logs",
+                    ground.dir().display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        // The labelled slice was handled; a few seconds more give Liqo every chance to touch the other one.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let ignored = slice(&client, &namespace, &by_hand).await?.context("the hand-made slice is still there")?;
+        assert!(
+            ignored.data["spec"].get("consumerClusterID").is_none() && ignored.data["spec"].get("csr").is_none(),
+            "{cluster}: Liqo must ignore a ResourceSlice without {}: {}",
+            labels::REPLICATION,
+            ignored.data["spec"]
+        );
+        let peer_client = ground.client(peer).await?;
+        let on_peer: Api<DynamicObject> = Api::all_with(peer_client, &resource_slices());
+        let copies = on_peer.list(&Default::default()).await?;
+        assert!(
+            copies.items.iter().all(|s| s.metadata.name.as_ref() != Some(&by_hand)),
+            "{cluster}: a slice without {} must never reach {peer}",
+            labels::REPLICATION
+        );
+    }
+    Ok(())
+}
