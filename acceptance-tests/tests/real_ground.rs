@@ -1,5 +1,5 @@
-//! Tests of the real-Liqo ground (`Options { liqo: LiqoMode::real(), .. }`, Liqo `$LIQO_VERSION`, default
-//! v1.2.0): each fails when Liqo is simulated or half-started. The first run builds Liqo from its Go module
+//! Tests of the real-Liqo ground (`Ground::shared_real`, Liqo `$LIQO_VERSION`, default v1.2.0): each fails when
+//! Liqo is simulated or half-started. The first run builds Liqo from its Go module
 //! (`scripts/build-liqo.sh`, several minutes); later runs take it from the cache.
 //!
 //! Run: `cargo test -p liqo-acceptance --test real_ground`.
@@ -7,11 +7,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::{Api, Client};
-use liqo_acceptance::ground::{LiqoMode, Options};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels;
 use serde_json::json;
@@ -60,12 +59,12 @@ async fn slice(client: &Client, namespace: &str, name: &str) -> Result<Option<Dy
     api.get_opt(name).await.with_context(|| format!("reading ResourceSlice {namespace}/{name}"))
 }
 
-/// One real ground for the whole test: each cluster's own liqo-controller-manager process acts on its cluster
-/// (it completes a ResourceSlice labelled for replication with its cluster ID and a CSR), and a ResourceSlice
-/// without `liqo.io/replication` is ignored: never completed, never replicated to the peer.
+/// Each cluster's own liqo-controller-manager process acts on its cluster (it completes a ResourceSlice labelled
+/// for replication with its cluster ID and a CSR), and a ResourceSlice without `liqo.io/replication` is ignored:
+/// never completed, never replicated to the peer.
 #[tokio::test]
 async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replication() -> Result<()> {
-    let ground = Ground::start_with(&[MILAN, ROME], Options { liqo: LiqoMode::real(), ..Options::default() }).await?;
+    let ground = Ground::shared_real();
     let version = ground.real_liqo().context("a ground started with LiqoMode::Real must report real Liqo")?;
     let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
     assert_eq!(state.version, version);
@@ -131,6 +130,109 @@ async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replic
             "{cluster}: a slice without {} must never reach {peer}",
             labels::REPLICATION
         );
+    }
+    Ok(())
+}
+
+async fn liqoctl(liqoctl: &Path, args: &[&str]) -> Result<()> {
+    let output = tokio::process::Command::new(liqoctl)
+        .args(args)
+        .output()
+        .await
+        .with_context(|| format!("running {}", liqoctl.display()))?;
+    if !output.status.success() {
+        bail!(
+            "liqoctl {} failed ({}):\n{}{}",
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// Liqo's own CLI peers rome (consumer) with milan (provider) on the ground, without networking (the gateways
+/// come with issue 15): real authentication handshake, ResourceSlice Accepted, a Ready virtual node run by the
+/// real virtual-kubelet; a pod in an offloaded namespace runs on that node, and milan gets its ShadowPod and the
+/// remote pod (which kwok runs).
+#[tokio::test]
+async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider() -> Result<()> {
+    let ground = Ground::shared_real();
+    let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
+    let cli = state.bin.join("liqoctl");
+    let (rome, milan) = (ground.kubeconfig(ROME).display().to_string(), ground.kubeconfig(MILAN).display().to_string());
+    liqoctl(
+        &cli,
+        &["peer", "--kubeconfig", &rome, "--remote-kubeconfig", &milan, "--networking-disabled", "--timeout", "120s"],
+    )
+    .await?;
+
+    let rome_client = ground.client(ROME).await?;
+    let nodes: Api<Node> = Api::all(rome_client.clone());
+    eventually(Duration::from_secs(90), "the virtual node milan on rome to be Ready", || async {
+        let node = nodes.get_opt(MILAN).await?;
+        Ok(node
+            .and_then(|n| n.status)
+            .and_then(|s| s.conditions)
+            .is_some_and(|conditions| conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
+    })
+    .await?;
+
+    let namespace = "offloaded";
+    let ns =
+        Namespace { metadata: ObjectMeta { name: Some(namespace.into()), ..Default::default() }, ..Default::default() };
+    Api::<Namespace>::all(rome_client.clone()).create(&PostParams::default(), &ns).await?;
+    liqoctl(&cli, &["offload", "namespace", namespace, "--kubeconfig", &rome, "--pod-offloading-strategy", "Remote"])
+        .await?;
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+    }))?;
+    let pods: Api<Pod> = Api::namespaced(rome_client, namespace);
+    pods.create(&PostParams::default(), &pod).await.context("creating pod offloaded/web on rome")?;
+    eventually(Duration::from_secs(90), "pod offloaded/web to run on the virtual node milan", || async {
+        let pod = pods.get("web").await?;
+        let on_virtual_node = pod.spec.and_then(|s| s.node_name).as_deref() == Some(MILAN);
+        Ok(on_virtual_node && pod.status.and_then(|s| s.phase).as_deref() == Some("Running"))
+    })
+    .await?;
+
+    let remote_namespace = format!("{namespace}-{ROME}");
+    let milan_client = ground.client(MILAN).await?;
+    let shadow_pods: Api<DynamicObject> = Api::namespaced_with(
+        milan_client.clone(),
+        &remote_namespace,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("offloading.liqo.io", "v1beta1", "ShadowPod"),
+            "shadowpods",
+        ),
+    );
+    let shadow = shadow_pods.get_opt("web").await?;
+    assert!(shadow.is_some(), "milan must hold ShadowPod {remote_namespace}/web for rome's offloaded pod");
+    let remote: Api<Pod> = Api::namespaced(milan_client, &remote_namespace);
+    eventually(Duration::from_secs(60), "the remote pod web to run on milan's worker", || async {
+        let pod = remote.get_opt("web").await?;
+        Ok(pod.is_some_and(|p| {
+            p.spec.and_then(|s| s.node_name) == Some(format!("{MILAN}-worker"))
+                && p.status.and_then(|s| s.phase).as_deref() == Some("Running")
+        }))
+    })
+    .await
+}
+
+/// Polls `check` every 300 ms until it holds, failing with `what` after `timeout`.
+async fn eventually<F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool>>,
+{
+    let deadline = Instant::now() + timeout;
+    while !check().await? {
+        if Instant::now() > deadline {
+            bail!("waited {timeout:?} for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
     }
     Ok(())
 }

@@ -123,6 +123,11 @@ impl Ground {
         shared::get()
     }
 
+    /// Like [`Ground::shared`], with real Liqo ([`LiqoMode::real`]) instead of the simulator.
+    pub fn shared_real() -> &'static Ground {
+        shared::get_real()
+    }
+
     /// Starts a ground with the given clusters, attached to this process, with the simulator.
     pub async fn start(names: &[&str]) -> Result<Ground> {
         Ground::start_with(names, Options::default()).await
