@@ -6,12 +6,14 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
 use kube::{Api, Client};
-use liqo_acceptance::{Ground, MILAN, ROME};
+use liqo_acceptance::ground::{LiqoMode, Options};
+use liqo_acceptance::tf::{self, Cli, Workdir};
+use liqo_acceptance::{Ground, MILAN, ROME, inventory};
 use liqo_schema::liqo::labels;
 use serde_json::json;
 
@@ -233,6 +235,76 @@ where
             bail!("waited {timeout:?} for {what}");
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    Ok(())
+}
+
+/// The provider's own resources, without networking (the gateways come with issue 15), peer two clusters running
+/// real Liqo: liqo_tenant admits the consumer, liqo_peer's ResourceSlice is Accepted by Liqo and its virtual node
+/// (run by the real virtual-kubelet) is Ready; the re-plan is empty and destroy leaves no Liqo object behind.
+/// Its own ground, so that it never meets the liqoctl peering of the shared one.
+#[tokio::test]
+async fn provider_peers_two_real_liqo_clusters_without_networking() -> Result<()> {
+    let (provider, consumer) = ("pisa", "siena");
+    let ground =
+        Ground::start_with(&[provider, consumer], Options { liqo: LiqoMode::real(), ..Options::default() }).await?;
+    for cli in Cli::available() {
+        let config = format!(
+            r#"{providers}
+resource "liqo_generate" "provider" {{
+  provider          = liqo.{provider}
+  remote_cluster_id = "{consumer}"
+}}
+
+resource "liqo_generate" "consumer" {{
+  provider          = liqo.{consumer}
+  remote_cluster_id = "{provider}"
+}}
+
+resource "liqo_tenant" "this" {{
+  provider            = liqo.{provider}
+  tenant_namespace    = liqo_generate.provider.tenant_namespace
+  consumer_cluster_id = liqo_generate.consumer.cluster_id
+}}
+
+resource "liqo_peer" "this" {{
+  provider                  = liqo.{consumer}
+  tenant_namespace          = liqo_generate.consumer.tenant_namespace
+  provider_cluster_id       = liqo_generate.provider.cluster_id
+  provider_tenant_namespace = liqo_tenant.this.tenant_namespace
+  kubeconfig                = liqo_tenant.this.kubeconfig
+  resources                 = {{ cpu = "2", memory = "4Gi", pods = "50" }}
+}}
+
+output "accepted" {{
+  value = liqo_peer.this.accepted_resources
+}}
+"#,
+            providers = tf::provider_config(&ground)
+        );
+        let what = format!("a peering without networking on real Liqo with {}", cli.name());
+        let work = Workdir::new(cli, &config).await?;
+        work.apply().await.with_context(|| format!("{what}: apply"))?;
+        let plan = work.plan().await?;
+        ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
+        let outputs = work.output_json().await?;
+        ensure!(outputs["accepted"]["value"]["cpu"] == json!("2"), "{what}: Liqo granted {}", outputs["accepted"]);
+        let nodes: Api<Node> = Api::all(ground.client(consumer).await?);
+        let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
+        ensure!(
+            virtual_nodes.items.iter().any(|n| n
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))),
+            "{what}: no Ready virtual node on {consumer}"
+        );
+        work.destroy().await.with_context(|| format!("{what}: destroy"))?;
+        let mut left = Vec::new();
+        for cluster in [provider, consumer] {
+            left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
+        }
+        ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
     }
     Ok(())
 }
