@@ -24,23 +24,22 @@ fn resource_slices() -> ApiResource {
     )
 }
 
-/// Command lines of the running processes started from `program` (symbolic links resolved, as in /proc).
-fn processes_of(program: &Path) -> Vec<Vec<String>> {
+/// Command lines of the running processes started from `program` (symbolic links resolved, as in /proc) whose
+/// kubeconfig lies in `ground_dir`: other grounds on the machine may run the same binaries.
+fn processes_of(program: &Path, ground_dir: &Path) -> Vec<Vec<String>> {
     let Ok(program) = program.canonicalize() else { return Vec::new() };
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let split = |bytes: Vec<u8>| -> Vec<String> {
+        bytes.split(|b| *b == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+    };
     entries
         .filter_map(|entry| {
             let dir = entry.ok()?.path();
-            let exe = std::fs::read_link(dir.join("exe")).ok()?;
-            (exe == program).then_some(())?;
-            let cmdline = std::fs::read(dir.join("cmdline")).ok()?;
-            Some(
-                cmdline
-                    .split(|b| *b == 0)
-                    .filter(|a| !a.is_empty())
-                    .map(|a| String::from_utf8_lossy(a).into())
-                    .collect(),
-            )
+            (std::fs::read_link(dir.join("exe")).ok()? == program).then_some(())?;
+            let environ = split(std::fs::read(dir.join("environ")).ok()?);
+            let kubeconfig = environ.iter().find_map(|var| var.strip_prefix("KUBECONFIG="))?;
+            Path::new(kubeconfig).starts_with(ground_dir).then_some(())?;
+            Some(split(std::fs::read(dir.join("cmdline")).ok()?))
         })
         .collect()
 }
@@ -72,7 +71,7 @@ async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replic
     assert_eq!(state.version, version);
 
     let manager = state.bin.join("liqo-controller-manager");
-    let running = processes_of(&manager);
+    let running = processes_of(&manager, ground.dir());
     for (cluster, peer) in [(MILAN, ROME), (ROME, MILAN)] {
         let flag = format!("--cluster-id={cluster}");
         assert_eq!(
