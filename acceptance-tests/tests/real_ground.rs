@@ -247,6 +247,7 @@ async fn provider_peers_two_real_liqo_clusters_without_networking() -> Result<()
     let (provider, consumer) = ("pisa", "siena");
     let ground =
         Ground::start_with(&[provider, consumer], Options { liqo: LiqoMode::real(), ..Options::default() }).await?;
+    let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
     for cli in Cli::available() {
         let config = format!(
             r#"{providers}
@@ -289,6 +290,10 @@ output "accepted" {{
         let outputs = work.output_json().await?;
         ensure!(outputs["accepted"]["value"]["cpu"] == json!("2"), "{what}: Liqo granted {}", outputs["accepted"]);
         let nodes: Api<Node> = Api::all(ground.client(consumer).await?);
+        ensure!(
+            processes_of(&state.bin.join("virtual-kubelet"), ground.dir()).len() == 1,
+            "{what}: the ground's kubelet must run the virtual node's virtual-kubelet as a process"
+        );
         let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
         ensure!(
             virtual_nodes.items.iter().any(|n| n
@@ -304,6 +309,13 @@ output "accepted" {{
             left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
         }
         ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
+        // The virtual node's Deployment is gone, so the ground's kubelet must have stopped its process.
+        let virtual_kubelet = state.bin.join("virtual-kubelet");
+        eventually(Duration::from_secs(30), "the virtual-kubelet process to stop after destroy", || async {
+            Ok(processes_of(&virtual_kubelet, ground.dir()).is_empty())
+        })
+        .await
+        .with_context(|| format!("{what}: destroy"))?;
     }
     Ok(())
 }
