@@ -216,6 +216,14 @@ impl Ground {
             return Ok(ground.started(began));
         };
 
+        if !upstream.kube_scheduler.is_file() {
+            bail!(
+                "{} is missing: scripts/build-upstream.sh builds it with kube-apiserver, but a cache filled by an older \
+                 version of the script has kube-apiserver without it; delete the cached kube-apiserver-* and run the \
+                 script again",
+                upstream.kube_scheduler.display()
+            );
+        }
         let fixed_ports = liqo::allocate_ports(names.len())?;
         ground.liqo = Some(liqo::State {
             version: binaries.version.clone(),

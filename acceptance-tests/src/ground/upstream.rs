@@ -16,7 +16,8 @@ pub struct Upstream {
     pub tofu: PathBuf,
 }
 
-const NAMES: [&str; 5] = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "tofu"];
+/// What every ground needs; kube-scheduler only real-Liqo grounds do (checked by them).
+const NAMES: [&str; 4] = ["etcd", "kube-apiserver", "kube-controller-manager", "tofu"];
 
 impl Upstream {
     /// Finds the binaries in the cache (`$LIQO_TEST_CACHE/bin`, default `~/.cache/terraform-provider-liqo/bin`),
