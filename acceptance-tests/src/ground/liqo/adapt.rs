@@ -62,11 +62,6 @@ pub fn values(cluster: &ClusterValues<'_>) -> Value {
         "telemetry": {"enabled": false},
         // Virtual storage needs a real storage class and provisioner; the ground has neither.
         "storage": {"enabled": false},
-        "virtualKubelet": {"extra": {"args": [
-            // The default `kubelet` certificate type waits for a kubelet-serving CSR to be approved, which only
-            // a cluster's node approver does; the ground has none.
-            "--certificate-type=self-signed",
-        ]}},
     })
 }
 

@@ -85,7 +85,6 @@ pub async fn start(
                 "kubernetes.io/hostname": worker,
                 "kubernetes.io/os": "linux",
                 "kubernetes.io/arch": "amd64",
-                "type": "kwok",
             },
         },
         // What the provider cluster offers its consumers: Liqo computes a ResourceSlice's resources from the
