@@ -45,8 +45,9 @@ GO
 }
 
 # kube-apiserver, kube-controller-manager and kube-scheduler (which places the pods of Liqo's Deployments on the
-# ground's fake nodes) in one build, as they share most packages. OUT is kube-apiserver; the other two land beside
-# it first, so a cached kube-apiserver means all three are there.
+# ground's fake nodes) in one build, as they share most packages. OUT is kube-scheduler, the newest of the three in
+# this script: the other two land beside it first, so a cached kube-scheduler means all three are there, and a cache
+# filled before the scheduler was added gets all three anew.
 build_kubernetes() {
   local out=$1 work=$2 dir staging
   # k8s.io/kubernetes cannot be `go install`ed: its go.mod points the k8s.io/* staging modules at ./staging.
@@ -77,9 +78,9 @@ GO
   go mod tidy
   go build -trimpath -ldflags='-s -w' -o "$work/out/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler
-  mv "$work/out/kube-scheduler" "$bin/kube-scheduler-$KUBERNETES_VERSION"
+  mv "$work/out/kube-apiserver" "$bin/kube-apiserver-$KUBERNETES_VERSION"
   mv "$work/out/kube-controller-manager" "$bin/kube-controller-manager-$KUBERNETES_VERSION"
-  mv "$work/out/kube-apiserver" "$out"
+  mv "$work/out/kube-scheduler" "$out"
 }
 
 # A client built from its module (their go.mod files have replace directives, so `go install` refuses them); checks
@@ -149,7 +150,7 @@ build_terraform_1_0() {
 }
 
 cached_build "etcd $ETCD_VERSION" "$bin/etcd-$ETCD_VERSION" build_etcd
-cached_build "kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION" "$bin/kube-apiserver-$KUBERNETES_VERSION" build_kubernetes
+cached_build "kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION" "$bin/kube-scheduler-$KUBERNETES_VERSION" build_kubernetes
 cached_build "Terraform $TERRAFORM_VERSION" "$bin/terraform-$TERRAFORM_VERSION" build_terraform
 cached_build "OpenTofu $OPENTOFU_VERSION" "$bin/tofu-$OPENTOFU_VERSION" build_opentofu
 cached_build "Terraform $TERRAFORM_1_0_VERSION" "$bin/terraform-$TERRAFORM_1_0_VERSION" build_terraform_1_0

@@ -14,7 +14,7 @@ use kube::api::{
     ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams,
 };
 use kube::{Api, Client};
-use liqo_acceptance::ground::{FAULTS_CONFIGMAP, Options, audit, kubeconfig, pki, process};
+use liqo_acceptance::ground::{FAULTS_CONFIGMAP, LiqoMode, Options, audit, kubeconfig, pki, process};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels;
 use serde_json::json;
@@ -357,7 +357,8 @@ fn the_processes_of_a_crashed_test_process_die_with_it() -> Result<()> {
 #[tokio::test]
 async fn the_audit_log_names_the_providers_requests_and_survives_an_api_server_restart() -> Result<()> {
     // Its own ground: the restart would disturb the tests sharing the shared one.
-    let ground = Ground::start_with(&["audited"], Options { simulator: false, ..Options::default() }).await?;
+    let ground =
+        Ground::start_with(&["audited"], Options { liqo: LiqoMode::ObjectsOnly, ..Options::default() }).await?;
     let as_provider = kubeconfig::client(ground.provider_kubeconfig("audited")).await?;
     let configmaps: Api<ConfigMap> = Api::namespaced(as_provider.clone(), "default");
     let marker = |name: &str| ConfigMap {

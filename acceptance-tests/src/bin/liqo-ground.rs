@@ -1,9 +1,13 @@
 //! `acceptance-tests/ground` — the test ground on its own, for people exploring the provider and for the demo.
 //!
 //! ```text
-//! ground up [--dir DIR] [--clusters milan,rome]   start, bootstrap, start the simulator; print `export` lines
+//! ground up [--dir DIR] [--clusters milan,rome] [--real|--simulated]
+//!                                                 start, install Liqo (real: built from its module, version
+//!                                                 $LIQO_VERSION, default v1.2.0; simulated: Liqo's objects and
+//!                                                 the simulator, the default for now); print `export` lines
 //! ground down [--dir DIR]                         stop exactly what `up` started in DIR
 //! ground simulate --dir DIR                       run the simulated Liqo control plane (started by `up`)
+//! ground kubelet --dir DIR                        run real Liqo's pods as processes (started by `up --real`)
 //! ground status [--dir DIR]                       table of the Liqo objects on every cluster, with status
 //! ```
 //! DIR defaults to `$LIQO_GROUND_DIR`, else `$TMPDIR/liqo-ground`. Progress goes to stderr, the `export` lines
@@ -12,16 +16,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use liqo_acceptance::ground::{Ground, Lifetime, MILAN, Options, ROME};
+use liqo_acceptance::ground::liqo::kubelet::{self, KubeletCluster};
+use liqo_acceptance::ground::{Ground, Lifetime, LiqoMode, MILAN, Options, ROME};
 use liqo_acceptance::inventory;
 use liqo_acceptance::simulator::{self, SimCluster};
 
-const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] | ground down [--dir DIR] | ground status [--dir DIR] | ground simulate --dir DIR";
+const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] [--real|--simulated] | ground down [--dir DIR] | ground status [--dir DIR] | ground simulate --dir DIR | ground kubelet --dir DIR";
 
 struct Args {
     command: String,
     dir: PathBuf,
     clusters: Vec<String>,
+    liqo: LiqoMode,
 }
 
 fn parse_args() -> Result<Args> {
@@ -29,12 +35,15 @@ fn parse_args() -> Result<Args> {
     let command = args.next().context(USAGE)?;
     let mut dir = None;
     let mut clusters = vec![MILAN.to_owned(), ROME.to_owned()];
+    let mut liqo = LiqoMode::Simulated;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--dir" => dir = Some(PathBuf::from(args.next().context("--dir needs a directory")?)),
             "--clusters" if command == "up" => {
                 clusters = args.next().context("--clusters needs names")?.split(',').map(str::to_owned).collect();
             }
+            "--real" if command == "up" => liqo = LiqoMode::real(),
+            "--simulated" if command == "up" => liqo = LiqoMode::Simulated,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -45,7 +54,7 @@ fn parse_args() -> Result<Args> {
     let dir = dir
         .or_else(|| std::env::var_os("LIQO_GROUND_DIR").map(PathBuf::from))
         .unwrap_or_else(|| std::env::temp_dir().join("liqo-ground"));
-    Ok(Args { command, dir, clusters })
+    Ok(Args { command, dir, clusters, liqo })
 }
 
 fn main() -> ExitCode {
@@ -55,6 +64,7 @@ fn main() -> ExitCode {
             "up" => runtime.block_on(up(&args)),
             "down" => down(&args),
             "simulate" => runtime.block_on(simulate(&args)),
+            "kubelet" => runtime.block_on(run_kubelet(&args)),
             "status" => runtime.block_on(status(&args)),
             other => bail!("unknown command {other:?}\n{USAGE}"),
         }
@@ -71,7 +81,7 @@ fn main() -> ExitCode {
 async fn up(args: &Args) -> Result<()> {
     let names: Vec<&str> = args.clusters.iter().map(String::as_str).collect();
     eprintln!("[ground] starting {} in {}", names.join(", "), args.dir.display());
-    let options = Options { dir: Some(args.dir.clone()), lifetime: Lifetime::Detached, simulator: true };
+    let options = Options { dir: Some(args.dir.clone()), lifetime: Lifetime::Detached, liqo: args.liqo.clone() };
     let ground = Ground::start_with(&names, options).await?;
     for cluster in ground.clusters() {
         eprintln!(
@@ -79,10 +89,17 @@ async fn up(args: &Args) -> Result<()> {
             cluster.name, cluster.api_server, cluster.pod_cidr, cluster.external_cidr
         );
     }
-    eprintln!(
-        "[ground] Liqo's controllers are SIMULATED here (no kubelets, no gateways); log: {}",
-        ground.dir().join("logs/simulator.log").display()
-    );
+    match ground.real_liqo() {
+        Some(version) => eprintln!(
+            "[ground] REAL Liqo {version} runs here (its pods are processes; nodes and pod containers are faked by \
+             kwok; no gateways yet); logs: {}",
+            ground.dir().join("logs").display()
+        ),
+        None => eprintln!(
+            "[ground] Liqo's controllers are SIMULATED here (no kubelets, no gateways); log: {}",
+            ground.dir().join("logs/simulator.log").display()
+        ),
+    }
     eprintln!("[ground] stop with: acceptance-tests/ground down --dir {}", ground.dir().display());
     for cluster in ground.clusters() {
         let var = format!("KUBECONFIG_{}", cluster.name.to_uppercase().replace('-', "_"));
@@ -109,6 +126,24 @@ async fn simulate(args: &Args) -> Result<()> {
         .map(|cluster| SimCluster { name: cluster.name, kubeconfig: cluster.kubeconfig })
         .collect();
     simulator::run(clusters).await
+}
+
+async fn run_kubelet(args: &Args) -> Result<()> {
+    let state = Ground::recorded_liqo(&args.dir)?.with_context(|| {
+        format!("{} is not a real-Liqo ground (started without --real): there is nothing to run", args.dir.display())
+    })?;
+    let admin: std::collections::HashMap<String, PathBuf> =
+        Ground::recorded_clusters(&args.dir)?.into_iter().map(|c| (c.name, c.kubeconfig)).collect();
+    let clusters = state
+        .clusters
+        .into_iter()
+        .map(|c| {
+            let kubeconfig =
+                admin.get(&c.name).cloned().with_context(|| format!("no kubeconfig for cluster {}", c.name))?;
+            Ok(KubeletCluster { name: c.name, kubeconfig, node: c.node, ports: c.ports })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    kubelet::run(clusters, state.bin, args.dir.clone()).await
 }
 
 async fn status(args: &Args) -> Result<()> {

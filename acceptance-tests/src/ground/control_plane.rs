@@ -3,8 +3,9 @@
 //!
 //! The controller-manager runs the controllers a Liqo peering depends on — namespace (termination),
 //! garbage collector (owner references), CSR signing with the cluster CA (`kubernetes.io/kube-apiserver-client`),
-//! service accounts and their tokens, ClusterRole aggregation, root-CA publishing — and deliberately NOT the
-//! node-lifecycle controller: there are no kubelets, and the simulator's Nodes must stay Ready.
+//! service accounts and their tokens, ClusterRole aggregation, root-CA publishing — and, for a simulated ground,
+//! deliberately NOT the node-lifecycle controller: there are no kubelets, and the simulator's Nodes must stay
+//! Ready. A real-Liqo ground adds the workload controllers (see `WORKLOAD_CONTROLLERS`).
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -21,6 +22,12 @@ use super::{audit, kubeconfig};
 const CONTROLLERS: &str = "namespace-controller,garbage-collector-controller,\
 certificatesigningrequest-signing-controller,serviceaccount-token-controller,serviceaccount-controller,\
 clusterrole-aggregation-controller,root-ca-certificate-publisher-controller";
+
+/// Added when real Liqo runs: its components are Deployments (and the virtual-kubelet one per VirtualNode), whose
+/// pods kube-scheduler places on kwok's fake node; the node-lifecycle controller removes the `not-ready` taint the
+/// API server puts on every new Node (kwok's and the virtual kubelets') once the node reports Ready, as in a
+/// cluster. The taint-eviction controller stays off: the ground never evicts.
+const WORKLOAD_CONTROLLERS: &str = "deployment-controller,replicaset-controller,node-lifecycle-controller";
 
 /// Service network of every ground cluster (never exchanged between clusters, so it may be the same).
 pub const SERVICE_CIDR: &str = "10.96.0.0/16";
@@ -59,6 +66,9 @@ pub struct Layout {
     pub dir: PathBuf,
     /// `<ground dir>/<name>.kubeconfig`: the admin kubeconfig handed to users and tests.
     pub kubeconfig: PathBuf,
+    /// `<ground dir>/<name>/scheduler.kubeconfig`: user `system:kube-scheduler`, whose rights the bootstrap RBAC
+    /// policy grants.
+    pub scheduler_kubeconfig: PathBuf,
     /// `<ground dir>/<name>-provider.kubeconfig`: same rights, own user ([`audit::PROVIDER_USER`]), so the audit
     /// log tells the provider's requests from the harness's.
     pub provider_kubeconfig: PathBuf,
@@ -84,10 +94,12 @@ impl Layout {
 /// Starts etcd and kube-apiserver, waits until the API server is ready, then starts the controller-manager.
 /// Every started process is pushed to `started` at once, so the caller can stop it if a later step fails.
 /// Returns how the API server was started, for [`restart_api_server`].
+/// `workloads` adds the controllers that run Deployments (see [`WORKLOAD_CONTROLLERS`]).
 pub async fn start(
     layout: &Layout,
     upstream: &Upstream,
     lifetime: Lifetime,
+    workloads: bool,
     started: &Mutex<Vec<Supervised>>,
 ) -> Result<Spec> {
     let pki_dir = layout.dir.join("pki");
@@ -111,6 +123,7 @@ pub async fn start(
             "--unsafe-no-fsync".into(),
             "--log-level=warn".into(),
         ],
+        env: Vec::new(),
         log: layout.logs.join(format!("{name}-etcd.log")),
     };
     let apiserver_spec = Spec {
@@ -140,6 +153,7 @@ pub async fn start(
             format!("--audit-log-maxsize={}", audit::MAX_SIZE_MB),
             "--audit-log-maxbackup=1".into(),
         ],
+        env: Vec::new(),
         log: layout.apiserver_log(),
     };
     started.lock().expect("process list").push(process::spawn(&etcd, lifetime)?);
@@ -153,14 +167,18 @@ pub async fn start(
     std::fs::write(&kcm_kubeconfig, &files.controller_manager_kubeconfig)
         .with_context(|| format!("writing {}", kcm_kubeconfig.display()))?;
 
+    std::fs::write(&layout.scheduler_kubeconfig, &files.scheduler_kubeconfig)
+        .with_context(|| format!("writing {}", layout.scheduler_kubeconfig.display()))?;
+
     wait_ready(layout, started).await?;
 
+    let controllers = if workloads { format!("{CONTROLLERS},{WORKLOAD_CONTROLLERS}") } else { CONTROLLERS.to_owned() };
     let controller_manager = Spec {
         name: format!("{name}/kube-controller-manager"),
         program: upstream.kube_controller_manager.clone(),
         args: vec![
             format!("--kubeconfig={}", kcm_kubeconfig.display()),
-            format!("--controllers={CONTROLLERS}"),
+            format!("--controllers={controllers}"),
             // Each controller acts as its own service account, as in kubeadm clusters, so RBAC is real.
             "--use-service-account-credentials=true".into(),
             format!("--service-account-private-key-file={}", files.service_account_key.display()),
@@ -171,6 +189,7 @@ pub async fn start(
             // No metrics/health endpoint: nothing scrapes it, and it would need one more free port.
             "--secure-port=0".into(),
         ],
+        env: Vec::new(),
         log: layout.logs.join(format!("{name}-kube-controller-manager.log")),
     };
     started.lock().expect("process list").push(process::spawn(&controller_manager, lifetime)?);
@@ -217,6 +236,7 @@ struct PkiFiles {
     admin_kubeconfig: String,
     provider_kubeconfig: String,
     controller_manager_kubeconfig: String,
+    scheduler_kubeconfig: String,
 }
 
 fn write_pki(layout: &Layout, pki_dir: &Path) -> Result<PkiFiles> {
@@ -238,6 +258,7 @@ fn write_pki(layout: &Layout, pki_dir: &Path) -> Result<PkiFiles> {
     let provider = ca.issue_client(audit::PROVIDER_USER, Some("system:masters"))?;
     // The bootstrap RBAC policy grants this user what the controller-manager needs to mint controller tokens.
     let controller_manager = ca.issue_client("system:kube-controller-manager", None)?;
+    let scheduler = ca.issue_client("system:kube-scheduler", None)?;
     let write = |file: &str, content: &str| -> Result<PathBuf> {
         let path = pki_dir.join(file);
         std::fs::write(&path, content).with_context(|| format!("writing {}", path.display()))?;
@@ -269,6 +290,14 @@ fn write_pki(layout: &Layout, pki_dir: &Path) -> Result<PkiFiles> {
             &ca.cert_pem,
             &controller_manager.cert_pem,
             &controller_manager.key_pem,
+        )?,
+        scheduler_kubeconfig: kubeconfig::render(
+            name,
+            "scheduler",
+            &server,
+            &ca.cert_pem,
+            &scheduler.cert_pem,
+            &scheduler.key_pem,
         )?,
     })
 }

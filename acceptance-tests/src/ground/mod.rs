@@ -13,6 +13,7 @@ pub mod audit;
 pub mod bootstrap;
 mod control_plane;
 pub mod kubeconfig;
+pub mod liqo;
 pub mod pki;
 pub mod process;
 mod shared;
@@ -56,11 +57,35 @@ pub struct Cluster {
     pub external_cidr: String,
 }
 
-/// What `ground.json` records, so that `ground down` and `ground simulate` can work from the directory alone.
+/// What `ground.json` records, so that `ground down`, `ground simulate` and `ground kubelet` can work from the
+/// directory alone.
 #[derive(Debug, Serialize, Deserialize)]
 struct State {
     clusters: Vec<Cluster>,
     processes: Vec<process::Record>,
+    /// Set when real Liqo runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    liqo: Option<liqo::State>,
+}
+
+/// Which Liqo a ground runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LiqoMode {
+    /// Liqo's objects installed as by its chart (from `LIQO_CRDS_DIR`), its controllers played by the simulator.
+    Simulated,
+    /// The same objects, no controllers (tests of the bare control planes).
+    ObjectsOnly,
+    /// Real Liqo of this version (e.g. `v1.2.0`), built from its Go module and installed from its own chart;
+    /// its pods run as processes (see [`liqo`]).
+    Real { version: String },
+}
+
+impl LiqoMode {
+    /// Real Liqo of version `$LIQO_VERSION`, default [`liqo::DEFAULT_VERSION`].
+    pub fn real() -> LiqoMode {
+        let version = std::env::var("LIQO_VERSION").unwrap_or_else(|_| liqo::DEFAULT_VERSION.to_owned());
+        LiqoMode::Real { version }
+    }
 }
 
 /// How to start a ground.
@@ -68,13 +93,12 @@ pub struct Options {
     /// Ground directory; `None` = a fresh directory in this process's session directory, removed on drop.
     pub dir: Option<PathBuf>,
     pub lifetime: Lifetime,
-    /// Start the simulated Liqo control plane (tests of the bare control planes may go without it).
-    pub simulator: bool,
+    pub liqo: LiqoMode,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { dir: None, lifetime: Lifetime::Attached, simulator: true }
+        Options { dir: None, lifetime: Lifetime::Attached, liqo: LiqoMode::Simulated }
     }
 }
 
@@ -88,6 +112,7 @@ pub struct Ground {
     processes: Mutex<Vec<Supervised>>,
     /// How each cluster's API server was started (by cluster name), to start it again the same way.
     api_servers: Mutex<HashMap<String, process::Spec>>,
+    liqo: Option<liqo::State>,
     startup: Duration,
 }
 
@@ -96,6 +121,11 @@ impl Ground {
     /// the test process. Panics (failing the calling test) with the reason if it cannot start.
     pub fn shared() -> &'static Ground {
         shared::get()
+    }
+
+    /// Like [`Ground::shared`], with real Liqo ([`LiqoMode::real`]) instead of the simulator.
+    pub fn shared_real() -> &'static Ground {
+        shared::get_real()
     }
 
     /// Starts a ground with the given clusters, attached to this process, with the simulator.
@@ -107,7 +137,18 @@ impl Ground {
         let began = Instant::now();
         validate_names(names)?;
         let crds_dir = crds_dir();
-        if !crds_dir.is_dir() {
+        let real = match &options.liqo {
+            LiqoMode::Real { version } => {
+                let version = version.clone();
+                Some(
+                    tokio::task::spawn_blocking(move || liqo::Binaries::locate(&version))
+                        .await
+                        .context("locating Liqo")??,
+                )
+            }
+            LiqoMode::Simulated | LiqoMode::ObjectsOnly => None,
+        };
+        if real.is_none() && !crds_dir.is_dir() {
             bail!(
                 "LIQO_CRDS_DIR: Liqo's CRD directory {} does not exist; set LIQO_CRDS_DIR to the directory holding \
                  Liqo v1.2.0's CRD YAML files and rbac/ (default: ../shared/liqo-crds next to the repository)",
@@ -131,6 +172,7 @@ impl Ground {
                 dir: dir.join(name),
                 kubeconfig: dir.join(format!("{name}.kubeconfig")),
                 provider_kubeconfig: dir.join(format!("{name}-provider.kubeconfig")),
+                scheduler_kubeconfig: dir.join(name).join("scheduler.kubeconfig"),
                 logs: logs.clone(),
                 ports,
             })
@@ -155,33 +197,129 @@ impl Ground {
             lifetime: options.lifetime,
             processes: Mutex::new(Vec::new()),
             api_servers: Mutex::new(HashMap::new()),
+            liqo: None,
             startup: Duration::ZERO,
         };
 
-        let starts = ground
+        let Some(binaries) = real else {
+            let starts =
+                ground.layouts.iter().zip(&ground.clusters).map(|(layout, cluster)| {
+                    ground.start_cluster(layout, cluster, &upstream, &crds_dir, options.lifetime)
+                });
+            let results = futures::future::join_all(starts).await;
+            ground.save_state()?;
+            ground.check_all_started(results)?;
+            if options.liqo == LiqoMode::Simulated {
+                ground.start_helper("simulator", "simulate", options.lifetime)?;
+                ground.save_state()?;
+            }
+            return Ok(ground.started(began));
+        };
+
+        let fixed_ports = liqo::allocate_ports(names.len())?;
+        ground.liqo = Some(liqo::State {
+            version: binaries.version.clone(),
+            bin: binaries.dir.clone(),
+            clusters: ground
+                .clusters
+                .iter()
+                .zip(&fixed_ports)
+                .map(|(cluster, ports)| liqo::ClusterState {
+                    name: cluster.name.clone(),
+                    node: liqo::worker_name(&cluster.name),
+                    ports: *ports,
+                })
+                .collect(),
+        });
+        let installs: Vec<liqo::Install<'_>> = ground
             .layouts
             .iter()
             .zip(&ground.clusters)
-            .map(|(layout, cluster)| ground.start_cluster(layout, cluster, &upstream, &crds_dir, options.lifetime));
+            .zip(&fixed_ports)
+            .map(|((layout, cluster), ports)| liqo::Install {
+                cluster: &cluster.name,
+                pod_cidr: &cluster.pod_cidr,
+                external_cidr: &cluster.external_cidr,
+                service_cidr: control_plane::SERVICE_CIDR,
+                api_server: &cluster.api_server,
+                ports: *ports,
+                binaries: &binaries,
+                kube_scheduler: &upstream.kube_scheduler,
+                scheduler_kubeconfig: &layout.scheduler_kubeconfig,
+                admin_kubeconfig: &layout.kubeconfig,
+                dir: &layout.dir,
+                logs: &layout.logs,
+            })
+            .collect();
+        let starts = ground
+            .layouts
+            .iter()
+            .zip(&installs)
+            .map(|(layout, install)| ground.start_real_cluster(layout, install, &upstream, options.lifetime));
         let results = futures::future::join_all(starts).await;
         ground.save_state()?;
-        let failures: Vec<String> = results.into_iter().filter_map(|r| r.err()).map(|e| format!("{e:#}")).collect();
-        if !failures.is_empty() {
-            bail!("the ground did not start (logs in {}):\n{}", ground.dir.join("logs").display(), failures.join("\n"));
-        }
+        let rendered = ground.check_all_started(results)?;
+        ground.start_helper("kubelet", "kubelet", options.lifetime)?;
+        ground.save_state()?;
+        let finishing = installs.iter().zip(rendered).map(|(install, rendered)| async {
+            let client = kubeconfig::client(install.admin_kubeconfig).await?;
+            liqo::finish_install(install, rendered, &client).await
+        });
+        ground.check_all_started(futures::future::join_all(finishing).await)?;
+        drop(installs);
+        eprintln!("[ground] real Liqo {} runs on every cluster", binaries.version);
+        Ok(ground.started(began))
+    }
 
-        if options.simulator {
-            ground.start_simulator(options.lifetime)?;
-            ground.save_state()?;
+    /// Fails with every cluster's error when any failed; the values otherwise.
+    fn check_all_started<T>(&self, results: Vec<Result<T>>) -> Result<Vec<T>> {
+        let mut values = Vec::new();
+        let mut failures = Vec::new();
+        for result in results {
+            match result {
+                Ok(value) => values.push(value),
+                Err(err) => failures.push(format!("{err:#}")),
+            }
         }
-        ground.startup = began.elapsed();
+        if !failures.is_empty() {
+            bail!("the ground did not start (logs in {}):\n{}", self.dir.join("logs").display(), failures.join("\n"));
+        }
+        Ok(values)
+    }
+
+    fn started(mut self, began: Instant) -> Ground {
+        self.startup = began.elapsed();
+        let names: Vec<&str> = self.clusters.iter().map(|c| c.name.as_str()).collect();
+        eprintln!("[ground] {} ready in {:.1}s ({})", names.join(", "), self.startup.as_secs_f64(), self.dir.display());
+        self
+    }
+
+    /// A cluster with real Liqo: control plane with the workload controllers, then the first part of Liqo's
+    /// installation (see [`liqo::install_base`]).
+    async fn start_real_cluster(
+        &self,
+        layout: &Layout,
+        install: &liqo::Install<'_>,
+        upstream: &Upstream,
+        lifetime: Lifetime,
+    ) -> Result<liqo::Rendered> {
+        let name = install.cluster;
+        let began = Instant::now();
+        let api_server = control_plane::start(layout, upstream, lifetime, true, &self.processes)
+            .await
+            .with_context(|| format!("cluster {name}: starting the control plane"))?;
+        self.api_servers.lock().expect("API server list").insert(name.to_owned(), api_server);
+        eprintln!("[ground] {name}: API server ready after {:.1}s", began.elapsed().as_secs_f64());
+        let client = kubeconfig::client(&layout.kubeconfig).await?;
+        let rendered = liqo::install_base(install, &client, lifetime, &self.processes)
+            .await
+            .with_context(|| format!("cluster {name}: installing Liqo {} from its chart", install.binaries.version))?;
         eprintln!(
-            "[ground] {} ready in {:.1}s ({})",
-            names.join(", "),
-            ground.startup.as_secs_f64(),
-            ground.dir.display()
+            "[ground] {name}: Liqo {}'s chart applied, node agents up after {:.1}s",
+            install.binaries.version,
+            began.elapsed().as_secs_f64()
         );
-        Ok(ground)
+        Ok(rendered)
     }
 
     async fn start_cluster(
@@ -194,7 +332,7 @@ impl Ground {
     ) -> Result<()> {
         let name = &cluster.name;
         let began = Instant::now();
-        let api_server = control_plane::start(layout, upstream, lifetime, &self.processes)
+        let api_server = control_plane::start(layout, upstream, lifetime, false, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: starting the control plane"))?;
         self.api_servers.lock().expect("API server list").insert(name.clone(), api_server);
@@ -215,30 +353,32 @@ impl Ground {
         Ok(())
     }
 
-    fn start_simulator(&self, lifetime: Lifetime) -> Result<()> {
+    /// Starts `liqo-ground <command> --dir DIR` (the simulator or the kubelet), logging to `logs/<name>.log`.
+    fn start_helper(&self, name: &str, command: &str, lifetime: Lifetime) -> Result<()> {
         let spec = process::Spec {
-            name: "simulator".into(),
+            name: name.into(),
             program: ground_binary()?,
-            args: vec!["simulate".into(), "--dir".into(), self.dir.display().to_string()],
-            log: self.dir.join("logs/simulator.log"),
+            args: vec![command.into(), "--dir".into(), self.dir.display().to_string()],
+            env: Vec::new(),
+            log: self.dir.join(format!("logs/{name}.log")),
         };
-        let mut simulator = process::spawn(&spec, lifetime)?;
-        // A simulator that cannot read the ground (bad state file, unreachable cluster) exits at once.
+        let mut helper = process::spawn(&spec, lifetime)?;
+        // A helper that cannot read the ground (bad state file, unreachable cluster) exits at once.
         std::thread::sleep(Duration::from_millis(300));
-        if let Some(status) = simulator.exited() {
+        if let Some(status) = helper.exited() {
             bail!(
-                "the simulator exited at start ({status}); last lines of {}:\n{}",
+                "the {name} exited at start ({status}); last lines of {}:\n{}",
                 spec.log.display(),
                 process::log_tail(&spec.log, 20)
             );
         }
-        self.processes.lock().expect("process list").push(simulator);
+        self.processes.lock().expect("process list").push(helper);
         Ok(())
     }
 
     fn save_state(&self) -> Result<()> {
         let processes = self.processes.lock().expect("process list").iter().map(|p| p.record().clone()).collect();
-        let state = State { clusters: self.clusters.clone(), processes };
+        let state = State { clusters: self.clusters.clone(), processes, liqo: self.liqo.clone() };
         let path = self.dir.join(STATE_FILE);
         std::fs::write(&path, serde_json::to_vec_pretty(&state)?).with_context(|| format!("writing {}", path.display()))
     }
@@ -265,6 +405,16 @@ impl Ground {
     /// The clusters recorded in a ground directory (what `liqo-ground simulate` serves).
     pub fn recorded_clusters(dir: &Path) -> Result<Vec<Cluster>> {
         Ok(read_state(dir)?.clusters)
+    }
+
+    /// What a real-Liqo ground recorded (what `liqo-ground kubelet` serves); `None` for a simulated ground.
+    pub fn recorded_liqo(dir: &Path) -> Result<Option<liqo::State>> {
+        Ok(read_state(dir)?.liqo)
+    }
+
+    /// The Liqo version this ground runs for real, `None` when Liqo is simulated or absent.
+    pub fn real_liqo(&self) -> Option<&str> {
+        self.liqo.as_ref().map(|state| state.version.as_str())
     }
 
     pub fn dir(&self) -> &Path {

@@ -37,6 +37,8 @@ pub struct Spec {
     pub name: String,
     pub program: PathBuf,
     pub args: Vec<String>,
+    /// Set in the child's environment, on top of this process's.
+    pub env: Vec<(String, String)>,
     /// stdout and stderr are appended here.
     pub log: PathBuf,
 }
@@ -84,6 +86,7 @@ pub fn spawn(spec: &Spec, lifetime: Lifetime) -> Result<Supervised> {
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::null())
         .stdout(log.try_clone().context("duplicating a log file handle")?)
         .stderr(log);
@@ -253,6 +256,7 @@ mod tests {
             name: "sleeper".into(),
             program: "sleep".into(),
             args: vec!["30".into()],
+            env: Vec::new(),
             log: dir.path().join("sleeper.log"),
         };
         let mut child = spawn(&spec, Lifetime::Attached).unwrap();

@@ -6,17 +6,29 @@
 //! session removes the directory (see `session`).
 use std::sync::OnceLock;
 
-use super::{Ground, MILAN, ROME};
+use super::{Ground, LiqoMode, MILAN, Options, ROME};
 
+/// The simulated ground.
 pub(super) fn get() -> &'static Ground {
     static SHARED: OnceLock<Result<Ground, String>> = OnceLock::new();
-    let started = SHARED.get_or_init(|| {
+    get_or_start(&SHARED, LiqoMode::Simulated)
+}
+
+/// The real-Liqo ground (version `$LIQO_VERSION`, default v1.2.0).
+pub(super) fn get_real() -> &'static Ground {
+    static SHARED: OnceLock<Result<Ground, String>> = OnceLock::new();
+    get_or_start(&SHARED, LiqoMode::real())
+}
+
+fn get_or_start(shared: &'static OnceLock<Result<Ground, String>>, liqo: LiqoMode) -> &'static Ground {
+    let started = shared.get_or_init(|| {
         std::thread::spawn(|| {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .map_err(|e| format!("building a tokio runtime: {e}"))?;
-            runtime.block_on(Ground::start(&[MILAN, ROME])).map_err(|e| format!("{e:#}"))
+            let options = Options { liqo, ..Options::default() };
+            runtime.block_on(Ground::start_with(&[MILAN, ROME], options)).map_err(|e| format!("{e:#}"))
         })
         .join()
         .unwrap_or_else(|_| Err("the ground's start-up thread panicked".into()))

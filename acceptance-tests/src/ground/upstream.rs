@@ -12,6 +12,7 @@ pub struct Upstream {
     pub etcd: PathBuf,
     pub kube_apiserver: PathBuf,
     pub kube_controller_manager: PathBuf,
+    /// Places the pods of real Liqo's Deployments on the fake node (real-Liqo grounds).
     pub kube_scheduler: PathBuf,
     /// Terraform 1.16.4.
     pub terraform: PathBuf,
@@ -68,8 +69,8 @@ impl Upstream {
     }
 }
 
-/// The same directory `build-upstream.sh` uses.
-fn cache_bin_dir() -> Result<PathBuf> {
+/// The same directory `build-upstream.sh` (and `build-liqo.sh`) uses.
+pub fn cache_bin_dir() -> Result<PathBuf> {
     let root = match std::env::var_os("LIQO_TEST_CACHE") {
         Some(dir) => PathBuf::from(dir),
         None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set and LIQO_TEST_CACHE is not set")?)

@@ -1,0 +1,223 @@
+//! Every adaptation the ground makes to Liqo because its pods run as plain processes on one host, with no pod
+//! network, no Service routing and no container filesystem — in this one file, each with its reason.
+//!
+//! Three kinds:
+//! * [`values`]: Helm values. The first group is what any user passes (`liqoctl install` passes the same);
+//!   the second group is the ground's and says why.
+//! * [`adapt_manifests`]: rewrites of the rendered chart before it is applied (webhook endpoints and their
+//!   certificate).
+//! * [`adapt_process`]: rewrites of one pod's command line and files before the ground's kubelet starts it
+//!   (ports and addresses that pods would own alone in their network namespace).
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::DynamicObject;
+use kube::{Api, Client};
+use serde_json::{Value, json};
+
+/// What one cluster's installation is made of, as far as values and rewrites need it.
+pub struct ClusterValues<'a> {
+    pub liqo_version: &'a str,
+    pub cluster_id: &'a str,
+    pub pod_cidr: &'a str,
+    pub external_cidr: &'a str,
+    pub service_cidr: &'a str,
+    pub api_server: &'a str,
+    pub ports: FixedPorts,
+}
+
+/// The Helm values for one cluster.
+pub fn values(cluster: &ClusterValues<'_>) -> Value {
+    json!({
+        // What a user passes (`liqoctl install` sets the same from its flags). The chart in the module has no
+        // appVersion (the published chart gets it when packaged), so the version goes in as the image tag.
+        "tag": cluster.liqo_version,
+        "discovery": {"config": {"clusterID": cluster.cluster_id}},
+        // The external CIDR too, so that each cluster's is the one the ground announces (Liqo's default,
+        // 10.70.0.0/16, would be the same on every cluster and remapped).
+        "ipam": {
+            "podCIDR": cluster.pod_cidr,
+            "serviceCIDR": cluster.service_cidr,
+            "externalCIDR": cluster.external_cidr,
+        },
+        // The address peers reach this API server at. Users set it when Liqo cannot find it from the nodes
+        // (here: there are no real nodes; the API server listens on loopback, which is where peers are).
+        "apiServer": {"address": cluster.api_server},
+        "networking": {"gatewayTemplates": {"wireguard": {
+            // No WireGuard kernel module on the machines the ground runs on: wireguard-go on /dev/net/tun.
+            "implementation": "userspace",
+        }}},
+
+        // The ground's own choices.
+        // Every cluster's webhook listens on the one host, so each needs its own port.
+        "webhook": {"port": cluster.ports.webhook},
+        // The metric agent registers an APIService backed by a pod the ground does not run; an unavailable
+        // aggregated API makes discovery fail and keeps the namespace controller from finishing deletions.
+        "metricAgent": {"enabled": false},
+        // The telemetry CronJob reports to liqo.io; the ground never talks to the Internet.
+        "telemetry": {"enabled": false},
+        // Virtual storage needs a real storage class and provisioner; the ground has neither.
+        "storage": {"enabled": false},
+    })
+}
+
+/// Per-cluster ports the ground fixes at start, because both ends of a connection must know them: the API
+/// server calls the webhook, the controller-manager calls the IPAM.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
+pub struct FixedPorts {
+    pub webhook: u16,
+    pub ipam: u16,
+}
+
+/// The webhook's serving certificate (for 127.0.0.1) and the CA that signed it, PEM.
+pub struct WebhookCertificate<'a> {
+    pub ca_pem: &'a str,
+    pub cert_pem: &'a str,
+    pub key_pem: &'a str,
+}
+
+/// Rewrites the rendered chart in place.
+pub fn adapt_manifests(objects: &mut [DynamicObject], ports: FixedPorts, certificate: &WebhookCertificate<'_>) {
+    for object in objects.iter_mut() {
+        let kind = object.types.as_ref().map(|t| t.kind.as_str()).unwrap_or_default();
+        match kind {
+            // The API server calls webhooks through a Service, which needs a pod network behind it. The webhook
+            // process listens on 127.0.0.1 instead, with a certificate for that address signed by the ground.
+            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
+                let webhooks = object.data.get_mut("webhooks").and_then(Value::as_array_mut);
+                for webhook in webhooks.into_iter().flatten() {
+                    let config = &mut webhook["clientConfig"];
+                    let path = config["service"]["path"].as_str().unwrap_or("/").to_owned();
+                    *config = json!({
+                        "url": format!("https://127.0.0.1:{}{path}", ports.webhook),
+                        "caBundle": STANDARD.encode(certificate.ca_pem),
+                    });
+                }
+            }
+            // Liqo's webhook fills this Secret with a certificate for its Service name when it is empty, and
+            // serves whatever it holds; filled here, it serves the ground's certificate for 127.0.0.1.
+            "Secret" if object.metadata.labels.as_ref().is_some_and(|l| l.contains_key(WEBHOOK_LABEL)) => {
+                object.data["data"] = json!({
+                    "ca": STANDARD.encode(certificate.ca_pem),
+                    "tls.crt": STANDARD.encode(certificate.cert_pem),
+                    "tls.key": STANDARD.encode(certificate.key_pem),
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+const WEBHOOK_LABEL: &str = "liqo.io/webhook";
+
+/// The Liqo binaries the ground's kubelet runs, by the base name of the container's command. Other containers
+/// (the proxy's Envoy, the gateways until the ground builds their network) are left to kwok, which reports them
+/// Running without running anything.
+pub const RUNNABLE: [&str; 5] = ["liqo-controller-manager", "webhook", "ipam", "crd-replicator", "virtual-kubelet"];
+
+/// A pod's command line and environment, adapted to run beside every other pod on the host.
+pub struct ProcessPlan {
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+}
+
+/// Adapts `args` (already expanded as the kubelet does) of a container running `binary` in a pod of
+/// `namespace`, preparing files the process needs in `pod_dir`.
+pub async fn adapt_process(
+    binary: &str,
+    mut args: Vec<String>,
+    ports: FixedPorts,
+    pod_dir: &Path,
+    client: &Client,
+    namespace: &str,
+) -> Result<ProcessPlan> {
+    let mut env = BTreeMap::new();
+    // controller-runtime and Liqo write temporary files (webhook certificates) under $TMPDIR: one per pod, as
+    // each pod has its own filesystem.
+    let tmp = pod_dir.join("tmp");
+    std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    env.insert("TMPDIR".to_owned(), tmp.display().to_string());
+    env.insert("HOME".to_owned(), pod_dir.display().to_string());
+    match binary {
+        "liqo-controller-manager" => {
+            // Metrics and health endpoints would take fixed ports (8082, 8081) that every component shares on
+            // one host; nothing scrapes or probes them (kwok reports readiness).
+            set_flag(&mut args, "--metrics-address", "0");
+            set_flag(&mut args, "--health-probe-address", "0");
+            // The chart names the IPAM by its Service (`liqo-ipam.liqo:6000`); there is no cluster DNS.
+            set_flag(&mut args, "--ipam-server", &format!("127.0.0.1:{}", ports.ipam));
+        }
+        "webhook" => {
+            set_flag(&mut args, "--metrics-address", "0");
+            set_flag(&mut args, "--health-probe-address", "0");
+            // The port is the cluster's fixed webhook port already (chart value `webhook.port`). In a pod, the
+            // chart's Secret is written to an emptyDir at /tmp/k8s-webhook-server by Liqo itself; controller-
+            // runtime reads it from $TMPDIR, so it is placed there before the start.
+            let name = flag(&args, "--secret-name").context("the webhook pod has no --secret-name")?;
+            let secret = Api::<Secret>::namespaced(client.clone(), namespace)
+                .get(&name)
+                .await
+                .with_context(|| format!("reading the webhook's Secret {namespace}/{name}"))?;
+            let data = secret.data.unwrap_or_default();
+            let dir = tmp.join("k8s-webhook-server/serving-certs");
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            for key in ["tls.crt", "tls.key"] {
+                let value = data.get(key).with_context(|| format!("Secret {namespace}/{name} has no {key}"))?;
+                std::fs::write(dir.join(key), &value.0)
+                    .with_context(|| format!("writing {key} in {}", dir.display()))?;
+            }
+        }
+        "crd-replicator" => set_flag(&mut args, "--metrics-address", "0"),
+        // The chart fixes the IPAM's gRPC port (6000) in its Service; here the controller-manager dials the
+        // cluster's own port on loopback.
+        "ipam" => set_flag(&mut args, "--port", &ports.ipam.to_string()),
+        // Every virtual-kubelet would listen on 10250 (the kubelet port, fine in its own pod).
+        "virtual-kubelet" => set_flag(&mut args, "--listen-port", &free_port()?.to_string()),
+        other => bail!("the ground does not know how to run Liqo binary {other:?} (runnable: {RUNNABLE:?})"),
+    }
+    Ok(ProcessPlan { args, env })
+}
+
+/// Replaces `--name=…` (or `--name …`) in place, or appends it.
+fn set_flag(args: &mut Vec<String>, name: &str, value: &str) {
+    let prefix = format!("{name}=");
+    if let Some(k) = args.iter().position(|a| a.starts_with(&prefix)) {
+        args[k] = format!("{name}={value}");
+    } else if let Some(k) = args.iter().position(|a| a == name) {
+        args[k] = format!("{name}={value}");
+        if k + 1 < args.len() && !args[k + 1].starts_with("--") {
+            args.remove(k + 1);
+        }
+    } else {
+        args.push(format!("{name}={value}"));
+    }
+}
+
+/// An unused port on 127.0.0.1 (free when asked; a process binds it moments later).
+pub fn free_port() -> Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port on 127.0.0.1")?;
+    Ok(listener.local_addr().context("reading a listener's port")?.port())
+}
+
+fn flag(args: &[String], name: &str) -> Option<String> {
+    let prefix = format!("{name}=");
+    args.iter().find_map(|a| a.strip_prefix(&prefix).map(str::to_owned))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_flag_replaces_both_forms_and_appends() {
+        let mut args: Vec<String> = ["--port=6000", "--a", "x", "--b=1"].iter().map(|s| (*s).to_owned()).collect();
+        set_flag(&mut args, "--port", "7");
+        set_flag(&mut args, "--a", "y");
+        set_flag(&mut args, "--c", "2");
+        assert_eq!(args, ["--port=7", "--a=y", "--b=1", "--c=2"]);
+    }
+}

@@ -1,0 +1,355 @@
+//! The ground's kubelet for Liqo's own workloads (`liqo-ground kubelet --dir DIR`, one process for every
+//! cluster of a ground): for each pod bound to a cluster's fake worker node whose container runs a Liqo binary
+//! (see [`adapt::RUNNABLE`]), it starts that binary with the container's command line and environment, resolved
+//! as a kubelet does, and a kubeconfig holding a token of the pod's ServiceAccount (TokenRequest, bound to the
+//! pod), so Liqo works with exactly the rights its chart gives it. The process is stopped when the pod goes away
+//! and restarted (with back-off) when it exits, like `restartPolicy: Always`.
+//!
+//! kwok marks the same pods Running; this kubelet only runs what they stand for. Its children die with it
+//! (PR_SET_PDEATHSIG), so stopping the kubelet (as `ground down` does) stops every Liqo process.
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, ServiceAccount};
+use kube::api::{ListParams, PostParams};
+use kube::config::Kubeconfig;
+use kube::{Api, Client};
+
+use super::adapt::{self, FixedPorts};
+use crate::ground::kubeconfig;
+use crate::ground::process::{self, Lifetime, Spec, Supervised};
+
+const POLL: Duration = Duration::from_millis(500);
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Tokens outlive any test run; a kubelet would refresh them, this one does not need to.
+const TOKEN_SECONDS: i64 = 24 * 3600;
+const MAX_BACKOFF: Duration = Duration::from_secs(20);
+
+/// One cluster the kubelet serves.
+pub struct KubeletCluster {
+    pub name: String,
+    /// Admin kubeconfig (the kubelet reads pods, ConfigMaps and Secrets and requests tokens).
+    pub kubeconfig: PathBuf,
+    pub node: String,
+    pub ports: FixedPorts,
+}
+
+/// Serves every cluster until killed; returns only when a cluster cannot be served at all.
+pub async fn run(clusters: Vec<KubeletCluster>, liqo_bin: PathBuf, dir: PathBuf) -> Result<()> {
+    let serving = clusters.into_iter().map(|cluster| {
+        let (liqo_bin, dir) = (liqo_bin.clone(), dir.clone());
+        async move {
+            let name = cluster.name.clone();
+            serve(cluster, &liqo_bin, &dir).await.with_context(|| format!("cluster {name}"))
+        }
+    });
+    futures::future::try_join_all(serving).await?;
+    Ok(())
+}
+
+/// A started container and when to restart it if it exits.
+struct Running {
+    process: Supervised,
+    started: Instant,
+    backoff: Duration,
+    restart_at: Option<Instant>,
+}
+
+async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path) -> Result<()> {
+    let client = kubeconfig::client(&cluster.kubeconfig).await?;
+    let (server, ca_data) = server_and_ca(&cluster.kubeconfig)?;
+    let pods: Api<Pod> = Api::all(client.clone());
+    let on_node = ListParams::default().fields(&format!("spec.nodeName={}", cluster.node));
+    let mut running: HashMap<String, Running> = HashMap::new();
+    say(&cluster.name, &format!("serving Liqo's pods on node {}", cluster.node));
+    loop {
+        let listed = match pods.list(&on_node).await {
+            Ok(list) => list.items,
+            Err(err) => {
+                say(&cluster.name, &format!("listing pods failed (retrying): {err}"));
+                tokio::time::sleep(POLL).await;
+                continue;
+            }
+        };
+        let mut wanted: HashMap<String, (&Pod, &Container, String)> = HashMap::new();
+        for pod in &listed {
+            let ready_to_run = pod.metadata.deletion_timestamp.is_none()
+                && pod.status.as_ref().and_then(|s| s.pod_ip.as_ref()).is_some();
+            let Some(uid) = pod.metadata.uid.as_ref().filter(|_| ready_to_run) else { continue };
+            let containers = pod.spec.iter().flat_map(|s| s.containers.iter());
+            for container in containers {
+                if let Some(binary) = runnable(container) {
+                    wanted.insert(format!("{uid}/{}", container.name), (pod, container, binary));
+                }
+            }
+        }
+
+        let gone: Vec<String> = running.keys().filter(|key| !wanted.contains_key(*key)).cloned().collect();
+        for key in gone {
+            if let Some(mut stopped) = running.remove(&key) {
+                say(&cluster.name, &format!("stopping {} (its pod is gone)", stopped.process.record().name));
+                tokio::task::spawn_blocking(move || {
+                    process::stop_owned(std::slice::from_mut(&mut stopped.process), STOP_GRACE)
+                })
+                .await
+                .context("stopping a process")?;
+            }
+        }
+
+        for (key, (pod, container, binary)) in wanted {
+            let restart_backoff = match running.get_mut(&key) {
+                None => None,
+                Some(entry) => {
+                    if let Some(status) = entry.process.exited() {
+                        let now = Instant::now();
+                        let restart_at = *entry.restart_at.get_or_insert_with(|| {
+                            // A process that ran for a while starts over with a short back-off.
+                            if entry.started.elapsed() > MAX_BACKOFF * 3 {
+                                entry.backoff = Duration::from_secs(1);
+                            }
+                            say(
+                                &cluster.name,
+                                &format!(
+                                    "{} exited ({status}); restarting in {:?}; log: {}",
+                                    entry.process.record().name,
+                                    entry.backoff,
+                                    entry.process.record().log.display()
+                                ),
+                            );
+                            now + entry.backoff
+                        });
+                        if now < restart_at {
+                            continue;
+                        }
+                        Some((entry.backoff * 2).min(MAX_BACKOFF))
+                    } else {
+                        continue;
+                    }
+                }
+            };
+            let launch =
+                Launch { cluster: &cluster, client: &client, server: &server, ca_data: &ca_data, liqo_bin, dir };
+            match launch.start(pod, container, &binary).await {
+                Ok(process) => {
+                    say(&cluster.name, &format!("started {} (pid {})", process.record().name, process.record().pid));
+                    let backoff = restart_backoff.unwrap_or(Duration::from_secs(1));
+                    running.insert(key, Running { process, started: Instant::now(), backoff, restart_at: None });
+                }
+                Err(err) => say(&cluster.name, &format!("cannot start {binary} yet (retrying): {err:#}")),
+            }
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// The Liqo binary a container runs, when the kubelet runs it.
+fn runnable(container: &Container) -> Option<String> {
+    let command = container.command.as_ref()?.first()?;
+    let binary = Path::new(command).file_name()?.to_str()?;
+    adapt::RUNNABLE.contains(&binary).then(|| binary.to_owned())
+}
+
+fn say(cluster: &str, message: &str) {
+    eprintln!("[kubelet] {cluster}: {message}");
+}
+
+/// The API server URL and CA (base64, as in the kubeconfig) of the admin kubeconfig's current context.
+fn server_and_ca(path: &Path) -> Result<(String, String)> {
+    let config = Kubeconfig::read_from(path).with_context(|| format!("reading {}", path.display()))?;
+    let cluster = config
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.as_ref())
+        .ok_or_else(|| anyhow!("{} names no cluster", path.display()))?;
+    let ca = cluster.certificate_authority_data.clone().ok_or_else(|| anyhow!("{} has no CA data", path.display()))?;
+    Ok((cluster.server.clone().unwrap_or_default(), ca))
+}
+
+struct Launch<'a> {
+    cluster: &'a KubeletCluster,
+    client: &'a Client,
+    server: &'a str,
+    ca_data: &'a str,
+    liqo_bin: &'a Path,
+    dir: &'a Path,
+}
+
+impl Launch<'_> {
+    async fn start(&self, pod: &Pod, container: &Container, binary: &str) -> Result<Supervised> {
+        let namespace = pod.metadata.namespace.clone().unwrap_or_default();
+        let pod_name = pod.metadata.name.clone().unwrap_or_default();
+        let pod_dir = self.dir.join("pods").join(&self.cluster.name).join(format!("{namespace}_{pod_name}"));
+        std::fs::create_dir_all(&pod_dir).with_context(|| format!("creating {}", pod_dir.display()))?;
+
+        let env = self.container_env(pod, container, &namespace).await?;
+        let args: Vec<String> = container
+            .command
+            .iter()
+            .flatten()
+            .skip(1)
+            .chain(container.args.iter().flatten())
+            .map(|arg| expand(arg, &env))
+            .collect();
+        let kubeconfig = pod_dir.join("kubeconfig");
+        let token = self.token(pod, &namespace).await?;
+        let rendered = serde_yaml::to_string(&serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": self.cluster.name, "cluster": {
+                "server": self.server,
+                "certificate-authority-data": self.ca_data,
+            }}],
+            "users": [{"name": "pod", "user": {"token": token}}],
+            "contexts": [{"name": self.cluster.name, "context": {"cluster": self.cluster.name, "user": "pod"}}],
+            "current-context": self.cluster.name,
+        }))?;
+        std::fs::write(&kubeconfig, rendered).with_context(|| format!("writing {}", kubeconfig.display()))?;
+
+        let plan = adapt::adapt_process(binary, args, self.cluster.ports, &pod_dir, self.client, &namespace).await?;
+        let mut all_env: Vec<(String, String)> = env.into_iter().collect();
+        all_env.extend(plan.env);
+        // Where a pod finds its cluster: the kubelet mounts a token; Liqo's binaries also read KUBECONFIG.
+        all_env.push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
+        let spec = Spec {
+            name: format!("{}/{namespace}/{pod_name}/{}", self.cluster.name, container.name),
+            program: self.liqo_bin.join(binary),
+            args: plan.args,
+            env: all_env,
+            log: self.dir.join("logs").join(format!("{}-{pod_name}-{}.log", self.cluster.name, container.name)),
+        };
+        process::spawn(&spec, Lifetime::Attached)
+    }
+
+    /// The container's environment as the kubelet resolves it (values, field references, ConfigMap and Secret
+    /// keys), without the in-cluster service variables: the processes use their kubeconfig.
+    async fn container_env(
+        &self,
+        pod: &Pod,
+        container: &Container,
+        namespace: &str,
+    ) -> Result<BTreeMap<String, String>> {
+        let mut env = BTreeMap::new();
+        for var in container.env.iter().flatten() {
+            let value = if let Some(value) = &var.value {
+                Some(expand(value, &env))
+            } else if let Some(from) = &var.value_from {
+                if let Some(field) = &from.field_ref {
+                    Some(field_value(pod, &field.field_path)?)
+                } else if let Some(key) = &from.config_map_key_ref {
+                    let map = Api::<ConfigMap>::namespaced(self.client.clone(), namespace)
+                        .get_opt(&key.name)
+                        .await
+                        .with_context(|| format!("reading ConfigMap {namespace}/{}", key.name))?;
+                    let value = map.and_then(|m| m.data).and_then(|d| d.get(&key.key).cloned());
+                    if value.is_none() && !key.optional.unwrap_or(false) {
+                        anyhow::bail!("env {}: ConfigMap {namespace}/{} has no key {}", var.name, key.name, key.key);
+                    }
+                    value
+                } else if let Some(key) = &from.secret_key_ref {
+                    let secret = Api::<Secret>::namespaced(self.client.clone(), namespace)
+                        .get_opt(&key.name)
+                        .await
+                        .with_context(|| format!("reading Secret {namespace}/{}", key.name))?;
+                    let value = secret
+                        .and_then(|s| s.data)
+                        .and_then(|d| d.get(&key.key).map(|v| String::from_utf8_lossy(&v.0).into_owned()));
+                    if value.is_none() && !key.optional.unwrap_or(false) {
+                        anyhow::bail!("env {}: Secret {namespace}/{} has no key {}", var.name, key.name, key.key);
+                    }
+                    value
+                } else {
+                    anyhow::bail!(
+                        "env {}: only values, fieldRef, configMapKeyRef and secretKeyRef are supported",
+                        var.name
+                    )
+                }
+            } else {
+                Some(String::new())
+            };
+            if let Some(value) = value {
+                env.insert(var.name.clone(), value);
+            }
+        }
+        Ok(env)
+    }
+
+    /// A token of the pod's ServiceAccount, bound to the pod (invalid once the pod is deleted), as the kubelet
+    /// projects it.
+    async fn token(&self, pod: &Pod, namespace: &str) -> Result<String> {
+        let account = pod.spec.as_ref().and_then(|s| s.service_account_name.clone()).unwrap_or("default".into());
+        let request = TokenRequest {
+            spec: TokenRequestSpec {
+                audiences: Vec::new(),
+                expiration_seconds: Some(TOKEN_SECONDS),
+                bound_object_ref: Some(BoundObjectReference {
+                    api_version: Some("v1".into()),
+                    kind: Some("Pod".into()),
+                    name: pod.metadata.name.clone(),
+                    uid: pod.metadata.uid.clone(),
+                }),
+            },
+            ..Default::default()
+        };
+        let answer = Api::<ServiceAccount>::namespaced(self.client.clone(), namespace)
+            .create_token_request(&account, &PostParams::default(), &request)
+            .await
+            .with_context(|| format!("requesting a token for ServiceAccount {namespace}/{account}"))?;
+        answer.status.map(|s| s.token).ok_or_else(|| anyhow!("the TokenRequest for {namespace}/{account} has no token"))
+    }
+}
+
+fn field_value(pod: &Pod, path: &str) -> Result<String> {
+    let status = pod.status.as_ref();
+    let spec = pod.spec.as_ref();
+    let value = match path {
+        "metadata.name" => pod.metadata.name.clone(),
+        "metadata.namespace" => pod.metadata.namespace.clone(),
+        "metadata.uid" => pod.metadata.uid.clone(),
+        "spec.nodeName" => spec.and_then(|s| s.node_name.clone()),
+        "spec.serviceAccountName" => spec.and_then(|s| s.service_account_name.clone()),
+        "status.podIP" => status.and_then(|s| s.pod_ip.clone()),
+        "status.hostIP" => status.and_then(|s| s.host_ip.clone()),
+        other => anyhow::bail!("fieldRef {other} is not supported by the ground's kubelet"),
+    };
+    Ok(value.unwrap_or_default())
+}
+
+/// Kubernetes' `$(VAR)` expansion: defined variables are replaced, `$$` is a literal `$`, anything else stays.
+fn expand(text: &str, env: &BTreeMap<String, String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(k) = rest.find('$') {
+        out.push_str(&rest[..k]);
+        let after = &rest[k + 1..];
+        if let Some(tail) = after.strip_prefix('$') {
+            out.push('$');
+            rest = tail;
+        } else if let Some(inner) = after.strip_prefix('(')
+            && let Some(end) = inner.find(')')
+            && let Some(value) = env.get(&inner[..end])
+        {
+            out.push_str(value);
+            rest = &inner[end + 1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expansion_follows_kubernetes() {
+        let env = BTreeMap::from([("A".to_owned(), "x".to_owned())]);
+        assert_eq!(expand("--id=$(A)", &env), "--id=x");
+        assert_eq!(expand("$(B)-$$(A)-$", &env), "$(B)-$(A)-$");
+    }
+}

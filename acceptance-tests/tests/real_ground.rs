@@ -1,0 +1,321 @@
+//! Tests of the real-Liqo ground (`Ground::shared_real`, Liqo `$LIQO_VERSION`, default v1.2.0): each fails when
+//! Liqo is simulated or half-started. The first run builds Liqo from its Go module
+//! (`scripts/build-liqo.sh`, several minutes); later runs take it from the cache.
+//!
+//! Run: `cargo test -p liqo-acceptance --test real_ground`.
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
+use kube::{Api, Client};
+use liqo_acceptance::ground::{LiqoMode, Options};
+use liqo_acceptance::tf::{self, Cli, Workdir};
+use liqo_acceptance::{Ground, MILAN, ROME, inventory};
+use liqo_schema::liqo::labels;
+use serde_json::json;
+
+fn resource_slices() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("authentication.liqo.io", "v1beta1", "ResourceSlice"),
+        "resourceslices",
+    )
+}
+
+/// Command lines of the running processes started from `program` (symbolic links resolved, as in /proc) whose
+/// kubeconfig lies in `ground_dir`: other grounds on the machine may run the same binaries.
+fn processes_of(program: &Path, ground_dir: &Path) -> Vec<Vec<String>> {
+    let Ok(program) = program.canonicalize() else { return Vec::new() };
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    let split = |bytes: Vec<u8>| -> Vec<String> {
+        bytes.split(|b| *b == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+    };
+    entries
+        .filter_map(|entry| {
+            let dir = entry.ok()?.path();
+            (std::fs::read_link(dir.join("exe")).ok()? == program).then_some(())?;
+            let environ = split(std::fs::read(dir.join("environ")).ok()?);
+            let kubeconfig = environ.iter().find_map(|var| var.strip_prefix("KUBECONFIG="))?;
+            Path::new(kubeconfig).starts_with(ground_dir).then_some(())?;
+            Some(split(std::fs::read(dir.join("cmdline")).ok()?))
+        })
+        .collect()
+}
+
+async fn create_slice(client: &Client, namespace: &str, name: &str, labels: serde_json::Value) -> Result<()> {
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource_slices());
+    let mut slice = DynamicObject::new(name, &resource_slices()).within(namespace);
+    slice.metadata.labels = serde_json::from_value(labels)?;
+    slice.data = json!({"spec": {"class": "default", "resources": {"cpu": "1", "memory": "1Gi"}}});
+    api.create(&PostParams::default(), &slice)
+        .await
+        .with_context(|| format!("creating ResourceSlice {namespace}/{name}"))?;
+    Ok(())
+}
+
+async fn slice(client: &Client, namespace: &str, name: &str) -> Result<Option<DynamicObject>> {
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource_slices());
+    api.get_opt(name).await.with_context(|| format!("reading ResourceSlice {namespace}/{name}"))
+}
+
+/// Each cluster's own liqo-controller-manager process acts on its cluster (it completes a ResourceSlice labelled
+/// for replication with its cluster ID and a CSR), and a ResourceSlice without `liqo.io/replication` is ignored:
+/// never completed, never replicated to the peer.
+#[tokio::test]
+async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replication() -> Result<()> {
+    let ground = Ground::shared_real();
+    let version = ground.real_liqo().context("a ground started with LiqoMode::Real must report real Liqo")?;
+    let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
+    assert_eq!(state.version, version);
+
+    let manager = state.bin.join("liqo-controller-manager");
+    let running = processes_of(&manager, ground.dir());
+    for (cluster, peer) in [(MILAN, ROME), (ROME, MILAN)] {
+        let flag = format!("--cluster-id={cluster}");
+        assert_eq!(
+            running.iter().filter(|args| args.contains(&flag)).count(),
+            1,
+            "exactly one {} process must run with {flag}; running: {running:?}",
+            manager.display()
+        );
+
+        let client = ground.client(cluster).await?;
+        let namespace = format!("probe-{cluster}");
+        // Names unique across the ground, so that a copy on the peer cannot be confused with the peer's own.
+        let (by_hand, for_replication) = (format!("by-hand-{cluster}"), format!("for-replication-{cluster}"));
+        let ns = Namespace {
+            metadata: ObjectMeta { name: Some(namespace.clone()), ..Default::default() },
+            ..Default::default()
+        };
+        Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await?;
+        // Both name their destination as Liqo's own slices do; only one asks for replication.
+        let remote = json!({(labels::REMOTE_CLUSTER_ID): peer, (labels::REMOTE_ID): peer});
+        let replicated =
+            json!({(labels::REMOTE_CLUSTER_ID): peer, (labels::REMOTE_ID): peer, (labels::REPLICATION): "true"});
+        create_slice(&client, &namespace, &by_hand, remote).await?;
+        create_slice(&client, &namespace, &for_replication, replicated).await?;
+
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let completed = slice(&client, &namespace, &for_replication).await?.is_some_and(|s| {
+                s.data["spec"]["consumerClusterID"] == json!(cluster) && s.data["spec"]["csr"].is_string()
+            });
+            if completed {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "{cluster}: Liqo's controller-manager did not complete ResourceSlice {namespace}/{for_replication} \
+                     (consumerClusterID, csr) within 60s; see {}/logs",
+                    ground.dir().display()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        // The labelled slice was handled; a few seconds more give Liqo every chance to touch the other one.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let ignored = slice(&client, &namespace, &by_hand).await?.context("the hand-made slice is still there")?;
+        assert!(
+            ignored.data["spec"].get("consumerClusterID").is_none() && ignored.data["spec"].get("csr").is_none(),
+            "{cluster}: Liqo must ignore a ResourceSlice without {}: {}",
+            labels::REPLICATION,
+            ignored.data["spec"]
+        );
+        let peer_client = ground.client(peer).await?;
+        let on_peer: Api<DynamicObject> = Api::all_with(peer_client, &resource_slices());
+        let copies = on_peer.list(&Default::default()).await?;
+        assert!(
+            copies.items.iter().all(|s| s.metadata.name.as_ref() != Some(&by_hand)),
+            "{cluster}: a slice without {} must never reach {peer}",
+            labels::REPLICATION
+        );
+    }
+    Ok(())
+}
+
+async fn liqoctl(liqoctl: &Path, args: &[&str]) -> Result<()> {
+    let output = tokio::process::Command::new(liqoctl)
+        .args(args)
+        .output()
+        .await
+        .with_context(|| format!("running {}", liqoctl.display()))?;
+    if !output.status.success() {
+        bail!(
+            "liqoctl {} failed ({}):\n{}{}",
+            args.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(())
+}
+
+/// Liqo's own CLI peers rome (consumer) with milan (provider) on the ground, without networking (the gateways
+/// come with issue 15): real authentication handshake, ResourceSlice Accepted, a Ready virtual node run by the
+/// real virtual-kubelet; a pod in an offloaded namespace runs on that node, and milan gets its ShadowPod and the
+/// remote pod (which kwok runs).
+#[tokio::test]
+async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider() -> Result<()> {
+    let ground = Ground::shared_real();
+    let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
+    let cli = state.bin.join("liqoctl");
+    let (rome, milan) = (ground.kubeconfig(ROME).display().to_string(), ground.kubeconfig(MILAN).display().to_string());
+    liqoctl(
+        &cli,
+        &["peer", "--kubeconfig", &rome, "--remote-kubeconfig", &milan, "--networking-disabled", "--timeout", "120s"],
+    )
+    .await?;
+
+    let rome_client = ground.client(ROME).await?;
+    let nodes: Api<Node> = Api::all(rome_client.clone());
+    eventually(Duration::from_secs(90), "the virtual node milan on rome to be Ready", || async {
+        let node = nodes.get_opt(MILAN).await?;
+        Ok(node
+            .and_then(|n| n.status)
+            .and_then(|s| s.conditions)
+            .is_some_and(|conditions| conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
+    })
+    .await?;
+
+    let namespace = "offloaded";
+    let ns =
+        Namespace { metadata: ObjectMeta { name: Some(namespace.into()), ..Default::default() }, ..Default::default() };
+    Api::<Namespace>::all(rome_client.clone()).create(&PostParams::default(), &ns).await?;
+    liqoctl(&cli, &["offload", "namespace", namespace, "--kubeconfig", &rome, "--pod-offloading-strategy", "Remote"])
+        .await?;
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "web", "namespace": namespace},
+        "spec": {"containers": [{"name": "web", "image": "nginx"}]},
+    }))?;
+    let pods: Api<Pod> = Api::namespaced(rome_client, namespace);
+    pods.create(&PostParams::default(), &pod).await.context("creating pod offloaded/web on rome")?;
+    eventually(Duration::from_secs(90), "pod offloaded/web to run on the virtual node milan", || async {
+        let pod = pods.get("web").await?;
+        let on_virtual_node = pod.spec.and_then(|s| s.node_name).as_deref() == Some(MILAN);
+        Ok(on_virtual_node && pod.status.and_then(|s| s.phase).as_deref() == Some("Running"))
+    })
+    .await?;
+
+    let remote_namespace = format!("{namespace}-{ROME}");
+    let milan_client = ground.client(MILAN).await?;
+    let shadow_pods: Api<DynamicObject> = Api::namespaced_with(
+        milan_client.clone(),
+        &remote_namespace,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("offloading.liqo.io", "v1beta1", "ShadowPod"),
+            "shadowpods",
+        ),
+    );
+    let shadow = shadow_pods.get_opt("web").await?;
+    assert!(shadow.is_some(), "milan must hold ShadowPod {remote_namespace}/web for rome's offloaded pod");
+    let remote: Api<Pod> = Api::namespaced(milan_client, &remote_namespace);
+    eventually(Duration::from_secs(60), "the remote pod web to run on milan's worker", || async {
+        let pod = remote.get_opt("web").await?;
+        Ok(pod.is_some_and(|p| {
+            p.spec.and_then(|s| s.node_name) == Some(format!("{MILAN}-worker"))
+                && p.status.and_then(|s| s.phase).as_deref() == Some("Running")
+        }))
+    })
+    .await
+}
+
+/// Polls `check` every 300 ms until it holds, failing with `what` after `timeout`.
+async fn eventually<F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<bool>>,
+{
+    let deadline = Instant::now() + timeout;
+    while !check().await? {
+        if Instant::now() > deadline {
+            bail!("waited {timeout:?} for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    Ok(())
+}
+
+/// The provider's own resources, without networking (the gateways come with issue 15), peer two clusters running
+/// real Liqo: liqo_tenant admits the consumer, liqo_peer's ResourceSlice is Accepted by Liqo and its virtual node
+/// (run by the real virtual-kubelet) is Ready; the re-plan is empty and destroy leaves no Liqo object behind.
+/// Its own ground, so that it never meets the liqoctl peering of the shared one.
+#[tokio::test]
+async fn provider_peers_two_real_liqo_clusters_without_networking() -> Result<()> {
+    let (provider, consumer) = ("pisa", "siena");
+    let ground =
+        Ground::start_with(&[provider, consumer], Options { liqo: LiqoMode::real(), ..Options::default() }).await?;
+    let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
+    for cli in Cli::available() {
+        let config = format!(
+            r#"{providers}
+resource "liqo_generate" "provider" {{
+  provider          = liqo.{provider}
+  remote_cluster_id = "{consumer}"
+}}
+
+resource "liqo_generate" "consumer" {{
+  provider          = liqo.{consumer}
+  remote_cluster_id = "{provider}"
+}}
+
+resource "liqo_tenant" "this" {{
+  provider            = liqo.{provider}
+  tenant_namespace    = liqo_generate.provider.tenant_namespace
+  consumer_cluster_id = liqo_generate.consumer.cluster_id
+}}
+
+resource "liqo_peer" "this" {{
+  provider                  = liqo.{consumer}
+  tenant_namespace          = liqo_generate.consumer.tenant_namespace
+  provider_cluster_id       = liqo_generate.provider.cluster_id
+  provider_tenant_namespace = liqo_tenant.this.tenant_namespace
+  kubeconfig                = liqo_tenant.this.kubeconfig
+  resources                 = {{ cpu = "2", memory = "4Gi", pods = "50" }}
+}}
+
+output "accepted" {{
+  value = liqo_peer.this.accepted_resources
+}}
+"#,
+            providers = tf::provider_config(&ground)
+        );
+        let what = format!("a peering without networking on real Liqo with {}", cli.name());
+        let work = Workdir::new(cli, &config).await?;
+        work.apply().await.with_context(|| format!("{what}: apply"))?;
+        let plan = work.plan().await?;
+        ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
+        let outputs = work.output_json().await?;
+        ensure!(outputs["accepted"]["value"]["cpu"] == json!("2"), "{what}: Liqo granted {}", outputs["accepted"]);
+        let nodes: Api<Node> = Api::all(ground.client(consumer).await?);
+        ensure!(
+            processes_of(&state.bin.join("virtual-kubelet"), ground.dir()).len() == 1,
+            "{what}: the ground's kubelet must run the virtual node's virtual-kubelet as a process"
+        );
+        let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
+        ensure!(
+            virtual_nodes.items.iter().any(|n| n
+                .status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))),
+            "{what}: no Ready virtual node on {consumer}"
+        );
+        work.destroy().await.with_context(|| format!("{what}: destroy"))?;
+        let mut left = Vec::new();
+        for cluster in [provider, consumer] {
+            left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
+        }
+        ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
+        // The virtual node's Deployment is gone, so the ground's kubelet must have stopped its process.
+        let virtual_kubelet = state.bin.join("virtual-kubelet");
+        eventually(Duration::from_secs(30), "the virtual-kubelet process to stop after destroy", || async {
+            Ok(processes_of(&virtual_kubelet, ground.dir()).is_empty())
+        })
+        .await
+        .with_context(|| format!("{what}: destroy"))?;
+    }
+    Ok(())
+}
