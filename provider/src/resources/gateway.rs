@@ -120,9 +120,9 @@ fn schema() -> Schema {
             ),
             Attribute::required("port", Type::Number)
                 .describe("Port of the server's endpoint, usually the server's `endpoint_port`. Updated in place."),
-            Attribute::optional_computed("protocol", Type::String).describe(
-                "Transport of the endpoint: only `UDP` (the default), because Liqo's WireGuard server listens on UDP only (its gateway Service template exposes a UDP port); `TCP` is refused at plan time. Updated in place.",
-            ),
+            Attribute::optional_computed("protocol", Type::String).describe(format!(
+                "Transport of the endpoint: only `{DEFAULT_PROTOCOL}` (the default), because Liqo's WireGuard server listens on UDP only (its gateway Service template exposes a UDP port); `TCP` is refused at plan time. Updated in place."
+            )),
         ],
     )
     .with_optional()
