@@ -123,7 +123,8 @@ pub struct Ground {
 
 impl Ground {
     /// The ground shared by all tests of one test binary: `milan` and `rome`, started on first use, killed with
-    /// the test process. Panics (failing the calling test) with the reason if it cannot start.
+    /// the test process. Panics (failing the calling test) with the reason if it cannot start. Liqo is simulated
+    /// unless `LIQO_GROUND=real`.
     pub fn shared() -> &'static Ground {
         shared::get()
     }
