@@ -1,14 +1,19 @@
 //! The test ground: N real Kubernetes control planes on loopback (etcd + kube-apiserver +
 //! kube-controller-manager, built from upstream), each bootstrapped as a cluster with Liqo 1.2 installed, plus
-//! the simulated Liqo control plane running as its own process (`liqo-ground simulate --dir DIR`).
+//! the simulated Liqo control plane running as its own process (`liqo-ground simulate --dir DIR`) — or, with
+//! [`LiqoMode::Real`], real Liqo installed from its chart, its pods run by `liqo-ground kubelet --dir DIR` (see
+//! [`liqo`]).
 //!
-//! Tests use [`Ground::shared`] (one `milan` + `rome` ground per test binary); benchmarks and examples with more
+//! Tests use [`Ground::shared`] (one `milan` + `rome` ground per test binary; [`Ground::shared_real`] with real
+//! Liqo); benchmarks and examples with more
 //! clusters use [`Ground::start`]; `acceptance-tests/ground up|down` uses [`Ground::start_with`] and
 //! [`Ground::down`].
 //!
 //! Ground directory layout: `ground.json` (clusters and started processes), `<cluster>.kubeconfig` (admin),
 //! `<cluster>-provider.kubeconfig` (same rights, user [`audit::PROVIDER_USER`]), `<cluster>/` (PKI, etcd data,
-//! `audit.log`), `logs/<cluster>-<component>.log`, `logs/simulator.log`.
+//! `audit.log`), `logs/<cluster>-<component>.log`, `logs/simulator.log`; with real Liqo also `logs/kubelet.log`,
+//! `logs/<cluster>-<pod>-<container>.log` and `pods/<cluster>/<namespace>_<pod>/` (each Liqo process's kubeconfig
+//! and `$TMPDIR`).
 pub mod audit;
 pub mod bootstrap;
 mod control_plane;
@@ -118,7 +123,8 @@ pub struct Ground {
 
 impl Ground {
     /// The ground shared by all tests of one test binary: `milan` and `rome`, started on first use, killed with
-    /// the test process. Panics (failing the calling test) with the reason if it cannot start.
+    /// the test process. Panics (failing the calling test) with the reason if it cannot start. Liqo is simulated
+    /// unless `LIQO_GROUND=real`.
     pub fn shared() -> &'static Ground {
         shared::get()
     }
@@ -596,7 +602,7 @@ fn read_state(dir: &Path) -> Result<State> {
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
-/// The `liqo-ground` binary, which runs the simulator: `$LIQO_GROUND_BIN`, this executable if it is
+/// The `liqo-ground` binary, which runs the simulator and the kubelet: `$LIQO_GROUND_BIN`, this executable if it is
 /// `liqo-ground`, else the one cargo builds next to test and bench executables (`target/<profile>/`).
 fn ground_binary() -> Result<PathBuf> {
     if let Some(path) = std::env::var_os("LIQO_GROUND_BIN") {
@@ -609,7 +615,7 @@ fn ground_binary() -> Result<PathBuf> {
     let candidates: Vec<PathBuf> = me.ancestors().skip(1).take(2).map(|dir| dir.join("liqo-ground")).collect();
     candidates.iter().find(|path| path.is_file()).cloned().with_context(|| {
         format!(
-            "the liqo-ground binary (it runs the simulator) is not at {:?}; build it with `cargo build -p liqo-acceptance \
+            "the liqo-ground binary (it runs the simulator and the kubelet) is not at {:?}; build it with `cargo build -p liqo-acceptance \
              --bin liqo-ground` or set LIQO_GROUND_BIN",
             candidates
         )

@@ -8,10 +8,13 @@ use std::sync::OnceLock;
 
 use super::{Ground, LiqoMode, MILAN, Options, ROME};
 
-/// The simulated ground.
+/// The simulated ground, or the real-Liqo one when `LIQO_GROUND=real` (to try the suite on real Liqo before it
+/// becomes the default).
 pub(super) fn get() -> &'static Ground {
     static SHARED: OnceLock<Result<Ground, String>> = OnceLock::new();
-    get_or_start(&SHARED, LiqoMode::Simulated)
+    let liqo =
+        if std::env::var("LIQO_GROUND").as_deref() == Ok("real") { LiqoMode::real() } else { LiqoMode::Simulated };
+    get_or_start(&SHARED, liqo)
 }
 
 /// The real-Liqo ground (version `$LIQO_VERSION`, default v1.2.0).

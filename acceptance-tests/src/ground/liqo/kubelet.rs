@@ -24,7 +24,8 @@ use crate::ground::process::{self, Lifetime, Spec, Supervised};
 
 const POLL: Duration = Duration::from_millis(500);
 const STOP_GRACE: Duration = Duration::from_secs(5);
-/// Tokens outlive any test run; a kubelet would refresh them, this one does not need to.
+/// A kubelet refreshes projected tokens; this one does not, so a ground kept up (`ground up`) for longer than this
+/// needs a restart.
 const TOKEN_SECONDS: i64 = 24 * 3600;
 const MAX_BACKOFF: Duration = Duration::from_secs(20);
 

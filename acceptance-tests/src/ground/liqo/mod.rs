@@ -3,7 +3,7 @@
 //!
 //! Per cluster, in order: [`install_base`] renders the chart (values and rewrites: [`adapt`]), applies its CRDs
 //! and every object except the webhook configurations and the objects they check, and starts the node
-//! agents ([`nodes`]: kube-scheduler, kwok and a fake worker Node). The ground then starts the kubelet
+//! agents (`nodes`: kube-scheduler, kwok and a fake worker Node). The ground then starts the kubelet
 //! ([`kubelet`], one process for all clusters), and [`finish_install`] waits for Liqo's webhook before applying
 //! the rest — as `helm install` would, had the webhook been running already — and for Liqo to work.
 pub mod adapt;
