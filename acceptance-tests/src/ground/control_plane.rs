@@ -44,19 +44,24 @@ pub struct Ports {
     pub apiserver: u16,
 }
 
-/// Picks free ports for `clusters` clusters at once, holding every listener until all are chosen so that no
-/// port is handed out twice.
+/// Picks free ports for `clusters` clusters at once (see [`free_ports`]).
 pub fn allocate_ports(clusters: usize) -> Result<Vec<Ports>> {
-    let listeners = (0..clusters * 3)
+    let ports = free_ports(clusters * 3)?;
+    Ok(ports.chunks(3).map(|p| Ports { etcd_client: p[0], etcd_peer: p[1], apiserver: p[2] }).collect())
+}
+
+/// `count` free ports on 127.0.0.1, chosen at once: every listener is held until all are bound, so that no port
+/// is handed out twice.
+pub fn free_ports(count: usize) -> Result<Vec<u16>> {
+    let listeners = (0..count)
         .map(|_| TcpListener::bind("127.0.0.1:0"))
         .collect::<std::io::Result<Vec<_>>>()
         .context("finding free ports on 127.0.0.1")?;
-    let ports = listeners
+    listeners
         .iter()
         .map(|l| l.local_addr().map(|a| a.port()))
         .collect::<std::io::Result<Vec<_>>>()
-        .context("reading a listener's port")?;
-    Ok(ports.chunks(3).map(|p| Ports { etcd_client: p[0], etcd_peer: p[1], apiserver: p[2] }).collect())
+        .context("reading a listener's port")
 }
 
 /// Where one cluster's files go and what it listens on.

@@ -101,15 +101,7 @@ pub struct ClusterState {
 
 /// Picks each cluster's fixed ports at once, holding the listeners until all are chosen.
 pub fn allocate_ports(clusters: usize) -> Result<Vec<FixedPorts>> {
-    let listeners = (0..clusters * 2)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0"))
-        .collect::<std::io::Result<Vec<_>>>()
-        .context("finding free ports on 127.0.0.1")?;
-    let ports = listeners
-        .iter()
-        .map(|l| l.local_addr().map(|a| a.port()))
-        .collect::<std::io::Result<Vec<_>>>()
-        .context("reading a listener's port")?;
+    let ports = super::control_plane::free_ports(clusters * 2)?;
     Ok(ports.chunks(2).map(|p| FixedPorts { webhook: p[0], ipam: p[1] }).collect())
 }
 
