@@ -243,32 +243,21 @@ impl Ground {
             .zip(&ground.clusters)
             .zip(&fixed_ports)
             .map(|((layout, cluster), ports)| liqo::Install {
-                cluster: &cluster.name,
-                pod_cidr: &cluster.pod_cidr,
-                external_cidr: &cluster.external_cidr,
-                service_cidr: control_plane::SERVICE_CIDR,
-                api_server: &cluster.api_server,
+                cluster,
+                layout,
                 ports: *ports,
                 binaries: &binaries,
                 kube_scheduler: &upstream.kube_scheduler,
-                scheduler_kubeconfig: &layout.scheduler_kubeconfig,
-                admin_kubeconfig: &layout.kubeconfig,
-                dir: &layout.dir,
-                logs: &layout.logs,
             })
             .collect();
-        let starts = ground
-            .layouts
-            .iter()
-            .zip(&installs)
-            .map(|(layout, install)| ground.start_real_cluster(layout, install, &upstream, options.lifetime));
+        let starts = installs.iter().map(|install| ground.start_real_cluster(install, &upstream, options.lifetime));
         let results = futures::future::join_all(starts).await;
         ground.save_state()?;
         let rendered = ground.check_all_started(results)?;
         ground.start_helper("kubelet", "kubelet", options.lifetime)?;
         ground.save_state()?;
         let finishing = installs.iter().zip(rendered).map(|(install, rendered)| async {
-            let client = kubeconfig::client(install.admin_kubeconfig).await?;
+            let client = kubeconfig::client(&install.layout.kubeconfig).await?;
             liqo::finish_install(install, rendered, &client).await
         });
         ground.check_all_started(futures::future::join_all(finishing).await)?;
@@ -302,21 +291,34 @@ impl Ground {
 
     /// A cluster with real Liqo: control plane with the workload controllers, then the first part of Liqo's
     /// installation (see [`liqo::install_base`]).
-    async fn start_real_cluster(
+    /// Starts one cluster's control plane (with the controllers and scheduler Deployments need when
+    /// `workloads`), records its API server for restarts, and returns an admin client.
+    async fn start_control_plane(
         &self,
         layout: &Layout,
+        upstream: &Upstream,
+        lifetime: Lifetime,
+        workloads: bool,
+        began: Instant,
+    ) -> Result<kube::Client> {
+        let name = &layout.name;
+        let api_server = control_plane::start(layout, upstream, lifetime, workloads, &self.processes)
+            .await
+            .with_context(|| format!("cluster {name}: starting the control plane"))?;
+        self.api_servers.lock().expect("API server list").insert(name.clone(), api_server);
+        eprintln!("[ground] {name}: API server ready after {:.1}s", began.elapsed().as_secs_f64());
+        kubeconfig::client(&layout.kubeconfig).await
+    }
+
+    async fn start_real_cluster(
+        &self,
         install: &liqo::Install<'_>,
         upstream: &Upstream,
         lifetime: Lifetime,
     ) -> Result<liqo::Rendered> {
-        let name = install.cluster;
+        let name = &install.cluster.name;
         let began = Instant::now();
-        let api_server = control_plane::start(layout, upstream, lifetime, true, &self.processes)
-            .await
-            .with_context(|| format!("cluster {name}: starting the control plane"))?;
-        self.api_servers.lock().expect("API server list").insert(name.to_owned(), api_server);
-        eprintln!("[ground] {name}: API server ready after {:.1}s", began.elapsed().as_secs_f64());
-        let client = kubeconfig::client(&layout.kubeconfig).await?;
+        let client = self.start_control_plane(install.layout, upstream, lifetime, true, began).await?;
         let rendered = liqo::install_base(install, &client, lifetime, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: installing Liqo {} from its chart", install.binaries.version))?;
@@ -338,12 +340,7 @@ impl Ground {
     ) -> Result<()> {
         let name = &cluster.name;
         let began = Instant::now();
-        let api_server = control_plane::start(layout, upstream, lifetime, false, &self.processes)
-            .await
-            .with_context(|| format!("cluster {name}: starting the control plane"))?;
-        self.api_servers.lock().expect("API server list").insert(name.clone(), api_server);
-        eprintln!("[ground] {name}: API server ready after {:.1}s", began.elapsed().as_secs_f64());
-        let client = kubeconfig::client(&cluster.kubeconfig).await?;
+        let client = self.start_control_plane(layout, upstream, lifetime, false, began).await?;
         let install = bootstrap::Install {
             cluster_id: name,
             pod_cidr: &cluster.pod_cidr,

@@ -19,29 +19,21 @@ use kube::api::DynamicObject;
 use kube::{Api, Client};
 use serde_json::{Value, json};
 
-/// What one cluster's installation is made of, as far as values and rewrites need it.
-pub struct ClusterValues<'a> {
-    pub liqo_version: &'a str,
-    pub cluster_id: &'a str,
-    pub pod_cidr: &'a str,
-    pub external_cidr: &'a str,
-    pub service_cidr: &'a str,
-    pub api_server: &'a str,
-    pub ports: FixedPorts,
-}
+use crate::ground::Cluster;
+use crate::ground::control_plane::SERVICE_CIDR;
 
 /// The Helm values for one cluster.
-pub fn values(cluster: &ClusterValues<'_>) -> Value {
+pub fn values(cluster: &Cluster, liqo_version: &str, ports: FixedPorts) -> Value {
     json!({
         // What a user passes (`liqoctl install` sets the same from its flags). The chart in the module has no
         // appVersion (the published chart gets it when packaged), so the version goes in as the image tag.
-        "tag": cluster.liqo_version,
-        "discovery": {"config": {"clusterID": cluster.cluster_id}},
+        "tag": liqo_version,
+        "discovery": {"config": {"clusterID": cluster.name}},
         // The external CIDR too, so that each cluster's is the one the ground announces (Liqo's default,
         // 10.70.0.0/16, would be the same on every cluster and remapped).
         "ipam": {
             "podCIDR": cluster.pod_cidr,
-            "serviceCIDR": cluster.service_cidr,
+            "serviceCIDR": SERVICE_CIDR,
             "externalCIDR": cluster.external_cidr,
         },
         // The address peers reach this API server at. Users set it when Liqo cannot find it from the nodes
@@ -54,7 +46,7 @@ pub fn values(cluster: &ClusterValues<'_>) -> Value {
 
         // The ground's own choices.
         // Every cluster's webhook listens on the one host, so each needs its own port.
-        "webhook": {"port": cluster.ports.webhook},
+        "webhook": {"port": ports.webhook},
         // The metric agent registers an APIService backed by a pod the ground does not run; an unavailable
         // aggregated API makes discovery fail and keeps the namespace controller from finishing deletions.
         "metricAgent": {"enabled": false},

@@ -24,6 +24,8 @@ use liqo_schema::liqo::ipam::Network;
 use liqo_schema::liqo::labels;
 use serde::{Deserialize, Serialize};
 
+use super::Cluster;
+use super::control_plane::Layout;
 use super::pki::Ca;
 use super::process::{Lifetime, Supervised};
 use adapt::FixedPorts;
@@ -107,19 +109,12 @@ pub fn allocate_ports(clusters: usize) -> Result<Vec<FixedPorts>> {
 
 /// One cluster's installation, from [`install_base`] to [`finish_install`].
 pub struct Install<'a> {
-    pub cluster: &'a str,
-    pub pod_cidr: &'a str,
-    pub external_cidr: &'a str,
-    pub service_cidr: &'a str,
-    pub api_server: &'a str,
+    pub cluster: &'a Cluster,
+    /// Its files and kubeconfigs (the admin's, the scheduler's); Liqo's chart is rendered in its `dir`.
+    pub layout: &'a Layout,
     pub ports: FixedPorts,
     pub binaries: &'a Binaries,
     pub kube_scheduler: &'a Path,
-    pub scheduler_kubeconfig: &'a Path,
-    pub admin_kubeconfig: &'a Path,
-    /// `<ground dir>/<cluster>`.
-    pub dir: &'a Path,
-    pub logs: &'a Path,
 }
 
 /// The rendered chart, split by when it is applied.
@@ -135,19 +130,11 @@ pub async fn install_base(
     lifetime: Lifetime,
     started: &Mutex<Vec<Supervised>>,
 ) -> Result<Rendered> {
-    let name = install.cluster;
+    let name = &install.cluster.name;
     let kube_version = client.apiserver_version().await.context("reading the API server's version")?.git_version;
-    let values = adapt::values(&adapt::ClusterValues {
-        liqo_version: &install.binaries.version,
-        cluster_id: name,
-        pod_cidr: install.pod_cidr,
-        external_cidr: install.external_cidr,
-        service_cidr: install.service_cidr,
-        api_server: install.api_server,
-        ports: install.ports,
-    });
+    let values = adapt::values(install.cluster, &install.binaries.version, install.ports);
     let (helm, chart, work) =
-        (install.binaries.helm.clone(), install.binaries.dir.join("chart"), install.dir.join("liqo-chart"));
+        (install.binaries.helm.clone(), install.binaries.dir.join("chart"), install.layout.dir.join("liqo-chart"));
     let namespace = labels::DEFAULT_LIQO_NAMESPACE;
     let mut objects =
         tokio::task::spawn_blocking(move || chart::render(&helm, &chart, namespace, &kube_version, &values, &work))
@@ -187,12 +174,12 @@ pub async fn install_base(
     let agents = nodes::NodeAgents {
         cluster: name,
         kube_scheduler: install.kube_scheduler,
-        scheduler_kubeconfig: install.scheduler_kubeconfig,
+        scheduler_kubeconfig: &install.layout.scheduler_kubeconfig,
         kwok: &install.binaries.kwok,
-        admin_kubeconfig: install.admin_kubeconfig,
-        pod_ip_range: &pod_ip_range(install.pod_cidr),
-        work_dir: install.dir,
-        logs: install.logs,
+        admin_kubeconfig: &install.layout.kubeconfig,
+        pod_ip_range: &pod_ip_range(&install.cluster.pod_cidr),
+        work_dir: &install.layout.dir,
+        logs: &install.layout.logs,
     };
     nodes::start(&agents, client, lifetime, started).await?;
     Ok(Rendered { later })
@@ -224,7 +211,7 @@ fn pod_ip_range(pod_cidr: &str) -> String {
 /// Waits for the cluster's webhook, applies the rest of the chart, and waits until Liqo works: its IPAM has
 /// given the pod-CIDR Network a status, which takes the controller-manager and the IPAM together.
 pub async fn finish_install(install: &Install<'_>, rendered: Rendered, client: &Client) -> Result<()> {
-    let name = install.cluster;
+    let name = &install.cluster.name;
     let deadline = Instant::now() + INSTALL_TIMEOUT;
     let webhook = format!("127.0.0.1:{}", install.ports.webhook);
     while tokio::net::TcpStream::connect(&webhook).await.is_err() {
