@@ -36,9 +36,8 @@ COMPONENTS=(liqo-controller-manager webhook ipam crd-replicator virtual-kubelet 
 build_liqo_components() {
   local out=$1 work=$2 packages=() name
   for name in "${COMPONENTS[@]}"; do packages+=("./cmd/$name"); done
-  # build_in_module_copy takes one package; this is the same copy with several.
-  cp -r "$(module_dir "github.com/liqotech/liqo@$LIQO_VERSION")" "$work/src"
-  chmod -R u+w "$work/src"
+  # build_in_module_copy takes one package; this is the same copy, built with several.
+  copy_module "github.com/liqotech/liqo@$LIQO_VERSION" "$work/src"
   (cd "$work/src" && go build -trimpath -ldflags="-s -w" -o "$work/out/" "${packages[@]}")
   rm -rf "$liqo/chart"
   cp -r "$work/src/deployments/liqo" "$liqo/chart"
