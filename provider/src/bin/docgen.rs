@@ -343,6 +343,10 @@ mod schema_md {
         if a.sensitive {
             flags.push_str(", Sensitive");
         }
+        // tfplugindocs' marker for attributes Terraform never stores.
+        if a.write_only {
+            flags.push_str(", Write-only");
+        }
         if a.deprecated {
             flags.push_str(", Deprecated");
         }
