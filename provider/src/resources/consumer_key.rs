@@ -123,13 +123,17 @@ fn plan_values(prior: &Value, proposed: &Value) -> (Value, Vec<AttributePath>) {
     (planned, replace)
 }
 
-/// The key Secret: labelled as this provider's, so it is told apart from Liqo's own Secrets.
+/// The key Secret: labelled for the peer like every per-peer object (without `liqo.io/identity-type`, so Liqo's
+/// crd-replicator never takes it for an identity) and as this provider's.
 fn key_secret(namespace: &str, provider: &str, key_pem: &str, csr_pem: &str) -> Secret {
     Secret {
         metadata: ObjectMeta {
             name: Some(key_secret_name(provider)),
             namespace: Some(namespace.to_string()),
-            labels: Some(BTreeMap::from([(labels::MANAGED_BY.to_string(), kube_ops::FIELD_MANAGER.to_string())])),
+            labels: Some(BTreeMap::from([
+                (labels::REMOTE_CLUSTER_ID.to_string(), provider.to_string()),
+                (labels::MANAGED_BY.to_string(), kube_ops::FIELD_MANAGER.to_string()),
+            ])),
             ..Default::default()
         },
         data: Some(BTreeMap::from([
@@ -348,6 +352,7 @@ mod tests {
         assert_eq!(secret.metadata.name.as_deref(), Some("controlplane-key-milan"));
         let labels = secret.metadata.labels.as_ref().unwrap();
         assert_eq!(labels.get("app.kubernetes.io/managed-by").map(String::as_str), Some("terraform-provider-liqo"));
+        assert_eq!(labels.get("liqo.io/remote-cluster-id").map(String::as_str), Some("milan"));
         assert!(!labels.contains_key(labels::IDENTITY_TYPE), "Liqo's crd-replicator must not take it for an identity");
         assert_eq!(sound(&secret), Some((key.csr_pem.clone(), "rome".to_string())));
 
