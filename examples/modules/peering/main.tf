@@ -2,7 +2,8 @@
 # Order (Terraform derives it from the references): cluster facts -> per-peer namespaces and WireGuard keys on both
 # sides -> gateway server (provider) -> gateway client (consumer) -> the consumer's key and CSR (consumer) ->
 # tenant and its signed certificate (provider) -> peer (consumer) -> namespace offloading. Only public data
-# crosses between the clusters: the consumer's private key stays in the consumer cluster and never enters the state. `terraform destroy` walks it backwards, waiting for Liqo's finalizers.
+# crosses between the clusters: the consumer's private key stays in the consumer cluster and never enters the state.
+# `terraform destroy` walks it backwards, waiting for Liqo's finalizers.
 
 data "liqo_cluster" "provider" {
   provider = liqo.provider
