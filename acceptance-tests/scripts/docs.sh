@@ -68,8 +68,7 @@ tfplugindocs() {
   "$bin/tfplugindocs" "$what" --provider-dir "$site" --provider-name liqo --providers-schema "$scratch/schema.json" "$@" \
     >"$scratch/tfplugindocs.log" 2>&1 || { cat "$scratch/tfplugindocs.log" >&2; echo "tfplugindocs $what failed" >&2; exit 1; }
 }
-# Page titles name the provider as its repository does, like every HashiCorp provider's docs.
-tfplugindocs generate --rendered-provider-name terraform-provider-liqo
+tfplugindocs generate
 tfplugindocs validate
 
 if $check; then

@@ -1,9 +1,12 @@
 //! The full peering of the contract's example as HCL: liqo_generate on both clusters → liqo_gateway (server on
-//! `milan`, client on `rome`) → liqo_tenant on milan → liqo_peer on rome. Tests that need a working peering
-//! append their own resources to it.
+//! `milan`, client on `rome`) → liqo_consumer_key on rome → liqo_tenant on milan → liqo_peer on rome. Tests that
+//! need a working peering append their own resources to it. Also the shipped examples, copied into a working
+//! directory as a user would run them.
+use anyhow::{Context, Result, ensure};
+
 use crate::Ground;
 use crate::ground::MILAN;
-use crate::tf;
+use crate::tf::{self, Cli, Workdir};
 
 /// Address of the peering's liqo_peer (`rome` consumes `milan`'s resources).
 pub const PEER: &str = "liqo_peer.rome_to_milan";
@@ -43,10 +46,17 @@ resource "liqo_gateway" "client" {{
   client = {{ addresses = liqo_gateway.server.endpoint_addresses, port = liqo_gateway.server.endpoint_port }}
 }}
 
+resource "liqo_consumer_key" "rome" {{
+  provider            = liqo.rome
+  tenant_namespace    = liqo_generate.rome.tenant_namespace
+  provider_cluster_id = liqo_generate.milan.cluster_id
+}}
+
 resource "liqo_tenant" "rome" {{
   provider            = liqo.milan
   tenant_namespace    = liqo_generate.milan.tenant_namespace
   consumer_cluster_id = liqo_generate.rome.cluster_id
+  csr                 = liqo_consumer_key.rome.csr
 }}
 
 resource "liqo_peer" "rome_to_milan" {{
@@ -54,11 +64,37 @@ resource "liqo_peer" "rome_to_milan" {{
   tenant_namespace          = liqo_generate.rome.tenant_namespace
   provider_cluster_id       = liqo_generate.milan.cluster_id
   provider_tenant_namespace = liqo_tenant.rome.tenant_namespace
-  kubeconfig                = liqo_tenant.rome.kubeconfig
+  api_server_url            = liqo_tenant.rome.api_server_url
+  cluster_ca_certificate    = liqo_tenant.rome.cluster_ca_certificate
+  client_certificate        = liqo_tenant.rome.client_certificate
+  client_key_secret         = liqo_consumer_key.rome.key_secret_name
   resources                 = {resources}
   depends_on                = [liqo_gateway.client]
 }}
 "#,
         providers = tf::provider_config(ground)
     )
+}
+
+/// Copies `examples/<name>` and the peering module into a fresh working directory, with the module source
+/// rewritten to the copy and the kubeconfig variables set for `clusters`, then initialises it.
+pub async fn example(cli: Cli, name: &str, ground: &Ground, clusters: &[&str]) -> Result<Workdir> {
+    let examples = crate::ground::repository_root().join("examples");
+    let work = Workdir::new(cli, "").await?;
+    let module_dir = work.path().join("modules/peering");
+    std::fs::create_dir_all(&module_dir)?;
+    for entry in std::fs::read_dir(examples.join("modules/peering"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "tf") {
+            std::fs::copy(&path, module_dir.join(path.file_name().context("file name")?))?;
+        }
+    }
+    let main = std::fs::read_to_string(examples.join(name).join("main.tf"))?;
+    work.write("main.tf", &main.replace("\"../modules/peering\"", "\"./modules/peering\""))?;
+    let vars: String =
+        clusters.iter().map(|c| format!("{c}_kubeconfig = \"{}\"\n", ground.kubeconfig(c).display())).collect();
+    work.write("terraform.tfvars", &vars)?;
+    let init = work.run(&["init", "-input=false", "-no-color"]).await?;
+    ensure!(init.success(), "init of examples/{name} failed:\n{init}");
+    Ok(work)
 }

@@ -84,6 +84,8 @@ fn summary(kind: &str, labels: &std::collections::BTreeMap<String, String>, d: &
                 "control-plane identity (kubeconfig)".into()
             } else if labels.contains_key("networking.liqo.io/gateway-resource") {
                 "WireGuard keys".into()
+            } else if d.pointer("/data/csr").is_some() {
+                "control-plane key (liqo_consumer_key)".into()
             } else {
                 "-".into()
             }

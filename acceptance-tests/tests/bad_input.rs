@@ -18,9 +18,23 @@ use anyhow::{Context, Result, ensure};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use tokio::net::TcpListener;
 
-/// Syntactically valid PEM certificate blocks (the provider block checks PEM syntax, not the DER inside).
-const PEM_CERT: &str = "-----BEGIN CERTIFICATE-----\\nMIIBszCCAVmgAwIBAgIU\\n-----END CERTIFICATE-----\\n";
-/// Planted in invalid kubeconfigs (liqo_peer's `kubeconfig`, a provider block's kubeconfig file): the
+/// A real certificate as an HCL string body (the provider parses every certificate it is given).
+fn pem_cert() -> String {
+    let cert = rcgen::generate_simple_self_signed(vec!["case".to_string()]).expect("a self-signed certificate").cert;
+    cert.pem().replace('\n', "\\n")
+}
+
+/// A consumer's CSR for `rome` as liqo_consumer_key makes it, as an HCL string (leaked: the case tables hold
+/// `&'static str`, and the test makes it once).
+fn rome_csr() -> &'static str {
+    static CSR: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CSR.get_or_init(|| {
+        let key = liqo_acceptance::ground::kubeconfig::ConsumerKey::new("rome").expect("a consumer key");
+        format!("\"{}\"", key.csr_pem.replace('\n', "\\n"))
+    })
+}
+
+/// Planted in invalid kubeconfigs (liqo_peer's `kubeconfig_wo`, a provider block's kubeconfig file): the
 /// diagnostics about them must not quote it.
 const PLANTED_SECRET: &str = "cGxhbnRlZC1wcml2YXRlLWtleQ";
 /// Files of the root module the provider-block cases point at.
@@ -131,7 +145,9 @@ const GATEWAY_SERVER: &[(&str, &str)] = &[
     ("server", "{ service_type = \"NodePort\", port = 51840, node_port = 30742 }"),
 ];
 const CLIENT: &str = "{ addresses = [\"127.0.0.1\"], port = 30742 }";
-const TENANT: &[(&str, &str)] = &[("tenant_namespace", "\"liqo-tenant-rome\""), ("consumer_cluster_id", "\"rome\"")];
+fn tenant_base() -> Vec<(&'static str, &'static str)> {
+    vec![("tenant_namespace", "\"liqo-tenant-rome\""), ("consumer_cluster_id", "\"rome\""), ("csr", rome_csr())]
+}
 /// A kubeconfig that passes liqo_peer's checks (JSON is YAML).
 const PEER_KUBECONFIG: &str = "jsonencode({ apiVersion = \"v1\", clusters = [{ name = \"milan\", cluster = { server = \"https://127.0.0.1:6443\" } }], users = [{ name = \"rome\", user = {} }], contexts = [{ name = \"default-context\", context = { cluster = \"milan\", user = \"rome\" } }], \"current-context\" = \"default-context\" })";
 const OFFLOAD: &[(&str, &str)] = &[("namespace", "\"liqo-demo\"")];
@@ -141,7 +157,9 @@ fn peer_base() -> Vec<(&'static str, &'static str)> {
         ("tenant_namespace", "\"liqo-tenant-milan\""),
         ("provider_cluster_id", "\"milan\""),
         ("provider_tenant_namespace", "\"liqo-tenant-rome\""),
-        ("kubeconfig", PEER_KUBECONFIG),
+        // The brought-kubeconfig flow: the issued-certificate flow's inputs are references in real use.
+        ("kubeconfig_wo", PEER_KUBECONFIG),
+        ("kubeconfig_wo_version", "1"),
         ("resources", "{ cpu = \"4\", memory = \"8Gi\", pods = \"110\" }"),
     ]
 }
@@ -237,8 +255,10 @@ fn cases() -> Vec<Case> {
         "{ config_path = \"fake.kubeconfig\", config_paths = [\"fake.kubeconfig\"] }",
         ("Conflicting kubeconfig attributes", "config_paths", "Set either `config_path`"),
     ));
-    let insecure_with_ca =
-        format!("{{ host = \"{{api}}\", token = \"x\", insecure = true, cluster_ca_certificate = \"{PEM_CERT}\" }}");
+    let insecure_with_ca = format!(
+        "{{ host = \"{{api}}\", token = \"x\", insecure = true, cluster_ca_certificate = \"{}\" }}",
+        pem_cert()
+    );
     cases.push(p(
         Validate,
         &insecure_with_ca,
@@ -253,9 +273,9 @@ fn cases() -> Vec<Case> {
             "pass them through `base64decode()`",
         ),
     ));
-    let key_is_a_certificate = format!(
-        "{{ host = \"{{api}}\", insecure = true, client_certificate = \"{PEM_CERT}\", client_key = \"{PEM_CERT}\" }}"
-    );
+    let cert = pem_cert();
+    let key_is_a_certificate =
+        format!("{{ host = \"{{api}}\", insecure = true, client_certificate = \"{cert}\", client_key = \"{cert}\" }}");
     cases.push(p(
         Validate,
         &key_is_a_certificate,
@@ -308,7 +328,7 @@ fn cases() -> Vec<Case> {
         "{ host = \"{api}\", token = \"x\", config_context = \"fake\" }",
         ("needs a kubeconfig", "config_context", "set `config_path`"),
     ));
-    let cert_without_key = format!("{{ host = \"{{api}}\", insecure = true, client_certificate = \"{PEM_CERT}\" }}");
+    let cert_without_key = format!("{{ host = \"{{api}}\", insecure = true, client_certificate = \"{cert}\" }}");
     cases.push(p(Plan, &cert_without_key, ("key missing", "client_key", "Set `client_key`")));
     cases.push(p(Plan, "{ token = \"x\" }", ("No API server address", "host", "`host` plus credentials")));
     cases.push(p(
@@ -486,7 +506,8 @@ fn cases() -> Vec<Case> {
     ));
 
     // liqo_tenant
-    let t = |set: &[(&str, &str)], e| resource_case("liqo_tenant", TENANT, set, &[], e);
+    let tenant = tenant_base();
+    let t = |set: &[(&str, &str)], e| resource_case("liqo_tenant", &tenant, set, &[], e);
     cases.push(t(
         &[("consumer_cluster_id", "\"rome_1\"")],
         ("Invalid cluster ID for `consumer_cluster_id`", "consumer_cluster_id", dns),
@@ -528,6 +549,14 @@ fn cases() -> Vec<Case> {
         &[("api_server_url", "\"http://203.0.113.10:6443\"")],
         ("Invalid API server URL for `api_server_url`", "api_server_url", "does not start with `https://`"),
     ));
+    cases.push(t(
+        &[("csr", "\"-----BEGIN CERTIFICATE REQUEST-----\\nAAAA\\n-----END CERTIFICATE REQUEST-----\\n\"")],
+        ("Invalid certificate signing request for `csr`", "csr", "Pass the `csr` output of liqo_consumer_key"),
+    ));
+    cases.push(t(
+        &[("consumer_cluster_id", "\"naples\"")],
+        ("`csr` is not for `consumer_cluster_id`", "csr", "Use the liqo_consumer_key of the consumer cluster `naples`"),
+    ));
 
     // liqo_peer
     let base = peer_base();
@@ -551,19 +580,41 @@ fn cases() -> Vec<Case> {
     ));
     let not_yaml = format!("\"clusters: [ {{ client-key-data: {PLANTED_SECRET}\"");
     cases.push(r(
-        &[("kubeconfig", not_yaml.as_str())],
-        (
-            "Invalid kubeconfig for `kubeconfig`",
-            "kubeconfig",
-            "Pass the `kubeconfig` output of the provider's liqo_tenant",
-        ),
+        &[("kubeconfig_wo", not_yaml.as_str())],
+        ("Invalid kubeconfig for `kubeconfig_wo`", "kubeconfig_wo", "Pass a kubeconfig for the provider cluster"),
     ));
     let no_users = format!(
         "jsonencode({{ clusters = [{{ name = \"milan\", cluster = {{ server = \"https://127.0.0.1:6443\" }} }}], \"client-key-data\" = \"{PLANTED_SECRET}\" }})"
     );
     cases.push(r(
-        &[("kubeconfig", no_users.as_str())],
-        ("Invalid kubeconfig for `kubeconfig`", "kubeconfig", "has no `users` entry"),
+        &[("kubeconfig_wo", no_users.as_str())],
+        ("Invalid kubeconfig for `kubeconfig_wo`", "kubeconfig_wo", "has no `users` entry"),
+    ));
+    let issued_flow = "from the provider's liqo_tenant";
+    cases.push(resource_case(
+        "liqo_peer",
+        &base,
+        &[],
+        &["kubeconfig_wo_version"],
+        ("`kubeconfig_wo_version` is required with `kubeconfig_wo`", "kubeconfig_wo_version", "increase it"),
+    ));
+    cases.push(r(
+        &[("client_certificate", "\"x\"")],
+        ("Conflicting credentials for liqo_peer", "kubeconfig_wo", issued_flow),
+    ));
+    cases.push(resource_case(
+        "liqo_peer",
+        &base,
+        &[("client_key_secret", "\"controlplane-key-milan\"")],
+        &["kubeconfig_wo", "kubeconfig_wo_version"],
+        ("`api_server_url` is required with `client_key_secret`", "api_server_url", issued_flow),
+    ));
+    cases.push(resource_case(
+        "liqo_peer",
+        &base,
+        &[],
+        &["kubeconfig_wo", "kubeconfig_wo_version"],
+        ("No credentials for liqo_peer", "client_certificate", issued_flow),
     ));
     cases.push(r(
         &[("provider_cluster_id", "\"Milan\"")],
@@ -793,7 +844,7 @@ async fn run_cases(cli: Cli, api: &CountingApiServer, cases: &[Case]) -> Result<
         generate,
         render("liqo_gateway", GATEWAY_SERVER, &[], &[]).replace("\"case\"", "\"server\""),
         render("liqo_gateway", GATEWAY_SERVER, &[("client", CLIENT)], &["server"]).replace("\"case\"", "\"client\""),
-        render("liqo_tenant", TENANT, &[], &[]),
+        render("liqo_tenant", &tenant_base(), &[], &[]),
         render("liqo_peer", &peer_base(), &[], &[]),
         render("liqo_offload", OFFLOAD, &[], &[]),
         "data \"liqo_peering\" \"case\" {\n  remote_cluster_id = \"milan\"\n}\n".to_string(),

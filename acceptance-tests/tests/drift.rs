@@ -75,6 +75,7 @@ const CLIENT_GATEWAY: Owned = owned("liqo_gateway.client", ROME, GATEWAY_CLIENT,
 const TENANT_BINDING: Owned =
     owned("liqo_tenant.rome", MILAN, ROLE_BINDING, Some(MILAN_NS), "liqo-binding-liqo-remote-controlplane");
 const TENANT_TENANT: Owned = owned("liqo_tenant.rome", MILAN, TENANT, Some(MILAN_NS), ROME);
+const CONSUMER_KEY: Owned = owned("liqo_consumer_key.rome", ROME, SECRET, Some(ROME_NS), "controlplane-key-milan");
 const PEER_IDENTITY: Owned =
     owned("liqo_peer.rome_to_milan", ROME, SECRET, Some(ROME_NS), "kubeconfig-controlplane-milan");
 const PEER_SLICE: Owned = owned("liqo_peer.rome_to_milan", ROME, RESOURCE_SLICE, Some(ROME_NS), MILAN);
@@ -92,6 +93,7 @@ const DELETIONS: &[Owned] = &[
     CLIENT_GATEWAY,
     TENANT_BINDING,
     TENANT_TENANT,
+    CONSUMER_KEY,
     PEER_IDENTITY,
     PEER_SLICE,
     OFFLOADING,
@@ -182,6 +184,14 @@ const EDITS: &[Edit] = &[
         what: "the remote tenant namespace annotation",
         pointer: "/metadata/annotations/liqo.io~1remote-tenant-namespace",
         patch: || json!({"metadata": {"annotations": {"liqo.io/remote-tenant-namespace": "elsewhere"}}}),
+        regenerated: None,
+    },
+    Edit {
+        object: PEER_IDENTITY,
+        what: "the kubeconfig (replaced by one without the provider's certificate)",
+        pointer: "/data/kubeconfig",
+        // base64 of "clusters: []\n".
+        patch: || json!({"data": {"kubeconfig": "Y2x1c3RlcnM6IFtdCg=="}}),
         regenerated: None,
     },
     Edit {

@@ -6,31 +6,9 @@
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
+use liqo_acceptance::chain::example;
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
-
-/// Copies `examples/<name>` and the peering module into a fresh working directory, with the module source
-/// rewritten to the copy and the kubeconfig variables set for `clusters`, then initialises it.
-async fn example(cli: Cli, name: &str, ground: &Ground, clusters: &[&str]) -> Result<Workdir> {
-    let examples = liqo_acceptance::ground::repository_root().join("examples");
-    let work = Workdir::new(cli, "").await?;
-    let module_dir = work.path().join("modules/peering");
-    std::fs::create_dir_all(&module_dir)?;
-    for entry in std::fs::read_dir(examples.join("modules/peering"))? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "tf") {
-            std::fs::copy(&path, module_dir.join(path.file_name().context("file name")?))?;
-        }
-    }
-    let main = std::fs::read_to_string(examples.join(name).join("main.tf"))?;
-    work.write("main.tf", &main.replace("\"../modules/peering\"", "\"./modules/peering\""))?;
-    let vars: String =
-        clusters.iter().map(|c| format!("{c}_kubeconfig = \"{}\"\n", ground.kubeconfig(c).display())).collect();
-    work.write("terraform.tfvars", &vars)?;
-    let init = work.run(&["init", "-input=false", "-no-color"]).await?;
-    ensure!(init.success(), "init of examples/{name} failed:\n{init}");
-    Ok(work)
-}
 
 /// Applies, checks that a second plan is empty, and returns the outputs.
 async fn apply_converges(work: &Workdir, what: &str) -> Result<serde_json::Value> {

@@ -1,8 +1,8 @@
-//! `liqo_peer` on the full chain liqo_generate → liqo_gateway → liqo_tenant → liqo_peer between `milan`
-//! (provider) and `rome` (consumer), once per client (Terraform 1.16.4 and OpenTofu 1.11.7). The
+//! `liqo_peer` on the full chain liqo_generate → liqo_gateway → liqo_consumer_key → liqo_tenant → liqo_peer
+//! between `milan` (provider) and `rome` (consumer), once per client (Terraform 1.16.4 and OpenTofu 1.11.7). The
 //! simulator plays Liqo: it replicates the ResourceSlice to milan with the kubeconfig of the identity Secret
-//! (so the credentials minted by liqo_tenant are used for real), approves it there and registers the virtual
-//! node on rome.
+//! (so rome's key and the certificate milan signed for it are used for real), approves it there and registers the
+//! virtual node on rome.
 //!
 //! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one peering per pair.
 use std::collections::BTreeMap;
@@ -98,13 +98,10 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let first = r#"{ cpu = "4", memory = "8Gi", pods = "110" }"#;
     let work = Workdir::new(cli, &chain(ground, first)).await?;
 
-    // Create: the plan hides the kubeconfig; apply waits for the virtual node.
+    // Create: nothing in the plan is secret, so it hides nothing; apply waits for the virtual node.
     let plan = work.plan().await?;
-    let line = plan_text(&plan)
-        .lines()
-        .find(|l| l.contains("kubeconfig") && l.contains('='))
-        .context("the plan lists kubeconfig")?;
-    ensure!(line.contains("sensitive"), "{cli}: kubeconfig must be shown as sensitive in the plan, got {line:?}");
+    ensure!(plan_text(&plan).contains("client_certificate"), "{cli}: the plan lists the certificate");
+    ensure!(!plan_text(&plan).contains("sensitive"), "{cli}: no value is secret:\n{}", plan_text(&plan));
     work.apply().await?;
     assert_node_ready(&rome, cli, &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]).await?;
     let attrs = attributes(&work, PEER)?;
@@ -137,13 +134,30 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         Some(MILAN_TENANT_NS),
         "{cli}: annotation"
     );
+    // The identity kubeconfig joins milan's certificate to rome's key, both read on rome's side.
     let kubeconfig = String::from_utf8(
         secret.data.unwrap_or_default().remove(labels::KUBECONFIG_KEY).context("data.kubeconfig")?.0,
     )?;
+    let doc: Value = serde_yaml::from_str(&kubeconfig)?;
+    let tenant = attributes(&work, "liqo_tenant.rome")?;
+    let decoded = |v: &Value| -> Result<Value> {
+        use base64::Engine;
+        let text = base64::engine::general_purpose::STANDARD.decode(v.as_str().context("base64 field")?)?;
+        Ok(json!(String::from_utf8(text)?))
+    };
+    assert_eq!(decoded(&doc["users"][0]["user"]["client-certificate-data"])?, tenant["client_certificate"], "{cli}");
     assert_eq!(
-        json!(kubeconfig),
-        attributes(&work, "liqo_tenant.rome")?["kubeconfig"],
-        "{cli}: the Secret holds liqo_tenant's kubeconfig"
+        decoded(&doc["clusters"][0]["cluster"]["certificate-authority-data"])?,
+        tenant["cluster_ca_certificate"]
+    );
+    assert_eq!(doc["clusters"][0]["cluster"]["server"], tenant["api_server_url"], "{cli}: server");
+    assert_eq!(doc["contexts"][0]["context"]["namespace"], json!(MILAN_TENANT_NS), "{cli}: context namespace");
+    let key_secret = secrets.get("controlplane-key-milan").await?;
+    let key = key_secret.data.unwrap_or_default().remove("privateKey").context("data.privateKey")?.0;
+    assert_eq!(
+        decoded(&doc["users"][0]["user"]["client-key-data"])?,
+        json!(String::from_utf8(key)?),
+        "{cli}: the key is liqo_consumer_key's"
     );
     let rs = slices.get(SLICE).await?;
     let rs_labels = rs.metadata.labels.clone().unwrap_or_default();
@@ -170,7 +184,8 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
     ensure!(work.plan().await?.is_empty(), "{cli}: the plan after resizing must be empty");
 
-    // Import: the state comes back from the cluster (kubeconfig from the Secret) and the plan is empty.
+    // Import: the state comes back from the cluster (the certificate's public parts from the Secret) and the plan
+    // is empty.
     let rm = work.run(&["state", "rm", PEER]).await?;
     ensure!(rm.success(), "{rm}");
     work.import(PEER, &format!("{ROME_TENANT_NS}/{SLICE}")).await?;
@@ -286,6 +301,9 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     work.apply().await?;
     assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
 
+    // A brought kubeconfig (write-only) replaces the assembled one in place, and Terraform keeps none of it.
+    brought_kubeconfig(&work, &secrets, cli, &normal).await?;
+
     // Full destroy leaves nothing behind on either cluster.
     work.destroy().await?;
     assert_unpeered(&rome, &milan, cli).await?;
@@ -310,6 +328,63 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     Ok(())
 }
 
+/// Switches the peer to `kubeconfig_wo` (equivalent credentials, assembled by the test from rome's key and milan's
+/// certificate): the identity Secret holds exactly the brought kubeconfig, the state and the plan hold nothing of
+/// it, the re-plan is empty, and a new `kubeconfig_wo_version` rewrites the Secret in place.
+async fn brought_kubeconfig(work: &Workdir, secrets: &Api<Secret>, cli: Cli, normal: &str) -> Result<()> {
+    use liqo_acceptance::ground::kubeconfig;
+    let tenant = attributes(work, "liqo_tenant.rome")?;
+    let field = |k: &str| tenant[k].as_str().with_context(|| format!("liqo_tenant.rome.{k}"));
+    let key = secrets.get("controlplane-key-milan").await?.data.unwrap_or_default().remove("privateKey");
+    let key = String::from_utf8(key.context("data.privateKey")?.0)?;
+    let brought = |user: &str| {
+        kubeconfig::render(
+            MILAN,
+            user,
+            field("api_server_url")?,
+            field("cluster_ca_certificate")?,
+            field("client_certificate")?,
+            &key,
+        )
+    };
+    let byo = |version: u32| {
+        normal.replace(
+            "  api_server_url            = liqo_tenant.rome.api_server_url\n  cluster_ca_certificate    = liqo_tenant.rome.cluster_ca_certificate\n  client_certificate        = liqo_tenant.rome.client_certificate\n  client_key_secret         = liqo_consumer_key.rome.key_secret_name\n",
+            &format!("  kubeconfig_wo             = file(\"byo.kubeconfig\")\n  kubeconfig_wo_version     = {version}\n"),
+        )
+    };
+    ensure!(byo(1) != normal, "the chain's liqo_peer block changed shape: cannot switch it to kubeconfig_wo");
+    for (version, user) in [(1, "brought"), (2, "rotated")] {
+        let text = brought(user)?;
+        work.write("byo.kubeconfig", &text)?;
+        work.write("main.tf", &byo(version))?;
+        let plan = work.plan().await?;
+        ensure!(
+            summary(&plan).contains("0 to add, 1 to change, 0 to destroy"),
+            "{cli}: kubeconfig_wo_version {version} updates in place:\n{}",
+            plan_text(&plan)
+        );
+        work.apply().await?;
+        let stored = secrets.get(IDENTITY_SECRET).await?.data.unwrap_or_default().remove(labels::KUBECONFIG_KEY);
+        assert_eq!(
+            String::from_utf8(stored.context("data.kubeconfig")?.0)?,
+            text,
+            "{cli}: the identity Secret holds the brought kubeconfig (version {version})"
+        );
+        let attrs = attributes(work, PEER)?;
+        assert_eq!(attrs["kubeconfig_wo"], Value::Null, "{cli}: a write-only value is never stored");
+        let state = std::fs::read_to_string(work.path().join("terraform.tfstate"))?;
+        ensure!(!state.contains(&key.lines().nth(1).unwrap_or_default().to_string()), "{cli}: key in state");
+        let plan = work.plan().await?;
+        ensure!(plan.is_empty(), "{cli}: the plan after bringing a kubeconfig must be empty:\n{}", plan_text(&plan));
+    }
+    // Back to the issued-certificate flow: the assembled kubeconfig replaces the brought one in place.
+    work.write("main.tf", normal)?;
+    work.apply().await?;
+    ensure!(work.plan().await?.is_empty(), "{cli}: the plan after switching back must be empty");
+    Ok(())
+}
+
 #[tokio::test]
 async fn peering_lifecycle_on_the_full_chain() -> Result<()> {
     let ground = Ground::shared();
@@ -330,7 +405,8 @@ resource "liqo_peer" "bad" {{
   tenant_namespace          = "liqo-tenant-milan"
   provider_cluster_id       = "Milan_1"
   provider_tenant_namespace = "liqo-tenant-rome"
-  kubeconfig                = "not a kubeconfig"
+  kubeconfig_wo             = "not a kubeconfig: SECRET-TOKEN"
+  kubeconfig_wo_version     = 1
   resources                 = {{ cpu = "-1", memory = "8GB", "nvidia.com/gpu" = "1" }}
 }}
 "#,
@@ -345,6 +421,14 @@ resource "liqo_peer" "bad" {{
         {
             ensure!(stderr.contains(needle), "{cli}: the errors name {needle}:\n{}", run.stderr);
         }
+        // Terraform quotes the configuration line under each diagnostic (`  31:   kubeconfig_wo = …`); the
+        // provider's own text must not repeat the value.
+        let quoted_source = |l: &str| l.trim_start().split_once(':').is_some_and(|(n, _)| n.parse::<u32>().is_ok());
+        ensure!(
+            !run.stderr.lines().filter(|l| !quoted_source(l)).any(|l| l.contains("SECRET-TOKEN")),
+            "{cli}: a brought kubeconfig is never echoed:\n{}",
+            run.stderr
+        );
         ensure!(
             !stderr.contains("`nvidia.com/gpu` in"),
             "{cli}: a valid extended resource is accepted:\n{}",

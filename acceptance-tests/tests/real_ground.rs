@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
 use kube::{Api, Client};
@@ -222,6 +222,60 @@ async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider
     .await
 }
 
+/// The client certificate and key of the consumer's control-plane identity Secret for `provider`.
+struct Identity {
+    certificate: String,
+    key: String,
+}
+
+async fn identity(consumer: &Client, provider: &str) -> Result<Identity> {
+    use base64::Engine;
+    let secrets: Api<Secret> = Api::namespaced(consumer.clone(), &format!("liqo-tenant-{provider}"));
+    let name = format!("kubeconfig-controlplane-{provider}");
+    let secret = secrets.get(&name).await.with_context(|| format!("identity Secret {name}"))?;
+    let kubeconfig = secret.data.unwrap_or_default().remove(labels::KUBECONFIG_KEY).context("data.kubeconfig")?;
+    let doc: serde_json::Value = serde_yaml::from_slice(&kubeconfig.0)?;
+    let field = |k: &str| -> Result<String> {
+        let b64 = doc["users"][0]["user"][k].as_str().with_context(|| format!("{name}: no {k}"))?;
+        Ok(String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64)?)?)
+    };
+    Ok(Identity { certificate: field("client-certificate-data")?, key: field("client-key-data")? })
+}
+
+/// The state file holds no line of the consumer's private key.
+fn no_key_in_state(work: &Workdir, identity: &Identity, what: &str) -> Result<()> {
+    let state = std::fs::read_to_string(work.path().join("terraform.tfstate"))?;
+    for line in identity.key.lines().filter(|l| !l.starts_with("-----") && l.len() >= 32) {
+        ensure!(!state.contains(line), "{what}: the state holds the consumer's private key");
+    }
+    Ok(())
+}
+
+/// Liqo accepted the slice (the replicated copy used the identity Secret) and the virtual node is Ready.
+async fn peering_up(consumer: &Client, what: &str) -> Result<()> {
+    let nodes: Api<Node> = Api::all(consumer.clone());
+    eventually(Duration::from_secs(120), &format!("{what}: a Ready virtual node"), || async {
+        let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
+        Ok(virtual_nodes.items.iter().any(|n| {
+            n.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+        }))
+    })
+    .await?;
+    let slices: Api<DynamicObject> = Api::all_with(consumer.clone(), &resource_slices());
+    eventually(Duration::from_secs(120), &format!("{what}: the ResourceSlice Accepted"), || async {
+        Ok(slices.list(&ListParams::default()).await?.items.iter().any(|s| {
+            let conditions = s.data["status"]["conditions"].as_array().cloned().unwrap_or_default();
+            ["Authentication", "Resources"]
+                .iter()
+                .all(|t| conditions.iter().any(|c| c["type"] == json!(t) && c["status"] == json!("Accepted")))
+        }))
+    })
+    .await
+}
+
 /// Polls `check` every 300 ms until it holds, failing with `what` after `timeout`.
 async fn eventually<F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<()>
 where
@@ -239,9 +293,13 @@ where
 }
 
 /// The provider's own resources, without networking (the gateways come with issue 15), peer two clusters running
-/// real Liqo: liqo_tenant admits the consumer, liqo_peer's ResourceSlice is Accepted by Liqo and its virtual node
-/// (run by the real virtual-kubelet) is Ready; the re-plan is empty and destroy leaves no Liqo object behind.
-/// Its own ground, so that it never meets the liqoctl peering of the shared one.
+/// real Liqo with no secret passing through Terraform: liqo_consumer_key makes the consumer's key on the consumer,
+/// liqo_tenant has the provider's kube-controller-manager sign its CSR, liqo_peer assembles the identity Secret on
+/// the consumer; Liqo's crd-replicator uses it, the ResourceSlice is Accepted by Liqo and its virtual node (run by
+/// the real virtual-kubelet) is Ready, and the state holds no private key. A renewal (the same CSR signed again)
+/// and a key rotation (`-replace` of liqo_consumer_key) rewrite the identity Secret in place and the peering stays
+/// up; the re-plans are empty and destroy leaves no Liqo object behind. Its own ground, so that it never meets the
+/// liqoctl peering of the shared one.
 #[tokio::test]
 async fn provider_peers_two_real_liqo_clusters_without_networking() -> Result<()> {
     let (provider, consumer) = ("pisa", "siena");
@@ -261,10 +319,18 @@ resource "liqo_generate" "consumer" {{
   remote_cluster_id = "{provider}"
 }}
 
+resource "liqo_consumer_key" "this" {{
+  provider            = liqo.{consumer}
+  tenant_namespace    = liqo_generate.consumer.tenant_namespace
+  provider_cluster_id = liqo_generate.provider.cluster_id
+}}
+
 resource "liqo_tenant" "this" {{
-  provider            = liqo.{provider}
-  tenant_namespace    = liqo_generate.provider.tenant_namespace
-  consumer_cluster_id = liqo_generate.consumer.cluster_id
+  provider             = liqo.{provider}
+  tenant_namespace     = liqo_generate.provider.tenant_namespace
+  consumer_cluster_id  = liqo_generate.consumer.cluster_id
+  csr                  = liqo_consumer_key.this.csr
+  certificate_validity = "VALIDITY"
 }}
 
 resource "liqo_peer" "this" {{
@@ -272,7 +338,10 @@ resource "liqo_peer" "this" {{
   tenant_namespace          = liqo_generate.consumer.tenant_namespace
   provider_cluster_id       = liqo_generate.provider.cluster_id
   provider_tenant_namespace = liqo_tenant.this.tenant_namespace
-  kubeconfig                = liqo_tenant.this.kubeconfig
+  api_server_url            = liqo_tenant.this.api_server_url
+  cluster_ca_certificate    = liqo_tenant.this.cluster_ca_certificate
+  client_certificate        = liqo_tenant.this.client_certificate
+  client_key_secret         = liqo_consumer_key.this.key_secret_name
   resources                 = {{ cpu = "2", memory = "4Gi", pods = "50" }}
 }}
 
@@ -283,26 +352,52 @@ output "accepted" {{
             providers = tf::provider_config(&ground)
         );
         let what = format!("a peering without networking on real Liqo with {}", cli.name());
-        let work = Workdir::new(cli, &config).await?;
+        let work = Workdir::new(cli, &config.replace("VALIDITY", "8760h")).await?;
+        let started = Instant::now();
         work.apply().await.with_context(|| format!("{what}: apply"))?;
+        eprintln!("[real_ground] {what}: apply took {:?}", started.elapsed());
         let plan = work.plan().await?;
         ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
         let outputs = work.output_json().await?;
         ensure!(outputs["accepted"]["value"]["cpu"] == json!("2"), "{what}: Liqo granted {}", outputs["accepted"]);
-        let nodes: Api<Node> = Api::all(ground.client(consumer).await?);
         ensure!(
             processes_of(&state.bin.join("virtual-kubelet"), ground.dir()).len() == 1,
             "{what}: the ground's kubelet must run the virtual node's virtual-kubelet as a process"
         );
-        let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
+        let consumer_client = ground.client(consumer).await?;
+        peering_up(&consumer_client, &what).await?;
+        let first = identity(&consumer_client, provider).await?;
+        no_key_in_state(&work, &first, &what)?;
+
+        // Renewal: a new lifetime has the provider sign the same CSR again; the identity Secret is rewritten in
+        // place with the new certificate and the same key, and Liqo keeps the peering.
+        work.write("main.tf", &config.replace("VALIDITY", "4380h"))?;
+        work.apply().await.with_context(|| format!("{what}: renewal"))?;
+        let renewed = identity(&consumer_client, provider).await?;
+        ensure!(renewed.certificate != first.certificate, "{what}: renewal kept the old certificate");
+        ensure!(renewed.key == first.key, "{what}: renewal must keep the consumer's key");
+        peering_up(&consumer_client, &format!("{what}, after renewal")).await?;
+        ensure!(work.plan().await?.is_empty(), "{what}: the plan after renewal is not empty");
+
+        // Rotation: replacing liqo_consumer_key makes a new key on the consumer; the provider signs its CSR and the
+        // identity Secret carries both, in place.
+        // A resize in the same apply: liqo_peer waits until Liqo grants it, which needs the crd-replicator to
+        // replicate the slice with the rotated identity.
+        let resized = config.replace("VALIDITY", "4380h").replace(r#"cpu = "2""#, r#"cpu = "3""#);
+        work.write("main.tf", &resized)?;
+        work.apply_with(&["-replace=liqo_consumer_key.this"]).await.with_context(|| format!("{what}: rotation"))?;
+        let outputs = work.output_json().await?;
         ensure!(
-            virtual_nodes.items.iter().any(|n| n
-                .status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))),
-            "{what}: no Ready virtual node on {consumer}"
+            outputs["accepted"]["value"]["cpu"] == json!("3"),
+            "{what}: after rotation Liqo granted {}",
+            outputs["accepted"]
         );
+        let rotated = identity(&consumer_client, provider).await?;
+        ensure!(rotated.key != first.key && rotated.certificate != renewed.certificate, "{what}: rotation");
+        peering_up(&consumer_client, &format!("{what}, after key rotation")).await?;
+        ensure!(work.plan().await?.is_empty(), "{what}: the plan after rotation is not empty");
+        no_key_in_state(&work, &rotated, &what)?;
+
         work.destroy().await.with_context(|| format!("{what}: destroy"))?;
         let mut left = Vec::new();
         for cluster in [provider, consumer] {

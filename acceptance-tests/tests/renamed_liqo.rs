@@ -8,7 +8,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{DeleteParams, ObjectMeta, PostParams};
 use kube::{Api, Client};
-use liqo_acceptance::ground::kubeconfig;
+use liqo_acceptance::ground::kubeconfig::ConsumerKey;
 use liqo_acceptance::observe::{attributes, flat};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN};
@@ -22,7 +22,7 @@ fn config(ground: &Ground, consumer: &str) -> String {
     format!(
         "{}\nresource \"liqo_generate\" \"ns\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{consumer}\"\n}}\n\n\
          resource \"liqo_tenant\" \"consumer\" {{\n  provider            = liqo.milan\n  tenant_namespace    = liqo_generate.ns.tenant_namespace\n  \
-         consumer_cluster_id = \"{consumer}\"\n}}\n",
+         consumer_cluster_id = \"{consumer}\"\n  csr                 = file(\"consumer.csr\")\n}}\n",
         tf::provider_config(ground)
     )
 }
@@ -47,7 +47,10 @@ async fn copy_role(client: &Client, from: &str, name: &str) -> Result<()> {
 async fn renamed(ground: &Ground, cli: Cli) -> Result<()> {
     let milan = ground.client(MILAN).await?;
     let consumer = format!("renamed-{}", cli.name());
+    // The test plays the consumer: it keeps the key and gives liqo_tenant the CSR.
+    let key = ConsumerKey::new(&consumer)?;
     let work = Workdir::new(cli, &config(ground, &consumer)).await?;
+    work.write("consumer.csr", &key.csr_pem)?;
     work.apply().await?;
     let attrs = attributes(&work, "liqo_tenant.consumer")?;
     let ns = attrs["tenant_namespace"].as_str().context("tenant_namespace")?.to_owned();
@@ -56,7 +59,7 @@ async fn renamed(ground: &Ground, cli: Cli) -> Result<()> {
     let bindings: Api<RoleBinding> = Api::namespaced(milan.clone(), &ns);
     let binding = bindings.get(&format!("liqo-binding-{RENAMED}")).await.context("the binding to the renamed role")?;
     ensure!(binding.role_ref.name == RENAMED, "{cli}: roleRef {:?}", binding.role_ref);
-    let as_consumer = kubeconfig::client_from_yaml(attrs["kubeconfig"].as_str().context("kubeconfig")?).await?;
+    let as_consumer = key.client(&attrs).await?;
     let mut rs = ResourceSlice::new(
         "renamed",
         ResourceSliceSpec {

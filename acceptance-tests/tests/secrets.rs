@@ -1,15 +1,21 @@
-//! No private key leaks through Terraform: a full plan/apply/plan/destroy cycle of the whole peering
-//! (liqo_generate on both sides, both gateways, liqo_tenant, liqo_peer) runs with `TF_LOG=TRACE` into a log file,
-//! then every artifact is searched for the private keys, read from where they legitimately live:
-//! * both WireGuard private keys (from the key Secrets in the clusters, read before destroy) must appear
-//!   nowhere: not in the state files, plan files, `show -json` documents, command output or the TRACE log;
-//! * the consumer's client private key (from liqo_tenant's kubeconfig) must appear only as the value of a
-//!   `kubeconfig` attribute marked sensitive, in the state files, the `show -json` documents and the plan files
-//!   (which hold the state): the contract says the kubeconfig travels through state, and the docs say so.
+//! No private key and no bearer token leaks through Terraform. The shipped examples `peering` (milan provides,
+//! rome consumes) and `hub` (milan provides to rome, turin and naples) each run a full plan/apply/plan/destroy
+//! cycle with `TF_LOG=TRACE` into a log file (Terraform's and the provider plugin's logs), with every client
+//! (`Cli::available`). After apply, the secrets are read from where they legitimately live, the clusters:
+//! * every private key held in a Secret (`privateKey`, `tls.key`, the client keys of kubeconfigs): the
+//!   WireGuard keys (raw 32 bytes), the consumers' control-plane keys (PEM, made by liqo_consumer_key) and any
+//!   key Liqo or the ground keeps;
+//! * every bearer token (ServiceAccount token Secrets, `token` of kubeconfigs in Secrets);
+//! * the credentials of the provider blocks themselves (client key or token of the kubeconfig files).
 //!
-//! Keys are searched in every text form they could take: standard and URL-safe base64 (with and without
-//! padding) and hex of the raw bytes; for the client key also kubeconfig's `client-key-data`, the PEM body and
-//! each line of it. The simulator plays Liqo's controllers on the test ground.
+//! Then every artifact is searched for every one of them, with no exception: the state files (and backups), the
+//! plan files (a zip holding state and configuration), `plan -json`, `show -json` of every plan and of the state,
+//! `output -json`, the output of every command and the TRACE log. Each secret is searched in every text form it
+//! could take: for a PEM key its PEM body lines, the base64 of the PEM (Secret data, kubeconfig
+//! `client-key-data`) and pieces of it, and the standard/URL-safe base64 and hex of its DER bytes; for raw keys
+//! and tokens the same encodings of the raw bytes. A JSON Web Token of any origin is reported too. A positive
+//! control shows the search can find what it looks for: each consumer's control-plane key is found, in the
+//! searched form, inside the identity Secret that liqo_peer assembled on the consumer cluster.
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -20,30 +26,14 @@ use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use k8s_openapi::api::core::v1::Secret;
 use kube::Api;
+use liqo_acceptance::chain::example;
 use liqo_acceptance::ground::process;
 use liqo_acceptance::tf::{self, Cli, Run, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels;
 use serde_json::Value;
 
-/// Tenant namespaces liqo_generate makes by default: on milan for rome, on rome for milan.
-const MILAN_TENANT_NS: &str = "liqo-tenant-rome";
-const ROME_TENANT_NS: &str = "liqo-tenant-milan";
-/// liqo_generate's default key Secret name.
-const KEY_SECRET: &str = "gw-keys";
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
-
-/// The contract's example peering (every resource that handles key material), plus the outputs the scan reads.
-fn config(ground: &Ground) -> String {
-    let chain = liqo_acceptance::chain::full_chain(ground, r#"{ cpu = "4", memory = "8Gi", pods = "110" }"#);
-    format!(
-        r#"{chain}
-output "tenant_namespace" {{
-  value = liqo_tenant.rome.tenant_namespace
-}}
-"#
-    )
-}
 
 /// One secret and the text forms it may take.
 struct Needle {
@@ -52,7 +42,7 @@ struct Needle {
 }
 
 impl Needle {
-    /// Base64 (standard and URL-safe, padded or not) and hex of raw key bytes.
+    /// Base64 (standard and URL-safe, padded or not) and hex of raw bytes.
     fn raw(what: impl Into<String>, bytes: &[u8]) -> Needle {
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
         let mut forms = vec![
@@ -60,32 +50,43 @@ impl Needle {
             URL_SAFE.encode(bytes),
             STANDARD_NO_PAD.encode(bytes),
             URL_SAFE_NO_PAD.encode(bytes),
+            hex.to_uppercase(),
+            hex,
         ];
-        forms.push(hex.to_uppercase());
-        forms.push(hex);
-        forms.sort();
-        forms.dedup();
-        Needle { what: what.into(), forms }
+        // Short secrets would match by chance; every key and token here is far longer.
+        forms.retain(|f| f.len() >= 20);
+        Needle { what: what.into(), forms }.dedup()
     }
 
-    /// The client key of a kubeconfig: `client-key-data`, its PEM body (joined and line by line) and the forms
-    /// of the DER bytes.
-    fn client_key(what: impl Into<String>, kubeconfig_yaml: &str) -> Result<Needle> {
-        let doc: Value = serde_yaml::from_str(kubeconfig_yaml).context("liqo_tenant's kubeconfig is not YAML")?;
-        let key_data = doc["users"][0]["user"]["client-key-data"]
-            .as_str()
-            .context("liqo_tenant's kubeconfig has no client-key-data")?;
-        let pem = String::from_utf8(STANDARD.decode(key_data.trim()).context("client-key-data is not base64")?)?;
+    /// A PEM private key: the forms of its DER bytes, its PEM body lines, the base64 of the whole PEM (how a
+    /// Secret or a kubeconfig carries it) and pieces of that base64 (any 3-byte-aligned slice of the PEM encodes
+    /// to them, so a partial leak is found too).
+    fn pem(what: impl Into<String>, pem: &str) -> Result<Needle> {
         let body: Vec<&str> = pem.lines().filter(|l| !l.starts_with("-----") && !l.trim().is_empty()).collect();
-        ensure!(!body.is_empty() && pem.contains("PRIVATE KEY"), "client-key-data holds no PEM private key");
+        ensure!(!body.is_empty() && pem.contains("PRIVATE KEY"), "not a PEM private key");
         let der = STANDARD.decode(body.concat()).context("the PEM body is not base64")?;
         let mut needle = Needle::raw(what, &der);
-        needle.forms.push(key_data.trim().to_string());
-        // Each full line carries 48 bytes of the key: any of them printed is a leak.
         needle.forms.extend(body.iter().filter(|l| l.len() >= 32).map(|l| l.to_string()));
-        needle.forms.sort();
-        needle.forms.dedup();
-        Ok(needle)
+        let whole = STANDARD.encode(pem.as_bytes());
+        needle.forms.extend(
+            whole.as_bytes().chunks(48).filter(|c| c.len() == 48).map(|c| String::from_utf8_lossy(c).into_owned()),
+        );
+        needle.forms.push(whole);
+        Ok(needle.dedup())
+    }
+
+    /// Key material in whichever form a Secret holds it: PEM text or raw bytes.
+    fn key(what: impl Into<String>, bytes: &[u8]) -> Result<Needle> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) if text.contains("-----BEGIN") => Needle::pem(what, text),
+            _ => Ok(Needle::raw(what, bytes)),
+        }
+    }
+
+    fn dedup(mut self) -> Needle {
+        self.forms.sort();
+        self.forms.dedup();
+        self
     }
 
     fn found_in(&self, text: &str) -> Option<&str> {
@@ -157,129 +158,93 @@ async fn traced_ok(work: &Workdir, dir: &Path, trace: &Path, label: &str, args: 
     Ok(run)
 }
 
-/// `data.privateKey` of the WireGuard key Secret of liqo_generate `name`, checked to be the private half of the
-/// public key that resource reports in the state (so the search looks for the right key).
-async fn wireguard_private_key(
-    ground: &Ground,
-    cluster: &str,
-    namespace: &str,
-    state: &Value,
-    name: &str,
-) -> Result<Needle> {
-    let secrets: Api<Secret> = Api::namespaced(ground.client(cluster).await?, namespace);
-    let secret =
-        secrets.get(KEY_SECRET).await.with_context(|| format!("Secret {namespace}/{KEY_SECRET} in {cluster}"))?;
-    let key = secret
-        .data
-        .and_then(|mut d| d.remove(labels::WIREGUARD_PRIVATE_KEY))
-        .context("key Secret without privateKey")?;
-    let private: [u8; 32] =
-        key.0.as_slice().try_into().with_context(|| format!("{cluster}: privateKey is {} bytes", key.0.len()))?;
-    let public = x25519_dalek::PublicKey::from(&x25519_dalek::StaticSecret::from(private));
-    let reported = state_attributes(state, "liqo_generate", name)?["wireguard_public_key"].clone();
-    ensure!(
-        reported == Value::String(STANDARD.encode(public.as_bytes())),
-        "{cluster}: Secret {namespace}/{KEY_SECRET} does not hold the private half of liqo_generate.{name}'s wireguard_public_key"
-    );
-    Ok(Needle::raw(format!("the WireGuard private key of {cluster} (Secret {namespace}/{KEY_SECRET})"), &private))
-}
-
-/// The attributes of a managed resource instance in a state document.
-fn state_attributes<'a>(state: &'a Value, kind: &str, name: &str) -> Result<&'a Value> {
-    state["resources"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|r| r["type"] == kind && r["name"] == name && r["mode"] == "managed")
-        .map(|r| &r["instances"][0]["attributes"])
-        .with_context(|| format!("{kind}.{name} is not in the state"))
-}
-
-/// Where the consumer's client key may legitimately appear in a JSON document: as the string value of a
-/// `kubeconfig` attribute, in an object whose sensitivity marker (next to it in the parent object) says
-/// `kubeconfig` is sensitive. Such values are replaced by a placeholder; values that hold a secret without the
-/// marker are reported; returns how many were replaced. Covers state files (`attributes` / `sensitive_attributes`), `show -json` of state and
-/// plans (`values` / `sensitive_values`, `before`/`after` / `before_sensitive`/`after_sensitive`).
-fn redact_sensitive_kubeconfigs(doc: &mut Value, client_key: &Needle, path: &str, unmarked: &mut Vec<String>) -> usize {
-    const MARKERS: [(&str, &str); 4] = [
-        ("attributes", "sensitive_attributes"),
-        ("values", "sensitive_values"),
-        ("before", "before_sensitive"),
-        ("after", "after_sensitive"),
-    ];
-    let mut redacted = 0;
-    match doc {
-        Value::Object(map) => {
-            for (values_key, marker_key) in MARKERS {
-                let marked = map.get(marker_key).is_some_and(|m| match m {
-                    Value::Object(o) => o.get("kubeconfig") == Some(&Value::Bool(true)),
-                    other => other.to_string().contains("\"kubeconfig\""),
-                });
-                if let Some(Value::Object(values)) = map.get_mut(values_key)
-                    && let Some(Value::String(kubeconfig)) = values.get_mut("kubeconfig")
-                    && client_key.found_in(kubeconfig).is_some()
-                {
-                    if marked {
-                        *kubeconfig = "(sensitive kubeconfig)".into();
-                        redacted += 1;
-                    } else {
-                        unmarked.push(format!("{path}/{values_key}/kubeconfig (no `{marker_key}` marks it sensitive)"));
-                    }
-                }
-            }
-            for (k, v) in map.iter_mut() {
-                redacted += redact_sensitive_kubeconfigs(v, client_key, &format!("{path}/{k}"), unmarked);
-            }
+/// The secrets of a kubeconfig (client keys and tokens of its users).
+fn kubeconfig_secrets(what: &str, yaml: &str, needles: &mut Vec<Needle>) -> Result<()> {
+    let doc: Value = serde_yaml::from_str(yaml).with_context(|| format!("{what} is not YAML"))?;
+    for user in doc["users"].as_array().into_iter().flatten() {
+        let name = user["name"].as_str().unwrap_or("?");
+        if let Some(key) = user["user"]["client-key-data"].as_str() {
+            let pem = STANDARD.decode(key.trim()).with_context(|| format!("{what}: client-key-data"))?;
+            needles.push(Needle::key(format!("the client key of user {name} in {what}"), &pem)?);
         }
-        Value::Array(items) => {
-            for (i, v) in items.iter_mut().enumerate() {
-                redacted += redact_sensitive_kubeconfigs(v, client_key, &format!("{path}/{i}"), unmarked);
-            }
+        if let Some(token) = user["user"]["token"].as_str() {
+            needles.push(Needle::raw(format!("the token of user {name} in {what}"), token.as_bytes()));
+            needles.last_mut().expect("just pushed").forms.push(token.to_string());
         }
-        _ => {}
     }
-    redacted
+    Ok(())
 }
 
-/// What the scan found in one artifact.
-struct Findings {
-    leaks: Vec<String>,
-    /// Sensitive kubeconfig values holding the client key (the documented exception), per artifact.
-    allowed: Vec<String>,
+/// Every private key and bearer token kept in a Secret on `cluster`.
+async fn cluster_secrets(ground: &Ground, cluster: &str, needles: &mut Vec<Needle>) -> Result<()> {
+    let secrets: Api<Secret> = Api::all(ground.client(cluster).await?);
+    for secret in secrets.list(&Default::default()).await?.items {
+        let name = format!(
+            "Secret {}/{} on {cluster}",
+            secret.metadata.namespace.as_deref().unwrap_or_default(),
+            secret.metadata.name.as_deref().unwrap_or_default()
+        );
+        for (key, value) in secret.data.unwrap_or_default() {
+            match key.as_str() {
+                "privateKey" | "tls.key" => needles.push(Needle::key(format!("{key} of {name}"), &value.0)?),
+                "token" => {
+                    let mut needle = Needle::raw(format!("the token in {name}"), &value.0);
+                    needle.forms.push(String::from_utf8_lossy(&value.0).into_owned());
+                    needles.push(needle.dedup());
+                }
+                k if k == labels::KUBECONFIG_KEY => {
+                    kubeconfig_secrets(&name, &String::from_utf8_lossy(&value.0), needles)?
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
-fn scan_text(name: &str, text: &str, needles: &[&Needle], findings: &mut Findings) {
+/// The identity Secret liqo_peer assembled on `consumer` for milan holds the consumer's control-plane key (from
+/// liqo_consumer_key's Secret) in the form the scan searches: the search can find what it looks for.
+async fn positive_control(ground: &Ground, consumer: &str, needles: &[Needle]) -> Result<()> {
+    let secrets: Api<Secret> = Api::namespaced(ground.client(consumer).await?, "liqo-tenant-milan");
+    let key = secrets.get("controlplane-key-milan").await?.data.unwrap_or_default().remove("privateKey");
+    let key = Needle::key("probe", &key.context("liqo_consumer_key's Secret without privateKey")?.0)?;
+    let identity = secrets.get("kubeconfig-controlplane-milan").await?.data.unwrap_or_default();
+    let identity = String::from_utf8(identity.get(labels::KUBECONFIG_KEY).context("identity kubeconfig")?.0.clone())?;
+    ensure!(key.found_in(&identity).is_some(), "{consumer}: the identity kubeconfig does not carry the consumer key");
+    ensure!(
+        needles.iter().any(|n| n.forms == key.forms),
+        "{consumer}: the control-plane key is not among the searched secrets"
+    );
+    Ok(())
+}
+
+/// A JSON Web Token (ServiceAccount tokens are JWTs): `eyJ` and three base64url segments.
+fn find_jwt(text: &str) -> Option<usize> {
+    let segment = |s: &str| s.len() >= 10 && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    text.match_indices("eyJ").map(|(at, _)| at).find(|&at| {
+        let end = text[at..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .map_or(text.len(), |e| at + e);
+        let parts: Vec<&str> = text[at..end].split('.').collect();
+        parts.len() == 3 && parts.iter().all(|p| segment(p))
+    })
+}
+
+fn scan_text(name: &str, text: &str, needles: &[Needle], leaks: &mut Vec<String>) {
+    let line = |at: usize| text[..at].matches('\n').count() + 1;
     for needle in needles {
         if let Some(form) = needle.found_in(text) {
             let at = text.find(form).unwrap_or(0);
-            let line = text[..at].matches('\n').count() + 1;
-            findings.leaks.push(format!(
-                "{name} (line {line}) contains {} as `{}…`",
+            leaks.push(format!(
+                "{name} (line {}) contains {} as `{}…`",
+                line(at),
                 needle.what,
                 &form[..form.len().min(12)]
             ));
         }
     }
-}
-
-/// A JSON document that may hold the consumer kubeconfig as a sensitive attribute (state, `show -json`).
-fn scan_json(name: &str, text: &str, wireguard: &[&Needle], client_key: &Needle, findings: &mut Findings) {
-    scan_text(name, text, wireguard, findings);
-    let Ok(mut doc) = serde_json::from_str::<Value>(text) else {
-        scan_text(name, text, &[client_key], findings);
-        return;
-    };
-    let mut unmarked = Vec::new();
-    let redacted_values = redact_sensitive_kubeconfigs(&mut doc, client_key, "", &mut unmarked);
-    for place in unmarked {
-        findings.leaks.push(format!("{name}: {} at {place}", client_key.what));
-    }
-    let redacted = doc.to_string();
-    if client_key.found_in(&redacted).is_some() {
-        scan_text(&format!("{name} (outside sensitive kubeconfig attributes)"), &redacted, &[client_key], findings);
-    }
-    if redacted_values > 0 {
-        findings.allowed.push(format!("{name} ({redacted_values}×)"));
+    if let Some(at) = find_jwt(text) {
+        leaks.push(format!("{name} (line {}) contains a JSON Web Token `{}…`", line(at), &text[at..at + 12]));
     }
 }
 
@@ -312,8 +277,9 @@ fn plan_file_contents(path: &Path) -> Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-async fn cycle(ground: &Ground, cli: Cli) -> Result<()> {
-    let work = Workdir::new(cli, &config(ground)).await?;
+/// One example, one client: the traced cycle, then the scan of everything it left.
+async fn cycle(ground: &Ground, cli: Cli, name: &str, clusters: &[&str], consumers: &[&str]) -> Result<()> {
+    let work = example(cli, name, ground, clusters).await?;
     let root = work.path().parent().context("working directory layout")?.to_path_buf();
     let dir = root.join("traced");
     std::fs::create_dir_all(&dir)?;
@@ -327,17 +293,20 @@ async fn cycle(ground: &Ground, cli: Cli) -> Result<()> {
     t("02-show-create-plan", &["show", "-json", "-no-color", "create.tfplan"]).await?;
     t("03-apply", &["apply", "-input=false", "-no-color", "create.tfplan"]).await?;
 
-    // The keys, from where they live, while they exist.
-    let state: Value = serde_json::from_str(&std::fs::read_to_string(work.path().join("terraform.tfstate"))?)?;
-    let wireguard = [
-        wireguard_private_key(ground, MILAN, MILAN_TENANT_NS, &state, "milan").await?,
-        wireguard_private_key(ground, ROME, ROME_TENANT_NS, &state, "rome").await?,
-    ];
-    let kubeconfig = state_attributes(&state, "liqo_tenant", "rome")?["kubeconfig"]
-        .as_str()
-        .context("liqo_tenant.rome has no kubeconfig in the state")?
-        .to_owned();
-    let client_key = Needle::client_key("the consumer's client private key (liqo_tenant kubeconfig)", &kubeconfig)?;
+    // The secrets, from where they live, while they exist.
+    let mut needles = Vec::new();
+    for cluster in clusters {
+        cluster_secrets(ground, cluster, &mut needles).await?;
+        let provider_kubeconfig = std::fs::read_to_string(ground.kubeconfig(cluster))?;
+        kubeconfig_secrets(
+            &format!("the provider block's kubeconfig for {cluster}"),
+            &provider_kubeconfig,
+            &mut needles,
+        )?;
+    }
+    for consumer in consumers {
+        positive_control(ground, consumer, &needles).await.with_context(|| format!("{cli}: positive control"))?;
+    }
 
     let steady = traced(
         &work,
@@ -348,12 +317,13 @@ async fn cycle(ground: &Ground, cli: Cli) -> Result<()> {
     )
     .await?;
     ensure!(steady.status.code() == Some(0), "{cli}: the plan after apply must be empty:\n{steady}");
-    t("05-show-steady-plan", &["show", "-json", "-no-color", "steady.tfplan"]).await?;
-    t("06-show-state", &["show", "-json", "-no-color"]).await?;
-    t("07-output", &["output", "-json", "-no-color"]).await?;
-    t("08-plan-destroy", &["plan", "-destroy", "-out=destroy.tfplan", "-input=false", "-no-color"]).await?;
-    t("09-show-destroy-plan", &["show", "-json", "-no-color", "destroy.tfplan"]).await?;
-    t("10-destroy", &["destroy", "-auto-approve", "-input=false", "-no-color"]).await?;
+    t("05-plan-json", &["plan", "-json", "-input=false", "-no-color"]).await?;
+    t("06-show-steady-plan", &["show", "-json", "-no-color", "steady.tfplan"]).await?;
+    t("07-show-state", &["show", "-json", "-no-color"]).await?;
+    t("08-output", &["output", "-json", "-no-color"]).await?;
+    t("09-plan-destroy", &["plan", "-destroy", "-out=destroy.tfplan", "-input=false", "-no-color"]).await?;
+    t("10-show-destroy-plan", &["show", "-json", "-no-color", "destroy.tfplan"]).await?;
+    t("11-destroy", &["destroy", "-auto-approve", "-input=false", "-no-color"]).await?;
 
     let trace_text = std::fs::read_to_string(&trace).with_context(|| format!("reading {}", trace.display()))?;
     ensure!(trace_text.contains("[TRACE]"), "{cli}: {} holds no TRACE lines; was logging on?", trace.display());
@@ -362,50 +332,67 @@ async fn cycle(ground: &Ground, cli: Cli) -> Result<()> {
         "{cli}: the TRACE log shows nothing of the provider process"
     );
 
-    let mut findings = Findings { leaks: Vec::new(), allowed: Vec::new() };
-    let wg: Vec<&Needle> = wireguard.iter().collect();
+    let mut leaks = Vec::new();
     let files = artifacts(&root)?;
     for file in &files {
         let name = file.strip_prefix(&root).unwrap_or(file).display().to_string();
-        if file.extension().is_some_and(|e| e == "tfplan") {
-            // The plan file holds the state (and so the sensitive kubeconfig) in formats the scan cannot
-            // attribute to an attribute: only the WireGuard keys are checked there.
-            scan_text(&name, &plan_file_contents(file)?, &wg, &mut findings);
-            continue;
-        }
-        let text = String::from_utf8_lossy(&std::fs::read(file)?).into_owned();
-        let is_state = file.file_name().is_some_and(|n| n.to_string_lossy().starts_with("terraform.tfstate"));
-        let is_show_json = name.contains("-show-") && name.ends_with(".stdout");
-        if is_state || is_show_json {
-            scan_json(&name, &text, &wg, &client_key, &mut findings);
+        let text = if file.extension().is_some_and(|e| e == "tfplan") {
+            plan_file_contents(file)?
         } else {
-            let mut all = wg.clone();
-            all.push(&client_key);
-            scan_text(&name, &text, &all, &mut findings);
-        }
+            String::from_utf8_lossy(&std::fs::read(file)?).into_owned()
+        };
+        scan_text(&name, &text, &needles, &mut leaks);
     }
+    let states = files
+        .iter()
+        .filter(|f| f.file_name().is_some_and(|n| n.to_string_lossy().starts_with("terraform.tfstate")))
+        .count();
+    ensure!(states > 0, "{cli}: no state file was scanned");
     eprintln!(
-        "[secrets] {cli}: scanned {} files ({} KiB of TRACE log) for 3 private keys; the client key appears only as a \
-         sensitive kubeconfig in: {}",
+        "[secrets] examples/{name} with {cli}: scanned {} files ({states} state files, {} KiB of TRACE log) for {} \
+         secrets read from {} clusters",
         files.len(),
         trace_text.len() / 1024,
-        findings.allowed.join(", ")
+        needles.len(),
+        clusters.len()
     );
-    ensure!(findings.leaks.is_empty(), "{cli}: private keys leaked:\n{}", findings.leaks.join("\n"));
-    // The exception must be real (the state does carry the kubeconfig), or the client-key needle is wrong.
-    ensure!(
-        findings.allowed.iter().any(|f| f.contains("terraform.tfstate")),
-        "{cli}: the client key was not found in any state file, so the search for it proves nothing"
-    );
+    ensure!(leaks.is_empty(), "{cli}: secrets leaked in examples/{name}:\n{}", leaks.join("\n"));
+    Ok(())
+}
+
+#[test]
+fn the_detectors_find_what_they_look_for() {
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap().serialize_pem();
+    let needle = Needle::pem("k", &key).unwrap();
+    let b64 = STANDARD.encode(key.as_bytes());
+    assert!(needle.found_in(&format!("client-key-data: {b64}")).is_some());
+    assert!(needle.found_in(&b64[10..200]).is_some(), "a piece of the base64 of the PEM");
+    assert!(needle.found_in(key.lines().nth(1).unwrap()).is_some(), "a PEM body line");
+    assert!(needle.found_in("-----BEGIN PRIVATE KEY-----").is_none());
+    let raw = Needle::raw("w", &[7u8; 32]);
+    assert!(raw.found_in(&format!("\"privateKey\":\"{}\"", STANDARD.encode([7u8; 32]))).is_some());
+    let jwt = "eyJhbGciOiJSUzI1NiIsImtpZCI6IiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJlLWJ5dGVz";
+    assert_eq!(find_jwt(&format!("Authorization: Bearer {jwt}\n")), Some(22));
+    assert_eq!(find_jwt("eyJ is not enough; neither is eyJhbGciOiJ.x.y"), None);
+}
+
+#[tokio::test]
+async fn the_peering_example_leaks_no_key_and_no_token() -> Result<()> {
+    let ground = Ground::shared();
+    // One after the other: one milan/rome pair, and Liqo allows one peering per pair.
+    for cli in Cli::available() {
+        cycle(ground, cli, "peering", &[MILAN, ROME], &[ROME]).await.with_context(|| format!("with {cli}"))?;
+    }
     Ok(())
 }
 
 #[tokio::test]
-async fn private_keys_never_reach_state_plans_output_or_trace_logs() -> Result<()> {
-    let ground = Ground::shared();
-    // One after the other: one milan/rome pair, and Liqo allows one peering per pair.
+async fn the_hub_example_leaks_no_key_and_no_token() -> Result<()> {
+    let all = [MILAN, "rome", "turin", "naples"];
+    let ground = Ground::start(&all).await?;
     for cli in Cli::available() {
-        cycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
+        cycle(&ground, cli, "hub", &all, &all[1..]).await.with_context(|| format!("with {cli}"))?;
     }
+    drop(ground);
     Ok(())
 }

@@ -1,20 +1,21 @@
 //! `liqo_tenant` against the test ground (the simulator plays Liqo's controllers on `milan`), once per client
 //! (Terraform 1.16.4, Terraform 1.0.11, OpenTofu 1.11.7).
 //!
-//! The minted kubeconfig is exercised for real: kube-apiserver authenticates its certificate and RBAC decides
-//! what the consumer user may do, and the simulator's ResourceSlice approval follows the Tenant's condition.
+//! The test plays the consumer: it makes a key and CSR as liqo_consumer_key does and keeps the key, hands only
+//! the CSR to liqo_tenant, and authenticates with the issued certificate for real: kube-apiserver checks it and
+//! RBAC decides what the consumer user may do, and the simulator's ResourceSlice approval follows the Tenant's
+//! condition.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use base64::Engine;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::rbac::v1::RoleBinding;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
-use liqo_acceptance::ground::kubeconfig;
+use liqo_acceptance::ground::kubeconfig::ConsumerKey;
 use liqo_acceptance::observe::{attributes, eventually, plan_text, planned_change};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
@@ -34,26 +35,28 @@ fn consumer_id(cli: Cli) -> String {
     format!("tenant-consumer-{}", cli.name())
 }
 
-/// liqo_generate makes the tenant namespace on milan for the consumer; liqo_tenant authenticates the consumer.
+/// liqo_generate makes the tenant namespace on milan for the consumer; liqo_tenant authenticates the consumer
+/// with the CSR in `consumer.csr` (written by [`with_key`]).
 fn config(ground: &Ground, consumer: &str, condition: &str) -> String {
     format!(
         "{}\nresource \"liqo_generate\" \"ns\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{consumer}\"\n}}\n\n\
          resource \"liqo_tenant\" \"consumer\" {{\n  provider            = liqo.milan\n  tenant_namespace    = liqo_generate.ns.tenant_namespace\n  \
-         consumer_cluster_id = \"{consumer}\"\n  tenant_condition    = \"{condition}\"\n}}\n",
+         consumer_cluster_id = \"{consumer}\"\n  csr                 = file(\"consumer.csr\")\n  tenant_condition    = \"{condition}\"\n}}\n",
         tf::provider_config(ground)
     )
 }
 
-/// Key material of a kubeconfig that must never be printed: the base64 of the key and each line of its PEM body.
-fn secrets_of(kubeconfig_yaml: &str) -> Result<Vec<String>> {
-    let doc: serde_json::Value = serde_yaml::from_str(kubeconfig_yaml)?;
-    let key_b64 =
-        doc["users"][0]["user"]["client-key-data"].as_str().context("kubeconfig without client-key-data")?.to_owned();
-    let pem = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(&key_b64)?)?;
-    let mut secrets: Vec<String> =
-        pem.lines().filter(|l| !l.starts_with("-----") && l.len() > 16).map(str::to_owned).collect();
-    secrets.push(key_b64);
-    Ok(secrets)
+/// A working directory with `main` and the consumer's CSR; the consumer's key stays with the caller.
+async fn with_key(cli: Cli, main: &str, consumer: &str) -> Result<(Workdir, ConsumerKey)> {
+    let key = ConsumerKey::new(consumer)?;
+    let work = Workdir::new(cli, main).await?;
+    work.write("consumer.csr", &key.csr_pem)?;
+    Ok((work, key))
+}
+
+/// Key material that must never be printed: each line of the key's PEM body.
+fn secrets_of(key: &ConsumerKey) -> Vec<String> {
+    key.key_pem.lines().filter(|l| !l.starts_with("-----") && l.len() > 16).map(str::to_owned).collect()
 }
 
 /// No command output kept in the working directory contains any of `secrets`.
@@ -63,7 +66,7 @@ fn assert_never_printed(work: &Workdir, secrets: &[String]) -> Result<()> {
         let path = entry?.path();
         let text = std::fs::read_to_string(&path)?;
         for secret in secrets {
-            assert!(!text.contains(secret.as_str()), "{} prints key material of the kubeconfig", path.display());
+            assert!(!text.contains(secret.as_str()), "{} prints material of the consumer's key", path.display());
         }
     }
     Ok(())
@@ -114,13 +117,12 @@ async fn resources_condition(api: &Api<ResourceSlice>, name: &str) -> Result<(St
 async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let admin = ground.client(MILAN).await?;
     let consumer = consumer_id(cli);
-    let work = Workdir::new(cli, &config(ground, &consumer, "Active")).await?;
+    let (work, key) = with_key(cli, &config(ground, &consumer, "Active"), &consumer).await?;
 
-    // The plan shows the kubeconfig only as a sensitive value.
+    // Nothing this resource handles is secret: the plan hides nothing.
     let plan = work.plan().await?;
-    let line =
-        plan_text(&plan).lines().find(|l| l.contains("kubeconfig")).context("the create plan lists kubeconfig")?;
-    assert!(line.contains("(sensitive value)"), "{cli}: kubeconfig must be shown as sensitive, got {line:?}");
+    assert!(plan_text(&plan).contains("client_certificate"), "{cli}: the plan lists the certificate");
+    assert!(!plan_text(&plan).contains("(sensitive value)"), "{cli}: {}", plan_text(&plan));
 
     work.apply().await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after apply must be empty");
@@ -131,7 +133,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let expires = time::OffsetDateTime::parse(expires, &time::format_description::well_known::Rfc3339)?;
     let lifetime = expires - time::OffsetDateTime::now_utc();
     assert!(lifetime > time::Duration::days(300), "{cli}: default validity is about a year, got {lifetime}");
-    let kubeconfig_yaml = attrs["kubeconfig"].as_str().context("kubeconfig in state")?.to_owned();
+    let certificate = attrs["client_certificate"].as_str().context("client_certificate in state")?.to_owned();
 
     // Tenant adopted by (simulated) Liqo.
     let tenants: Api<Tenant> = Api::namespaced(admin.clone(), &ns);
@@ -143,15 +145,9 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
     assert_eq!(tenant.spec.authz_policy.as_deref(), Some("TolerateNoHandshake"));
 
-    // The kubeconfig authenticates as the consumer user, in Liqo's control-plane group, scoped by RBAC.
-    let doc: serde_json::Value = serde_yaml::from_str(&kubeconfig_yaml)?;
-    assert_eq!(
-        doc["clusters"][0]["name"],
-        json!(MILAN),
-        "{cli}: the kubeconfig's cluster is named after the provider's cluster ID"
-    );
-    assert_eq!(doc["contexts"][0]["context"]["namespace"], json!(ns));
-    let as_consumer = kubeconfig::client_from_yaml(&kubeconfig_yaml).await?;
+    // The consumer's key with the issued certificate authenticates as the consumer user, in Liqo's control-plane
+    // group, scoped by RBAC.
+    let as_consumer = key.client(&attrs).await?;
     let (user, groups) = whoami(&as_consumer).await?;
     assert_eq!(user, consumer, "{cli}: certificate CN");
     assert!(
@@ -186,9 +182,9 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     work.apply().await?;
     assert_eq!(tenants.get(&consumer).await?.spec.tenant_condition.as_deref(), Some("Cordoned"));
     assert_eq!(
-        attributes(&work, ADDRESS)?["kubeconfig"],
-        json!(kubeconfig_yaml),
-        "{cli}: cordoning keeps the credentials"
+        attributes(&work, ADDRESS)?["client_certificate"],
+        json!(certificate),
+        "{cli}: cordoning keeps the certificate"
     );
     slices.create(&PostParams::default(), &replicated_slice("denied", &consumer)).await?;
     assert_eq!(
@@ -230,40 +226,35 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
     work.apply().await?;
     bindings.get(labels::REMOTE_CONTROLPLANE_ROLE_BINDING).await.context("the RoleBinding is back")?;
-    let renewed = attributes(&work, ADDRESS)?["kubeconfig"].as_str().context("kubeconfig")?.to_owned();
-    assert_ne!(renewed, kubeconfig_yaml, "{cli}: recreation mints new credentials");
-    let renewed_client = kubeconfig::client_from_yaml(&renewed).await?;
-    Api::<ResourceSlice>::namespaced(renewed_client, &ns)
+    let renewed = attributes(&work, ADDRESS)?;
+    assert_ne!(renewed["client_certificate"], json!(certificate), "{cli}: recreation signs a new certificate");
+    Api::<ResourceSlice>::namespaced(key.client(&renewed).await?, &ns)
         .list(&ListParams::default())
         .await
-        .context("the new kubeconfig is authorised")?;
+        .context("the same key with the new certificate is authorised")?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after the repair must be empty");
 
-    // Import: everything but the credentials is recovered; the plan proposes new credentials only.
+    // Import: everything but the certificate is recovered; the plan signs the configured CSR again, nothing else.
     let rm = work.run(&["state", "rm", ADDRESS]).await?;
     anyhow::ensure!(rm.success(), "{rm}");
     work.import(ADDRESS, &format!("{ns}/{consumer}")).await?;
     let change = planned_change(&work, ADDRESS).await?;
     assert_eq!(change["actions"], json!(["update"]), "{cli}: after import the plan is an in-place update");
     let (before, after) = (&change["before"], &change["after"]);
-    for (key, value) in before.as_object().context("before")? {
-        if key != "kubeconfig" && key != "certificate_expires_at" {
-            assert_eq!(&after[key], value, "{cli}: import recovers {key}");
+    let certificate_outputs = ["csr", "client_certificate", "cluster_ca_certificate", "certificate_expires_at"];
+    for (name, value) in before.as_object().context("before")? {
+        if !certificate_outputs.contains(&name.as_str()) {
+            assert_eq!(&after[name], value, "{cli}: import recovers {name}");
         }
     }
-    assert_eq!(change["after_unknown"]["kubeconfig"], json!(true), "{cli}: import plans new credentials");
+    assert_eq!(change["after_unknown"]["client_certificate"], json!(true), "{cli}: import plans a new certificate");
     assert_eq!(change["after_unknown"]["certificate_expires_at"], json!(true));
     work.apply().await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after applying the import must be empty");
-    let final_kubeconfig = attributes(&work, ADDRESS)?["kubeconfig"].as_str().context("kubeconfig")?.to_owned();
-    assert_eq!(whoami(&kubeconfig::client_from_yaml(&final_kubeconfig).await?).await?.0, consumer);
+    assert_eq!(whoami(&key.client(&attributes(&work, ADDRESS)?).await?).await?.0, consumer);
 
-    // Key material never reached any command's output.
-    let mut secrets = Vec::new();
-    for yaml in [&kubeconfig_yaml, &renewed, &final_kubeconfig] {
-        secrets.extend(secrets_of(yaml)?);
-    }
-    assert_never_printed(&work, &secrets)?;
+    // The consumer's key was never given to Terraform, so no command can have printed it.
+    assert_never_printed(&work, &secrets_of(&key))?;
 
     // Destroy removes the Tenant, the RoleBinding and every CSR liqo_tenant made for this consumer.
     for name in ["accepted", "denied"] {
@@ -302,7 +293,7 @@ async fn created_drained(ground: &Ground, cli: Cli) -> Result<()> {
         "tenant_condition    = \"Drained\"\n",
         "tenant_condition    = \"Drained\"\n  timeouts {\n    create = \"1m\"\n  }\n",
     );
-    let work = Workdir::new(cli, &main).await?;
+    let (work, _key) = with_key(cli, &main, &consumer).await?;
     work.apply().await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after creating a Drained tenant must be empty");
     let ns = attributes(&work, ADDRESS)?["tenant_namespace"].as_str().context("tenant_namespace")?.to_owned();
@@ -344,8 +335,8 @@ async fn a_tenant_created_drained_finishes_on_what_liqo_writes() -> Result<()> {
     Ok(())
 }
 
-/// The consumer's kubeconfig carries a URL and a CA: apply checks that the URL answers with a certificate the CA
-/// verifies, fails naming both before minting anything when it does not, and writes the given CA when it does.
+/// The consumer gets a URL and a CA: apply checks that the URL answers with a certificate the CA verifies, fails
+/// naming both before signing anything when it does not, and returns the given CA when it does.
 async fn api_server_ca(ground: &Ground, cli: Cli) -> Result<()> {
     let admin = ground.client(MILAN).await?;
     let consumer = format!("tenant-ca-{}", cli.name());
@@ -353,7 +344,7 @@ async fn api_server_ca(ground: &Ground, cli: Cli) -> Result<()> {
         config(ground, &consumer, "Active")
             .replace("  tenant_condition    = \"Active\"\n", &format!("  api_server_ca       = file(\"{file}\")\n"))
     };
-    let work = Workdir::new(cli, &with_ca("rome-ca.pem")).await?;
+    let (work, _key) = with_key(cli, &with_ca("rome-ca.pem"), &consumer).await?;
     // rome's CA did not sign milan's API server certificate: what a proxy with its own certificate looks like.
     work.write("rome-ca.pem", &ground.ca_certificate(ROME)?)?;
     work.write("milan-ca.pem", &ground.ca_certificate(MILAN)?)?;
@@ -368,23 +359,23 @@ async fn api_server_ca(ground: &Ground, cli: Cli) -> Result<()> {
     let selector = format!("{}={consumer}", labels::REMOTE_CLUSTER_ID);
     let csrs =
         Api::<CertificateSigningRequest>::all(admin.clone()).list(&ListParams::default().labels(&selector)).await?;
-    assert!(csrs.items.is_empty(), "{cli}: nothing is minted for an untrusted URL");
+    assert!(csrs.items.is_empty(), "{cli}: nothing is signed for an untrusted URL");
 
-    // The CA that does verify it: applied, and written into the kubeconfig.
+    // The CA that does verify it: applied, and returned for the consumer.
     work.write("main.tf", &with_ca("milan-ca.pem"))?;
     work.apply().await?;
-    let kubeconfig_yaml = attributes(&work, ADDRESS)?["kubeconfig"].as_str().context("kubeconfig")?.to_owned();
-    let doc: serde_json::Value = serde_yaml::from_str(&kubeconfig_yaml)?;
-    let ca = base64::engine::general_purpose::STANDARD
-        .decode(doc["clusters"][0]["cluster"]["certificate-authority-data"].as_str().context("CA data")?)?;
-    assert_eq!(String::from_utf8(ca)?, ground.ca_certificate(MILAN)?, "{cli}: the kubeconfig carries api_server_ca");
+    assert_eq!(
+        attributes(&work, ADDRESS)?["cluster_ca_certificate"],
+        json!(ground.ca_certificate(MILAN)?),
+        "{cli}: cluster_ca_certificate is api_server_ca"
+    );
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after apply must be empty");
     work.destroy().await?;
     Ok(())
 }
 
 #[tokio::test]
-async fn api_server_ca_is_checked_against_the_url_and_written_into_the_kubeconfig() -> Result<()> {
+async fn api_server_ca_is_checked_against_the_url_and_returned_for_the_consumer() -> Result<()> {
     let ground = Ground::shared();
     for cli in Cli::all() {
         api_server_ca(ground, cli).await.with_context(|| format!("with {cli}"))?;
@@ -399,20 +390,20 @@ async fn tenant_inputs_are_checked_before_anything_is_written() -> Result<()> {
         let bad = format!(
             "{}\nresource \"liqo_tenant\" \"bad\" {{\n  provider             = liqo.milan\n  tenant_namespace     = \"liqo-tenant-x\"\n  \
              consumer_cluster_id  = \"Not_An_ID\"\n  tenant_condition     = \"active\"\n  certificate_validity = \"24h\"\n  \
-             renew_before         = \"48h\"\n  api_server_url       = \"http://10.0.0.1:6443\"\n}}\n",
+             renew_before         = \"48h\"\n  api_server_url       = \"http://10.0.0.1:6443\"\n  csr                  = \"not a CSR\"\n}}\n",
             tf::provider_config(ground)
         );
-        let work = Workdir::new(cli, &bad).await?;
+        let (work, _key) = with_key(cli, &bad, "nobody").await?;
         let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
         assert!(!run.success(), "{cli}: invalid inputs must fail the plan");
-        for needle in ["consumer_cluster_id", "tenant_condition", "renew_before", "api_server_url"] {
+        for needle in ["consumer_cluster_id", "tenant_condition", "renew_before", "api_server_url", "csr"] {
             assert!(run.stderr.contains(needle), "{cli}: the error names `{needle}`:\n{}", run.stderr);
         }
 
-        // A namespace that does not exist is reported by name, before any credentials are minted.
+        // A namespace that does not exist is reported by name, before anything is signed.
         let missing = format!(
             "{}\nresource \"liqo_tenant\" \"missing\" {{\n  provider            = liqo.milan\n  tenant_namespace    = \"tenant-ns-missing\"\n  \
-             consumer_cluster_id = \"nobody\"\n}}\n",
+             consumer_cluster_id = \"nobody\"\n  csr                 = file(\"consumer.csr\")\n}}\n",
             tf::provider_config(ground)
         );
         work.write("main.tf", &missing)?;

@@ -72,11 +72,18 @@ resource "liqo_gateway" "client" {
   }
 }
 
-# rome consumes milan.
+# rome consumes milan: rome's key stays on rome, milan signs its CSR.
+resource "liqo_consumer_key" "rome_for_milan" {
+  provider            = liqo.rome
+  tenant_namespace    = liqo_generate.rome.tenant_namespace
+  provider_cluster_id = liqo_generate.milan.cluster_id
+}
+
 resource "liqo_tenant" "rome_on_milan" {
   provider            = liqo.milan
   tenant_namespace    = liqo_generate.milan.tenant_namespace
   consumer_cluster_id = liqo_generate.rome.cluster_id
+  csr                 = liqo_consumer_key.rome_for_milan.csr
 }
 
 resource "liqo_peer" "rome_to_milan" {
@@ -84,17 +91,27 @@ resource "liqo_peer" "rome_to_milan" {
   tenant_namespace          = liqo_generate.rome.tenant_namespace
   provider_cluster_id       = liqo_generate.milan.cluster_id
   provider_tenant_namespace = liqo_tenant.rome_on_milan.tenant_namespace
-  kubeconfig                = liqo_tenant.rome_on_milan.kubeconfig
+  api_server_url            = liqo_tenant.rome_on_milan.api_server_url
+  cluster_ca_certificate    = liqo_tenant.rome_on_milan.cluster_ca_certificate
+  client_certificate        = liqo_tenant.rome_on_milan.client_certificate
+  client_key_secret         = liqo_consumer_key.rome_for_milan.key_secret_name
   resources                 = { cpu = "2", memory = "4Gi", pods = "50" }
   # The virtual node turns Ready only once the tunnel is Connected; the client gateway's create waits for that.
   depends_on = [liqo_gateway.client]
 }
 
-# milan consumes rome.
+# milan consumes rome: milan's key stays on milan, rome signs its CSR.
+resource "liqo_consumer_key" "milan_for_rome" {
+  provider            = liqo.milan
+  tenant_namespace    = liqo_generate.milan.tenant_namespace
+  provider_cluster_id = liqo_generate.rome.cluster_id
+}
+
 resource "liqo_tenant" "milan_on_rome" {
   provider            = liqo.rome
   tenant_namespace    = liqo_generate.rome.tenant_namespace
   consumer_cluster_id = liqo_generate.milan.cluster_id
+  csr                 = liqo_consumer_key.milan_for_rome.csr
 }
 
 resource "liqo_peer" "milan_to_rome" {
@@ -102,7 +119,10 @@ resource "liqo_peer" "milan_to_rome" {
   tenant_namespace          = liqo_generate.milan.tenant_namespace
   provider_cluster_id       = liqo_generate.rome.cluster_id
   provider_tenant_namespace = liqo_tenant.milan_on_rome.tenant_namespace
-  kubeconfig                = liqo_tenant.milan_on_rome.kubeconfig
+  api_server_url            = liqo_tenant.milan_on_rome.api_server_url
+  cluster_ca_certificate    = liqo_tenant.milan_on_rome.cluster_ca_certificate
+  client_certificate        = liqo_tenant.milan_on_rome.client_certificate
+  client_key_secret         = liqo_consumer_key.milan_for_rome.key_secret_name
   resources                 = { cpu = "2", memory = "4Gi", pods = "50" }
   # Liqo keeps milan's virtual node NotReady until milan's Connection is Connected, which happens when rome's
   # client gateway dials in: depending on the server alone could start this wait before the tunnel is built.

@@ -76,6 +76,18 @@ fn stuck_delete(object: &str, holds: &Holds, after: std::time::Duration) -> Diag
     Diagnostic::error(format!("{object} could not be deleted"), detail)
 }
 
+/// A stored state of a schema version this provider does not know (written by a newer provider).
+pub fn unknown_schema_version(type_name: &str, version: i64, current: i64) -> Diagnostics {
+    Diagnostic::error(
+        format!("Cannot upgrade {type_name} state from schema version {version}"),
+        format!(
+            "This provider knows schema versions up to {current}. Use the provider version that wrote the state (or a \
+             newer one), or remove the resource from state and import it again."
+        ),
+    )
+    .into()
+}
+
 /// Convenience for the common `Result<_, OpError>` → diagnostics step.
 pub fn op_diags(e: &OpError) -> Diagnostics {
     op_error(e).into()

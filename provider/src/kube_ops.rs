@@ -433,19 +433,16 @@ pub enum TlsProbeError {
 /// `ca_pem`, checking the host name as client-go does: what the consumer's Liqo will do with the kubeconfig.
 pub async fn probe_tls(server: &str, ca_pem: &[u8], timeout: Duration) -> Result<(), TlsProbeError> {
     use TlsProbeError::{Unreachable, Untrusted};
-    use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, ServerName};
     let uri: http::Uri = server.parse().map_err(|e| Unreachable(format!("`{server}` is not a URL: {e}")))?;
     let host = uri.host().ok_or_else(|| Unreachable(format!("`{server}` has no host")))?;
     let host = host.trim_start_matches('[').trim_end_matches(']').to_string();
     let port = uri.port_u16().unwrap_or(443);
     let mut roots = rustls::RootCertStore::empty();
-    for cert in CertificateDer::pem_slice_iter(ca_pem) {
-        let cert = cert.map_err(|e| Untrusted(format!("the CA is not valid PEM: {e}")))?;
-        roots.add(cert).map_err(|e| Untrusted(format!("the CA holds an unusable certificate: {e}")))?;
-    }
-    if roots.is_empty() {
-        return Err(Untrusted("the CA holds no certificate".into()));
+    for der in crate::crypto::certificates(ca_pem).map_err(|why| Untrusted(format!("the CA is unusable: {why}")))? {
+        roots
+            .add(CertificateDer::from(der))
+            .map_err(|e| Untrusted(format!("the CA holds an unusable certificate: {e}")))?;
     }
     let config = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
         .with_safe_default_protocol_versions()

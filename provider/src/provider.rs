@@ -70,7 +70,7 @@ impl Cluster {
     }
 
     /// The API server URL of this cluster as the provider block reaches it (used as a default where a peer
-    /// needs this cluster's address, e.g. liqo_tenant's kubeconfig).
+    /// needs this cluster's address, e.g. liqo_tenant's `api_server_url`).
     pub async fn api_server_url(&self) -> Result<String, Diagnostic> {
         match &*self.connection() {
             Connection::Ready { config, .. } => Ok(connection::server_url(config)),

@@ -1,7 +1,9 @@
 # One Liqo peering: `consumer` gets a virtual node backed by `provider`'s resources.
 # Order (Terraform derives it from the references): cluster facts -> per-peer namespaces and WireGuard keys on both
-# sides -> gateway server (provider) -> gateway client (consumer) -> tenant and credentials (provider) -> peer
-# (consumer) -> namespace offloading. `terraform destroy` walks it backwards, waiting for Liqo's finalizers.
+# sides -> gateway server (provider) -> gateway client (consumer) -> the consumer's key and CSR (consumer) ->
+# tenant and its signed certificate (provider) -> peer (consumer) -> namespace offloading. Only public data
+# crosses between the clusters: the consumer's private key stays in the consumer cluster and never enters the state.
+# `terraform destroy` walks it backwards, waiting for Liqo's finalizers.
 
 data "liqo_cluster" "provider" {
   provider = liqo.provider
@@ -64,24 +66,36 @@ resource "liqo_gateway" "client" {
   }
 }
 
-# Authentication: the provider admits the consumer and mints its control-plane credentials.
+# Authentication: the consumer makes its control-plane key in its own cluster and sends only a CSR; the provider
+# admits the consumer and signs the CSR. Rotate the key with `terraform apply -replace=...liqo_consumer_key.this`.
+resource "liqo_consumer_key" "this" {
+  provider            = liqo.consumer
+  tenant_namespace    = liqo_generate.consumer.tenant_namespace
+  provider_cluster_id = liqo_generate.provider.cluster_id
+}
+
 resource "liqo_tenant" "this" {
   provider            = liqo.provider
   tenant_namespace    = liqo_generate.provider.tenant_namespace
   consumer_cluster_id = liqo_generate.consumer.cluster_id
+  csr                 = liqo_consumer_key.this.csr
   tenant_condition    = var.tenant_condition
   api_server_url      = var.provider_api_server_url
   api_server_ca       = var.provider_api_server_ca
 }
 
-# Resource negotiation: the consumer asks for resources and gets a virtual node. The tenant is referenced, so it
-# outlives the ResourceSlice on destroy (Liqo's finalizers need the credentials until the slice is gone).
+# Resource negotiation: the consumer asks for resources and gets a virtual node; its identity Secret is assembled
+# in the consumer cluster from the key Secret and the public parts below. The tenant is referenced, so it outlives
+# the ResourceSlice on destroy (Liqo's finalizers need the credentials until the slice is gone).
 resource "liqo_peer" "this" {
   provider                  = liqo.consumer
   tenant_namespace          = liqo_generate.consumer.tenant_namespace
   provider_cluster_id       = liqo_generate.provider.cluster_id
   provider_tenant_namespace = liqo_tenant.this.tenant_namespace
-  kubeconfig                = liqo_tenant.this.kubeconfig
+  api_server_url            = liqo_tenant.this.api_server_url
+  cluster_ca_certificate    = liqo_tenant.this.cluster_ca_certificate
+  client_certificate        = liqo_tenant.this.client_certificate
+  client_key_secret         = liqo_consumer_key.this.key_secret_name
   resources                 = var.resources
   class                     = var.resource_slice_class
   create_virtual_node       = var.create_virtual_node

@@ -5,7 +5,7 @@
 //! namespace; plus the API server URL the provider block uses and, when discoverable, the Liqo version.
 //!
 //! [`LocalCluster::read`] is shared with `liqo_generate`, whose outputs are the same facts; [`read_cluster_id`]
-//! with `liqo_tenant`, which names the kubeconfig's cluster after it.
+//! with `liqo_consumer_key`, whose CSR names this cluster's user after it.
 use crate::errors::op_diags;
 use crate::kube_ops;
 use crate::protocol::{Ctx, DataSource};

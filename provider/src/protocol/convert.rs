@@ -53,6 +53,7 @@ fn attribute(a: &Attribute) -> pb::schema::Attribute {
         optional: a.optional,
         computed: a.computed,
         sensitive: a.sensitive,
+        write_only: a.write_only,
         description_kind: PLAIN,
         deprecated: a.deprecated,
         ..Default::default()

@@ -18,6 +18,8 @@ struct Registered<T: ?Sized> {
     /// The object type of the schema's block: what every value of this type is decoded with.
     ty: Type,
     version: i64,
+    /// Top-level attributes marked write-only: present in configuration, null in every state returned.
+    write_only: Vec<String>,
 }
 
 pub(crate) struct ProviderService {
@@ -58,7 +60,8 @@ impl ProviderService {
             let name = r.type_name().to_string();
             schema.resource_schemas.insert(name.clone(), convert::schema(&s));
             metadata.resources.push(pb::get_metadata::ResourceMetadata { type_name: name.clone() });
-            resources.insert(name, Registered { ty: s.block.implied_type(), version: s.version, imp: r });
+            let write_only = s.block.attributes.iter().filter(|a| a.write_only).map(|a| a.name.clone()).collect();
+            resources.insert(name, Registered { ty: s.block.implied_type(), version: s.version, write_only, imp: r });
         }
         let mut data_sources = BTreeMap::new();
         for d in provider.data_sources() {
@@ -66,7 +69,10 @@ impl ProviderService {
             let name = d.type_name().to_string();
             schema.data_source_schemas.insert(name.clone(), convert::schema(&s));
             metadata.data_sources.push(pb::get_metadata::DataSourceMetadata { type_name: name.clone() });
-            data_sources.insert(name, Registered { ty: s.block.implied_type(), version: s.version, imp: d });
+            data_sources.insert(
+                name,
+                Registered { ty: s.block.implied_type(), version: s.version, write_only: Vec::new(), imp: d },
+            );
         }
 
         ProviderService {
@@ -90,6 +96,41 @@ impl ProviderService {
 
     fn data_source(&self, type_name: &str) -> Result<&Registered<dyn DataSource>, Diagnostics> {
         self.data_sources.get(type_name).ok_or_else(|| unknown_type("data source", type_name, self.data_sources.keys()))
+    }
+}
+
+impl<T: ?Sized> Registered<T> {
+    /// `v` with every write-only attribute null: Terraform rejects a plan or state that carries one.
+    fn without_write_only(&self, mut v: Value) -> Value {
+        if matches!(v, Value::Object(_)) {
+            for name in &self.write_only {
+                v.set(name, Value::Null);
+            }
+        }
+        v
+    }
+
+    /// Write-only attributes need a client that keeps them out of state; an older one would store them like
+    /// any other value, so a configuration that sets one is refused before anything happens.
+    fn check_write_only(&self, config: &Value, client_allows: bool, type_name: &str) -> Diagnostics {
+        let mut d = Diagnostics::new();
+        if client_allows {
+            return d;
+        }
+        for name in self.write_only.iter().filter(|n| !config.get(n).is_null()) {
+            d.push(
+                Diagnostic::error(
+                    format!("`{name}` needs a client that supports write-only attributes"),
+                    format!(
+                        "`{name}` of {type_name} is write-only: its value must never be stored, and this Terraform or \
+                         OpenTofu version does not know write-only attributes, so it would keep the value in the \
+                         state. Use Terraform 1.11 or OpenTofu 1.11 or later, or remove `{name}`."
+                    ),
+                )
+                .at(liqo_schema::tf::AttributePath::root(name)),
+            );
+        }
+        d
     }
 }
 
@@ -217,7 +258,10 @@ impl pb::provider_server::Provider for ProviderService {
             .resource(&req.type_name)
             .and_then(|r| {
                 let config = decode(req.config.as_ref(), &r.ty, "resource configuration")?;
-                guarded_sync(&format!("validating {}", req.type_name), || r.imp.validate(&config))
+                let allows = req.client_capabilities.as_ref().is_some_and(|c| c.write_only_attributes_allowed);
+                let mut d = r.check_write_only(&config, allows, &req.type_name);
+                d.extend(guarded_sync(&format!("validating {}", req.type_name), || r.imp.validate(&config))?);
+                Ok(d)
             })
             .unwrap_or_else(|d| d);
         Ok(Response::new(pb::validate_resource_config::Response { diagnostics: diags(&d) }))
@@ -328,7 +372,7 @@ impl pb::provider_server::Provider for ProviderService {
                 return Ok((req.current_state, resp.private, resp.diagnostics));
             }
             let mut d = resp.diagnostics;
-            match encode(&resp.new_state, &r.ty, "state") {
+            match encode(&r.without_write_only(resp.new_state), &r.ty, "state") {
                 Ok(dv) => Ok((Some(dv), resp.private, d)),
                 Err(e) => {
                     d.extend(e);
@@ -373,7 +417,7 @@ impl pb::provider_server::Provider for ProviderService {
             if resp.diagnostics.has_errors() {
                 return Err(resp.diagnostics);
             }
-            let planned = encode(&resp.planned, &r.ty, "planned state")?;
+            let planned = encode(&r.without_write_only(resp.planned), &r.ty, "planned state")?;
             Ok(pb::plan_resource_change::Response {
                 planned_state: Some(planned),
                 requires_replace: resp.requires_replace.iter().map(convert::attribute_path).collect(),
@@ -410,7 +454,7 @@ impl pb::provider_server::Provider for ProviderService {
             // Even a failed apply returns its new state (null, or the partial object) so nothing created
             // is forgotten.
             let mut d = resp.diagnostics;
-            let new_state = match encode(&resp.new_state, &r.ty, "new state") {
+            let new_state = match encode(&r.without_write_only(resp.new_state), &r.ty, "new state") {
                 Ok(dv) => Some(dv),
                 Err(e) => {
                     d.extend(e);
@@ -446,7 +490,7 @@ impl pb::provider_server::Provider for ProviderService {
                 .map(|i| {
                     Ok(pb::import_resource_state::ImportedResource {
                         type_name: req.type_name.clone(),
-                        state: Some(encode(&i.state, &r.ty, "imported state")?),
+                        state: Some(encode(&r.without_write_only(i.state), &r.ty, "imported state")?),
                         private: i.private,
                         identity: None,
                     })

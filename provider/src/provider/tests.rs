@@ -380,9 +380,19 @@ fn static_validation_names_attributes() {
 
     let insecure_ca = block(vec![
         ("insecure", Value::Bool(true)),
-        ("cluster_ca_certificate", Value::string("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n")),
+        (
+            "cluster_ca_certificate",
+            Value::string(rcgen::generate_simple_self_signed(["ca".to_string()]).unwrap().cert.pem()),
+        ),
     ]);
     assert_eq!(error_paths(&connection::validate_block(&insecure_ca)), ["kubernetes.insecure"]);
+
+    // The CA-bundle rule of every attribute: a PEM block that is not a parseable certificate is refused.
+    let not_x509 = block(vec![(
+        "cluster_ca_certificate",
+        Value::string("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"),
+    )]);
+    assert_eq!(error_paths(&connection::validate_block(&not_x509)), ["kubernetes.cluster_ca_certificate"]);
 
     // Unknown values pass.
     let unknown = block(vec![("host", Value::Unknown), ("proxy_url", Value::Unknown)]);

@@ -204,6 +204,32 @@ impl<'a> Check<'a> {
         }
     }
 
+    /// An API server URL for a kubeconfig (`https://host[:port][/path]`); `example` shows a good value.
+    pub fn api_server_url(&mut self, path: &str, example: &str) {
+        if let Some(url) = self.known_str(path)
+            && let Err(why) = check_api_server_url(url)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid API server URL for `{path}`"),
+                format!("`{url}` {why}. {example}"),
+            );
+        }
+    }
+
+    /// PEM CA certificate(s): certificates only, at least one (the rule of [`crate::crypto::certificates`]).
+    pub fn ca_bundle(&mut self, path: &str, fix: &str) {
+        if let Some(pem) = self.known_str(path)
+            && let Err(why) = crate::crypto::certificates(pem.as_bytes())
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid CA for `{path}`"),
+                format!("The value is not PEM CA certificates: {why}. {fix}"),
+            );
+        }
+    }
+
     pub fn finish(self) -> Diagnostics {
         self.diags
     }
@@ -267,6 +293,43 @@ pub fn check_wireguard_key(s: &str) -> Result<(), String> {
         Ok(b) if b.len() == 32 => Ok(()),
         Ok(b) => Err(format!("the value decodes to {} bytes, not 32", b.len())),
         Err(_) => Err("the value is not valid standard base64".into()),
+    }
+}
+
+/// `https://host[:port][/path]`: what a kubeconfig `server` may hold. Plain HTTP is refused because the
+/// consumer authenticates with a client certificate, which only works over TLS.
+pub fn check_api_server_url(url: &str) -> Result<(), String> {
+    let rest =
+        url.strip_prefix("https://").ok_or("does not start with `https://` (API servers are served over TLS)")?;
+    if rest.contains(['?', '#', '@']) || rest.contains(char::is_whitespace) {
+        return Err("contains a query, fragment, user name or space".into());
+    }
+    let authority = rest.split('/').next().unwrap_or_default();
+    let port = if let Some(v6) = authority.strip_prefix('[') {
+        let (addr, after) = v6.split_once(']').ok_or("has an unclosed `[` in an IPv6 address")?;
+        addr.parse::<std::net::Ipv6Addr>().map_err(|_| format!("has an invalid IPv6 address `{addr}`"))?;
+        match after {
+            "" => None,
+            p => Some(p.strip_prefix(':').ok_or("has text after the IPv6 address that is not `:port`")?),
+        }
+    } else {
+        let (host, port) = match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        };
+        if host.is_empty() {
+            return Err("has no host".into());
+        }
+        if !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.')) {
+            return Err(format!(
+                "has an invalid host `{host}` (IPv6 addresses go in brackets: `https://[fd00::1]:6443`)"
+            ));
+        }
+        port
+    };
+    match port.map(str::parse::<u16>) {
+        None | Some(Ok(1..=65535)) => Ok(()),
+        Some(_) => Err(format!("has an invalid port `{}` (1–65535)", port.unwrap_or_default())),
     }
 }
 

@@ -4,6 +4,7 @@ use crate::provider::Cluster;
 use std::sync::Arc;
 
 pub mod common;
+pub mod consumer_key;
 pub mod gateway;
 pub mod generate;
 pub mod offload;
@@ -15,6 +16,7 @@ pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn Resource>> {
     vec![
         Arc::new(generate::GenerateResource::new(cluster.clone())),
         Arc::new(gateway::GatewayResource::new(cluster.clone())),
+        Arc::new(consumer_key::ConsumerKeyResource::new(cluster.clone())),
         Arc::new(tenant::TenantResource::new(cluster.clone())),
         Arc::new(peer::PeerResource::new(cluster.clone())),
         Arc::new(offload::OffloadResource::new(cluster.clone())),

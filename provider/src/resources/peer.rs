@@ -1,10 +1,13 @@
 //! `liqo_peer`: resource negotiation, on the **consumer** cluster.
 //!
 //! Owns, in the consumer's tenant namespace for the provider:
-//! - the control-plane identity Secret `kubeconfig-controlplane-<provider id>` (the kubeconfig minted by
-//!   `liqo_tenant` on the provider, labels `liqo.io/identity-type: ControlPlane` and
-//!   `liqo.io/remote-cluster-id`, annotation `liqo.io/remote-tenant-namespace`), which Liqo's crd-replicator uses
-//!   to copy ResourceSlices to the provider;
+//! - the control-plane identity Secret `kubeconfig-controlplane-<provider id>` (labels
+//!   `liqo.io/identity-type: ControlPlane` and `liqo.io/remote-cluster-id`, annotation
+//!   `liqo.io/remote-tenant-namespace`), which Liqo's crd-replicator uses to copy ResourceSlices to the provider.
+//!   Its kubeconfig is assembled here, inside the consumer cluster: the public parts `liqo_tenant` returns
+//!   (`api_server_url`, `cluster_ca_certificate`, `client_certificate`) joined to the private key that
+//!   `liqo_consumer_key` wrote to `client_key_secret`, so no key passes through Terraform. For clusters that cannot
+//!   issue client certificates a whole kubeconfig may be brought instead, as the write-only `kubeconfig_wo`;
 //! - the ResourceSlice `resource_slice_name` (default: the provider cluster ID) asking for `resources`.
 //!
 //! Create/update waits for the slice's `Authentication` and `Resources` conditions to be `Accepted` (a `Denied`
@@ -13,12 +16,15 @@
 //! (reference §6): slice (wait gone; its finalizer needs the credentials), VirtualNode and Node (wait gone), then
 //! the Secret (wait gone; Liqo releases its finalizer when nothing replicated remains).
 //!
-//! Import ID: `<tenant_namespace>/<resource_slice_name>`.
+//! Import ID: `<tenant_namespace>/<resource_slice_name>`; an imported peer is taken to use the issued-certificate
+//! flow with the key Secret `liqo_consumer_key` names (`controlplane-key-<provider id>`).
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{Node, Secret};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -31,6 +37,8 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 
 use super::common::{Check, Timeouts, check_dns_label, check_qualified_name, left, timeouts_block};
+use super::consumer_key;
+use crate::crypto;
 use crate::errors::op_diags;
 use crate::kube_ops::{self, Check as Wait, OpError, gone_check, is_terminating};
 use crate::protocol::{
@@ -39,6 +47,13 @@ use crate::protocol::{
 use crate::provider::Cluster;
 
 const TYPE_NAME: &str = "liqo_peer";
+/// 1: `kubeconfig` (with the consumer's private key) replaced by the public parts and the key Secret's name.
+const SCHEMA_VERSION: i64 = 1;
+/// The issued-certificate flow's inputs: all four or none.
+const ISSUED: [&str; 4] = ["api_server_url", "cluster_ca_certificate", "client_certificate", "client_key_secret"];
+/// Names in the assembled kubeconfig (Liqo's `GenerateKubeconfig` shape: one cluster, one user, one context).
+const KUBECONFIG_CONTEXT: &str = "default-context";
+const KUBECONFIG_USER: &str = "liqo-controlplane";
 
 /// liqoctl gives `peer` 10 minutes end to end; a virtual kubelet may take a while to register its node.
 const DEFAULT_TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(600));
@@ -91,11 +106,40 @@ fn schema() -> Schema {
             "Tenant namespace for this consumer on the provider cluster, where Liqo replicates the ResourceSlice: \
              `liqo_tenant.<name>.tenant_namespace`. Changing it replaces the resource.",
         ),
-        Attribute::required("kubeconfig", Type::String).sensitive().describe(
-            "Kubeconfig giving this cluster's Liqo control plane access to its tenant namespace on the provider: \
-             `liqo_tenant.<name>.kubeconfig`. It contains a client certificate and its private key, so it is \
-             stored in the Terraform state (marked sensitive): protect the state accordingly. A new value (e.g. a \
-             renewed certificate) updates the identity Secret in place.",
+        Attribute::optional("api_server_url", Type::String).describe(
+            "URL of the provider cluster's API server as this cluster reaches it: `liqo_tenant.<name>.api_server_url`. \
+             One of the four attributes of the issued-certificate flow (with `cluster_ca_certificate`, \
+             `client_certificate` and `client_key_secret`), which carries no secret through Terraform. A new value \
+             updates the identity Secret in place.",
+        ),
+        Attribute::optional("cluster_ca_certificate", Type::String).describe(
+            "PEM CA that verifies `api_server_url`: `liqo_tenant.<name>.cluster_ca_certificate`. A new value updates \
+             the identity Secret in place.",
+        ),
+        Attribute::optional("client_certificate", Type::String).describe(
+            "PEM client certificate the provider issued for this cluster's key: \
+             `liqo_tenant.<name>.client_certificate`. It must be issued for the key in `client_key_secret` (checked \
+             before the identity Secret is written). A renewed certificate updates the identity Secret in place, \
+             and Liqo reconnects with it.",
+        ),
+        Attribute::optional("client_key_secret", Type::String).describe(
+            "Name of the Secret in `tenant_namespace` holding this cluster's private key (data `privateKey`): \
+             `liqo_consumer_key.<name>.key_secret_name`. The key is read inside this cluster and written into the \
+             identity Secret; it never reaches Terraform.",
+        ),
+        Attribute::optional("kubeconfig_wo", Type::String).sensitive().write_only().describe(
+            "A kubeconfig you bring instead of the issued-certificate flow, for provider clusters that cannot issue \
+             client certificates (e.g. EKS: a token or an `exec` plugin). **Write-only**: Terraform passes it to the \
+             provider on each apply and never stores it in state or plans (Terraform 1.11 or OpenTofu 1.11 and \
+             later; older clients are refused). It is the one path where a credential passes through Terraform: \
+             it lives in your configuration or wherever you read it from (prefer an ephemeral source), and in the \
+             identity Secret on this cluster. Set `kubeconfig_wo_version` with it and change that number to push a \
+             new kubeconfig.",
+        ),
+        Attribute::optional("kubeconfig_wo_version", Type::Number).describe(
+            "Version of `kubeconfig_wo`: Terraform cannot see a write-only value change, so change this number (e.g. \
+             increment it) to have the identity Secret rewritten with the current `kubeconfig_wo`. Required with \
+             `kubeconfig_wo`.",
         ),
         Attribute::optional("resources", Type::map(Type::String)).describe(
             "Resources requested from the provider, as Kubernetes quantities keyed by resource name: `cpu`, \
@@ -133,7 +177,7 @@ fn schema() -> Schema {
         ),
     ];
     Schema {
-        version: 0,
+        version: SCHEMA_VERSION,
         block: Block::new(
             "Peers this (consumer) cluster with a provider cluster: writes the control-plane identity Secret and a \
              ResourceSlice, waits for the provider to accept it and for the virtual node to be Ready. Destroying \
@@ -174,16 +218,7 @@ fn validate(config: &Value) -> Diagnostics {
              provider serves.",
         );
     }
-    if let Some(kubeconfig) = config.get("kubeconfig").as_str()
-        && let Err(why) = check_kubeconfig(kubeconfig)
-    {
-        // Never echo the value: it holds a private key.
-        c.error(
-            AttributePath::root("kubeconfig"),
-            "Invalid kubeconfig for `kubeconfig`",
-            format!("{why}. Pass the `kubeconfig` output of the provider's liqo_tenant resource."),
-        );
-    }
+    check_credentials(&mut c);
     if let Some(entries) = config.get("resources").entries() {
         for (key, value) in entries {
             let path = AttributePath::root("resources").key(key);
@@ -213,6 +248,85 @@ fn validate(config: &Value) -> Diagnostics {
     }
     c.timeouts();
     c.finish()
+}
+
+/// Exactly one way to authenticate: the four attributes of the issued-certificate flow, or `kubeconfig_wo` with
+/// its version. Values are checked when known; an unknown value only counts as set.
+fn check_credentials(c: &mut Check<'_>) {
+    let set = |c: &Check<'_>, a: &str| !c.value(a).is_null();
+    let issued: Vec<&str> = ISSUED.iter().copied().filter(|a| set(c, a)).collect();
+    let brought = set(c, "kubeconfig_wo");
+    let flows = "Either pass the issued-certificate flow's four attributes (`api_server_url`, `cluster_ca_certificate` \
+                 and `client_certificate` from the provider's liqo_tenant, `client_key_secret` from liqo_consumer_key \
+                 on this cluster), or bring a kubeconfig as `kubeconfig_wo` with `kubeconfig_wo_version`.";
+    if brought && !issued.is_empty() {
+        c.error(
+            AttributePath::root("kubeconfig_wo"),
+            "Conflicting credentials for liqo_peer",
+            format!("`kubeconfig_wo` and {} are both set. {flows}", quoted(&issued)),
+        );
+        return;
+    }
+    if !brought && issued.is_empty() {
+        c.error(
+            AttributePath::root("client_certificate"),
+            "No credentials for liqo_peer",
+            format!("This cluster's Liqo needs credentials for the provider cluster. {flows}"),
+        );
+        return;
+    }
+    if brought {
+        if !set(c, "kubeconfig_wo_version") {
+            c.error(
+                AttributePath::root("kubeconfig_wo_version"),
+                "`kubeconfig_wo_version` is required with `kubeconfig_wo`",
+                "Terraform never stores `kubeconfig_wo`, so it cannot tell when it changes: set \
+                 `kubeconfig_wo_version = 1` and increase it whenever the kubeconfig changes.",
+            );
+        }
+        if let Some(kubeconfig) = c.value("kubeconfig_wo").as_str()
+            && let Err(why) = check_kubeconfig(kubeconfig)
+        {
+            // Never echo the value: it may hold a key or a token.
+            c.error(
+                AttributePath::root("kubeconfig_wo"),
+                "Invalid kubeconfig for `kubeconfig_wo`",
+                format!("{why}. Pass a kubeconfig for the provider cluster, e.g. `file(\"milan.kubeconfig\")`."),
+            );
+        }
+        return;
+    }
+    for missing in ISSUED.iter().filter(|a| !issued.contains(a)) {
+        c.error(
+            AttributePath::root(missing),
+            format!("`{missing}` is required with {}", quoted(&issued)),
+            format!("The issued-certificate flow needs all four attributes. {flows}"),
+        );
+    }
+    c.api_server_url("api_server_url", "Pass the provider's `liqo_tenant.<name>.api_server_url`.");
+    c.ca_bundle("cluster_ca_certificate", "Pass the provider's `liqo_tenant.<name>.cluster_ca_certificate`.");
+    if let Some(cert) = c.value("client_certificate").as_str()
+        && let Err(why) = crypto::certificate_public_key(cert.as_bytes())
+    {
+        c.error(
+            AttributePath::root("client_certificate"),
+            "Invalid certificate for `client_certificate`",
+            format!("The value is not one PEM certificate: {why}. Pass the provider's `liqo_tenant.<name>.client_certificate`."),
+        );
+    }
+    if let Some(name) = c.value("client_key_secret").as_str()
+        && let Err(why) = check_dns_label(name)
+    {
+        c.error(
+            AttributePath::root("client_key_secret"),
+            "Invalid Secret name for `client_key_secret`",
+            format!("`{name}` {why}. Pass `liqo_consumer_key.<name>.key_secret_name`."),
+        );
+    }
+}
+
+fn quoted(attrs: &[&str]) -> String {
+    attrs.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
 }
 
 /// A kubeconfig must be YAML with at least one cluster and one user; the message never quotes the content.
@@ -291,13 +405,32 @@ fn plan_values(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<A
 // Objects
 // -------------------------------------------------------------------------------------------------------------
 
+/// How this cluster's Liqo authenticates to the provider.
+#[derive(Clone, Debug, PartialEq)]
+enum Credentials {
+    /// Public parts from liqo_tenant; the key stays in the Secret `key_secret` of this cluster.
+    Issued { server: String, ca_pem: String, cert_pem: String, key_secret: String },
+    /// A kubeconfig the user brings (`kubeconfig_wo`, from the configuration only).
+    Brought(Brought),
+}
+
+/// A brought kubeconfig; its Debug form never shows the content (it may hold a key or a token).
+#[derive(Clone, PartialEq)]
+struct Brought(String);
+
+impl std::fmt::Debug for Brought {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Brought(..)")
+    }
+}
+
 /// The known inputs of a planned state.
 #[derive(Clone, Debug, PartialEq)]
 struct Peer {
     tenant_namespace: String,
     provider_cluster_id: String,
     provider_tenant_namespace: String,
-    kubeconfig: String,
+    credentials: Credentials,
     resources: Option<BTreeMap<String, String>>,
     class: String,
     create_virtual_node: bool,
@@ -306,7 +439,8 @@ struct Peer {
 }
 
 impl Peer {
-    fn from_value(v: &Value) -> Result<Peer, Diagnostic> {
+    /// `v` is the planned state; `config` supplies the write-only `kubeconfig_wo`, which no state carries.
+    fn from_value(v: &Value, config: &Value) -> Result<Peer, Diagnostic> {
         let s = |attr: &str| {
             v.get(attr).as_str().map(str::to_string).ok_or_else(|| {
                 Diagnostic::attr_error(
@@ -331,7 +465,15 @@ impl Peer {
             tenant_namespace: s("tenant_namespace")?,
             provider_cluster_id: s("provider_cluster_id")?,
             provider_tenant_namespace: s("provider_tenant_namespace")?,
-            kubeconfig: s("kubeconfig")?,
+            credentials: match config.get("kubeconfig_wo").as_str() {
+                Some(kubeconfig) => Credentials::Brought(Brought(kubeconfig.to_string())),
+                None => Credentials::Issued {
+                    server: s("api_server_url")?,
+                    ca_pem: s("cluster_ca_certificate")?,
+                    cert_pem: s("client_certificate")?,
+                    key_secret: s("client_key_secret")?,
+                },
+            },
             resources,
             class: s("class")?,
             create_virtual_node: v.get("create_virtual_node").as_bool().unwrap_or(true),
@@ -344,8 +486,9 @@ impl Peer {
         identity_secret_name(&self.provider_cluster_id)
     }
 
-    /// The control-plane identity Secret, exactly as Liqo's crd-replicator expects it (reference §3.10).
-    fn identity_secret(&self) -> Secret {
+    /// The control-plane identity Secret around `kubeconfig`, exactly as Liqo's crd-replicator expects it
+    /// (reference §3.10).
+    fn identity_secret(&self, kubeconfig: &str) -> Secret {
         Secret {
             metadata: ObjectMeta {
                 name: Some(self.secret_name()),
@@ -362,7 +505,7 @@ impl Peer {
             },
             data: Some(BTreeMap::from([(
                 labels::KUBECONFIG_KEY.to_string(),
-                ByteString(self.kubeconfig.clone().into_bytes()),
+                ByteString(kubeconfig.as_bytes().to_vec()),
             )])),
             ..Default::default()
         }
@@ -408,6 +551,96 @@ impl Peer {
         s.set("accepted_resources", accepted.map(|a| Value::string_map(a.clone())).unwrap_or(Value::Null));
         s
     }
+}
+
+/// The issued certificate's parts and this cluster's key, as Liqo's `GenerateKubeconfig` writes a control-plane
+/// kubeconfig: cluster named after the provider, context `default-context` in the provider tenant namespace.
+struct KubeconfigParts<'a> {
+    server: &'a str,
+    ca_pem: &'a str,
+    cert_pem: &'a str,
+    key_pem: &'a str,
+    cluster_name: &'a str,
+    namespace: &'a str,
+}
+
+fn assemble_kubeconfig(p: &KubeconfigParts<'_>) -> zeroize::Zeroizing<String> {
+    let b64 = |s: &str| STANDARD.encode(s.as_bytes());
+    let doc = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": p.cluster_name, "cluster": {"server": p.server, "certificate-authority-data": b64(p.ca_pem)}}],
+        "users": [{"name": KUBECONFIG_USER, "user": {
+            "client-certificate-data": b64(p.cert_pem),
+            "client-key-data": b64(p.key_pem),
+        }}],
+        "contexts": [{"name": KUBECONFIG_CONTEXT, "context": {"cluster": p.cluster_name, "user": KUBECONFIG_USER, "namespace": p.namespace}}],
+        "current-context": KUBECONFIG_CONTEXT,
+    });
+    zeroize::Zeroizing::new(serde_yaml::to_string(&doc).expect("a JSON document always serialises to YAML"))
+}
+
+/// The public parts (server, CA, client certificate) of an identity kubeconfig, for drift detection and import;
+/// `None` for a kubeconfig without them (e.g. a brought one using a token).
+fn public_parts(kubeconfig: &str) -> Option<(String, String, String)> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(kubeconfig).ok()?;
+    let decode = |v: &serde_yaml::Value| String::from_utf8(STANDARD.decode(v.as_str()?).ok()?).ok();
+    let cluster = doc.get("clusters")?.get(0)?.get("cluster")?;
+    let user = doc.get("users")?.get(0)?.get("user")?;
+    Some((
+        cluster.get("server")?.as_str()?.to_string(),
+        decode(cluster.get("certificate-authority-data")?)?,
+        decode(user.get("client-certificate-data")?)?,
+    ))
+}
+
+/// The private key of the key Secret, checked to be the one `cert_pem` was issued for. The errors name the Secret
+/// and never quote the key.
+fn key_for_certificate(
+    secret: Option<&Secret>,
+    object: &str,
+    cert_pem: &str,
+) -> Result<zeroize::Zeroizing<String>, OpError> {
+    let failed =
+        |reason: String, hint: &str| OpError::Failed { object: object.to_string(), reason, hint: hint.to_string() };
+    let Some(secret) = secret.filter(|s| !is_terminating(*s)) else {
+        return Err(failed(
+            "it does not exist on this cluster".into(),
+            "It holds this cluster's control-plane key, written by liqo_consumer_key: pass that resource's \
+             `key_secret_name` as `client_key_secret` (Terraform then creates the key first), or apply again if it \
+             was deleted out of band (liqo_consumer_key then makes a new key and the provider signs it).",
+        ));
+    };
+    let key = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(consumer_key::PRIVATE_KEY))
+        .and_then(|b| String::from_utf8(b.0.clone()).ok())
+        .map(zeroize::Zeroizing::new)
+        .ok_or_else(|| {
+            failed(
+                format!("it has no `{}` entry", consumer_key::PRIVATE_KEY),
+                "Pass the Secret liqo_consumer_key wrote (`key_secret_name`).",
+            )
+        })?;
+    let ours = crypto::private_key_public_key(&key).map_err(|why| {
+        failed(
+            format!("`{}`: {why}", consumer_key::PRIVATE_KEY),
+            "Pass the Secret liqo_consumer_key wrote (`key_secret_name`).",
+        )
+    })?;
+    let certified = crypto::certificate_public_key(cert_pem.as_bytes()).map_err(|why| {
+        failed(format!("client_certificate: {why}"), "Pass the provider's liqo_tenant `client_certificate`.")
+    })?;
+    if ours != certified {
+        return Err(failed(
+            "client_certificate was issued for another key than the one in this Secret".into(),
+            "The certificate and the key must come from the same peering: pass liqo_tenant's `client_certificate` \
+             for the CSR of the liqo_consumer_key whose `key_secret_name` is `client_key_secret`. After a key \
+             rotation, apply again so that liqo_tenant signs the new CSR first.",
+        ));
+    }
+    Ok(key)
 }
 
 // -------------------------------------------------------------------------------------------------------------
@@ -569,7 +802,12 @@ fn network_note(connections: &[Connection], provider: &str) -> Option<String> {
 /// not hold (timeouts, wait flag) come from it, and quantities equal in value keep the user's spelling.
 fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
     let mut s = if prior.is_null() {
-        Value::object([("wait_for_virtual_node", Value::Bool(true)), ("timeouts", Value::Null)])
+        Value::object([
+            ("wait_for_virtual_node", Value::Bool(true)),
+            ("kubeconfig_wo", Value::Null),
+            ("kubeconfig_wo_version", Value::Null),
+            ("timeouts", Value::Null),
+        ])
     } else {
         prior.clone()
     };
@@ -580,7 +818,7 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
     s.set("resource_slice_name", Value::string(&name));
     let label = |k: &str| rs.metadata.labels.as_ref().and_then(|l| l.get(k)).cloned();
     let provider = label(labels::REMOTE_CLUSTER_ID).or_else(|| rs.spec.provider_cluster_id.clone());
-    s.set("provider_cluster_id", Value::opt_string(provider));
+    s.set("provider_cluster_id", Value::opt_string(provider.clone()));
     let annotation = secret.metadata.annotations.as_ref().and_then(|a| a.get(labels::REMOTE_TENANT_NAMESPACE));
     // The annotation tells Liqo where the slice lives on the provider, and Liqo's slice finalizer needs it to clean
     // up there: an out-of-band change is drift repaired in place (null, see `plan_values`), never a replacement,
@@ -590,12 +828,29 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
         _ => Value::opt_string(annotation.cloned()),
     };
     s.set("provider_tenant_namespace", tenant_namespace);
-    let kubeconfig = secret
-        .data
-        .as_ref()
-        .and_then(|d| d.get(labels::KUBECONFIG_KEY))
-        .map(|b| String::from_utf8_lossy(&b.0).into_owned());
-    s.set("kubeconfig", Value::opt_string(kubeconfig));
+    // The issued-certificate flow's public parts as the Secret holds them (an edit shows as drift and is rewritten);
+    // never the key. A brought kubeconfig is write-only: nothing of it is read back.
+    if prior.get("kubeconfig_wo_version").is_null() {
+        let parts = secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get(labels::KUBECONFIG_KEY))
+            .and_then(|b| std::str::from_utf8(&b.0).ok())
+            .and_then(public_parts);
+        let (server, ca, cert) = match parts {
+            Some((server, ca, cert)) => (Value::string(server), Value::string(ca), Value::string(cert)),
+            None => (Value::Null, Value::Null, Value::Null),
+        };
+        s.set("api_server_url", server);
+        s.set("cluster_ca_certificate", ca);
+        s.set("client_certificate", cert);
+        if prior.is_null() {
+            s.set(
+                "client_key_secret",
+                Value::string(consumer_key::key_secret_name(provider.as_deref().unwrap_or_default())),
+            );
+        }
+    }
     let managed = (!prior.is_null()).then(|| prior.get("resources"));
     s.set("resources", observed_resources(managed, rs.spec.resources.as_ref()));
     s.set("class", Value::opt_string(rs.spec.class.clone()));
@@ -684,8 +939,25 @@ impl PeerResource {
             self.unpeer_slice(ctx, client, &peer.tenant_namespace, &peer.slice_name, deadline).await?;
             kube_ops::settle(ctx, &secrets, &peer.secret_name(), left(deadline)).await?;
         }
-        // The Secret first: the crd-replicator needs it to replicate the slice.
-        kube_ops::apply(ctx, &secrets, &peer.identity_secret()).await?;
+        let kubeconfig = match &peer.credentials {
+            Credentials::Issued { server, ca_pem, cert_pem, key_secret } => {
+                let found = kube_ops::get_opt(ctx, &secrets, key_secret).await?;
+                let object = kube_ops::describe::<Secret>(Some(&peer.tenant_namespace), key_secret);
+                let key = key_for_certificate(found.as_ref(), &object, cert_pem)?;
+                assemble_kubeconfig(&KubeconfigParts {
+                    server,
+                    ca_pem,
+                    cert_pem,
+                    key_pem: &key,
+                    cluster_name: &peer.provider_cluster_id,
+                    namespace: &peer.provider_tenant_namespace,
+                })
+            }
+            Credentials::Brought(Brought(kubeconfig)) => zeroize::Zeroizing::new(kubeconfig.clone()),
+        };
+        // The Secret first: the crd-replicator needs it to replicate the slice. A new kubeconfig (a renewed
+        // certificate, a rotated key) replaces the old one in place, and Liqo's crd-replicator reconnects with it.
+        kube_ops::apply(ctx, &secrets, &peer.identity_secret(&kubeconfig)).await?;
         *written = true;
         kube_ops::settle(ctx, &slices, &peer.slice_name, left(deadline)).await?;
         kube_ops::apply(ctx, &slices, &peer.resource_slice()).await?;
@@ -825,7 +1097,7 @@ impl Resource for PeerResource {
         }
         let unchanged =
             |diagnostics: Diagnostics| ApplyResponse { new_state: req.prior.clone(), private: vec![], diagnostics };
-        let peer = match Peer::from_value(&req.planned) {
+        let peer = match Peer::from_value(&req.planned, &req.config) {
             Ok(p) => p,
             Err(d) => return unchanged(d.into()),
         };
@@ -878,6 +1150,21 @@ impl Resource for PeerResource {
             // and is idempotent for the rest).
             Ok(_) => ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
             Err(e) => ReadResponse { new_state: state, private, diagnostics: op_diags(&e) },
+        }
+    }
+
+    /// From 0.2.0 (version 0): the `kubeconfig` holding the private key is dropped; the configuration then sets
+    /// the issued-certificate attributes, and the next apply rewrites the identity Secret in place.
+    fn upgrade(&self, version: i64, mut state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
+        match version {
+            0 => {
+                if let Some(attributes) = state.as_object_mut() {
+                    attributes.remove("kubeconfig");
+                }
+                Ok(state)
+            }
+            SCHEMA_VERSION => Ok(state),
+            other => Err(crate::errors::unknown_schema_version(TYPE_NAME, other, SCHEMA_VERSION)),
         }
     }
 
@@ -1037,7 +1324,12 @@ mod tests {
             ("tenant_namespace", Value::string("liqo-tenant-milan")),
             ("provider_cluster_id", Value::string("milan")),
             ("provider_tenant_namespace", Value::string("liqo-tenant-rome")),
-            ("kubeconfig", Value::string("apiVersion: v1\nclusters: [{name: milan}]\nusers: [{name: rome}]\n")),
+            ("api_server_url", Value::string("https://milan.example.com:6443")),
+            ("cluster_ca_certificate", Value::string(&issued().ca)),
+            ("client_certificate", Value::string(&issued().cert)),
+            ("client_key_secret", Value::string("controlplane-key-milan")),
+            ("kubeconfig_wo", Value::Null),
+            ("kubeconfig_wo_version", Value::Null),
             ("resources", Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
             ("class", Value::Null),
             ("create_virtual_node", Value::Null),
@@ -1050,6 +1342,38 @@ mod tests {
         ])
     }
 
+    /// A CA, a client certificate it signed and the client's key, made once per test process.
+    struct Issued {
+        ca: String,
+        cert: String,
+        key: String,
+    }
+
+    fn issued() -> &'static Issued {
+        static ISSUED: std::sync::OnceLock<Issued> = std::sync::OnceLock::new();
+        ISSUED.get_or_init(|| {
+            let ca_key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+            let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+            ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+            let ca = ca_params.self_signed(&ca_key).unwrap();
+            let issuer = rcgen::Issuer::new(ca_params, &ca_key);
+            let client = crypto::new_client_key("rome", "liqo.io").unwrap();
+            let key = rcgen::KeyPair::from_pem(&client.key_pem).unwrap();
+            let cert = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap().signed_by(&key, &issuer).unwrap();
+            Issued { ca: ca.pem(), cert: cert.pem(), key: client.key_pem.to_string() }
+        })
+    }
+
+    fn key_secret(key_pem: &str) -> Secret {
+        Secret {
+            data: Some(BTreeMap::from([(
+                consumer_key::PRIVATE_KEY.to_string(),
+                ByteString(key_pem.as_bytes().to_vec()),
+            )])),
+            ..Default::default()
+        }
+    }
+
     fn error_paths(d: &Diagnostics) -> Vec<String> {
         d.iter().filter(|d| d.severity == Severity::Error).map(|d| d.attribute.as_ref().unwrap().to_string()).collect()
     }
@@ -1058,7 +1382,7 @@ mod tests {
         let (planned, _) = plan_values(&Value::Null, &config(), &config());
         let mut known = planned.clone();
         known.set("accepted_resources", Value::Null);
-        let peer = Peer::from_value(&known).unwrap();
+        let peer = Peer::from_value(&known, &config()).unwrap();
         (planned, peer)
     }
 
@@ -1078,17 +1402,23 @@ mod tests {
     }
 
     #[test]
-    fn schema_describes_everything_and_hides_the_kubeconfig() {
+    fn schema_describes_everything_and_keeps_the_brought_kubeconfig_out_of_state() {
         let s = schema();
         for a in &s.block.attributes {
             assert!(!a.description.is_empty(), "{} has no description", a.name);
         }
-        assert!(s.block.attribute("kubeconfig").unwrap().sensitive);
+        assert!(s.block.attribute("kubeconfig").is_none(), "no key passes through state");
+        let wo = s.block.attribute("kubeconfig_wo").unwrap();
+        assert!(wo.write_only && wo.sensitive && wo.optional);
+        for public in ISSUED {
+            let a = s.block.attribute(public).unwrap();
+            assert!(a.optional && !a.sensitive && !a.write_only, "{public}");
+        }
         for out in ["id", "virtual_node_name", "accepted_resources"] {
             let a = s.block.attribute(out).unwrap();
             assert!(a.computed && !a.optional && !a.required, "{out} must be computed only");
         }
-        for input in ["tenant_namespace", "provider_cluster_id", "provider_tenant_namespace", "kubeconfig"] {
+        for input in ["tenant_namespace", "provider_cluster_id", "provider_tenant_namespace"] {
             assert!(s.block.attribute(input).unwrap().required, "{input} must be required");
         }
         assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts" && b.nesting == Nesting::Single));
@@ -1100,7 +1430,7 @@ mod tests {
         c.set("tenant_namespace", Value::string("Tenant_NS"));
         c.set("provider_cluster_id", Value::string("-milan"));
         c.set("provider_tenant_namespace", Value::Unknown);
-        c.set("kubeconfig", Value::string("clusters: []\nusers: [{name: x}]"));
+        c.set("client_certificate", Value::string("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"));
         c.set("resource_slice_name", Value::string("a.b"));
         c.set("class", Value::string(""));
         c.set(
@@ -1122,17 +1452,135 @@ mod tests {
                 "provider_cluster_id",
                 "resource_slice_name",
                 "class",
-                "kubeconfig",
+                "client_certificate",
                 r#"resources["bad key!"]"#,
                 r#"resources["cpu"]"#,
                 r#"resources["memory"]"#,
                 "timeouts.create",
             ]
         );
-        // The kubeconfig message never repeats the (secret) content.
-        let kc = d.iter().find(|d| d.attribute.as_ref().unwrap().to_string() == "kubeconfig").unwrap();
-        assert!(kc.detail.contains("no `clusters` entry") && !kc.detail.contains("users"));
+        let cert = d.iter().find(|d| d.attribute.as_ref().unwrap().to_string() == "client_certificate").unwrap();
+        assert!(cert.detail.contains("PRIVATE KEY") && !cert.detail.contains("AAAA"), "{}", cert.detail);
         assert!(validate(&config()).is_empty());
+    }
+
+    /// One flow or the other, complete; each mistake names the attribute to fix.
+    #[test]
+    fn credentials_are_one_complete_flow() {
+        let brought = |version: Value, kubeconfig: &str| {
+            let mut c = config();
+            for a in ISSUED {
+                c.set(a, Value::Null);
+            }
+            c.set("kubeconfig_wo", Value::string(kubeconfig));
+            c.set("kubeconfig_wo_version", version);
+            c
+        };
+        let good = "clusters: [{name: milan}]\nusers: [{name: eks, user: {token: SECRET-TOKEN}}]\n";
+        assert!(validate(&brought(Value::Number(1.0), good)).is_empty());
+        assert_eq!(error_paths(&validate(&brought(Value::Null, good))), ["kubeconfig_wo_version"]);
+        let d = validate(&brought(Value::Number(1.0), "clusters: []\nusers: [{user: {token: SECRET-TOKEN}}]"));
+        assert_eq!(error_paths(&d), ["kubeconfig_wo"]);
+        assert!(d.0[0].detail.contains("no `clusters` entry") && !d.0[0].detail.contains("SECRET"), "never echoed");
+
+        let mut both = config();
+        both.set("kubeconfig_wo", Value::string(good));
+        assert_eq!(error_paths(&validate(&both)), ["kubeconfig_wo"]);
+        let mut none = config();
+        for a in ISSUED {
+            none.set(a, Value::Null);
+        }
+        assert_eq!(error_paths(&validate(&none)), ["client_certificate"]);
+        let mut partial = config();
+        partial.set("client_key_secret", Value::Null);
+        partial.set("api_server_url", Value::Unknown);
+        assert_eq!(error_paths(&validate(&partial)), ["client_key_secret"]);
+        let mut bad = config();
+        bad.set("api_server_url", Value::string("http://milan:6443"));
+        bad.set("cluster_ca_certificate", Value::string(format!("{}{}", issued().ca, issued().key)));
+        assert_eq!(error_paths(&validate(&bad)), ["api_server_url", "cluster_ca_certificate"]);
+    }
+
+    /// The assembled kubeconfig has Liqo's shape and loads in kube-rs with the P-256 key; its public parts read
+    /// back for drift detection, the key never does.
+    #[tokio::test]
+    async fn the_identity_kubeconfig_joins_the_public_parts_to_the_local_key() {
+        let (_, peer) = planned_peer();
+        let Credentials::Issued { server, ca_pem, cert_pem, .. } = &peer.credentials else { panic!("issued flow") };
+        let key =
+            key_for_certificate(Some(&key_secret(&issued().key)), "Secret liqo-tenant-milan/k", cert_pem).unwrap();
+        let yaml = assemble_kubeconfig(&KubeconfigParts {
+            server,
+            ca_pem,
+            cert_pem,
+            key_pem: &key,
+            cluster_name: "milan",
+            namespace: "liqo-tenant-rome",
+        });
+        let kc = kube::config::Kubeconfig::from_yaml(&yaml).unwrap();
+        assert_eq!(kc.current_context.as_deref(), Some("default-context"));
+        let context = kc.contexts[0].context.as_ref().unwrap();
+        assert_eq!((context.cluster.as_str(), context.namespace.as_deref()), ("milan", Some("liqo-tenant-rome")));
+        let config =
+            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await.unwrap();
+        assert_eq!(config.default_namespace, "liqo-tenant-rome");
+        // Building the client loads the identity into rustls: this fails if rustls rejects the key format.
+        kube::Client::try_from(config).expect("rustls accepts the P-256 PKCS#8 client key");
+        assert_eq!(public_parts(&yaml), Some((server.clone(), ca_pem.clone(), cert_pem.clone())));
+
+        // Read reflects those parts and never the key.
+        let (planned, _) = planned_peer();
+        let prior = peer.state(&planned, None);
+        let rs = peer.resource_slice();
+        let s = observed_state(&prior, &rs, &peer.identity_secret(&yaml));
+        for a in ISSUED {
+            assert_eq!(s.get(a), prior.get(a), "{a}");
+        }
+        assert!(!format!("{s:?}").contains(issued().key.lines().nth(1).unwrap()));
+        // An identity Secret edited to another certificate shows as drift.
+        let edited = yaml.replace(&STANDARD.encode(cert_pem.as_bytes()), &STANDARD.encode(issued().ca.as_bytes()));
+        let s = observed_state(&prior, &rs, &peer.identity_secret(&edited));
+        assert_eq!(s.get("client_certificate").as_str(), Some(issued().ca.as_str()));
+    }
+
+    #[test]
+    fn the_key_must_be_the_certified_one() {
+        let object = "Secret liqo-tenant-milan/controlplane-key-milan";
+        let cert = &issued().cert;
+        let other = crypto::new_client_key("rome", "liqo.io").unwrap();
+        let reason = |r: Result<zeroize::Zeroizing<String>, OpError>| match r {
+            Err(OpError::Failed { object: o, reason, .. }) => {
+                assert_eq!(o, object);
+                reason
+            }
+            _ => panic!("expected a failure"),
+        };
+        assert!(reason(key_for_certificate(None, object, cert)).contains("does not exist"));
+        let mismatch = reason(key_for_certificate(Some(&key_secret(&other.key_pem)), object, cert));
+        assert!(mismatch.contains("another key"), "{mismatch}");
+        assert!(!mismatch.contains(other.key_pem.lines().nth(1).unwrap()));
+        assert!(reason(key_for_certificate(Some(&Secret::default()), object, cert)).contains("privateKey"));
+        assert!(key_for_certificate(Some(&key_secret(&issued().key)), object, cert).is_ok());
+    }
+
+    /// A brought kubeconfig comes from the configuration only and never shows in Debug output.
+    #[test]
+    fn a_brought_kubeconfig_comes_from_the_configuration() {
+        let (planned, _) = planned_peer();
+        let mut cfg = config();
+        cfg.set("kubeconfig_wo", Value::string("clusters: [{}]\nusers: [{user: {token: SECRET-TOKEN}}]"));
+        let peer = Peer::from_value(&planned, &cfg).unwrap();
+        assert!(matches!(&peer.credentials, Credentials::Brought(Brought(k)) if k.contains("SECRET-TOKEN")));
+        assert!(!format!("{peer:?}").contains("SECRET-TOKEN"));
+    }
+
+    #[test]
+    fn upgrading_0_2_0_state_drops_the_kubeconfig() {
+        let resource = PeerResource::new(Arc::new(Cluster::default()));
+        let old = serde_json::json!({"id": "liqo-tenant-milan/milan", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
+        let upgraded = resource.upgrade(0, old).unwrap();
+        assert_eq!(upgraded, serde_json::json!({"id": "liqo-tenant-milan/milan"}));
+        assert!(resource.upgrade(2, upgraded).is_err());
     }
 
     #[test]
@@ -1194,10 +1642,14 @@ mod tests {
         assert!(replace.is_empty());
         assert!(planned.get("accepted_resources").is_unknown());
 
-        // New kubeconfig (renewed certificate): in place.
-        let mut proposed = prior.clone();
-        proposed.set("kubeconfig", Value::string("clusters: [{}]\nusers: [{}]"));
-        assert!(plan_values(&prior, &proposed, &config()).1.is_empty());
+        // A renewed certificate, or a new kubeconfig version: in place.
+        for (attr, value) in
+            [("client_certificate", Value::string("renewed")), ("kubeconfig_wo_version", Value::Number(2.0))]
+        {
+            let mut proposed = prior.clone();
+            proposed.set(attr, value);
+            assert!(plan_values(&prior, &proposed, &config()).1.is_empty(), "{attr}");
+        }
 
         for (attr, value) in [
             ("resource_slice_name", Value::string("other")),
@@ -1224,7 +1676,7 @@ mod tests {
     #[test]
     fn objects_carry_liqo_labels_and_never_claim_liqo_fields() {
         let (_, peer) = planned_peer();
-        let secret = serde_json::to_value(peer.identity_secret()).unwrap();
+        let secret = serde_json::to_value(peer.identity_secret("apiVersion: v1\n")).unwrap();
         assert_eq!(secret["metadata"]["name"], "kubeconfig-controlplane-milan");
         assert_eq!(secret["metadata"]["namespace"], "liqo-tenant-milan");
         assert_eq!(secret["metadata"]["labels"]["liqo.io/identity-type"], "ControlPlane");
@@ -1368,7 +1820,14 @@ mod tests {
             vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")],
             &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")],
         );
-        let secret = peer.identity_secret();
+        let secret = peer.identity_secret(&assemble_kubeconfig(&KubeconfigParts {
+            server: "https://milan.example.com:6443",
+            ca_pem: &issued().ca,
+            cert_pem: &issued().cert,
+            key_pem: &issued().key,
+            cluster_name: "milan",
+            namespace: "liqo-tenant-rome",
+        }));
 
         // Unchanged objects read back into the same state (apart from the refreshed grant).
         let s = observed_state(&prior, &rs, &secret);
@@ -1426,7 +1885,10 @@ mod tests {
             "tenant_namespace",
             "provider_cluster_id",
             "provider_tenant_namespace",
-            "kubeconfig",
+            "api_server_url",
+            "cluster_ca_certificate",
+            "client_certificate",
+            "client_key_secret",
             "resources",
             "class",
             "create_virtual_node",

@@ -1,9 +1,11 @@
 //! `liqo_tenant`: the authentication half of a peering, on the **provider** cluster.
 //!
 //! Owns, for one consumer cluster:
-//! - client credentials for the consumer's control plane: a P-256 key made in this process, a Kubernetes
-//!   CertificateSigningRequest (`CN=<consumer id>`, `O=liqo.io`, signer `kubernetes.io/kube-apiserver-client`)
-//!   approved by the provider and read back, delivered as the sensitive `kubeconfig` output for `liqo_peer`;
+//! - the consumer's client certificate: the consumer's CSR (`csr`, from `liqo_consumer_key` on the consumer, whose
+//!   private key never leaves that cluster) submitted as a Kubernetes CertificateSigningRequest (signer
+//!   `kubernetes.io/kube-apiserver-client`), approved by the provider and read back. Outputs are public:
+//!   `client_certificate`, `cluster_ca_certificate` and `api_server_url`, which `liqo_peer` joins to the key inside
+//!   the consumer cluster;
 //! - RoleBinding `liqo-binding-<role>` in the tenant namespace, binding `User <consumer id>` to Liqo's
 //!   control-plane ClusterRole `<role>`, found as Liqo finds it by label `app.kubernetes.io/name=remote-controlplane`
 //!   (`liqo-remote-controlplane` unless the Helm release renames it): what the consumer's crd-replicator needs to
@@ -11,9 +13,9 @@
 //! - Tenant `<consumer id>` (`authzPolicy: TolerateNoHandshake`), ready when Liqo sets `status.tenantNamespace`.
 //!
 //! The tenant namespace itself belongs to `liqo_generate`. Import ID: `<tenant_namespace>/<consumer cluster id>`
-//! (the Tenant's namespace and name). The private key cannot be recovered by import, so the plan after an import
-//! proposes new credentials (and nothing else).
-use crate::data_sources::cluster::read_cluster_id;
+//! (the Tenant's namespace and name). The certificate is not recovered by import: the plan after an import signs
+//! the configured `csr` again (an in-place update, and nothing else).
+use crate::crypto;
 use crate::errors::{op_diags, op_error};
 use crate::kube_ops::{self, Check as Wait, OpError};
 use crate::protocol::{
@@ -41,6 +43,8 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 const TYPE_NAME: &str = "liqo_tenant";
+/// 1: `kubeconfig` (with the consumer's private key) replaced by `csr` → `client_certificate`.
+const SCHEMA_VERSION: i64 = 1;
 const DEFAULT_TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
 const DEFAULT_CERTIFICATE_VALIDITY: &str = "8760h";
 const DEFAULT_RENEW_BEFORE: &str = "720h";
@@ -59,10 +63,6 @@ const APPROVAL_REASON: &str = "TerraformProviderLiqoApproval";
 /// ConfigMap Kubernetes publishes in every namespace with the CA that verifies the API server.
 const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
 const ROOT_CA_KEY: &str = "ca.crt";
-/// Cluster name in the kubeconfig when the provider's Liqo cluster ID cannot be read.
-const FALLBACK_CLUSTER_NAME: &str = "provider";
-/// The context name Liqo's own kubeconfigs use.
-const KUBECONFIG_CONTEXT: &str = "default-context";
 
 /// The `liqo_tenant` resource type, bound to the provider block's cluster.
 pub struct TenantResource {
@@ -100,20 +100,26 @@ fn schema() -> Schema {
         ),
         Attribute::optional_computed("api_server_url", Type::String).describe(
             "URL of this cluster's API server as the consumer cluster's control plane (its crd-replicator) reaches \
-             it, written into `kubeconfig` (`https://host:port`). Defaults to the address the provider block uses, \
+             it (`https://host:port`), for `liqo_peer.api_server_url`. Defaults to the address the provider block uses, \
              recorded when the resource is created. It must serve a certificate that `api_server_ca` verifies for \
              its host; apply checks that from where Terraform runs. It does not change the address Liqo's virtual \
              kubelet uses: that one comes from the provider cluster's Liqo installation (Helm `apiServer.address`, \
              `--api-server-address-override`, else the first control-plane node's address on port 6443). Changing \
-             it rebuilds `kubeconfig` in place with the same certificate.",
+             it updates `liqo_peer` in place with the same certificate.",
         ),
         Attribute::optional("api_server_ca", Type::String).describe(
-            "PEM CA certificate(s) the consumer uses to verify `api_server_url`, written into `kubeconfig`. Defaults \
+            "PEM CA certificate(s) the consumer uses to verify `api_server_url` (output as `cluster_ca_certificate`). Defaults \
              to this cluster's CA (the `kube-root-ca.crt` ConfigMap of the tenant namespace). Set it when \
              `api_server_url` is a proxy, load balancer or port-forward whose certificate that CA did not sign (the \
              counterpart of Liqo's Helm value `apiServer.ca`, `--ca-override`). Apply checks that `api_server_url` \
              answers TLS with a certificate this CA verifies for that host, and fails naming both otherwise. \
-             Changing it rebuilds `kubeconfig` in place with the same certificate.",
+             Changing it updates `liqo_peer` in place with the same certificate.",
+        ),
+        Attribute::required("csr", Type::String).describe(
+            "The consumer's PEM certificate signing request, `liqo_consumer_key.<name>.csr`: made on the consumer \
+             cluster, whose private key never leaves it. Its common name must be `consumer_cluster_id` and its \
+             organization `liqo.io` (what Liqo requires of control-plane users); the signature is checked at plan \
+             time. A new CSR (a rotated key) is signed in place.",
         ),
         Attribute::optional_computed("certificate_validity", Type::String).describe(
             "Requested lifetime of the consumer's client certificate, as a duration (default `8760h`, at least `10m`), \
@@ -126,20 +132,23 @@ fn schema() -> Schema {
              `10m` shorter than `certificate_validity`). Renewal happens on the next `terraform apply` after that point: \
              Liqo does not renew certificates it did not issue.",
         ),
-        Attribute::computed("kubeconfig", Type::String).sensitive().describe(
-            "Kubeconfig for the consumer's Liqo control plane: this cluster's API server URL and CA, the client \
-             certificate **and its private key**, cluster named after this cluster's Liqo ID, context \
-             `default-context` with namespace = `tenant_namespace`. Pass it to `liqo_peer.kubeconfig`. The private key \
-             necessarily lives in the Terraform state (it must reach the consumer cluster): protect the state.",
+        Attribute::computed("client_certificate", Type::String).describe(
+            "PEM client certificate this cluster issued for `csr` (public; the key stays on the consumer). Pass it \
+             to `liqo_peer.client_certificate`.",
+        ),
+        Attribute::computed("cluster_ca_certificate", Type::String).describe(
+            "PEM CA the consumer trusts for `api_server_url`: `api_server_ca`, else this cluster's CA. Pass it to \
+             `liqo_peer.cluster_ca_certificate`.",
         ),
         Attribute::computed("certificate_expires_at", Type::String)
-            .describe("Expiry of the client certificate in `kubeconfig` (RFC 3339, UTC)."),
+            .describe("Expiry of `client_certificate` (RFC 3339, UTC)."),
     ];
     Schema {
-        version: 0,
+        version: SCHEMA_VERSION,
         block: Block::new(
             "Authenticates a consumer cluster on this provider cluster (Liqo declarative peering, authentication \
-             module): mints the consumer's client certificate through the Kubernetes CSR API, grants it Liqo's \
+             module): signs the consumer's certificate signing request through the Kubernetes CSR API (only public \
+             data crosses the clusters: the CSR, the certificate, the CA and the URL), grants it Liqo's \
              control-plane ClusterRole (the one labelled `app.kubernetes.io/name=remote-controlplane`, \
              `liqo-remote-controlplane` by default) in the tenant namespace and creates the Tenant \
              (`authzPolicy: TolerateNoHandshake`). Use it with the provider block of the **provider** cluster.",
@@ -161,26 +170,23 @@ fn validate(config: &Value) -> Diagnostics {
     c.duration("certificate_validity");
     c.duration("renew_before");
     c.timeouts();
-    if let Some(url) = config.get("api_server_url").as_str()
-        && let Err(why) = check_api_server_url(url)
+    c.api_server_url(
+        "api_server_url",
+        "Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`.",
+    );
+    c.ca_bundle(
+        "api_server_ca",
+        "Give the PEM certificate(s) (`-----BEGIN CERTIFICATE-----` …) of the CA that signed the certificate served \
+         at `api_server_url`, e.g. `file(\"proxy-ca.pem\")`, or remove it to use the cluster CA.",
+    );
+    if let Some(csr) = config.get("csr").as_str()
+        // An invalid consumer ID has its own error; comparing the CSR with it would only add noise.
+        && let Err((summary, detail)) = check_csr(
+            csr,
+            config.get("consumer_cluster_id").as_str().filter(|id| crate::resources::common::check_dns_label(id).is_ok()),
+        )
     {
-        c.error(
-            AttributePath::root("api_server_url"),
-            "Invalid API server URL for `api_server_url`",
-            format!("`{url}` {why}. Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`."),
-        );
-    }
-    if let Some(ca) = config.get("api_server_ca").as_str()
-        && let Err(why) = check_ca_pem(ca)
-    {
-        c.error(
-            AttributePath::root("api_server_ca"),
-            "Invalid CA for `api_server_ca`",
-            format!(
-                "{why}. Give the PEM certificate(s) (`-----BEGIN CERTIFICATE-----` …) of the CA that signed the \
-                 certificate served at `api_server_url`, e.g. `file(\"proxy-ca.pem\")`, or remove it to use the cluster CA."
-            ),
-        );
+        c.error(AttributePath::root("csr"), summary, detail);
     }
     // Cross-field rules on the effective values (defaults when unset); unknown values are checked at the next plan.
     let validity = effective_duration(config, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY);
@@ -228,53 +234,37 @@ fn effective_duration(v: &Value, attr: &str, default: &str) -> Option<Duration> 
     }
 }
 
-/// At least one PEM certificate and nothing but certificates.
-fn check_ca_pem(ca: &str) -> Result<(), String> {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-    let mut count = 0;
-    for cert in CertificateDer::pem_slice_iter(ca.as_bytes()) {
-        cert.map_err(|e| format!("it is not valid PEM ({e})"))?;
-        count += 1;
+/// A CSR Liqo accepts for a control-plane user: self-signed by its key, `CN=<consumer>` (when known), `O=liqo.io`
+/// (Liqo's `CheckCSRForControlPlane`). Checked before anything is written, since Kubernetes would sign any CSR.
+fn check_csr(csr: &str, consumer: Option<&str>) -> Result<(), (String, String)> {
+    let fix = "Pass the `csr` output of liqo_consumer_key on the consumer cluster, unchanged.";
+    let subject = crypto::inspect_csr(csr.as_bytes())
+        .map_err(|why| ("Invalid certificate signing request for `csr`".to_string(), format!("{why}. {fix}")))?;
+    if let Some(consumer) = consumer
+        && subject.common_name != consumer
+    {
+        return Err((
+            "`csr` is not for `consumer_cluster_id`".to_string(),
+            format!(
+                "The CSR asks for a certificate for `{}` but consumer_cluster_id is `{consumer}`: the consumer would \
+                 authenticate as a user the Tenant and RoleBinding do not name. Use the liqo_consumer_key of the \
+                 consumer cluster `{consumer}` (its `cluster_id` output is the CSR's name).",
+                subject.common_name
+            ),
+        ));
     }
-    if count == 0 { Err("it holds no PEM certificate".into()) } else { Ok(()) }
-}
-
-/// `https://host[:port][/path]`: what a kubeconfig `server` may hold. Plain HTTP is refused because the
-/// consumer authenticates with a client certificate, which only works over TLS.
-fn check_api_server_url(url: &str) -> Result<(), String> {
-    let rest =
-        url.strip_prefix("https://").ok_or("does not start with `https://` (API servers are served over TLS)")?;
-    if rest.contains(['?', '#', '@']) || rest.contains(char::is_whitespace) {
-        return Err("contains a query, fragment, user name or space".into());
+    if !subject.organizations.iter().any(|o| o == labels::CONTROL_PLANE_ORGANIZATION) {
+        return Err((
+            "`csr` lacks Liqo's control-plane organization".to_string(),
+            format!(
+                "The CSR's subject has organization {:?}; Liqo treats a user as a consumer control plane only with \
+                 `O={}`. {fix}",
+                subject.organizations,
+                labels::CONTROL_PLANE_ORGANIZATION
+            ),
+        ));
     }
-    let authority = rest.split('/').next().unwrap_or_default();
-    let port = if let Some(v6) = authority.strip_prefix('[') {
-        let (addr, after) = v6.split_once(']').ok_or("has an unclosed `[` in an IPv6 address")?;
-        addr.parse::<std::net::Ipv6Addr>().map_err(|_| format!("has an invalid IPv6 address `{addr}`"))?;
-        match after {
-            "" => None,
-            p => Some(p.strip_prefix(':').ok_or("has text after the IPv6 address that is not `:port`")?),
-        }
-    } else {
-        let (host, port) = match authority.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (authority, None),
-        };
-        if host.is_empty() {
-            return Err("has no host".into());
-        }
-        if !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.')) {
-            return Err(format!(
-                "has an invalid host `{host}` (IPv6 addresses go in brackets: `https://[fd00::1]:6443`)"
-            ));
-        }
-        port
-    };
-    match port.map(str::parse::<u16>) {
-        None | Some(Ok(1..=65535)) => Ok(()),
-        Some(_) => Err(format!("has an invalid port `{}` (1–65535)", port.unwrap_or_default())),
-    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -321,17 +311,30 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value, now: OffsetDateT
             }
         }
     }
+    // A CSR known at plan time is checked against the consumer here too: validation may have seen either unknown.
+    if let Some(csr) = planned.get("csr").as_str()
+        && let Err((summary, detail)) = check_csr(csr, planned.get("consumer_cluster_id").as_str())
+    {
+        resp.diagnostics.push(Diagnostic::error(summary, detail).at(AttributePath::root("csr")));
+        return resp;
+    }
     let new_certificate = prior.is_null()
         || !resp.requires_replace.is_empty()
-        // After an import the private key is unknown: only new credentials make a usable kubeconfig.
-        || prior.get("kubeconfig").is_null()
+        // After an import or an upgrade from 0.2.0 there is no certificate for the configured CSR yet.
+        || prior.get("client_certificate").is_null()
+        || prior.get("csr") != planned.get("csr")
         || duration_changed(prior, &planned, "certificate_validity")
         || renewal_due(prior.get("certificate_expires_at"), planned.get("renew_before"), now);
     if new_certificate {
-        planned.set("kubeconfig", Value::Unknown);
+        planned.set("client_certificate", Value::Unknown);
         planned.set("certificate_expires_at", Value::Unknown);
-    } else if changed(prior, &planned, "api_server_url") || changed(prior, &planned, "api_server_ca") {
-        planned.set("kubeconfig", Value::Unknown);
+    }
+    if prior.is_null()
+        || prior.get("cluster_ca_certificate").is_null()
+        || changed(prior, &planned, "api_server_url")
+        || changed(prior, &planned, "api_server_ca")
+    {
+        planned.set("cluster_ca_certificate", Value::Unknown);
     }
     resp.planned = planned;
     resp
@@ -366,6 +369,8 @@ struct Inputs {
     consumer: String,
     condition: String,
     validity: Duration,
+    /// The consumer's PEM CSR.
+    csr: String,
 }
 
 impl Inputs {
@@ -377,6 +382,7 @@ impl Inputs {
             condition: v.get("tenant_condition").as_str().unwrap_or(TENANT_CONDITION_ACTIVE).to_string(),
             validity: effective_duration(v, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY)
                 .unwrap_or(MIN_CERTIFICATE_VALIDITY),
+            csr: s("csr"),
         }
     }
 
@@ -517,135 +523,6 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Credentials: key, CSR, certificate expiry and the kubeconfig (no cluster access here)
-// ---------------------------------------------------------------------------------------------------------------
-
-mod credentials {
-    use base64::Engine;
-    use base64::engine::general_purpose::STANDARD;
-    use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, PKCS_ECDSA_P256_SHA256};
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-    use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
-
-    /// A fresh client key and the PEM CSR for it.
-    pub struct ClientKey {
-        /// PKCS#8 PEM ("PRIVATE KEY"), which client-go and rustls both load.
-        pub key_pem: String,
-        pub csr_pem: String,
-    }
-
-    /// ECDSA P-256: accepted by kube-apiserver client-certificate auth, by client-go (Liqo) and by rustls
-    /// (kube-rs), unlike Ed25519 on some TLS stacks.
-    pub fn new_client_key(common_name: &str, organization: &str) -> Result<ClientKey, String> {
-        let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|e| format!("key generation failed: {e}"))?;
-        let mut params = CertificateParams::default();
-        let mut dn = DistinguishedName::new();
-        dn.push(DnType::CommonName, common_name);
-        dn.push(DnType::OrganizationName, organization);
-        params.distinguished_name = dn;
-        let csr = params.serialize_request(&key).map_err(|e| format!("CSR encoding failed: {e}"))?;
-        let csr_pem = csr.pem().map_err(|e| format!("CSR encoding failed: {e}"))?;
-        Ok(ClientKey { key_pem: key.serialize_pem(), csr_pem })
-    }
-
-    /// `notAfter` of a PEM certificate (the first one if several).
-    pub fn not_after(cert_pem: &[u8]) -> Result<OffsetDateTime, String> {
-        let der = CertificateDer::from_pem_slice(cert_pem).map_err(|e| format!("not a PEM certificate: {e}"))?;
-        validity_end(der.as_ref()).ok_or_else(|| "the certificate's validity could not be decoded".to_string())
-    }
-
-    /// One DER element: (tag, content, rest).
-    fn tlv(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
-        let (&tag, rest) = input.split_first()?;
-        let (&first, rest) = rest.split_first()?;
-        let (len, rest) = if first < 0x80 {
-            (first as usize, rest)
-        } else {
-            let n = (first & 0x7f) as usize;
-            if n == 0 || n > 4 || rest.len() < n {
-                return None;
-            }
-            (rest[..n].iter().fold(0usize, |acc, b| (acc << 8) | *b as usize), &rest[n..])
-        };
-        (rest.len() >= len).then(|| (tag, &rest[..len], &rest[len..]))
-    }
-
-    /// Certificate → tbsCertificate → [version] serial signature issuer validity → notAfter (RFC 5280 §4.1).
-    fn validity_end(der: &[u8]) -> Option<OffsetDateTime> {
-        let (0x30, cert, _) = tlv(der)? else { return None };
-        let (0x30, tbs, _) = tlv(cert)? else { return None };
-        let mut rest = tbs;
-        let (tag, _, after) = tlv(rest)?;
-        if tag == 0xa0 {
-            rest = after; // explicit version
-        }
-        for _ in 0..3 {
-            rest = tlv(rest)?.2; // serialNumber, signature, issuer
-        }
-        let (0x30, validity, _) = tlv(rest)? else { return None };
-        let (_, _, after_not_before) = tlv(validity)?;
-        let (tag, time, _) = tlv(after_not_before)?;
-        parse_asn1_time(tag, std::str::from_utf8(time).ok()?)
-    }
-
-    /// UTCTime (`YYMMDDHHMMSSZ`, years 1950–2049) or GeneralizedTime (`YYYYMMDDHHMMSSZ`), as RFC 5280 requires.
-    fn parse_asn1_time(tag: u8, s: &str) -> Option<OffsetDateTime> {
-        let s = s.strip_suffix('Z')?;
-        let (year, rest) = match (tag, s.len()) {
-            (0x17, 12) => {
-                let yy: i32 = s[..2].parse().ok()?;
-                (if yy < 50 { 2000 + yy } else { 1900 + yy }, &s[2..])
-            }
-            (0x18, 14) => (s[..4].parse().ok()?, &s[4..]),
-            _ => return None,
-        };
-        let n = |i: usize| rest.get(i..i + 2)?.parse::<u8>().ok();
-        let date = Date::from_calendar_date(year, Month::try_from(n(0)?).ok()?, n(2)?).ok()?;
-        let time = Time::from_hms(n(4)?, n(6)?, n(8)?).ok()?;
-        Some(PrimitiveDateTime::new(date, time).assume_utc())
-    }
-
-    /// What goes into the consumer's kubeconfig.
-    pub struct KubeconfigParts<'a> {
-        pub server: &'a str,
-        pub ca_pem: &'a [u8],
-        pub cert_pem: &'a [u8],
-        pub key_pem: &'a str,
-        pub cluster_name: &'a str,
-        pub user_name: &'a str,
-        pub namespace: &'a str,
-    }
-
-    /// The kubeconfig shape Liqo generates for control-plane identities: one cluster, one user, context
-    /// `default-context` pointing at the provider tenant namespace.
-    pub fn kubeconfig(p: &KubeconfigParts<'_>) -> String {
-        let b64 = |b: &[u8]| STANDARD.encode(b);
-        let doc = serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [{"name": p.cluster_name, "cluster": {"server": p.server, "certificate-authority-data": b64(p.ca_pem)}}],
-            "users": [{"name": p.user_name, "user": {
-                "client-certificate-data": b64(p.cert_pem),
-                "client-key-data": b64(p.key_pem.as_bytes()),
-            }}],
-            "contexts": [{"name": super::KUBECONFIG_CONTEXT, "context": {"cluster": p.cluster_name, "user": p.user_name, "namespace": p.namespace}}],
-            "current-context": super::KUBECONFIG_CONTEXT,
-        });
-        serde_yaml::to_string(&doc).expect("a JSON document always serialises to YAML")
-    }
-
-    /// Client certificate (PEM) and key (PEM) of a kubeconfig this module wrote.
-    pub fn client_credentials(kubeconfig: &str) -> Option<(Vec<u8>, String)> {
-        let doc: serde_yaml::Value = serde_yaml::from_str(kubeconfig).ok()?;
-        let user = doc.get("users")?.get(0)?.get("user")?;
-        let field = |k: &str| STANDARD.decode(user.get(k)?.as_str()?).ok();
-        let key = String::from_utf8(field("client-key-data")?).ok()?;
-        Some((field("client-certificate-data")?, key))
-    }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // Cluster operations
 // ---------------------------------------------------------------------------------------------------------------
 
@@ -667,7 +544,6 @@ struct Endpoint {
     ca_pem: Vec<u8>,
     /// Where `ca_pem` came from, for messages.
     ca_source: String,
-    cluster_name: String,
 }
 
 /// How long the TLS check of `api_server_url` may take.
@@ -697,7 +573,7 @@ fn tls_verdict(endpoint: &Endpoint, probe: Result<(), kube_ops::TlsProbeError>) 
             Diagnostic::warning(
                 format!("Could not check {server} from here"),
                 format!(
-                    "{why}. The kubeconfig was written without checking that api_server_url {server} answers with a \
+                    "{why}. The certificate was issued without checking that api_server_url {server} answers with a \
                      certificate {ca} verifies. The consumer cluster must reach that URL and trust that CA; if it is \
                      reachable only from the consumer's network, check it from there."
                 ),
@@ -707,24 +583,16 @@ fn tls_verdict(endpoint: &Endpoint, probe: Result<(), kube_ops::TlsProbeError>) 
     }
 }
 
-/// A signed client certificate and its key.
+/// A signed client certificate.
 struct Issued {
     cert_pem: Vec<u8>,
-    key_pem: String,
     expires_at: OffsetDateTime,
     csr_name: String,
 }
 
-fn kubeconfig_for(endpoint: &Endpoint, inputs: &Inputs, cert_pem: &[u8], key_pem: &str) -> String {
-    credentials::kubeconfig(&credentials::KubeconfigParts {
-        server: &endpoint.server,
-        ca_pem: &endpoint.ca_pem,
-        cert_pem,
-        key_pem,
-        cluster_name: &endpoint.cluster_name,
-        user_name: &inputs.consumer,
-        namespace: &inputs.namespace,
-    })
+fn set_certificate(state: &mut Value, issued: &Issued) {
+    state.set("client_certificate", Value::string(String::from_utf8_lossy(&issued.cert_pem)));
+    state.set("certificate_expires_at", Value::string(rfc3339(issued.expires_at)));
 }
 
 fn rfc3339(t: OffsetDateTime) -> String {
@@ -895,8 +763,8 @@ impl TenantResource {
         }
     }
 
-    /// Server URL, CA (`api_server_ca`, else `kube-root-ca.crt` in the tenant namespace) and the cluster's Liqo
-    /// ID, after checking that the consumer will trust the URL (a warning, if any, goes to `diags`).
+    /// Server URL and CA (`api_server_ca`, else `kube-root-ca.crt` in the tenant namespace), after checking that the
+    /// consumer will trust the URL (a warning, if any, goes to `diags`).
     async fn endpoint(
         &self,
         ctx: &Ctx,
@@ -932,13 +800,7 @@ impl TenantResource {
                 (ca, source)
             }
         };
-        // The name only labels the kubeconfig's cluster entry: an installation without a single readable ID still
-        // gets a working kubeconfig, while a failed API call is reported.
-        let cluster_name = read_cluster_id(ctx, client, &self.cluster.liqo_namespace())
-            .await
-            .map_err(|e| op_diags(&e))?
-            .unwrap_or_else(|_| FALLBACK_CLUSTER_NAME.to_string());
-        let endpoint = Endpoint { server, ca_pem, ca_source, cluster_name };
+        let endpoint = Endpoint { server, ca_pem, ca_source };
         let probe = kube_ops::probe_tls(&endpoint.server, &endpoint.ca_pem, TLS_PROBE_TIMEOUT.min(budget.left())).await;
         match tls_verdict(&endpoint, probe) {
             Some(d) if d.severity == liqo_schema::tf::Severity::Error => return Err(d.into()),
@@ -948,19 +810,18 @@ impl TenantResource {
         Ok(endpoint)
     }
 
-    /// Makes a key, has the provider sign a client certificate for it and reads the certificate back.
-    async fn mint(
+    /// Has this cluster sign the consumer's CSR (a fresh CertificateSigningRequest object each time: they are
+    /// immutable, and a renewal is the same request signed again) and reads the certificate back.
+    async fn sign(
         &self,
         ctx: &Ctx,
         client: &kube::Client,
         inputs: &Inputs,
         budget: &Budget,
     ) -> Result<Issued, Diagnostics> {
-        let key = credentials::new_client_key(&inputs.consumer, labels::CONTROL_PLANE_ORGANIZATION)
-            .map_err(|e| Diagnostic::error("Could not create the consumer's client key", e))?;
         let name = csr_name(&inputs.consumer);
         let api: Api<CertificateSigningRequest> = Api::all(client.clone());
-        let csr = csr_object(&name, &inputs.consumer, &key.csr_pem, inputs.validity);
+        let csr = csr_object(&name, &inputs.consumer, &inputs.csr, inputs.validity);
         kube_ops::create(ctx, &api, &csr).await.map_err(|e| op_diags(&e))?;
         kube_ops::approve_csr(
             ctx,
@@ -981,13 +842,13 @@ impl TenantResource {
         )
         .await
         .map_err(|e| op_diags(&e))?;
-        let expires_at = credentials::not_after(&cert_pem).map_err(|e| {
+        let expires_at = crypto::not_after(&cert_pem).map_err(|e| {
             Diagnostic::error(
                 format!("Unreadable certificate in {}", kube_ops::describe::<CertificateSigningRequest>(None, &name)),
                 format!("status.certificate could not be read: {e}. Check the cluster's kube-apiserver-client signer."),
             )
         })?;
-        Ok(Issued { cert_pem, key_pem: key.key_pem, expires_at, csr_name: name })
+        Ok(Issued { cert_pem, expires_at, csr_name: name })
     }
 
     /// RoleBinding and Tenant as the inputs say, then waits for Liqo to adopt the Tenant. A drained consumer loses
@@ -1104,15 +965,15 @@ impl TenantResource {
         // resource as tainted and the next apply's destroy removes whatever was created.
         let mut state = planned.clone();
         state.set("api_server_url", Value::string(&endpoint.server));
-        state.set("kubeconfig", Value::Null);
+        state.set("cluster_ca_certificate", Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
+        state.set("client_certificate", Value::Null);
         state.set("certificate_expires_at", Value::Null);
-        let issued = match self.mint(ctx, &client, &inputs, &budget).await {
+        let issued = match self.sign(ctx, &client, &inputs, &budget).await {
             Ok(i) => i,
             Err(d) => return (state, d),
         };
         Self::warn_if_capped(&issued, planned, &mut diags);
-        state.set("kubeconfig", Value::string(kubeconfig_for(&endpoint, &inputs, &issued.cert_pem, &issued.key_pem)));
-        state.set("certificate_expires_at", Value::string(rfc3339(issued.expires_at)));
+        set_certificate(&mut state, &issued);
         if let Err(d) = self.ensure_tenant(ctx, &client, &inputs, &budget).await {
             diags.extend(d);
             return (state, diags);
@@ -1139,53 +1000,41 @@ impl TenantResource {
         if let Err(d) = check_tenant_namespace(ctx, &client, &inputs).await {
             return (state, d);
         }
-        let mut minted = None;
-        if planned.get("kubeconfig").is_unknown() {
-            let endpoint = match self.endpoint(ctx, &client, &inputs, planned, &budget, &mut diags).await {
-                Ok(e) => e,
+        if planned.get("cluster_ca_certificate").is_unknown() {
+            match self.endpoint(ctx, &client, &inputs, planned, &budget, &mut diags).await {
+                Ok(endpoint) => {
+                    state.set("api_server_url", Value::string(&endpoint.server));
+                    state.set("api_server_ca", planned.get("api_server_ca").clone());
+                    state.set("cluster_ca_certificate", Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
+                }
                 Err(d) => {
                     diags.extend(d);
                     return (state, diags);
                 }
-            };
-            // Only the server URL changed: keep the certificate and key, rebuild the kubeconfig around them.
-            let reuse = match planned.get("certificate_expires_at") {
-                Value::String(expires) => prior
-                    .get("kubeconfig")
-                    .as_str()
-                    .and_then(credentials::client_credentials)
-                    .map(|c| (c, expires.clone())),
-                _ => None,
-            };
-            let ((cert_pem, key_pem), expires_at) = match reuse {
-                Some(found) => found,
-                None => match self.mint(ctx, &client, &inputs, &budget).await {
-                    Ok(issued) => {
-                        Self::warn_if_capped(&issued, planned, &mut diags);
-                        let expires = rfc3339(issued.expires_at);
-                        minted = Some(issued.csr_name);
-                        ((issued.cert_pem, issued.key_pem), expires)
-                    }
-                    Err(d) => {
-                        diags.extend(d);
-                        return (state, diags);
-                    }
-                },
-            };
-            state.set("api_server_url", Value::string(&endpoint.server));
-            state.set("api_server_ca", planned.get("api_server_ca").clone());
-            state.set("certificate_validity", planned.get("certificate_validity").clone());
-            state.set("kubeconfig", Value::string(kubeconfig_for(&endpoint, &inputs, &cert_pem, &key_pem)));
-            state.set("certificate_expires_at", Value::string(expires_at));
-        } else {
-            state.set("certificate_validity", planned.get("certificate_validity").clone());
+            }
         }
+        let mut signed = None;
+        if planned.get("client_certificate").is_unknown() {
+            match self.sign(ctx, &client, &inputs, &budget).await {
+                Ok(issued) => {
+                    Self::warn_if_capped(&issued, planned, &mut diags);
+                    set_certificate(&mut state, &issued);
+                    state.set("csr", Value::string(&inputs.csr));
+                    signed = Some(issued.csr_name);
+                }
+                Err(d) => {
+                    diags.extend(d);
+                    return (state, diags);
+                }
+            }
+        }
+        state.set("certificate_validity", planned.get("certificate_validity").clone());
         if let Err(d) = self.ensure_tenant(ctx, &client, &inputs, &budget).await {
             diags.extend(d);
             return (state, diags);
         }
         state.set("tenant_condition", Value::string(&inputs.condition));
-        if let Some(keep) = minted {
+        if let Some(keep) = signed {
             // The previous certificate stays valid until it expires (Kubernetes has no revocation); its CSR is
             // just clutter now.
             if let Err(e) = self.prune_csrs(ctx, &client, &inputs.consumer, Some(&keep), &budget).await {
@@ -1197,7 +1046,7 @@ impl TenantResource {
 
     /// Liqo's order (reference §6): Tenant (its finalizer is released by Liqo), then the RoleBinding, then the
     /// CSRs. The consumer's ResourceSlices must already be gone, which liqo_peer's dependency on this resource's
-    /// kubeconfig guarantees.
+    /// certificate guarantees.
     async fn destroy(&self, ctx: &Ctx, prior: &Value) -> (Value, Diagnostics) {
         let inputs = Inputs::from_value(prior);
         let budget = Budget::new(Timeouts::from_value(prior, DEFAULT_TIMEOUTS).delete);
@@ -1310,6 +1159,21 @@ impl Resource for TenantResource {
         }
     }
 
+    /// From 0.2.0 (version 0): the `kubeconfig` holding the consumer's private key is dropped, so the upgraded
+    /// state carries no key; the next plan then signs the configured `csr` (an in-place update).
+    fn upgrade(&self, version: i64, mut state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
+        match version {
+            0 => {
+                if let Some(attributes) = state.as_object_mut() {
+                    attributes.remove("kubeconfig");
+                }
+                Ok(state)
+            }
+            SCHEMA_VERSION => Ok(state),
+            other => Err(crate::errors::unknown_schema_version(TYPE_NAME, other, SCHEMA_VERSION)),
+        }
+    }
+
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
         let (namespace, consumer) = parse_import_id(id)?;
         let client = self.client().await?;
@@ -1340,19 +1204,21 @@ impl Resource for TenantResource {
                 ),
             )
         })?;
-        // The private key never left the process that made it, so no kubeconfig can be rebuilt: leaving it (and
-        // its expiry) null makes the next plan propose new credentials, and nothing else.
+        // The certificate and the CSR it was signed for are not kept on the cluster (kube-controller-manager
+        // removes issued CSRs after an hour): null makes the next plan sign the configured CSR, and nothing else.
         let state = Value::object([
             ("id", Value::string(format!("{namespace}/{consumer}"))),
             ("tenant_namespace", Value::string(&namespace)),
             ("consumer_cluster_id", Value::string(&consumer)),
             ("tenant_condition", Value::string(condition)),
             ("api_server_url", Value::opt_string(self.cluster.api_server_url().await.ok())),
-            // Not recoverable from the cluster (only the kubeconfig, never written here, holds it): the default.
+            // Not recoverable from the provider cluster (only the consumer's identity Secret holds it): the default.
             ("api_server_ca", Value::Null),
             ("certificate_validity", Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
             ("renew_before", Value::string(DEFAULT_RENEW_BEFORE)),
-            ("kubeconfig", Value::Null),
+            ("csr", Value::Null),
+            ("client_certificate", Value::Null),
+            ("cluster_ca_certificate", Value::Null),
             ("certificate_expires_at", Value::Null),
             ("timeouts", Value::Null),
         ]);
@@ -1375,7 +1241,9 @@ mod tests {
             ("certificate_validity", Value::Null),
             ("renew_before", Value::Null),
             ("id", Value::Null),
-            ("kubeconfig", Value::Null),
+            ("csr", Value::string(csr_for("rome"))),
+            ("client_certificate", Value::Null),
+            ("cluster_ca_certificate", Value::Null),
             ("certificate_expires_at", Value::Null),
             ("timeouts", Value::Null),
         ]);
@@ -1383,6 +1251,19 @@ mod tests {
             v.set(k, val.clone());
         }
         v
+    }
+
+    /// A consumer's CSR as liqo_consumer_key makes it, one per common name and test process.
+    fn csr_for(cn: &str) -> String {
+        static CSRS: std::sync::Mutex<BTreeMap<String, String>> = std::sync::Mutex::new(BTreeMap::new());
+        let mut csrs = CSRS.lock().unwrap();
+        csrs.entry(cn.to_string()).or_insert_with(|| crypto::new_client_key(cn, "liqo.io").unwrap().csr_pem).clone()
+    }
+
+    /// A real (self-signed) CA certificate.
+    fn pem_ca() -> String {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        rcgen::CertificateParams::new(Vec::<String>::new()).unwrap().self_signed(&key).unwrap().pem()
     }
 
     fn error_paths(d: &Diagnostics) -> Vec<String> {
@@ -1404,21 +1285,25 @@ mod tests {
             ("api_server_url", Value::string("https://127.0.0.1:6443")),
             ("certificate_validity", Value::string("8760h")),
             ("renew_before", Value::string("720h")),
-            ("kubeconfig", Value::string("apiVersion: v1\n")),
+            ("client_certificate", Value::string("-----BEGIN CERTIFICATE-----\n")),
+            ("cluster_ca_certificate", Value::string("-----BEGIN CERTIFICATE-----\n")),
             ("certificate_expires_at", Value::string(expires_at)),
         ])
     }
 
     #[test]
-    fn schema_marks_the_kubeconfig_sensitive_and_describes_everything() {
+    fn schema_holds_nothing_secret_and_describes_everything() {
         let s = schema();
-        let kc = s.block.attribute("kubeconfig").unwrap();
-        assert!(kc.sensitive && kc.computed && !kc.optional);
+        assert!(s.block.attribute("kubeconfig").is_none(), "no private key crosses through this resource");
         for a in &s.block.attributes {
             assert!(!a.description.is_empty(), "{} has no description", a.name);
-            assert_eq!(a.sensitive, a.name == "kubeconfig", "only the kubeconfig is sensitive ({})", a.name);
+            assert!(!a.sensitive, "{} is public", a.name);
         }
-        for name in ["tenant_namespace", "consumer_cluster_id"] {
+        for out in ["client_certificate", "cluster_ca_certificate", "certificate_expires_at"] {
+            let a = s.block.attribute(out).unwrap();
+            assert!(a.computed && !a.optional, "{out} is an output");
+        }
+        for name in ["tenant_namespace", "consumer_cluster_id", "csr"] {
             assert!(s.block.attribute(name).unwrap().required);
         }
         for name in ["tenant_condition", "api_server_url", "certificate_validity", "renew_before"] {
@@ -1456,6 +1341,9 @@ mod tests {
             (config(&[("api_server_url", Value::string("https://:6443"))]), "api_server_url"),
             (config(&[("api_server_url", Value::string("https://10.0.0.1:0"))]), "api_server_url"),
             (config(&[("timeouts", Value::object([("create", Value::string("ten minutes"))]))]), "timeouts.create"),
+            (config(&[("csr", Value::string("not a CSR"))]), "csr"),
+            (config(&[("csr", Value::string(csr_for("naples")))]), "csr"),
+            (config(&[("csr", Value::string(pem_ca()))]), "csr"),
         ];
         for (cfg, path) in cases {
             let d = validate(&cfg);
@@ -1496,7 +1384,7 @@ mod tests {
         assert_eq!(p.planned.get("certificate_validity").as_str(), Some("8760h"));
         assert_eq!(p.planned.get("renew_before").as_str(), Some("720h"));
         assert_eq!(p.planned.get("id").as_str(), Some("liqo-tenant-rome/rome"));
-        for out in ["api_server_url", "kubeconfig", "certificate_expires_at"] {
+        for out in ["api_server_url", "client_certificate", "cluster_ca_certificate", "certificate_expires_at"] {
             assert!(p.planned.get(out).is_unknown(), "{out}");
         }
     }
@@ -1526,7 +1414,7 @@ mod tests {
         let p = plan_change(&prior, &proposed, &cfg, now());
         assert!(p.requires_replace.is_empty());
         assert_eq!(p.planned.get("tenant_condition").as_str(), Some("Cordoned"));
-        assert_eq!(p.planned.get("kubeconfig"), prior.get("kubeconfig"));
+        assert_eq!(p.planned.get("client_certificate"), prior.get("client_certificate"));
         assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
     }
 
@@ -1552,10 +1440,14 @@ mod tests {
         for (attr, value) in [("consumer_cluster_id", "naples"), ("tenant_namespace", "other")] {
             let mut proposed = prior.clone();
             proposed.set(attr, Value::string(value));
+            // Another consumer comes with its own CSR.
+            if attr == "consumer_cluster_id" {
+                proposed.set("csr", Value::string(csr_for("naples")));
+            }
             let cfg = config(&[(attr, Value::string(value))]);
             let p = plan_change(&prior, &proposed, &cfg, now());
             assert_eq!(p.requires_replace, [AttributePath::root(attr)]);
-            assert!(p.planned.get("kubeconfig").is_unknown());
+            assert!(p.planned.get("client_certificate").is_unknown());
         }
     }
 
@@ -1564,11 +1456,11 @@ mod tests {
         // 2030-01-01 + 720h = 2030-01-31: an expiry on 2030-02-01 is not due, on 2030-01-20 it is.
         let fresh = applied_state("2030-02-01T00:00:00Z");
         let p = plan_change(&fresh, &fresh, &config(&[]), now());
-        assert_eq!(p.planned.get("kubeconfig"), fresh.get("kubeconfig"));
+        assert_eq!(p.planned.get("client_certificate"), fresh.get("client_certificate"));
 
         let due = applied_state("2030-01-20T00:00:00Z");
         let p = plan_change(&due, &due, &config(&[]), now());
-        assert!(p.planned.get("kubeconfig").is_unknown());
+        assert!(p.planned.get("client_certificate").is_unknown());
         assert!(p.planned.get("certificate_expires_at").is_unknown());
         assert!(p.requires_replace.is_empty(), "renewal is an in-place update");
     }
@@ -1579,7 +1471,7 @@ mod tests {
         let mut same = prior.clone();
         same.set("certificate_validity", Value::string("8760h0m0s"));
         let p = plan_change(&prior, &same, &config(&[("certificate_validity", Value::string("8760h0m0s"))]), now());
-        assert!(!p.planned.get("kubeconfig").is_unknown());
+        assert!(!p.planned.get("client_certificate").is_unknown());
 
         let mut shorter = prior.clone();
         shorter.set("certificate_validity", Value::string("4380h"));
@@ -1588,23 +1480,51 @@ mod tests {
     }
 
     #[test]
-    fn ca_change_rebuilds_only_the_kubeconfig() {
+    fn ca_change_keeps_the_certificate() {
         let prior = applied_state("2030-12-01T00:00:00Z");
         let mut proposed = prior.clone();
-        proposed.set("api_server_ca", Value::string(PEM_CA));
-        let p = plan_change(&prior, &proposed, &config(&[("api_server_ca", Value::string(PEM_CA))]), now());
+        let ca = pem_ca();
+        proposed.set("api_server_ca", Value::string(&ca));
+        let p = plan_change(&prior, &proposed, &config(&[("api_server_ca", Value::string(&ca))]), now());
         assert!(p.requires_replace.is_empty());
-        assert!(p.planned.get("kubeconfig").is_unknown());
+        assert!(p.planned.get("cluster_ca_certificate").is_unknown());
+        assert_eq!(p.planned.get("client_certificate"), prior.get("client_certificate"));
         assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
     }
 
-    /// A CA certificate as PEM (syntax only matters to validation).
-    const PEM_CA: &str = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n";
+    /// A new CSR (the consumer rotated its key) is signed in place; the tenant stays.
+    #[test]
+    fn a_new_csr_is_signed_in_place() {
+        let prior = applied_state("2030-12-01T00:00:00Z");
+        let mut proposed = prior.clone();
+        let rotated = crypto::new_client_key("rome", "liqo.io").unwrap().csr_pem;
+        proposed.set("csr", Value::string(&rotated));
+        let p = plan_change(&prior, &proposed, &config(&[("csr", Value::string(&rotated))]), now());
+        assert!(p.requires_replace.is_empty());
+        assert!(p.planned.get("client_certificate").is_unknown());
+        assert_eq!(p.planned.get("cluster_ca_certificate"), prior.get("cluster_ca_certificate"));
+    }
+
+    /// A CSR that only became known at plan time (both references unknown at validation) is still checked.
+    #[test]
+    fn a_csr_for_another_cluster_fails_the_plan() {
+        let cfg = config(&[("csr", Value::string(csr_for("naples")))]);
+        let p = plan_change(&Value::Null, &cfg, &cfg, now());
+        assert_eq!(error_paths(&p.diagnostics), ["csr"]);
+        assert!(p.diagnostics.0[0].detail.contains("`naples`") && p.diagnostics.0[0].detail.contains("`rome`"));
+        let mut unknown = cfg.clone();
+        unknown.set("consumer_cluster_id", Value::Unknown);
+        assert!(validate(&unknown).is_empty(), "the common name is compared once both are known");
+    }
 
     #[test]
     fn api_server_ca_must_be_pem_certificates() {
-        assert!(validate(&config(&[("api_server_ca", Value::string(PEM_CA))])).is_empty());
-        for bad in ["not a certificate", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"] {
+        assert!(validate(&config(&[("api_server_ca", Value::string(pem_ca()))])).is_empty());
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap().serialize_pem();
+        let ca_and_key = format!("{}{key}", pem_ca());
+        for bad in
+            ["not a certificate", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", &key, &ca_and_key]
+        {
             let d = validate(&config(&[("api_server_ca", Value::string(bad))]));
             assert_eq!(error_paths(&d), ["api_server_ca"], "{bad}");
         }
@@ -1617,7 +1537,6 @@ mod tests {
             server: "https://203.0.113.10:6443".into(),
             ca_pem: Vec::new(),
             ca_source: ca_source.into(),
-            cluster_name: "milan".into(),
         };
         let cluster_ca =
             endpoint("the cluster CA (ConfigMap liqo-tenant-rome/kube-root-ca.crt, the default of `api_server_ca`)");
@@ -1634,7 +1553,7 @@ mod tests {
     }
 
     #[test]
-    fn server_change_rebuilds_only_the_kubeconfig() {
+    fn server_change_keeps_the_certificate() {
         let prior = applied_state("2030-12-01T00:00:00Z");
         let mut proposed = prior.clone();
         proposed.set("api_server_url", Value::string("https://milan.example.com:6443"));
@@ -1644,21 +1563,38 @@ mod tests {
             &config(&[("api_server_url", Value::string("https://milan.example.com:6443"))]),
             now(),
         );
-        assert!(p.planned.get("kubeconfig").is_unknown());
-        assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
+        assert!(p.planned.get("cluster_ca_certificate").is_unknown());
+        assert_eq!(p.planned.get("client_certificate"), prior.get("client_certificate"));
     }
 
+    /// After an import or an upgrade from 0.2.0 nothing but the certificate (and the CA, URL and CSR it records)
+    /// changes.
     #[test]
-    fn after_import_only_the_credentials_change() {
+    fn after_import_only_the_certificate_changes() {
         let mut imported = applied_state("ignored");
-        imported.set("kubeconfig", Value::Null);
-        imported.set("certificate_expires_at", Value::Null);
-        let p = plan_change(&imported, &imported, &config(&[]), now());
+        for attr in ["csr", "client_certificate", "cluster_ca_certificate", "certificate_expires_at"] {
+            imported.set(attr, Value::Null);
+        }
+        let mut proposed = imported.clone();
+        proposed.set("csr", Value::string(csr_for("rome")));
+        let p = plan_change(&imported, &proposed, &config(&[]), now());
         assert!(p.requires_replace.is_empty());
-        let mut expected = imported.clone();
-        expected.set("kubeconfig", Value::Unknown);
-        expected.set("certificate_expires_at", Value::Unknown);
+        let mut expected = proposed.clone();
+        for attr in ["client_certificate", "cluster_ca_certificate", "certificate_expires_at"] {
+            expected.set(attr, Value::Unknown);
+        }
         assert_eq!(p.planned, expected);
+    }
+
+    /// 0.2.0 kept the consumer's private key in `kubeconfig`: the upgrade drops it.
+    #[test]
+    fn upgrading_0_2_0_state_drops_the_kubeconfig() {
+        let resource = TenantResource::new(Arc::new(Cluster::default()));
+        let old = serde_json::json!({"id": "liqo-tenant-rome/rome", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
+        let upgraded = resource.upgrade(0, old).unwrap();
+        assert_eq!(upgraded, serde_json::json!({"id": "liqo-tenant-rome/rome"}));
+        assert!(resource.upgrade(1, upgraded.clone()).is_ok());
+        assert!(resource.upgrade(7, upgraded).is_err());
     }
 
     #[test]
@@ -1805,73 +1741,9 @@ mod tests {
         }
     }
 
-    /// A self-signed stand-in for what the cluster's signer returns.
-    fn issued_certificate(not_after: OffsetDateTime) -> (String, String) {
-        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.not_after = not_after;
-        (params.self_signed(&key).unwrap().pem(), key.serialize_pem())
-    }
-
-    #[test]
-    fn certificate_expiry_is_read_from_the_certificate() {
-        // UTCTime (before 2050) and GeneralizedTime (from 2050) encodings.
-        for when in ["2031-05-06T07:08:09Z", "2061-01-02T03:04:05Z"] {
-            let t = OffsetDateTime::parse(when, &Rfc3339).unwrap();
-            let (cert, _) = issued_certificate(t);
-            assert_eq!(credentials::not_after(cert.as_bytes()).unwrap(), t);
-            assert_eq!(rfc3339(t), when);
-        }
-        assert!(credentials::not_after(b"not a certificate").is_err());
-    }
-
-    #[test]
-    fn client_key_and_csr_are_pem() {
-        use rustls::pki_types::pem::PemObject;
-        let k = credentials::new_client_key("rome", "liqo.io").unwrap();
-        assert!(k.key_pem.starts_with("-----BEGIN PRIVATE KEY-----"));
-        assert!(k.csr_pem.starts_with("-----BEGIN CERTIFICATE REQUEST-----"));
-        let der = rustls::pki_types::CertificateSigningRequestDer::from_pem_slice(k.csr_pem.as_bytes()).unwrap();
-        let der = der.as_ref();
-        // The subject holds CN=rome and O=liqo.io as UTF8Strings (what kube-apiserver maps to user and group).
-        for s in [&b"\x0c\x04rome"[..], &b"\x0c\x07liqo.io"[..]] {
-            assert!(der.windows(s.len()).any(|w| w == s), "subject lacks {s:?}");
-        }
-    }
-
-    #[tokio::test]
-    async fn kubeconfig_loads_in_kube_rs_with_the_p256_key() {
-        let (cert, key) = issued_certificate(OffsetDateTime::now_utc() + Duration::from_secs(3600));
-        let (ca, _) = issued_certificate(OffsetDateTime::now_utc() + Duration::from_secs(3600));
-        let endpoint = Endpoint {
-            server: "https://127.0.0.1:6443".into(),
-            ca_pem: ca.clone().into_bytes(),
-            ca_source: "the CA in `api_server_ca`".into(),
-            cluster_name: "milan".into(),
-        };
-        let inputs = Inputs::from_value(&config(&[]));
-        let yaml = kubeconfig_for(&endpoint, &inputs, cert.as_bytes(), &key);
-
-        let kc = kube::config::Kubeconfig::from_yaml(&yaml).unwrap();
-        assert_eq!(kc.current_context.as_deref(), Some("default-context"));
-        let ctx = kc.contexts[0].context.as_ref().unwrap();
-        assert_eq!(
-            (ctx.cluster.as_str(), ctx.namespace.as_deref(), ctx.user.as_deref()),
-            ("milan", Some("liqo-tenant-rome"), Some("rome"))
-        );
-        let config =
-            kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await.unwrap();
-        assert_eq!(config.cluster_url.to_string(), "https://127.0.0.1:6443/");
-        assert_eq!(config.default_namespace, "liqo-tenant-rome");
-        // Building the client loads the identity into rustls: this fails if rustls rejects the key format.
-        kube::Client::try_from(config).expect("rustls accepts the P-256 PKCS#8 client key");
-
-        let (c, k) = credentials::client_credentials(&yaml).unwrap();
-        assert_eq!((c, k), (cert.into_bytes(), key));
-    }
-
     #[test]
     fn api_server_urls() {
+        use crate::resources::common::check_api_server_url;
         for ok in ["https://10.0.0.1:6443", "https://api.example.com", "https://[::1]:6443", "https://h:443/prefix"] {
             assert_eq!(check_api_server_url(ok), Ok(()), "{ok}");
         }

@@ -46,6 +46,9 @@ pub struct Attribute {
     pub optional: bool,
     pub computed: bool,
     pub sensitive: bool,
+    /// Taken from the configuration only and never stored: Terraform keeps it out of plans and state, and the
+    /// protocol layer returns it as null in every state (Terraform ≥ 1.11, OpenTofu ≥ 1.11).
+    pub write_only: bool,
     pub deprecated: bool,
 }
 
@@ -69,6 +72,7 @@ impl Attribute {
             optional: false,
             computed: false,
             sensitive: false,
+            write_only: false,
             deprecated: false,
         }
     }
@@ -105,6 +109,10 @@ impl Attribute {
     }
     pub fn sensitive(mut self) -> Attribute {
         self.sensitive = true;
+        self
+    }
+    pub fn write_only(mut self) -> Attribute {
+        self.write_only = true;
         self
     }
     pub fn describe(mut self, text: impl Into<String>) -> Attribute {

@@ -18,6 +18,7 @@ fn thing_schema() -> Schema {
                 Attribute::required("name", Type::String),
                 Attribute::nested("server", Nesting::Single, vec![Attribute::optional("port", Type::Number)])
                     .with_optional(),
+                Attribute::optional("secret", Type::String).sensitive().write_only(),
             ],
         ),
     }
@@ -137,6 +138,80 @@ async fn plan_create_marks_computed_unknown_and_requires_replace() {
     assert_eq!(planned.get("server").get("port"), &Value::Number(1.0));
     assert_eq!(resp.requires_replace.len(), 1);
     assert_eq!(resp.planned_private, b"p");
+}
+
+/// A write-only value reaches the resource in the configuration and never comes back in a planned, applied, read
+/// or imported state; a client that does not announce write-only support cannot set one at all.
+#[tokio::test]
+async fn write_only_attributes_never_come_back_and_need_a_capable_client() {
+    let s = service();
+    let ty = thing_ty();
+    let config = Value::object([("name", Value::string("a")), ("secret", Value::string("hunter2"))]);
+    let plan = s
+        .plan_resource_change(Request::new(pb::plan_resource_change::Request {
+            type_name: "test_thing".into(),
+            prior_state: dv(&Value::Null, &ty),
+            proposed_new_state: dv(&config, &ty),
+            config: dv(&config, &ty),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let planned = plan.planned_state.unwrap();
+    assert!(codec::decode(&planned.msgpack, &ty).unwrap().get("secret").is_null());
+    let mut with_secret = config.clone();
+    with_secret.set("id", Value::Unknown);
+    let applied = s
+        .apply_resource_change(Request::new(pb::apply_resource_change::Request {
+            type_name: "test_thing".into(),
+            prior_state: dv(&Value::Null, &ty),
+            // What a resource that copies its input would hand back.
+            planned_state: dv(&with_secret, &ty),
+            config: dv(&config, &ty),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    let new_state = codec::decode(&applied.new_state.unwrap().msgpack, &ty).unwrap();
+    assert_eq!(new_state.get("id").as_str(), Some("x-1"));
+    assert!(new_state.get("secret").is_null());
+    let read = s
+        .read_resource(Request::new(pb::read_resource::Request {
+            type_name: "test_thing".into(),
+            current_state: dv(&with_secret, &ty),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(codec::decode(&read.new_state.unwrap().msgpack, &ty).unwrap().get("secret").is_null());
+
+    let validate = |allowed: Option<bool>| {
+        let s = s.clone();
+        let config = dv(&config, &ty);
+        async move {
+            s.validate_resource_config(Request::new(pb::validate_resource_config::Request {
+                type_name: "test_thing".into(),
+                config,
+                client_capabilities: allowed.map(|write_only_attributes_allowed| pb::ClientCapabilities {
+                    write_only_attributes_allowed,
+                    ..Default::default()
+                }),
+            }))
+            .await
+            .unwrap()
+            .into_inner()
+            .diagnostics
+        }
+    };
+    assert!(validate(Some(true)).await.is_empty());
+    for old_client in [None, Some(false)] {
+        let d = validate(old_client).await;
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert!(d[0].summary.contains("`secret`") && d[0].detail.contains("Terraform 1.11"), "{d:?}");
+    }
 }
 
 #[tokio::test]
