@@ -223,6 +223,14 @@ impl Ground {
         };
 
         let fixed_ports = liqo::allocate_ports(names.len())?;
+        let gateways = tokio::task::spawn_blocking(liqo::Gateways::probe).await.context("probing namespaces")?;
+        eprintln!("[ground] {}", gateways.describe());
+        let node_ips: Vec<std::net::Ipv4Addr> = (0..names.len())
+            .map(|k| match gateways {
+                liqo::Gateways::Real => liqo::wire::node_ip(k),
+                liqo::Gateways::Simulated { .. } => std::net::Ipv4Addr::LOCALHOST,
+            })
+            .collect();
         ground.liqo = Some(liqo::State {
             version: binaries.version.clone(),
             bin: binaries.dir.clone(),
@@ -230,22 +238,27 @@ impl Ground {
                 .clusters
                 .iter()
                 .zip(&fixed_ports)
-                .map(|(cluster, ports)| liqo::ClusterState {
+                .zip(&node_ips)
+                .map(|((cluster, ports), node_ip)| liqo::ClusterState {
                     name: cluster.name.clone(),
                     node: liqo::worker_name(&cluster.name),
                     ports: *ports,
+                    node_ip: *node_ip,
                 })
                 .collect(),
+            gateways,
         });
         let installs: Vec<liqo::Install<'_>> = ground
             .layouts
             .iter()
             .zip(&ground.clusters)
             .zip(&fixed_ports)
-            .map(|((layout, cluster), ports)| liqo::Install {
+            .zip(&node_ips)
+            .map(|(((layout, cluster), ports), node_ip)| liqo::Install {
                 cluster,
                 layout,
                 ports: *ports,
+                node_ip: *node_ip,
                 binaries: &binaries,
                 kube_scheduler: &upstream.kube_scheduler,
             })
@@ -418,6 +431,12 @@ impl Ground {
     /// The Liqo version this ground runs for real, `None` when Liqo is simulated or absent.
     pub fn real_liqo(&self) -> Option<&str> {
         self.liqo.as_ref().map(|state| state.version.as_str())
+    }
+
+    /// How the real-Liqo ground runs Liqo's gateways (a real tunnel, or simulated where network namespaces
+    /// cannot be made); `None` when Liqo is simulated or absent.
+    pub fn gateways(&self) -> Option<&liqo::Gateways> {
+        self.liqo.as_ref().map(|state| &state.gateways)
     }
 
     pub fn dir(&self) -> &Path {

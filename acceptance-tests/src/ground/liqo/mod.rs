@@ -5,12 +5,15 @@
 //! and every object except the webhook configurations and the objects they check, and starts the node
 //! agents (`nodes`: kube-scheduler, kwok and a fake worker Node). The ground then starts the kubelet
 //! ([`kubelet`], one process for all clusters), and [`finish_install`] waits for Liqo's webhook before applying
-//! the rest — as `helm install` would, had the webhook been running already — and for Liqo to work.
+//! the rest — as `helm install` would, had the webhook been running already — and for Liqo to work. The
+//! gateways' network is the kubelet's ([`wire`]).
 pub mod adapt;
 mod chart;
 pub mod kubelet;
 mod nodes;
+pub mod wire;
 
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -30,6 +33,7 @@ use super::pki::Ca;
 use super::process::{Lifetime, Supervised};
 use adapt::FixedPorts;
 pub use nodes::worker_name;
+pub use wire::Gateways;
 
 /// Liqo version a real ground installs unless told otherwise (`LIQO_VERSION`).
 pub const DEFAULT_VERSION: &str = "v1.2.0";
@@ -92,6 +96,7 @@ pub struct State {
     pub version: String,
     pub bin: PathBuf,
     pub clusters: Vec<ClusterState>,
+    pub gateways: Gateways,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -99,6 +104,8 @@ pub struct ClusterState {
     pub name: String,
     pub node: String,
     pub ports: FixedPorts,
+    /// The worker node's InternalIP: its address on the wire with real gateways, else loopback.
+    pub node_ip: Ipv4Addr,
 }
 
 /// Picks each cluster's fixed ports at once, holding the listeners until all are chosen.
@@ -113,6 +120,8 @@ pub struct Install<'a> {
     /// Its files and kubeconfigs (the admin's, the scheduler's); Liqo's chart is rendered in its `dir`.
     pub layout: &'a Layout,
     pub ports: FixedPorts,
+    /// The worker node's InternalIP (see [`ClusterState::node_ip`]).
+    pub node_ip: Ipv4Addr,
     pub binaries: &'a Binaries,
     pub kube_scheduler: &'a Path,
 }
@@ -178,6 +187,7 @@ pub async fn install_base(
         kwok: &install.binaries.kwok,
         admin_kubeconfig: &install.layout.kubeconfig,
         pod_ip_range: &pod_ip_range(&install.cluster.pod_cidr),
+        node_ip: install.node_ip,
         work_dir: &install.layout.dir,
         logs: &install.layout.logs,
     };
