@@ -443,6 +443,34 @@ impl Ground {
         &self.dir
     }
 
+    /// Processes of the real-Liqo binary `binary` (e.g. `wireguard`) that the kubelet runs for this ground's
+    /// `cluster` (other grounds on the machine run the same binaries): PID and command line.
+    pub fn liqo_processes(&self, cluster: &str, binary: &str) -> Vec<(u32, Vec<String>)> {
+        let Some(program) = self.liqo.as_ref().and_then(|state| state.bin.join(binary).canonicalize().ok()) else {
+            return Vec::new();
+        };
+        let pods = self.dir.join("pods").join(cluster);
+        let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+        let split = |bytes: Vec<u8>| -> Vec<String> {
+            bytes
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        };
+        entries
+            .filter_map(|entry| {
+                let entry = entry.ok()?;
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                (std::fs::read_link(entry.path().join("exe")).ok()? == program).then_some(())?;
+                let environ = split(std::fs::read(entry.path().join("environ")).ok()?);
+                let kubeconfig = environ.iter().find_map(|var| var.strip_prefix("KUBECONFIG="))?;
+                Path::new(kubeconfig).starts_with(&pods).then_some(())?;
+                Some((pid, split(std::fs::read(entry.path().join("cmdline")).ok()?)))
+            })
+            .collect()
+    }
+
     pub fn clusters(&self) -> &[Cluster] {
         &self.clusters
     }
