@@ -16,10 +16,12 @@ use kube::Api;
 use kube::api::ListParams;
 use liqo_acceptance::chain::full_chain;
 use liqo_acceptance::inventory;
-use liqo_acceptance::observe::eventually;
+use liqo_acceptance::observe::{eventually, flat};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::networking::{CONNECTION_CONNECTED, Connection};
+use liqo_schema::liqo::{GatewayServer, ResourceSlice};
+use rustix::process::{Pid, Signal};
 
 /// The tests build the same peering on the one shared ground.
 static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -114,6 +116,165 @@ async fn provider_peering_connects_over_a_real_tunnel() -> Result<()> {
         ensure!(virtual_node_ready(ground).await?, "{what}: the virtual node on {ROME} is not Ready");
         let plan = work.plan().await?;
         ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// A WireGuard public key that belongs to no cluster of the ground.
+fn stranger_key() -> String {
+    use base64::Engine as _;
+    let secret = x25519_dalek::StaticSecret::from(rand::random::<[u8; 32]>());
+    base64::engine::general_purpose::STANDARD.encode(x25519_dalek::PublicKey::from(&secret).as_bytes())
+}
+
+/// The client (rome) is given a public key that is not milan's: the real WireGuard handshake fails, Liqo's gateway
+/// on rome reports the Connection in `Error`, and the apply fails naming the Connection and the likely causes
+/// instead of waiting for ever. Destroy still leaves nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_remote_public_key_fails_the_apply_with_the_real_connection_error() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("a wrong public key on real Liqo with {}", cli.name());
+        let right = "remote_public_key    = liqo_generate.milan.wireguard_public_key";
+        let chain = full_chain(ground, RESOURCES);
+        ensure!(chain.contains(right), "the full chain no longer gives rome milan's key as written here");
+        let work =
+            Workdir::new(cli, &chain.replace(right, &format!("remote_public_key = \"{}\"", stranger_key()))).await?;
+        let failed = work.apply_fails().await.with_context(|| format!("{what}: apply"))?;
+        eprintln!("[real_fabric] {what}: the apply failed after {:.1}s", failed.duration.as_secs_f64());
+        // The fault is real: rome's own wireguard ran and Liqo's gateway judged the tunnel.
+        ensure!(ground.liqo_processes(ROME, "wireguard").len() == 1, "{what}: rome's wireguard is not running");
+        let status = connection(ground, ROME, ROME_NS).await?.and_then(|c| c.status).and_then(|s| s.value);
+        ensure!(
+            status.as_deref() == Some(liqo_schema::liqo::networking::CONNECTION_ERROR),
+            "{what}: rome's Connection is {status:?}, not Error"
+        );
+        let stderr = flat(&failed.stderr);
+        let connection_named = format!("Connection {ROME_NS}/");
+        for needle in [connection_named.as_str(), "status.value has been Error", "Key mismatch"] {
+            ensure!(stderr.contains(needle), "{what}: the failure does not mention {needle:?}:\n{}", failed.stderr);
+        }
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+fn kill(pid: u32) -> Result<()> {
+    let pid = i32::try_from(pid).ok().and_then(Pid::from_raw).context("a process ID")?;
+    rustix::process::kill_process(pid, Signal::KILL).context("killing a Liqo process")
+}
+
+/// Waits for the first process of `binary` on `cluster` and kills it (SIGKILL, a crash), returning its PID.
+async fn kill_first(ground: &Ground, cluster: &str, binary: &str) -> Result<u32> {
+    let pid = eventually(Duration::from_secs(120), &format!("a {binary} process on {cluster}"), || async {
+        Ok(ground.liqo_processes(cluster, binary).first().map(|(pid, _)| *pid))
+    })
+    .await?;
+    kill(pid)?;
+    Ok(pid)
+}
+
+/// rome's gateway process is killed as soon as it starts, before it can report the tunnel: the apply keeps
+/// waiting, the ground's kubelet restarts the process (as a kubelet restarts a crashed container), and the apply
+/// succeeds once the new gateway reports `Connected`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_apply_survives_a_gateway_killed_before_it_connected() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("rome's gateway killed mid-apply with {}", cli.name());
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        let apply = work.run(&["apply", "-auto-approve", "-input=false", "-no-color"]);
+        let crash = async {
+            let killed = kill_first(ground, ROME, "gateway").await?;
+            let status = connection(ground, ROME, ROME_NS).await?.and_then(|c| c.status).and_then(|s| s.value);
+            anyhow::Ok((killed, status))
+        };
+        let (applied, crashed) = tokio::join!(apply, crash);
+        let (applied, (killed, status_at_kill)) = (applied?, crashed?);
+        ensure!(applied.success(), "{what}: the apply failed:\n{applied}");
+        // The fault happened before the tunnel was reported: the apply had to wait for the restarted gateway.
+        ensure!(
+            status_at_kill.as_deref() != Some(CONNECTION_CONNECTED),
+            "{what}: the gateway was killed only after it reported Connected"
+        );
+        let now: Vec<u32> = ground.liqo_processes(ROME, "gateway").into_iter().map(|(pid, _)| pid).collect();
+        ensure!(now.len() == 1 && now[0] != killed, "{what}: gateway processes {now:?} after killing {killed}");
+        let status = connection(ground, ROME, ROME_NS).await?.and_then(|c| c.status).and_then(|s| s.value);
+        ensure!(status.as_deref() == Some(CONNECTION_CONNECTED), "{what}: rome's Connection is {status:?}");
+        eprintln!("[real_fabric] {what}: applied in {:.1}s with a restarted gateway", applied.duration.as_secs_f64());
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// milan's liqo-controller-manager crashes while the apply waits for milan's gateway endpoint (the GatewayServer
+/// exists, the rest is still to come): the kubelet restarts it, and the apply completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_apply_completes_after_the_controller_manager_restarts() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("milan's liqo-controller-manager killed mid-apply with {}", cli.name());
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        let servers: Api<GatewayServer> = Api::namespaced(ground.client(MILAN).await?, MILAN_NS);
+        let apply = work.run(&["apply", "-auto-approve", "-input=false", "-no-color"]);
+        let crash = async {
+            eventually(Duration::from_secs(120), "GatewayServer on milan (the apply is under way)", || async {
+                Ok(servers.get_opt(ROME).await?.map(|_| ()))
+            })
+            .await?;
+            let killed = kill_first(ground, MILAN, "liqo-controller-manager").await?;
+            let peered = connection(ground, ROME, ROME_NS).await?.is_some();
+            anyhow::Ok((killed, peered))
+        };
+        let (applied, crashed) = tokio::join!(apply, crash);
+        let (applied, (killed, connected_before)) = (applied?, crashed?);
+        ensure!(applied.success(), "{what}: the apply failed:\n{applied}");
+        ensure!(!connected_before, "{what}: the controller-manager was killed only after the gateways were up");
+        let now: Vec<u32> =
+            ground.liqo_processes(MILAN, "liqo-controller-manager").into_iter().map(|(pid, _)| pid).collect();
+        ensure!(
+            now.len() == 1 && now[0] != killed,
+            "{what}: controller-manager processes {now:?} after killing {killed}"
+        );
+        ensure!(virtual_node_ready(ground).await?, "{what}: the virtual node on {ROME} is not Ready");
+        eprintln!("[real_fabric] {what}: applied in {:.1}s across the restart", applied.duration.as_secs_f64());
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// milan admits rome with a cordoned tenant: real Liqo denies rome's new ResourceSlice (`Resources=Denied`), and
+/// the peer's apply fails with Liqo's reason and message.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cordoned_tenant_denies_the_slice_with_liqos_reason() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("a cordoned tenant on real Liqo with {}", cli.name());
+        let admitted = "  consumer_cluster_id = liqo_generate.rome.cluster_id\n";
+        let chain = full_chain(ground, RESOURCES);
+        ensure!(chain.contains(admitted), "the full chain's liqo_tenant is no longer written as expected here");
+        let cordoned = chain.replace(admitted, &format!("{admitted}  tenant_condition    = \"Cordoned\"\n"));
+        let work = Workdir::new(cli, &cordoned).await?;
+        let failed = work.apply_fails().await.with_context(|| format!("{what}: apply"))?;
+        let slices: Api<ResourceSlice> = Api::namespaced(ground.client(ROME).await?, ROME_NS);
+        let denied = slices.list(&ListParams::default()).await?.items.into_iter().any(|slice| {
+            slice
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Resources" && c.status == "Denied")
+        });
+        ensure!(denied, "{what}: no ResourceSlice on rome has Resources=Denied");
+        let stderr = flat(&failed.stderr);
+        for needle in ["Denied", "ResourceSliceResourcesDenied", "ResourceSlice resources denied"] {
+            ensure!(stderr.contains(needle), "{what}: the failure does not mention {needle:?}:\n{}", failed.stderr);
+        }
         destroy_leaves_nothing(ground, &work, &what).await?;
     }
     Ok(())

@@ -276,6 +276,9 @@ impl Ground {
         ground.check_all_started(futures::future::join_all(finishing).await)?;
         drop(installs);
         eprintln!("[ground] real Liqo {} runs on every cluster", binaries.version);
+        if let Some(state) = &ground.liqo {
+            record_real_ground(&state.version, &state.gateways);
+        }
         Ok(ground.started(began))
     }
 
@@ -566,6 +569,22 @@ impl Drop for Ground {
         if self.remove_dir && std::env::var_os("LIQO_KEEP_GROUND").is_none() {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
+    }
+}
+
+/// Appends the Liqo version and how its gateways ran to `$LIQO_GROUND_LEDGER` (set by `acceptance-tests/test`,
+/// whose summary says which mode ran), one tab-separated line per real-Liqo ground.
+fn record_real_ground(version: &str, gateways: &liqo::Gateways) {
+    let Some(ledger) = std::env::var_os("LIQO_GROUND_LEDGER") else { return };
+    let line = format!("{version}\t{}\n", gateways.describe());
+    // One short write with O_APPEND: lines from concurrent test processes do not interleave.
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&ledger)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("[ground] could not record the ground in {}: {e}", PathBuf::from(ledger).display());
     }
 }
 
