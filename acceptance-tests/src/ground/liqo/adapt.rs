@@ -185,8 +185,15 @@ pub async fn adapt_process(
         "ipam" => set_flag(&mut args, "--port", &ports.ipam.to_string()),
         // Every virtual-kubelet would listen on 10250 (the kubelet port, fine in its own pod).
         "virtual-kubelet" => set_flag(&mut args, "--listen-port", &free_port()?.to_string()),
-        // Runs in the pod's own network namespace (see `in_sandbox`): nothing to move.
-        "gateway" => {}
+        // Runs in the pod's own network namespace (see `in_sandbox`): nothing to move. Its sibling containers
+        // include geneve, which the ground does not run (no kernel Geneve); Liqo before 1.1 always waits for every
+        // sibling to join on /ipc before it starts, so geneve leaves that list.
+        "gateway" => {
+            if let Some(siblings) = flag(&args, "--concurrent-containers-names") {
+                let kept: Vec<&str> = siblings.split(',').filter(|c| *c != "geneve").collect();
+                set_flag(&mut args, "--concurrent-containers-names", &kept.join(","));
+            }
+        }
         // Reads its private key from a Secret volume mounted at /etc/wireguard/keys (its default --keys-dir); the
         // kubelet writes that Secret's keys as files, as for a Secret volume, and points --keys-dir at them.
         "wireguard" => {
@@ -230,19 +237,69 @@ async fn write_secret_volume(client: &Client, pod: &Pod, mount_path: &str, dir: 
     Ok(())
 }
 
-/// Program and arguments that run `program ARGS` inside the pod's network namespace (`netns`, a
-/// `/proc/<pid>/ns/net`). wireguard-go keeps its control socket in /run/wireguard, where two instances on one
-/// host would collide: like a container, each wireguard gets a mount namespace of its own, with a private tmpfs
-/// on /run.
-pub fn in_sandbox(binary: &str, program: &Path, args: Vec<String>, netns: &Path) -> (PathBuf, Vec<String>) {
+/// Program and arguments that run a gateway container's `program ARGS` as in its pod: inside the pod's network
+/// namespace (`netns`, a `/proc/<pid>/ns/net`) and in a mount namespace of its own whose root (a tmpfs at
+/// `root`) shows the host's top-level directories, plus:
+/// * a private tmpfs on `/run`: wireguard-go keeps its control socket in /run/wireguard, where two instances on
+///   one host would collide;
+/// * the container's top-level `emptyDir` mounts, each a directory of the pod shared by its containers: the
+///   gateway and its wireguard meet on a Unix socket at /ipc/leader.sock (a path fixed in Liqo's code; Liqo
+///   before 1.1 always uses it);
+/// * with `image`, the files its image adds to /usr/bin (`<image>/usr/bin`, laid over the host's): Liqo's
+///   wireguard before 1.2 runs /usr/bin/wireguard-go.
+pub fn in_sandbox(
+    program: &Path,
+    args: Vec<String>,
+    netns: &Path,
+    root: &Path,
+    image: Option<&Path>,
+    empty_dirs: &[(PathBuf, String)],
+) -> (PathBuf, Vec<String>) {
     let mut wrapped = vec![format!("--net={}", netns.display()), "--".to_owned()];
-    if binary == "wireguard" {
-        wrapped.extend(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c"].map(str::to_owned));
-        wrapped.push(r#"mount -t tmpfs liqo-run /run && exec "$0" "$@""#.to_owned());
+    wrapped.extend(
+        ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", CONTAINER_ROOT, "container"]
+            .map(str::to_owned),
+    );
+    wrapped.push(root.display().to_string());
+    wrapped.push(image.map_or("-".to_owned(), |image| image.join("usr/bin").display().to_string()));
+    for (dir, mount_path) in empty_dirs {
+        wrapped.extend([dir.display().to_string(), mount_path.clone()]);
     }
+    wrapped.push("--".to_owned());
     wrapped.push(program.display().to_string());
     wrapped.extend(args);
     (PathBuf::from("nsenter"), wrapped)
+}
+
+/// `sh -c` script of [`in_sandbox`]: `ROOT IMAGE_BIN|- [DIR MOUNT_PATH]… -- PROGRAM ARGS`.
+const CONTAINER_ROOT: &str = r#"set -e
+root=$1; image_bin=$2; shift 2
+mount -t tmpfs liqo-container "$root"
+for entry in /*; do
+  if [ -L "$entry" ]; then ln -s "$(readlink "$entry")" "$root$entry"
+  elif [ -d "$entry" ]; then mkdir "$root$entry"; mount --rbind "$entry" "$root$entry"
+  fi
+done
+mount -t tmpfs liqo-run "$root/run"
+if [ "$image_bin" != - ]; then
+  mount -t overlay liqo-image -o "lowerdir=$image_bin:/usr/bin" "$root/usr/bin"
+fi
+while [ "$1" != -- ]; do mkdir -p "$root$2"; mount --bind "$1" "$root$2"; shift 2; done
+shift
+exec chroot "$root" "$@""#;
+
+/// The top-level `emptyDir` mounts of `container` in `pod` (mount path, volume name), which [`in_sandbox`] can
+/// give it: deeper ones would need directories made in the host's tree.
+pub fn top_level_empty_dirs(pod: &Pod, container: &k8s_openapi::api::core::v1::Container) -> Vec<(String, String)> {
+    let volumes = pod.spec.as_ref().and_then(|s| s.volumes.as_ref());
+    container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .filter(|m| m.mount_path.len() > 1 && m.mount_path.rfind('/') == Some(0))
+        .filter(|m| volumes.into_iter().flatten().any(|v| v.name == m.name && v.empty_dir.is_some()))
+        .map(|m| (m.mount_path.clone(), m.name.clone()))
+        .collect()
 }
 
 /// Replaces `--name=…` (or `--name …`) in place, or appends it.

@@ -156,6 +156,12 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
         // A pod's namespace goes once its processes have stopped.
         let pods_wanted: HashSet<&str> = wanted.keys().filter_map(|key| key.split('/').next()).collect();
         sandboxes.retain(|uid, _| pods_wanted.contains(uid.as_str()));
+        // Labels change while a pod runs (Liqo's gateway marks the active replica), and Services select by them.
+        for pod in &listed {
+            if let Some(sandbox) = pod.metadata.uid.as_ref().and_then(|uid| sandboxes.get_mut(uid)) {
+                sandbox.labels = pod.metadata.labels.clone().unwrap_or_default();
+            }
+        }
         let listed_uids: HashSet<&str> = listed.iter().filter_map(|p| p.metadata.uid.as_deref()).collect();
         played.retain(|uid| listed_uids.contains(uid.as_str()));
 
@@ -424,7 +430,19 @@ impl Launch<'_> {
         // Where a pod finds its cluster: the kubelet mounts a token; Liqo's binaries also read KUBECONFIG.
         all_env.push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
         let (program, args) = match self.netns {
-            Some(netns) => adapt::in_sandbox(binary, &self.liqo_bin.join(binary), plan.args, netns),
+            Some(netns) => {
+                let mut empty_dirs = Vec::new();
+                for (mount_path, volume) in adapt::top_level_empty_dirs(pod, container) {
+                    let dir = pod_dir.join("volumes").join(&volume);
+                    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+                    empty_dirs.push((dir, mount_path));
+                }
+                let root = pod_dir.join(format!("{}-root", container.name));
+                std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+                let image = self.liqo_bin.join(format!("{binary}-image"));
+                let image = image.is_dir().then_some(image.as_path());
+                adapt::in_sandbox(&self.liqo_bin.join(binary), plan.args, netns, &root, image, &empty_dirs)
+            }
             None => (self.liqo_bin.join(binary), plan.args),
         };
         let spec = Spec {

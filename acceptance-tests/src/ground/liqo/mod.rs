@@ -85,7 +85,14 @@ impl Binaries {
 
     fn missing(&self) -> Vec<String> {
         let mut paths: Vec<PathBuf> = COMPONENTS.iter().map(|c| self.dir.join(c)).collect();
-        paths.extend([self.dir.join("chart/Chart.yaml"), self.helm.clone(), self.kwok.clone()]);
+        paths.extend([
+            self.dir.join("chart/Chart.yaml"),
+            self.dir.join("gateway"),
+            self.dir.join("wireguard"),
+            self.dir.join("wireguard-image/usr/bin/wireguard-go"),
+            self.helm.clone(),
+            self.kwok.clone(),
+        ]);
         paths.into_iter().filter(|p| !p.exists()).map(|p| p.display().to_string()).collect()
     }
 }
@@ -219,7 +226,8 @@ fn pod_ip_range(pod_cidr: &str) -> String {
 }
 
 /// Waits for the cluster's webhook, applies the rest of the chart, and waits until Liqo works: its IPAM has
-/// given the pod-CIDR Network a status, which takes the controller-manager and the IPAM together.
+/// given the pod-CIDR and external-CIDR Networks a status (what a peering reads first), which takes the
+/// controller-manager and the IPAM together.
 pub async fn finish_install(install: &Install<'_>, rendered: Rendered, client: &Client) -> Result<()> {
     let name = &install.cluster.name;
     let deadline = Instant::now() + INSTALL_TIMEOUT;
@@ -237,22 +245,23 @@ pub async fn finish_install(install: &Install<'_>, rendered: Rendered, client: &
     chart::apply(client, namespace, &rendered.later.iter().collect::<Vec<_>>()).await?;
 
     let networks: Api<Network> = Api::namespaced(client.clone(), namespace);
-    loop {
-        let network = networks.get_opt(labels::NETWORK_TYPE_POD_CIDR).await.context("reading Network pod-cidr")?;
-        let cidr = network.and_then(|n| n.status).and_then(|s| s.cidr);
-        if cidr.is_some() {
-            return Ok(());
+    for network in [labels::NETWORK_TYPE_POD_CIDR, labels::NETWORK_TYPE_EXTERNAL_CIDR] {
+        loop {
+            let read = networks.get_opt(network).await.with_context(|| format!("reading Network {network}"))?;
+            if read.and_then(|n| n.status).and_then(|s| s.cidr).is_some() {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "Liqo of cluster {name} did not give Network {namespace}/{network} a status within \
+                     {INSTALL_TIMEOUT:?}: the controller-manager or the IPAM is not working; see logs/kubelet.log \
+                     and logs/{name}-liqo-controller-manager-*.log, logs/{name}-liqo-ipam-*.log"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
         }
-        if Instant::now() > deadline {
-            bail!(
-                "Liqo of cluster {name} did not give Network {namespace}/{} a status within {INSTALL_TIMEOUT:?}: the \
-                 controller-manager or the IPAM is not working; see logs/kubelet.log and \
-                 logs/{name}-liqo-controller-manager-*.log, logs/{name}-liqo-ipam-*.log",
-                labels::NETWORK_TYPE_POD_CIDR
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    Ok(())
 }
 
 #[cfg(test)]
