@@ -108,7 +108,6 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
     let mut running: HashMap<String, Running> = HashMap::new();
     let mut sandboxes: HashMap<String, Sandbox> = HashMap::new();
     let mut node_ports: HashMap<u16, (SocketAddrV4, Task)> = HashMap::new();
-    let mut sandbox_count: u8 = 0;
     // Gateway pods whose Connection the kubelet reported (simulated gateways), by UID.
     let mut played: HashSet<String> = HashSet::new();
     say(&cluster.name, &format!("serving Liqo's pods on node {}", cluster.node));
@@ -200,8 +199,13 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
             if let Some(wire) = wire.as_ref().filter(|_| adapt::GATEWAY.contains(&binary.as_str()))
                 && !sandboxes.contains_key(&uid)
             {
-                sandbox_count = sandbox_count.checked_add(1).context("more than 255 gateway pods")?;
-                let address = wire::pod_ip(cluster.index, sandbox_count);
+                // The lowest address no running gateway pod holds: pods come and go for as long as the ground runs.
+                let taken: HashSet<Ipv4Addr> = sandboxes.values().map(|s| s.address).collect();
+                let Some(address) = (1..=254).map(|n| wire::pod_ip(cluster.index, n)).find(|a| !taken.contains(a))
+                else {
+                    say(&cluster.name, &format!("no address left on the wire for {}", pod_name(pod)));
+                    continue;
+                };
                 match make_sandbox(wire, pod, address, api_port, dir).await {
                     Ok(sandbox) => {
                         say(&cluster.name, &format!("network namespace of {} at {address}", pod_name(pod)));
