@@ -279,3 +279,48 @@ async fn a_cordoned_tenant_denies_the_slice_with_liqos_reason() -> Result<()> {
     }
     Ok(())
 }
+
+/// milan's kube-apiserver is killed while the apply is under way (the GatewayServer exists, the rest is still to
+/// come) and comes back 5 s later: real Liqo's processes and gateways reconnect, and the apply either completes or
+/// fails naming what it was doing, after which a second apply converges with an empty re-plan; destroy leaves
+/// nothing (no orphan of the interrupted apply).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_api_server_restart_mid_apply_converges_without_orphans() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("milan's API server restarted mid-apply with {}", cli.name());
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        let servers: Api<GatewayServer> = Api::namespaced(ground.client(MILAN).await?, MILAN_NS);
+        let began = std::time::Instant::now();
+        let apply = work.run(&["apply", "-auto-approve", "-input=false", "-no-color"]);
+        let crash = async {
+            eventually(Duration::from_secs(120), "GatewayServer on milan (the apply is under way)", || async {
+                Ok(servers.get_opt(ROME).await?.map(|_| ()))
+            })
+            .await?;
+            let at = began.elapsed();
+            ground.restart_api_server(MILAN, Duration::from_secs(5)).await?;
+            anyhow::Ok(at)
+        };
+        let (first, crashed_at) = tokio::join!(apply, crash);
+        let (first, crashed_at) = (first?, crashed_at?);
+        ensure!(crashed_at < first.duration, "{what}: the API server went down only after the apply had ended");
+        eprintln!(
+            "[real_fabric] {what}: down at {:.1}s; the first apply {} after {:.1}s",
+            crashed_at.as_secs_f64(),
+            if first.success() { "succeeded" } else { "failed" },
+            first.duration.as_secs_f64()
+        );
+        if !first.success() {
+            work.apply().await.with_context(|| format!("{what}: the second apply"))?;
+        }
+        let plan = work.plan().await?;
+        ensure!(plan.is_empty(), "{what}: the plan after converging is not empty:\n{}", plan.run().stdout);
+        let status = connection(ground, ROME, ROME_NS).await?.and_then(|c| c.status).and_then(|s| s.value);
+        ensure!(status.as_deref() == Some(CONNECTION_CONNECTED), "{what}: rome's Connection is {status:?}");
+        ensure!(virtual_node_ready(ground).await?, "{what}: the virtual node on {ROME} is not Ready");
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
