@@ -225,6 +225,12 @@ impl Ground {
         let fixed_ports = liqo::allocate_ports(names.len())?;
         let gateways = tokio::task::spawn_blocking(liqo::Gateways::probe).await.context("probing namespaces")?;
         eprintln!("[ground] {}", gateways.describe());
+        // Per cluster: its kube-apiserver and kube-controller-manager take about four, its gateways one each.
+        if gateways == liqo::Gateways::Real
+            && let Some(shortage) = liqo::wire::inotify_shortage(6 * names.len())
+        {
+            eprintln!("[ground] WARNING: {shortage}");
+        }
         let node_ips: Vec<std::net::Ipv4Addr> = (0..names.len())
             .map(|k| match gateways {
                 liqo::Gateways::Real => liqo::wire::node_ip(k),

@@ -64,6 +64,27 @@ impl Gateways {
     }
 }
 
+/// Inotify instances left for this user, when fewer than `wanted`: each wireguard-go takes one (it watches its
+/// control socket) and exits with "too many open files" when none is left, which on a machine full of control
+/// planes (each holds a few) happens long before memory runs out. `None` when there are enough or it cannot tell.
+pub fn inotify_shortage(wanted: usize) -> Option<String> {
+    let limit: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_instances").ok()?.trim().parse().ok()?;
+    let used = std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|entry| std::fs::read_dir(entry.ok()?.path().join("fd")).ok())
+        .flatten()
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter(|target| target.as_os_str() == "anon_inode:inotify")
+        .count();
+    let left = limit.saturating_sub(used);
+    (left < wanted).then(|| {
+        format!(
+            "only {left} of {limit} inotify instances are free on this machine (fs.inotify.max_user_instances); each \
+             gateway's wireguard-go needs one and exits with \"too many open files\" without it"
+        )
+    })
+}
+
 fn can_make_namespaces() -> Result<()> {
     if !rustix::process::geteuid().is_root() {
         bail!("not root, so no network namespaces");
