@@ -5,7 +5,8 @@
 # Everything lands in a cache outside the repository keyed by version; a binary already there is reused.
 #
 # Layout of $bin/liqo-<VERSION>/: liqo-controller-manager, webhook, ipam, crd-replicator, virtual-kubelet, gateway,
-# wireguard, geneve, fabric, liqoctl, and chart/ (a copy of that version's deployments/liqo, CRD subchart included).
+# wireguard, geneve, fabric, liqoctl, chart/ (a copy of that version's deployments/liqo, CRD subchart included) and
+# wireguard-image/usr/bin/wireguard-go (what Liqo's wireguard image adds; see build_wireguard_go).
 # $bin/helm and $bin/kwok point at the pinned builds.
 #
 # Usage: build-liqo.sh [VERSION]      prints $bin/liqo-<VERSION> on the last line
@@ -54,6 +55,20 @@ build_liqoctl() {
     "-s -w -X github.com/liqotech/liqo/pkg/liqoctl/version.LiqoctlVersion=$LIQO_VERSION" "$1" "$2"
 }
 
+# Liqo's wireguard image also holds wireguard-go, which Liqo before 1.2 runs as /usr/bin/wireguard-go for the
+# userspace implementation (1.2 links it in). The image builds it from a git commit the module proxy does not
+# serve by hash; this is the wireguard-go module version that Liqo's own go.mod requires. Its old golang.org/x/net
+# reaches into the runtime by linkname, which current Go refuses unless told (-checklinkname=0).
+build_wireguard_go() {
+  local out=$1 work=$2 module version
+  module=$(module_dir "github.com/liqotech/liqo@$LIQO_VERSION")
+  version=$(awk '$1 == "golang.zx2c4.com/wireguard" { print $2 }' "$module/go.mod")
+  [ -n "$version" ] || { echo "build-liqo.sh: Liqo $LIQO_VERSION's go.mod requires no golang.zx2c4.com/wireguard" >&2; return 1; }
+  GOBIN="$work" go install -trimpath -ldflags="-s -w -checklinkname=0" "golang.zx2c4.com/wireguard@$version"
+  mkdir -p "$(dirname "$out")"
+  mv "$work/wireguard" "$out"
+}
+
 # Helm and kwok have no replace directives: `go install` of the pinned version, into the work directory.
 build_helm() {
   local out=$1 work=$2
@@ -71,6 +86,7 @@ build_kwok() {
 
 mkdir -p "$liqo"
 cached_build "Liqo $LIQO_VERSION components" "$liqo/liqo-controller-manager" build_liqo_components
+cached_build "wireguard-go for Liqo $LIQO_VERSION" "$liqo/wireguard-image/usr/bin/wireguard-go" build_wireguard_go
 cached_build "liqoctl $LIQO_VERSION" "$liqo/liqoctl" build_liqoctl
 cached_build "Helm $HELM_VERSION" "$bin/helm-$HELM_VERSION" build_helm
 cached_build "kwok $KWOK_VERSION" "$bin/kwok-$KWOK_VERSION" build_kwok

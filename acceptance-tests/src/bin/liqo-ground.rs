@@ -92,7 +92,8 @@ async fn up(args: &Args) -> Result<()> {
     match ground.real_liqo() {
         Some(version) => eprintln!(
             "[ground] REAL Liqo {version} runs here (its pods are processes; nodes and pod containers are faked by \
-             kwok; no gateways yet); logs: {}",
+             kwok; {}); logs: {}",
+            ground.gateways().map(|g| g.describe()).unwrap_or_default(),
             ground.dir().join("logs").display()
         ),
         None => eprintln!(
@@ -137,13 +138,14 @@ async fn run_kubelet(args: &Args) -> Result<()> {
     let clusters = state
         .clusters
         .into_iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(index, c)| {
             let kubeconfig =
                 admin.get(&c.name).cloned().with_context(|| format!("no kubeconfig for cluster {}", c.name))?;
-            Ok(KubeletCluster { name: c.name, kubeconfig, node: c.node, ports: c.ports })
+            Ok(KubeletCluster { name: c.name, kubeconfig, node: c.node, ports: c.ports, node_ip: c.node_ip, index })
         })
         .collect::<Result<Vec<_>>>()?;
-    kubelet::run(clusters, state.bin, args.dir.clone()).await
+    kubelet::run(clusters, state.bin, args.dir.clone(), state.gateways).await
 }
 
 async fn status(args: &Args) -> Result<()> {

@@ -223,6 +223,20 @@ impl Ground {
         };
 
         let fixed_ports = liqo::allocate_ports(names.len())?;
+        let gateways = tokio::task::spawn_blocking(liqo::Gateways::probe).await.context("probing namespaces")?;
+        eprintln!("[ground] {}", gateways.describe());
+        // Per cluster: its kube-apiserver and kube-controller-manager take about four, its gateways one each.
+        if gateways == liqo::Gateways::Real
+            && let Some(shortage) = liqo::wire::inotify_shortage(6 * names.len())
+        {
+            eprintln!("[ground] WARNING: {shortage}");
+        }
+        let node_ips: Vec<std::net::Ipv4Addr> = (0..names.len())
+            .map(|k| match gateways {
+                liqo::Gateways::Real => liqo::wire::node_ip(k),
+                liqo::Gateways::Simulated { .. } => std::net::Ipv4Addr::LOCALHOST,
+            })
+            .collect();
         ground.liqo = Some(liqo::State {
             version: binaries.version.clone(),
             bin: binaries.dir.clone(),
@@ -230,22 +244,27 @@ impl Ground {
                 .clusters
                 .iter()
                 .zip(&fixed_ports)
-                .map(|(cluster, ports)| liqo::ClusterState {
+                .zip(&node_ips)
+                .map(|((cluster, ports), node_ip)| liqo::ClusterState {
                     name: cluster.name.clone(),
                     node: liqo::worker_name(&cluster.name),
                     ports: *ports,
+                    node_ip: *node_ip,
                 })
                 .collect(),
+            gateways,
         });
         let installs: Vec<liqo::Install<'_>> = ground
             .layouts
             .iter()
             .zip(&ground.clusters)
             .zip(&fixed_ports)
-            .map(|((layout, cluster), ports)| liqo::Install {
+            .zip(&node_ips)
+            .map(|(((layout, cluster), ports), node_ip)| liqo::Install {
                 cluster,
                 layout,
                 ports: *ports,
+                node_ip: *node_ip,
                 binaries: &binaries,
                 kube_scheduler: &upstream.kube_scheduler,
             })
@@ -263,6 +282,9 @@ impl Ground {
         ground.check_all_started(futures::future::join_all(finishing).await)?;
         drop(installs);
         eprintln!("[ground] real Liqo {} runs on every cluster", binaries.version);
+        if let Some(state) = &ground.liqo {
+            record_real_ground(&state.version, &state.gateways);
+        }
         Ok(ground.started(began))
     }
 
@@ -420,8 +442,42 @@ impl Ground {
         self.liqo.as_ref().map(|state| state.version.as_str())
     }
 
+    /// How the real-Liqo ground runs Liqo's gateways (a real tunnel, or simulated where network namespaces
+    /// cannot be made); `None` when Liqo is simulated or absent.
+    pub fn gateways(&self) -> Option<&liqo::Gateways> {
+        self.liqo.as_ref().map(|state| &state.gateways)
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Processes of the real-Liqo binary `binary` (e.g. `wireguard`) that the kubelet runs for this ground's
+    /// `cluster` (other grounds on the machine run the same binaries): PID and command line.
+    pub fn liqo_processes(&self, cluster: &str, binary: &str) -> Vec<(u32, Vec<String>)> {
+        let Some(program) = self.liqo.as_ref().and_then(|state| state.bin.join(binary).canonicalize().ok()) else {
+            return Vec::new();
+        };
+        let pods = self.dir.join("pods").join(cluster);
+        let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+        let split = |bytes: Vec<u8>| -> Vec<String> {
+            bytes
+                .split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        };
+        entries
+            .filter_map(|entry| {
+                let entry = entry.ok()?;
+                let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+                (std::fs::read_link(entry.path().join("exe")).ok()? == program).then_some(())?;
+                let environ = split(std::fs::read(entry.path().join("environ")).ok()?);
+                let kubeconfig = environ.iter().find_map(|var| var.strip_prefix("KUBECONFIG="))?;
+                Path::new(kubeconfig).starts_with(&pods).then_some(())?;
+                Some((pid, split(std::fs::read(entry.path().join("cmdline")).ok()?)))
+            })
+            .collect()
     }
 
     pub fn clusters(&self) -> &[Cluster] {
@@ -519,6 +575,22 @@ impl Drop for Ground {
         if self.remove_dir && std::env::var_os("LIQO_KEEP_GROUND").is_none() {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
+    }
+}
+
+/// Appends the Liqo version and how its gateways ran to `$LIQO_GROUND_LEDGER` (set by `acceptance-tests/test`,
+/// whose summary says which mode ran), one tab-separated line per real-Liqo ground.
+fn record_real_ground(version: &str, gateways: &liqo::Gateways) {
+    let Some(ledger) = std::env::var_os("LIQO_GROUND_LEDGER") else { return };
+    let line = format!("{version}\t{}\n", gateways.describe());
+    // One short write with O_APPEND: lines from concurrent test processes do not interleave.
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&ledger)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("[ground] could not record the ground in {}: {e}", PathBuf::from(ledger).display());
     }
 }
 

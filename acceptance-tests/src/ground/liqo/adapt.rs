@@ -7,14 +7,15 @@
 //! * [`adapt_manifests`]: rewrites of the rendered chart before it is applied (webhook endpoints and their
 //!   certificate).
 //! * [`adapt_process`]: rewrites of one pod's command line and files before the ground's kubelet starts it
-//!   (ports and addresses that pods would own alone in their network namespace).
+//!   (ports and addresses that pods would own alone in their network namespace, files a pod would mount), and
+//!   [`in_sandbox`]: how a gateway container enters its pod's network namespace.
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::DynamicObject;
 use kube::{Api, Client};
 use serde_json::{Value, json};
@@ -107,9 +108,23 @@ pub fn adapt_manifests(objects: &mut [DynamicObject], ports: FixedPorts, certifi
 const WEBHOOK_LABEL: &str = "liqo.io/webhook";
 
 /// The Liqo binaries the ground's kubelet runs, by the base name of the container's command. Other containers
-/// (the proxy's Envoy, the gateways until the ground builds their network) are left to kwok, which reports them
-/// Running without running anything.
+/// (the proxy's Envoy, the fabric and the gateways' geneve, which need kernel Geneve and real nodes) are left to
+/// kwok, which reports them Running without running anything.
 pub const RUNNABLE: [&str; 5] = ["liqo-controller-manager", "webhook", "ipam", "crd-replicator", "virtual-kubelet"];
+
+/// The gateway pods' containers the kubelet runs. Their images have no command (the image's entrypoint runs the
+/// binary), so they are known by image (see [`gateway_binary`]). The gateway runs without the geneve container:
+/// with `--leader-election=false` (the templates' value) it does not wait for its sibling containers.
+pub const GATEWAY: [&str; 2] = ["gateway", "wireguard"];
+
+/// The gateway binary an image runs: `…/gateway:<tag>` → `gateway`, `…/gateway/wireguard:<tag>` → `wireguard`.
+pub fn gateway_binary(image: &str) -> Option<&'static str> {
+    let repository = image.rsplit_once(':').map_or(image, |(repository, _)| repository);
+    GATEWAY.into_iter().find(|binary| match *binary {
+        "gateway" => repository.ends_with("/gateway"),
+        other => repository.ends_with(&format!("/gateway/{other}")),
+    })
+}
 
 /// A pod's command line and environment, adapted to run beside every other pod on the host.
 pub struct ProcessPlan {
@@ -117,16 +132,17 @@ pub struct ProcessPlan {
     pub env: BTreeMap<String, String>,
 }
 
-/// Adapts `args` (already expanded as the kubelet does) of a container running `binary` in a pod of
-/// `namespace`, preparing files the process needs in `pod_dir`.
+/// Adapts `args` (already expanded as the kubelet does) of a container of `pod` running `binary`, preparing files
+/// the process needs in `pod_dir`.
 pub async fn adapt_process(
     binary: &str,
     mut args: Vec<String>,
     ports: FixedPorts,
     pod_dir: &Path,
     client: &Client,
-    namespace: &str,
+    pod: &Pod,
 ) -> Result<ProcessPlan> {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
     let mut env = BTreeMap::new();
     // controller-runtime and Liqo write temporary files (webhook certificates) under $TMPDIR: one per pod, as
     // each pod has its own filesystem.
@@ -169,9 +185,121 @@ pub async fn adapt_process(
         "ipam" => set_flag(&mut args, "--port", &ports.ipam.to_string()),
         // Every virtual-kubelet would listen on 10250 (the kubelet port, fine in its own pod).
         "virtual-kubelet" => set_flag(&mut args, "--listen-port", &free_port()?.to_string()),
+        // Runs in the pod's own network namespace (see `in_sandbox`): nothing to move. Its sibling containers
+        // include geneve, which the ground does not run (no kernel Geneve); Liqo before 1.1 always waits for every
+        // sibling to join on /ipc before it starts, so geneve leaves that list.
+        "gateway" => {
+            if let Some(siblings) = flag(&args, "--concurrent-containers-names") {
+                let kept: Vec<&str> = siblings.split(',').filter(|c| *c != "geneve").collect();
+                set_flag(&mut args, "--concurrent-containers-names", &kept.join(","));
+            }
+        }
+        // Reads its private key from a Secret volume mounted at /etc/wireguard/keys (its default --keys-dir); the
+        // kubelet writes that Secret's keys as files, as for a Secret volume, and points --keys-dir at them.
+        "wireguard" => {
+            let keys = pod_dir.join("wireguard-keys");
+            write_secret_volume(client, pod, "/etc/wireguard/keys", &keys).await?;
+            set_flag(&mut args, "--keys-dir", &keys.display().to_string());
+        }
         other => bail!("the ground does not know how to run Liqo binary {other:?} (runnable: {RUNNABLE:?})"),
     }
     Ok(ProcessPlan { args, env })
+}
+
+/// Writes the keys of the Secret volume that `pod` mounts at `mount_path` as files in `dir`.
+async fn write_secret_volume(client: &Client, pod: &Pod, mount_path: &str, dir: &Path) -> Result<()> {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let spec = pod.spec.as_ref().context("the pod has no spec")?;
+    let volume = spec
+        .containers
+        .iter()
+        .flat_map(|c| c.volume_mounts.iter().flatten())
+        .find(|m| m.mount_path == mount_path)
+        .with_context(|| format!("no container of the pod mounts {mount_path}"))?;
+    let secret = spec
+        .volumes
+        .iter()
+        .flatten()
+        .find(|v| v.name == volume.name)
+        .and_then(|v| v.secret.as_ref())
+        .and_then(|s| s.secret_name.clone())
+        .with_context(|| format!("volume {} is not a Secret", volume.name))?;
+    let data = Api::<Secret>::namespaced(client.clone(), namespace)
+        .get(&secret)
+        .await
+        .with_context(|| format!("reading Secret {namespace}/{secret}"))?
+        .data
+        .unwrap_or_default();
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    for (key, value) in data {
+        std::fs::write(dir.join(&key), &value.0).with_context(|| format!("writing {key} in {}", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Program and arguments that run a gateway container's `program ARGS` as in its pod: inside the pod's network
+/// namespace (`netns`, a `/proc/<pid>/ns/net`) and in a mount namespace of its own whose root (a tmpfs at
+/// `root`) shows the host's top-level directories, plus:
+/// * a private tmpfs on `/run`: wireguard-go keeps its control socket in /run/wireguard, where two instances on
+///   one host would collide;
+/// * the container's top-level `emptyDir` mounts, each a directory of the pod shared by its containers: the
+///   gateway and its wireguard meet on a Unix socket at /ipc/leader.sock (a path fixed in Liqo's code; Liqo
+///   before 1.1 always uses it);
+/// * with `image`, the files its image adds to /usr/bin (`<image>/usr/bin`, laid over the host's): Liqo's
+///   wireguard before 1.2 runs /usr/bin/wireguard-go.
+pub fn in_sandbox(
+    program: &Path,
+    args: Vec<String>,
+    netns: &Path,
+    root: &Path,
+    image: Option<&Path>,
+    empty_dirs: &[(PathBuf, String)],
+) -> (PathBuf, Vec<String>) {
+    let mut wrapped = vec![format!("--net={}", netns.display()), "--".to_owned()];
+    wrapped.extend(
+        ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", CONTAINER_ROOT, "container"]
+            .map(str::to_owned),
+    );
+    wrapped.push(root.display().to_string());
+    wrapped.push(image.map_or("-".to_owned(), |image| image.join("usr/bin").display().to_string()));
+    for (dir, mount_path) in empty_dirs {
+        wrapped.extend([dir.display().to_string(), mount_path.clone()]);
+    }
+    wrapped.push("--".to_owned());
+    wrapped.push(program.display().to_string());
+    wrapped.extend(args);
+    (PathBuf::from("nsenter"), wrapped)
+}
+
+/// `sh -c` script of [`in_sandbox`]: `ROOT IMAGE_BIN|- [DIR MOUNT_PATH]… -- PROGRAM ARGS`.
+const CONTAINER_ROOT: &str = r#"set -e
+root=$1; image_bin=$2; shift 2
+mount -t tmpfs liqo-container "$root"
+for entry in /*; do
+  if [ -L "$entry" ]; then ln -s "$(readlink "$entry")" "$root$entry"
+  elif [ -d "$entry" ]; then mkdir "$root$entry"; mount --rbind "$entry" "$root$entry"
+  fi
+done
+mount -t tmpfs liqo-run "$root/run"
+if [ "$image_bin" != - ]; then
+  mount -t overlay liqo-image -o "lowerdir=$image_bin:/usr/bin" "$root/usr/bin"
+fi
+while [ "$1" != -- ]; do mkdir -p "$root$2"; mount --bind "$1" "$root$2"; shift 2; done
+shift
+exec chroot "$root" "$@""#;
+
+/// The top-level `emptyDir` mounts of `container` in `pod` (mount path, volume name), which [`in_sandbox`] can
+/// give it: deeper ones would need directories made in the host's tree.
+pub fn top_level_empty_dirs(pod: &Pod, container: &k8s_openapi::api::core::v1::Container) -> Vec<(String, String)> {
+    let volumes = pod.spec.as_ref().and_then(|s| s.volumes.as_ref());
+    container
+        .volume_mounts
+        .iter()
+        .flatten()
+        .filter(|m| m.mount_path.len() > 1 && m.mount_path.rfind('/') == Some(0))
+        .filter(|m| volumes.into_iter().flatten().any(|v| v.name == m.name && v.empty_dir.is_some()))
+        .map(|m| (m.mount_path.clone(), m.name.clone()))
+        .collect()
 }
 
 /// Replaces `--name=…` (or `--name …`) in place, or appends it.
@@ -195,7 +323,8 @@ pub fn free_port() -> Result<u16> {
     Ok(listener.local_addr().context("reading a listener's port")?.port())
 }
 
-fn flag(args: &[String], name: &str) -> Option<String> {
+/// The value of `--name=…` in `args`.
+pub fn flag(args: &[String], name: &str) -> Option<String> {
     let prefix = format!("{name}=");
     args.iter().find_map(|a| a.strip_prefix(&prefix).map(str::to_owned))
 }
@@ -211,5 +340,13 @@ mod tests {
         set_flag(&mut args, "--a", "y");
         set_flag(&mut args, "--c", "2");
         assert_eq!(args, ["--port=7", "--a=y", "--b=1", "--c=2"]);
+    }
+
+    #[test]
+    fn gateway_binaries_are_known_by_image() {
+        assert_eq!(gateway_binary("ghcr.io/liqotech/gateway:v1.2.0"), Some("gateway"));
+        assert_eq!(gateway_binary("ghcr.io/liqotech/gateway/wireguard:v1.0.3"), Some("wireguard"));
+        assert_eq!(gateway_binary("ghcr.io/liqotech/gateway/geneve:v1.2.0"), None);
+        assert_eq!(gateway_binary("ghcr.io/liqotech/webhook:v1.2.0"), None);
     }
 }

@@ -5,20 +5,31 @@
 //! pod), so Liqo works with exactly the rights its chart gives it. The process is stopped when the pod goes away
 //! and restarted (with back-off) when it exits, like `restartPolicy: Always`.
 //!
+//! Gateway pods get a network namespace of their own on the ground's wire (see [`wire`]), and the kubelet
+//! serves their Services' node ports there; where the ground cannot make namespaces ([`Gateways::Simulated`]),
+//! it does not run the gateways but reports their Connection as Liqo's wireguard container would once
+//! connected.
+//!
 //! kwok marks the same pods Running; this kubelet only runs what they stand for. Its children die with it
-//! (PR_SET_PDEATHSIG), so stopping the kubelet (as `ground down` does) stops every Liqo process.
-use std::collections::{BTreeMap, HashMap};
+//! (PR_SET_PDEATHSIG), so stopping the kubelet (as `ground down` does) stops every Liqo process and, with their
+//! holders, the network namespaces.
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
 use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, ServiceAccount};
-use kube::api::{ListParams, PostParams};
+use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::config::Kubeconfig;
 use kube::{Api, Client};
 
 use super::adapt::{self, FixedPorts};
+use super::wire::{self, Gateways, Netns, Task, Wire};
 use crate::ground::kubeconfig;
 use crate::ground::process::{self, Lifetime, Spec, Supervised};
 
@@ -36,15 +47,32 @@ pub struct KubeletCluster {
     pub kubeconfig: PathBuf,
     pub node: String,
     pub ports: FixedPorts,
+    /// The node's address on the wire (real gateways only), where its node ports are served.
+    pub node_ip: Ipv4Addr,
+    /// Gateway sandboxes of this cluster take addresses `wire::pod_ip(index, n)`.
+    pub index: usize,
 }
 
 /// Serves every cluster until killed; returns only when a cluster cannot be served at all.
-pub async fn run(clusters: Vec<KubeletCluster>, liqo_bin: PathBuf, dir: PathBuf) -> Result<()> {
+pub async fn run(clusters: Vec<KubeletCluster>, liqo_bin: PathBuf, dir: PathBuf, gateways: Gateways) -> Result<()> {
+    let wire = match &gateways {
+        Gateways::Real => {
+            let node_ips: Vec<Ipv4Addr> = clusters.iter().map(|c| c.node_ip).collect();
+            let log = dir.join("logs/wire.log");
+            let wire = tokio::task::spawn_blocking(move || Wire::create(&node_ips, &log))
+                .await
+                .context("making the wire")?
+                .context("making the wire between the clusters' nodes")?;
+            Some(Arc::new(wire))
+        }
+        Gateways::Simulated { .. } => None,
+    };
+    eprintln!("[kubelet] {}", gateways.describe());
     let serving = clusters.into_iter().map(|cluster| {
-        let (liqo_bin, dir) = (liqo_bin.clone(), dir.clone());
+        let (liqo_bin, dir, wire) = (liqo_bin.clone(), dir.clone(), wire.clone());
         async move {
             let name = cluster.name.clone();
-            serve(cluster, &liqo_bin, &dir).await.with_context(|| format!("cluster {name}"))
+            serve(cluster, &liqo_bin, &dir, wire).await.with_context(|| format!("cluster {name}"))
         }
     });
     futures::future::try_join_all(serving).await?;
@@ -59,12 +87,29 @@ struct Running {
     restart_at: Option<Instant>,
 }
 
-async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path) -> Result<()> {
+/// A gateway pod's network namespace on the wire.
+struct Sandbox {
+    netns: Netns,
+    address: Ipv4Addr,
+    namespace: String,
+    labels: BTreeMap<String, String>,
+    _api_server: Task,
+}
+
+async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Option<Arc<Wire>>) -> Result<()> {
     let client = kubeconfig::client(&cluster.kubeconfig).await?;
     let (server, ca_data) = server_and_ca(&cluster.kubeconfig)?;
+    let api_port = server
+        .rsplit_once(':')
+        .and_then(|(_, port)| port.trim_end_matches('/').parse::<u16>().ok())
+        .with_context(|| format!("no port in the API server URL {server}"))?;
     let pods: Api<Pod> = Api::all(client.clone());
     let on_node = ListParams::default().fields(&format!("spec.nodeName={}", cluster.node));
     let mut running: HashMap<String, Running> = HashMap::new();
+    let mut sandboxes: HashMap<String, Sandbox> = HashMap::new();
+    let mut node_ports: HashMap<u16, (SocketAddrV4, Task)> = HashMap::new();
+    // Gateway pods whose Connection the kubelet reported (simulated gateways), by UID.
+    let mut played: HashSet<String> = HashSet::new();
     say(&cluster.name, &format!("serving Liqo's pods on node {}", cluster.node));
     loop {
         let listed = match pods.list(&on_node).await {
@@ -82,9 +127,17 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path) -> Result<(
             let Some(uid) = pod.metadata.uid.as_ref().filter(|_| ready_to_run) else { continue };
             let containers = pod.spec.iter().flat_map(|s| s.containers.iter());
             for container in containers {
-                if let Some(binary) = runnable(container) {
-                    wanted.insert(format!("{uid}/{}", container.name), (pod, container, binary));
+                let Some(binary) = runnable(container) else { continue };
+                if adapt::GATEWAY.contains(&binary.as_str()) && wire.is_none() {
+                    if binary == "wireguard" && !played.contains(uid) {
+                        match simulate_gateway(&client, container).await {
+                            Ok(()) => _ = played.insert(uid.clone()),
+                            Err(err) => say(&cluster.name, &format!("cannot play {} yet: {err:#}", pod_name(pod))),
+                        }
+                    }
+                    continue;
                 }
+                wanted.insert(format!("{uid}/{}", container.name), (pod, container, binary));
             }
         }
 
@@ -99,6 +152,17 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path) -> Result<(
                 .context("stopping a process")?;
             }
         }
+        // A pod's namespace goes once its processes have stopped.
+        let pods_wanted: HashSet<&str> = wanted.keys().filter_map(|key| key.split('/').next()).collect();
+        sandboxes.retain(|uid, _| pods_wanted.contains(uid.as_str()));
+        // Labels change while a pod runs (Liqo's gateway marks the active replica), and Services select by them.
+        for pod in &listed {
+            if let Some(sandbox) = pod.metadata.uid.as_ref().and_then(|uid| sandboxes.get_mut(uid)) {
+                sandbox.labels = pod.metadata.labels.clone().unwrap_or_default();
+            }
+        }
+        let listed_uids: HashSet<&str> = listed.iter().filter_map(|p| p.metadata.uid.as_deref()).collect();
+        played.retain(|uid| listed_uids.contains(uid.as_str()));
 
         for (key, (pod, container, binary)) in wanted {
             let restart_backoff = match running.get_mut(&key) {
@@ -131,8 +195,37 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path) -> Result<(
                     }
                 }
             };
-            let launch =
-                Launch { cluster: &cluster, client: &client, server: &server, ca_data: &ca_data, liqo_bin, dir };
+            let uid = pod.metadata.uid.clone().unwrap_or_default();
+            if let Some(wire) = wire.as_ref().filter(|_| adapt::GATEWAY.contains(&binary.as_str()))
+                && !sandboxes.contains_key(&uid)
+            {
+                // The lowest address no running gateway pod holds: pods come and go for as long as the ground runs.
+                let taken: HashSet<Ipv4Addr> = sandboxes.values().map(|s| s.address).collect();
+                let Some(address) = (1..=254).map(|n| wire::pod_ip(cluster.index, n)).find(|a| !taken.contains(a))
+                else {
+                    say(&cluster.name, &format!("no address left on the wire for {}", pod_name(pod)));
+                    continue;
+                };
+                match make_sandbox(wire, pod, address, api_port, dir).await {
+                    Ok(sandbox) => {
+                        say(&cluster.name, &format!("network namespace of {} at {address}", pod_name(pod)));
+                        sandboxes.insert(uid.clone(), sandbox);
+                    }
+                    Err(err) => {
+                        say(&cluster.name, &format!("cannot make the network of {} yet: {err:#}", pod_name(pod)));
+                        continue;
+                    }
+                }
+            }
+            let launch = Launch {
+                cluster: &cluster,
+                client: &client,
+                server: &server,
+                ca_data: &ca_data,
+                liqo_bin,
+                dir,
+                netns: sandboxes.get(&uid).map(|s| s.netns.path()),
+            };
             match launch.start(pod, container, &binary).await {
                 Ok(process) => {
                     say(&cluster.name, &format!("started {} (pid {})", process.record().name, process.record().pid));
@@ -142,12 +235,136 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path) -> Result<(
                 Err(err) => say(&cluster.name, &format!("cannot start {binary} yet (retrying): {err:#}")),
             }
         }
+        if let Some(wire) = &wire
+            && let Err(err) = serve_node_ports(&client, wire, cluster.node_ip, &sandboxes, &mut node_ports).await
+        {
+            say(&cluster.name, &format!("serving node ports failed (retrying): {err:#}"));
+        }
         tokio::time::sleep(POLL).await;
     }
 }
 
+fn pod_name(pod: &Pod) -> String {
+    format!(
+        "{}/{}",
+        pod.metadata.namespace.as_deref().unwrap_or_default(),
+        pod.metadata.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// A new network namespace for a gateway pod, plugged into the wire at `address`, with the cluster's API server
+/// bridged in.
+async fn make_sandbox(wire: &Arc<Wire>, pod: &Pod, address: Ipv4Addr, api_port: u16, dir: &Path) -> Result<Sandbox> {
+    let (name, wire) = (pod_name(pod), wire.clone());
+    let log = dir.join("logs/wire.log");
+    let netns = tokio::task::spawn_blocking(move || -> Result<Netns> {
+        let netns = Netns::create(&name, &log)?;
+        wire.plug(&netns, address)?;
+        Ok(netns)
+    })
+    .await
+    .context("making a network namespace")??;
+    let api_server = wire::bridge_api_server(&netns, api_port)?;
+    Ok(Sandbox {
+        netns,
+        address,
+        namespace: pod.metadata.namespace.clone().unwrap_or_default(),
+        labels: pod.metadata.labels.clone().unwrap_or_default(),
+        _api_server: api_server,
+    })
+}
+
+/// kube-proxy's part for the gateways: every UDP node port of a NodePort Service whose selector picks a gateway
+/// pod the kubelet runs is served on the node's wire address and forwarded to that pod.
+async fn serve_node_ports(
+    client: &Client,
+    wire: &Wire,
+    node_ip: Ipv4Addr,
+    sandboxes: &HashMap<String, Sandbox>,
+    node_ports: &mut HashMap<u16, (SocketAddrV4, Task)>,
+) -> Result<()> {
+    let services =
+        Api::<Service>::all(client.clone()).list(&ListParams::default()).await.context("listing Services")?;
+    let mut wanted: HashMap<u16, SocketAddrV4> = HashMap::new();
+    for service in &services.items {
+        let Some(spec) = service.spec.as_ref().filter(|s| s.type_.as_deref() == Some("NodePort")) else { continue };
+        let Some(selector) = spec.selector.as_ref().filter(|s| !s.is_empty()) else { continue };
+        let namespace = service.metadata.namespace.as_deref().unwrap_or_default();
+        let Some(sandbox) = sandboxes
+            .values()
+            .find(|s| s.namespace == namespace && selector.iter().all(|(k, v)| s.labels.get(k) == Some(v)))
+        else {
+            continue;
+        };
+        for port in spec.ports.iter().flatten().filter(|p| p.protocol.as_deref() == Some("UDP")) {
+            let Some(node_port) = port.node_port.and_then(|p| u16::try_from(p).ok()) else { continue };
+            let target = match &port.target_port {
+                Some(IntOrString::Int(target)) => *target,
+                _ => port.port,
+            };
+            wanted.insert(node_port, SocketAddrV4::new(sandbox.address, u16::try_from(target)?));
+        }
+    }
+    node_ports.retain(|port, (target, _)| wanted.get(port) == Some(target));
+    for (port, target) in wanted {
+        if let Entry::Vacant(free) = node_ports.entry(port) {
+            free.insert((target, wire::node_port(wire, node_ip, port, target)?));
+        }
+    }
+    Ok(())
+}
+
+/// What Liqo's wireguard container does for the Connection (`EnsureConnection`), plus the `Connected` its gateway
+/// reports once the tunnel is up, for grounds that cannot run them: Connection `gw-<gateway>`, owned by the
+/// GatewayServer or GatewayClient.
+async fn simulate_gateway(client: &Client, container: &Container) -> Result<()> {
+    let args: Vec<String> = container.args.clone().unwrap_or_default();
+    let arg = |name: &str| adapt::flag(&args, name).with_context(|| format!("the wireguard container has no {name}"));
+    let (gateway, namespace, remote, uid) =
+        (arg("--name")?, arg("--namespace")?, arg("--remote-cluster-id")?, arg("--gateway-uid")?);
+    let server = arg("--mode")? == "server";
+    let (owner, kind, type_) = if server {
+        ("GatewayServer", "WgGatewayServer", "Server")
+    } else {
+        ("GatewayClient", "WgGatewayClient", "Client")
+    };
+    let name = format!("gw-{gateway}");
+    let api_version = "networking.liqo.io/v1beta1";
+    let connection = serde_json::json!({
+        "apiVersion": api_version,
+        "kind": "Connection",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"liqo.io/remote-cluster-id": remote},
+            "ownerReferences": [{"apiVersion": api_version, "kind": owner, "name": gateway, "uid": uid}],
+        },
+        "spec": {
+            "type": type_,
+            "gatewayRef": {"apiVersion": api_version, "kind": kind, "name": gateway, "namespace": namespace, "uid": uid},
+        },
+    });
+    let api: Api<liqo_schema::liqo::networking::Connection> = Api::namespaced(client.clone(), &namespace);
+    let params = PatchParams::apply("liqo-ground-kubelet").force();
+    api.patch(&name, &params, &Patch::Apply(&connection))
+        .await
+        .with_context(|| format!("applying Connection {namespace}/{name}"))?;
+    let status = serde_json::json!({
+        "apiVersion": api_version,
+        "kind": "Connection",
+        "status": {"value": liqo_schema::liqo::networking::CONNECTION_CONNECTED},
+    });
+    api.patch_status(&name, &params, &Patch::Apply(&status))
+        .await
+        .with_context(|| format!("setting the status of Connection {namespace}/{name}"))?;
+    Ok(())
+}
+
 /// The Liqo binary a container runs, when the kubelet runs it.
 fn runnable(container: &Container) -> Option<String> {
+    if let Some(binary) = container.image.as_deref().and_then(adapt::gateway_binary) {
+        return Some(binary.to_owned());
+    }
     let command = container.command.as_ref()?.first()?;
     let binary = Path::new(command).file_name()?.to_str()?;
     adapt::RUNNABLE.contains(&binary).then(|| binary.to_owned())
@@ -176,6 +393,8 @@ struct Launch<'a> {
     ca_data: &'a str,
     liqo_bin: &'a Path,
     dir: &'a Path,
+    /// The pod's network namespace, for gateway pods on a real wire.
+    netns: Option<&'a Path>,
 }
 
 impl Launch<'_> {
@@ -209,15 +428,31 @@ impl Launch<'_> {
         }))?;
         std::fs::write(&kubeconfig, rendered).with_context(|| format!("writing {}", kubeconfig.display()))?;
 
-        let plan = adapt::adapt_process(binary, args, self.cluster.ports, &pod_dir, self.client, &namespace).await?;
+        let plan = adapt::adapt_process(binary, args, self.cluster.ports, &pod_dir, self.client, pod).await?;
         let mut all_env: Vec<(String, String)> = env.into_iter().collect();
         all_env.extend(plan.env);
         // Where a pod finds its cluster: the kubelet mounts a token; Liqo's binaries also read KUBECONFIG.
         all_env.push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
+        let (program, args) = match self.netns {
+            Some(netns) => {
+                let mut empty_dirs = Vec::new();
+                for (mount_path, volume) in adapt::top_level_empty_dirs(pod, container) {
+                    let dir = pod_dir.join("volumes").join(&volume);
+                    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+                    empty_dirs.push((dir, mount_path));
+                }
+                let root = pod_dir.join(format!("{}-root", container.name));
+                std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+                let image = self.liqo_bin.join(format!("{binary}-image"));
+                let image = image.is_dir().then_some(image.as_path());
+                adapt::in_sandbox(&self.liqo_bin.join(binary), plan.args, netns, &root, image, &empty_dirs)
+            }
+            None => (self.liqo_bin.join(binary), plan.args),
+        };
         let spec = Spec {
             name: format!("{}/{namespace}/{pod_name}/{}", self.cluster.name, container.name),
-            program: self.liqo_bin.join(binary),
-            args: plan.args,
+            program,
+            args,
             env: all_env,
             log: self.dir.join("logs").join(format!("{}-{pod_name}-{}.log", self.cluster.name, container.name)),
         };

@@ -5,12 +5,15 @@
 //! and every object except the webhook configurations and the objects they check, and starts the node
 //! agents (`nodes`: kube-scheduler, kwok and a fake worker Node). The ground then starts the kubelet
 //! ([`kubelet`], one process for all clusters), and [`finish_install`] waits for Liqo's webhook before applying
-//! the rest — as `helm install` would, had the webhook been running already — and for Liqo to work.
+//! the rest — as `helm install` would, had the webhook been running already — and for Liqo to work. The
+//! gateways' network is the kubelet's ([`wire`]).
 pub mod adapt;
 mod chart;
 pub mod kubelet;
 mod nodes;
+pub mod wire;
 
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -30,6 +33,7 @@ use super::pki::Ca;
 use super::process::{Lifetime, Supervised};
 use adapt::FixedPorts;
 pub use nodes::worker_name;
+pub use wire::Gateways;
 
 /// Liqo version a real ground installs unless told otherwise (`LIQO_VERSION`).
 pub const DEFAULT_VERSION: &str = "v1.2.0";
@@ -81,7 +85,14 @@ impl Binaries {
 
     fn missing(&self) -> Vec<String> {
         let mut paths: Vec<PathBuf> = COMPONENTS.iter().map(|c| self.dir.join(c)).collect();
-        paths.extend([self.dir.join("chart/Chart.yaml"), self.helm.clone(), self.kwok.clone()]);
+        paths.extend([
+            self.dir.join("chart/Chart.yaml"),
+            self.dir.join("gateway"),
+            self.dir.join("wireguard"),
+            self.dir.join("wireguard-image/usr/bin/wireguard-go"),
+            self.helm.clone(),
+            self.kwok.clone(),
+        ]);
         paths.into_iter().filter(|p| !p.exists()).map(|p| p.display().to_string()).collect()
     }
 }
@@ -92,6 +103,7 @@ pub struct State {
     pub version: String,
     pub bin: PathBuf,
     pub clusters: Vec<ClusterState>,
+    pub gateways: Gateways,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -99,6 +111,8 @@ pub struct ClusterState {
     pub name: String,
     pub node: String,
     pub ports: FixedPorts,
+    /// The worker node's InternalIP: its address on the wire with real gateways, else loopback.
+    pub node_ip: Ipv4Addr,
 }
 
 /// Picks each cluster's fixed ports at once, holding the listeners until all are chosen.
@@ -113,6 +127,8 @@ pub struct Install<'a> {
     /// Its files and kubeconfigs (the admin's, the scheduler's); Liqo's chart is rendered in its `dir`.
     pub layout: &'a Layout,
     pub ports: FixedPorts,
+    /// The worker node's InternalIP (see [`ClusterState::node_ip`]).
+    pub node_ip: Ipv4Addr,
     pub binaries: &'a Binaries,
     pub kube_scheduler: &'a Path,
 }
@@ -178,6 +194,7 @@ pub async fn install_base(
         kwok: &install.binaries.kwok,
         admin_kubeconfig: &install.layout.kubeconfig,
         pod_ip_range: &pod_ip_range(&install.cluster.pod_cidr),
+        node_ip: install.node_ip,
         work_dir: &install.layout.dir,
         logs: &install.layout.logs,
     };
@@ -209,7 +226,8 @@ fn pod_ip_range(pod_cidr: &str) -> String {
 }
 
 /// Waits for the cluster's webhook, applies the rest of the chart, and waits until Liqo works: its IPAM has
-/// given the pod-CIDR Network a status, which takes the controller-manager and the IPAM together.
+/// given the pod-CIDR and external-CIDR Networks a status (what a peering reads first), which takes the
+/// controller-manager and the IPAM together.
 pub async fn finish_install(install: &Install<'_>, rendered: Rendered, client: &Client) -> Result<()> {
     let name = &install.cluster.name;
     let deadline = Instant::now() + INSTALL_TIMEOUT;
@@ -227,22 +245,23 @@ pub async fn finish_install(install: &Install<'_>, rendered: Rendered, client: &
     chart::apply(client, namespace, &rendered.later.iter().collect::<Vec<_>>()).await?;
 
     let networks: Api<Network> = Api::namespaced(client.clone(), namespace);
-    loop {
-        let network = networks.get_opt(labels::NETWORK_TYPE_POD_CIDR).await.context("reading Network pod-cidr")?;
-        let cidr = network.and_then(|n| n.status).and_then(|s| s.cidr);
-        if cidr.is_some() {
-            return Ok(());
+    for network in [labels::NETWORK_TYPE_POD_CIDR, labels::NETWORK_TYPE_EXTERNAL_CIDR] {
+        loop {
+            let read = networks.get_opt(network).await.with_context(|| format!("reading Network {network}"))?;
+            if read.and_then(|n| n.status).and_then(|s| s.cidr).is_some() {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!(
+                    "Liqo of cluster {name} did not give Network {namespace}/{network} a status within \
+                     {INSTALL_TIMEOUT:?}: the controller-manager or the IPAM is not working; see logs/kubelet.log \
+                     and logs/{name}-liqo-controller-manager-*.log, logs/{name}-liqo-ipam-*.log"
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
         }
-        if Instant::now() > deadline {
-            bail!(
-                "Liqo of cluster {name} did not give Network {namespace}/{} a status within {INSTALL_TIMEOUT:?}: the \
-                 controller-manager or the IPAM is not working; see logs/kubelet.log and \
-                 logs/{name}-liqo-controller-manager-*.log, logs/{name}-liqo-ipam-*.log",
-                labels::NETWORK_TYPE_POD_CIDR
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    Ok(())
 }
 
 #[cfg(test)]

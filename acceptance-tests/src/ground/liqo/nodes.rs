@@ -31,6 +31,9 @@ pub struct NodeAgents<'a> {
     pub admin_kubeconfig: &'a Path,
     /// Pod IPs kwok hands out (inside the cluster's pod CIDR, as a CNI would).
     pub pod_ip_range: &'a str,
+    /// The Node's InternalIP: where a gateway Service's node port is reached, so Liqo publishes it as the
+    /// gateway server's endpoint.
+    pub node_ip: std::net::Ipv4Addr,
     pub work_dir: &'a Path,
     pub logs: &'a Path,
 }
@@ -65,7 +68,7 @@ pub async fn start(
             "--manage-all-nodes=false".into(),
             format!("--manage-nodes-with-annotation-selector={}={}", KWOK_ANNOTATION.0, KWOK_ANNOTATION.1),
             format!("--cidr={}", agents.pod_ip_range),
-            "--node-ip=127.0.0.1".into(),
+            format!("--node-ip={}", agents.node_ip),
         ],
         // kwok reads its configuration from ~/.kwok; the ground's own directory, not the user's.
         env: vec![("HOME".into(), kwok_home.display().to_string())],

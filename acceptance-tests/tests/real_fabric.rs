@@ -1,0 +1,326 @@
+//! The provider's whole peering on real Liqo with real gateways (`Ground::shared_real`): liqo_generate and
+//! liqo_gateway on both clusters, liqo_tenant and liqo_peer; Liqo's own gateway and wireguard binaries build a
+//! userspace WireGuard tunnel between network namespaces of the ground, and their Connection makes the apply
+//! finish and the virtual node Ready.
+//!
+//! The tests share one ground (milan and rome) and run one at a time (`SERIAL`): each builds and destroys the
+//! same peering. Where the ground cannot make network namespaces (not root), it simulates the gateways and says
+//! so; the assertions about the gateways' processes and the tunnel's latency then fail, as they should.
+//!
+//! Run: `cargo test -p liqo-acceptance --test real_fabric`.
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::Node;
+use kube::Api;
+use kube::api::ListParams;
+use liqo_acceptance::chain::full_chain;
+use liqo_acceptance::inventory;
+use liqo_acceptance::observe::{eventually, flat};
+use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::{Ground, MILAN, ROME};
+use liqo_schema::liqo::networking::{CONNECTION_CONNECTED, Connection};
+use liqo_schema::liqo::{GatewayServer, ResourceSlice};
+use rustix::process::{Pid, Signal};
+
+/// The tests build the same peering on the one shared ground.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+const MILAN_NS: &str = "liqo-tenant-rome";
+const ROME_NS: &str = "liqo-tenant-milan";
+const RESOURCES: &str = r#"{ cpu = "2", memory = "4Gi", pods = "50" }"#;
+
+fn ground() -> &'static Ground {
+    let ground = Ground::shared_real();
+    if let Some(gateways) = ground.gateways() {
+        eprintln!("[real_fabric] {}", gateways.describe());
+    }
+    ground
+}
+
+/// The Connection of the gateway in `namespace` of `cluster`, if Liqo's gateway has made it.
+async fn connection(ground: &Ground, cluster: &str, namespace: &str) -> Result<Option<Connection>> {
+    let api: Api<Connection> = Api::namespaced(ground.client(cluster).await?, namespace);
+    Ok(api.list(&ListParams::default()).await?.items.into_iter().next())
+}
+
+async fn virtual_node_ready(ground: &Ground) -> Result<bool> {
+    let nodes: Api<Node> = Api::all(ground.client(ROME).await?);
+    let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
+    Ok(virtual_nodes.items.iter().any(|n| {
+        n.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+    }))
+}
+
+async fn leftovers(ground: &Ground) -> Result<Vec<inventory::Row>> {
+    let mut left = Vec::new();
+    for cluster in [MILAN, ROME] {
+        left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
+    }
+    Ok(left)
+}
+
+/// Destroys and checks that no Liqo object and no gateway process is left.
+async fn destroy_leaves_nothing(ground: &Ground, work: &Workdir, what: &str) -> Result<()> {
+    work.destroy().await.with_context(|| format!("{what}: destroy"))?;
+    let left = leftovers(ground).await?;
+    ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
+    eventually(Duration::from_secs(30), "the gateway processes to stop after destroy", || async {
+        let running: usize = [MILAN, ROME]
+            .iter()
+            .flat_map(|c| ["gateway", "wireguard"].map(|b| ground.liqo_processes(c, b).len()))
+            .sum();
+        Ok((running == 0).then_some(()))
+    })
+    .await
+    .with_context(|| format!("{what}: destroy"))
+}
+
+/// The peering of the contract's example, built by the provider on real Liqo: the client's apply returns once
+/// Liqo's gateways report `Connected` on both clusters, with the latency their pings measured through the tunnel;
+/// the virtual node is Ready (Liqo keeps it NotReady until then); the re-plan is empty; destroy leaves nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_peering_connects_over_a_real_tunnel() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("the full peering on real Liqo with {}", cli.name());
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        let apply = work.apply().await.with_context(|| format!("{what}: apply"))?;
+        eprintln!("[real_fabric] {what}: apply took {:.1}s", apply.duration.as_secs_f64());
+        for (cluster, namespace) in [(MILAN, MILAN_NS), (ROME, ROME_NS)] {
+            for binary in ["gateway", "wireguard"] {
+                let running = ground.liqo_processes(cluster, binary);
+                ensure!(running.len() == 1, "{what}: {cluster} runs {} {binary} processes, not one", running.len());
+            }
+            // The Connection is Connected for good: the gateway's pings keep measuring the tunnel.
+            let status = eventually(Duration::from_secs(30), "a measured latency", || async {
+                let status = connection(ground, cluster, namespace).await?.and_then(|c| c.status);
+                Ok(status.filter(|s| s.latency.as_ref().is_some_and(|l| l.value.is_some())))
+            })
+            .await
+            .with_context(|| format!("{what}: the Connection on {cluster}"))?;
+            ensure!(
+                status.value.as_deref() == Some(CONNECTION_CONNECTED),
+                "{what}: the Connection on {cluster} is {:?}",
+                status.value
+            );
+            eprintln!(
+                "[real_fabric] {what}: {cluster} Connected, latency {}",
+                status.latency.and_then(|l| l.value).unwrap_or_default()
+            );
+        }
+        ensure!(virtual_node_ready(ground).await?, "{what}: the virtual node on {ROME} is not Ready");
+        let plan = work.plan().await?;
+        ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// A WireGuard public key that belongs to no cluster of the ground.
+fn stranger_key() -> String {
+    use base64::Engine as _;
+    let secret = x25519_dalek::StaticSecret::from(rand::random::<[u8; 32]>());
+    base64::engine::general_purpose::STANDARD.encode(x25519_dalek::PublicKey::from(&secret).as_bytes())
+}
+
+/// The client (rome) is given a public key that is not milan's: the real WireGuard handshake fails, Liqo's gateway
+/// on rome reports the Connection in `Error`, and the apply fails naming the Connection and the likely causes
+/// instead of waiting for ever. Destroy still leaves nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_remote_public_key_fails_the_apply_with_the_real_connection_error() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("a wrong public key on real Liqo with {}", cli.name());
+        let right = "remote_public_key    = liqo_generate.milan.wireguard_public_key";
+        let chain = full_chain(ground, RESOURCES);
+        ensure!(chain.contains(right), "the full chain no longer gives rome milan's key as written here");
+        let work =
+            Workdir::new(cli, &chain.replace(right, &format!("remote_public_key = \"{}\"", stranger_key()))).await?;
+        let failed = work.apply_fails().await.with_context(|| format!("{what}: apply"))?;
+        eprintln!("[real_fabric] {what}: the apply failed after {:.1}s", failed.duration.as_secs_f64());
+        // The fault is real: rome's own wireguard ran and Liqo's gateway judged the tunnel.
+        ensure!(ground.liqo_processes(ROME, "wireguard").len() == 1, "{what}: rome's wireguard is not running");
+        let status = connection(ground, ROME, ROME_NS).await?.and_then(|c| c.status).and_then(|s| s.value);
+        ensure!(
+            status.as_deref() == Some(liqo_schema::liqo::networking::CONNECTION_ERROR),
+            "{what}: rome's Connection is {status:?}, not Error"
+        );
+        let stderr = flat(&failed.stderr);
+        let connection_named = format!("Connection {ROME_NS}/");
+        for needle in [connection_named.as_str(), "status.value has been Error", "Key mismatch"] {
+            ensure!(stderr.contains(needle), "{what}: the failure does not mention {needle:?}:\n{}", failed.stderr);
+        }
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+fn kill(pid: u32) -> Result<()> {
+    let pid = i32::try_from(pid).ok().and_then(Pid::from_raw).context("a process ID")?;
+    rustix::process::kill_process(pid, Signal::KILL).context("killing a Liqo process")
+}
+
+/// Waits for the first process of `binary` on `cluster` and kills it (SIGKILL, a crash), returning its PID.
+async fn kill_first(ground: &Ground, cluster: &str, binary: &str) -> Result<u32> {
+    let pid = eventually(Duration::from_secs(120), &format!("a {binary} process on {cluster}"), || async {
+        Ok(ground.liqo_processes(cluster, binary).first().map(|(pid, _)| *pid))
+    })
+    .await?;
+    kill(pid)?;
+    Ok(pid)
+}
+
+/// rome's gateway process is killed as soon as it starts, before it can report the tunnel: the apply keeps
+/// waiting, the ground's kubelet restarts the process (as a kubelet restarts a crashed container), and the apply
+/// succeeds once the new gateway reports `Connected`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_apply_survives_a_gateway_killed_before_it_connected() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("rome's gateway killed mid-apply with {}", cli.name());
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        let apply = work.run(&["apply", "-auto-approve", "-input=false", "-no-color"]);
+        let crash = async {
+            let killed = kill_first(ground, ROME, "gateway").await?;
+            let status = connection(ground, ROME, ROME_NS).await?.and_then(|c| c.status).and_then(|s| s.value);
+            anyhow::Ok((killed, status))
+        };
+        let (applied, crashed) = tokio::join!(apply, crash);
+        let (applied, (killed, status_at_kill)) = (applied?, crashed?);
+        ensure!(applied.success(), "{what}: the apply failed:\n{applied}");
+        // The fault happened before the tunnel was reported: the apply had to wait for the restarted gateway.
+        ensure!(
+            status_at_kill.as_deref() != Some(CONNECTION_CONNECTED),
+            "{what}: the gateway was killed only after it reported Connected"
+        );
+        let now: Vec<u32> = ground.liqo_processes(ROME, "gateway").into_iter().map(|(pid, _)| pid).collect();
+        ensure!(now.len() == 1 && now[0] != killed, "{what}: gateway processes {now:?} after killing {killed}");
+        let status = connection(ground, ROME, ROME_NS).await?.and_then(|c| c.status).and_then(|s| s.value);
+        ensure!(status.as_deref() == Some(CONNECTION_CONNECTED), "{what}: rome's Connection is {status:?}");
+        eprintln!("[real_fabric] {what}: applied in {:.1}s with a restarted gateway", applied.duration.as_secs_f64());
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// milan's liqo-controller-manager crashes while the apply waits for milan's gateway endpoint (the GatewayServer
+/// exists, the rest is still to come): the kubelet restarts it, and the apply completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_apply_completes_after_the_controller_manager_restarts() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("milan's liqo-controller-manager killed mid-apply with {}", cli.name());
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        let servers: Api<GatewayServer> = Api::namespaced(ground.client(MILAN).await?, MILAN_NS);
+        let apply = work.run(&["apply", "-auto-approve", "-input=false", "-no-color"]);
+        let crash = async {
+            eventually(Duration::from_secs(120), "GatewayServer on milan (the apply is under way)", || async {
+                Ok(servers.get_opt(ROME).await?.map(|_| ()))
+            })
+            .await?;
+            let killed = kill_first(ground, MILAN, "liqo-controller-manager").await?;
+            let peered = connection(ground, ROME, ROME_NS).await?.is_some();
+            anyhow::Ok((killed, peered))
+        };
+        let (applied, crashed) = tokio::join!(apply, crash);
+        let (applied, (killed, connected_before)) = (applied?, crashed?);
+        ensure!(applied.success(), "{what}: the apply failed:\n{applied}");
+        ensure!(!connected_before, "{what}: the controller-manager was killed only after the gateways were up");
+        let now: Vec<u32> =
+            ground.liqo_processes(MILAN, "liqo-controller-manager").into_iter().map(|(pid, _)| pid).collect();
+        ensure!(
+            now.len() == 1 && now[0] != killed,
+            "{what}: controller-manager processes {now:?} after killing {killed}"
+        );
+        ensure!(virtual_node_ready(ground).await?, "{what}: the virtual node on {ROME} is not Ready");
+        eprintln!("[real_fabric] {what}: applied in {:.1}s across the restart", applied.duration.as_secs_f64());
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// milan admits rome with a cordoned tenant: real Liqo denies rome's new ResourceSlice (`Resources=Denied`), and
+/// the peer's apply fails with Liqo's reason and message.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cordoned_tenant_denies_the_slice_with_liqos_reason() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("a cordoned tenant on real Liqo with {}", cli.name());
+        let admitted = "  consumer_cluster_id = liqo_generate.rome.cluster_id\n";
+        let chain = full_chain(ground, RESOURCES);
+        ensure!(chain.contains(admitted), "the full chain's liqo_tenant is no longer written as expected here");
+        let cordoned = chain.replace(admitted, &format!("{admitted}  tenant_condition    = \"Cordoned\"\n"));
+        let work = Workdir::new(cli, &cordoned).await?;
+        let failed = work.apply_fails().await.with_context(|| format!("{what}: apply"))?;
+        let slices: Api<ResourceSlice> = Api::namespaced(ground.client(ROME).await?, ROME_NS);
+        let denied = slices.list(&ListParams::default()).await?.items.into_iter().any(|slice| {
+            slice
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == "Resources" && c.status == "Denied")
+        });
+        ensure!(denied, "{what}: no ResourceSlice on rome has Resources=Denied");
+        let stderr = flat(&failed.stderr);
+        for needle in ["Denied", "ResourceSliceResourcesDenied", "ResourceSlice resources denied"] {
+            ensure!(stderr.contains(needle), "{what}: the failure does not mention {needle:?}:\n{}", failed.stderr);
+        }
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// milan's kube-apiserver is killed while the apply is under way (the GatewayServer exists, the rest is still to
+/// come) and comes back 5 s later: real Liqo's processes and gateways reconnect, and the apply either completes or
+/// fails naming what it was doing, after which a second apply converges with an empty re-plan; destroy leaves
+/// nothing (no orphan of the interrupted apply).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_api_server_restart_mid_apply_converges_without_orphans() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("milan's API server restarted mid-apply with {}", cli.name());
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        let servers: Api<GatewayServer> = Api::namespaced(ground.client(MILAN).await?, MILAN_NS);
+        let began = std::time::Instant::now();
+        let apply = work.run(&["apply", "-auto-approve", "-input=false", "-no-color"]);
+        let crash = async {
+            eventually(Duration::from_secs(120), "GatewayServer on milan (the apply is under way)", || async {
+                Ok(servers.get_opt(ROME).await?.map(|_| ()))
+            })
+            .await?;
+            let at = began.elapsed();
+            ground.restart_api_server(MILAN, Duration::from_secs(5)).await?;
+            anyhow::Ok(at)
+        };
+        let (first, crashed_at) = tokio::join!(apply, crash);
+        let (first, crashed_at) = (first?, crashed_at?);
+        ensure!(crashed_at < first.duration, "{what}: the API server went down only after the apply had ended");
+        eprintln!(
+            "[real_fabric] {what}: down at {:.1}s; the first apply {} after {:.1}s",
+            crashed_at.as_secs_f64(),
+            if first.success() { "succeeded" } else { "failed" },
+            first.duration.as_secs_f64()
+        );
+        if !first.success() {
+            work.apply().await.with_context(|| format!("{what}: the second apply"))?;
+        }
+        let plan = work.plan().await?;
+        ensure!(plan.is_empty(), "{what}: the plan after converging is not empty:\n{}", plan.run().stdout);
+        let status = connection(ground, ROME, ROME_NS).await?.and_then(|c| c.status).and_then(|s| s.value);
+        ensure!(status.as_deref() == Some(CONNECTION_CONNECTED), "{what}: rome's Connection is {status:?}");
+        ensure!(virtual_node_ready(ground).await?, "{what}: the virtual node on {ROME} is not Ready");
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
