@@ -47,6 +47,11 @@ policy/v1=false,storage.k8s.io/v1=false,resource.k8s.io/v1=false",
 RuntimeClass",
 ];
 
+/// The Go heap of a lean API server: collected at 50% growth instead of 100%, and harder as it nears the soft
+/// limit. Its live heap after start-up is 110–160 MB (mostly OpenAPI and CRD schemas), so this trades some CPU at
+/// start-up for about 50 MB less per cluster.
+const LEAN_API_SERVER_ENV: &[(&str, &str)] = &[("GOGC", "50"), ("GOMEMLIMIT", "200MiB")];
+
 /// Service network of every ground cluster (never exchanged between clusters, so it may be the same).
 pub const SERVICE_CIDR: &str = "10.96.0.0/16";
 const SERVICE_IP: &str = "10.96.0.1";
@@ -208,14 +213,16 @@ pub async fn start(
         format!("--audit-log-maxsize={}", audit::MAX_SIZE_MB),
         "--audit-log-maxbackup=1".into(),
     ];
+    let mut apiserver_env = Vec::new();
     if !workloads {
         apiserver_args.extend(LEAN_API_SERVER.iter().map(|flag| flag.to_string()));
+        apiserver_env.extend(LEAN_API_SERVER_ENV.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     }
     let apiserver_spec = Spec {
         name: format!("{name}/kube-apiserver"),
         program: upstream.kube_apiserver.clone(),
         args: apiserver_args,
-        env: Vec::new(),
+        env: apiserver_env,
         log: layout.apiserver_log(),
     };
     started.lock().expect("process list").push(process::spawn(&apiserver_spec, lifetime)?);

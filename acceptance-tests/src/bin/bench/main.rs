@@ -231,10 +231,11 @@ async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
 
     let ground = Ground::start(&[MILAN, ROME]).await.context("starting the ground")?;
     report.add("ground", "startup (2 clusters + simulator)", secs(ground.startup_time()), "", None);
-    let per_cluster_kb = hub::ground_rss_kb(&ground)? / 2;
+    let per_cluster_kb = hub::ground_memory_kb(&ground)? / 2;
     report.add(
         "ground",
-        "RSS per cluster at idle (kube-apiserver + kube-controller-manager, half of the shared etcd and simulator)",
+        "memory (PSS) per cluster at idle (kube-apiserver + kube-controller-manager, half of the shared etcd and \
+         simulator)",
         format!("{:.0} MB", per_cluster_kb as f64 / 1024.0),
         "",
         None,
