@@ -36,7 +36,7 @@ const WORKLOAD_CONTROLLERS: &str = "deployment-controller,replicaset-controller,
 /// - API priority and fairness queues requests of many tenants; the ground's few clients need no fairness, and
 ///   its configuration controller and per-flow state cost memory and CPU.
 /// - The watch cache keeps a copy of every object of every resource type and serves watches from it; without
-///   it, watches and lists go to etcd, which at the ground's object counts is as fast.
+///   it, watches and lists go to etcd, which holds few objects per cluster here.
 /// - API groups nothing here reads or writes, with the admission plugins that would watch them.
 const LEAN_API_SERVER: &[&str] = &[
     "--enable-priority-and-fairness=false",
@@ -49,7 +49,7 @@ RuntimeClass",
 
 /// The Go heap of a lean API server: collected at 50% growth instead of 100%, and harder as it nears the soft
 /// limit. Its live heap after start-up is 110–160 MB (mostly OpenAPI and CRD schemas), so this trades some CPU at
-/// start-up for about 50 MB less per cluster.
+/// start-up for memory (263 → 217 MB RSS in the measurement above, there with a 150 MiB limit).
 const LEAN_API_SERVER_ENV: &[(&str, &str)] = &[("GOGC", "50"), ("GOMEMLIMIT", "200MiB")];
 
 /// Service network of every ground cluster (never exchanged between clusters, so it may be the same).

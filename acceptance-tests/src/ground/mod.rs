@@ -11,9 +11,9 @@
 //!
 //! Ground directory layout: `ground.json` (clusters and started processes), `<cluster>.kubeconfig` (admin),
 //! `<cluster>-provider.kubeconfig` (same rights, user [`audit::PROVIDER_USER`]), `<cluster>/` (PKI, `audit.log`),
-//! `_etcd/` (the shared etcd's data), `logs/<cluster>-<component>.log`, `logs/etcd.log`, `logs/simulator.log`; with real Liqo also `logs/kubelet.log`,
-//! `logs/<cluster>-<pod>-<container>.log` and `pods/<cluster>/<namespace>_<pod>/` (each Liqo process's kubeconfig
-//! and `$TMPDIR`).
+//! `_etcd/` (the shared etcd's data), `logs/<cluster>-<component>.log`, `logs/etcd.log`, `logs/simulator.log`;
+//! with real Liqo also `logs/kubelet.log`, `logs/<cluster>-<pod>-<container>.log` and
+//! `pods/<cluster>/<namespace>_<pod>/` (each Liqo process's kubeconfig and `$TMPDIR`).
 pub mod audit;
 pub mod bootstrap;
 mod control_plane;
