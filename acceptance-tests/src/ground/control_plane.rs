@@ -1,5 +1,6 @@
-//! One ground cluster's control plane: etcd, kube-apiserver (client-certificate authentication, RBAC,
-//! service-account keys) and kube-controller-manager, all on 127.0.0.1.
+//! One ground cluster's control plane: kube-apiserver (client-certificate authentication, RBAC, service-account
+//! keys) and kube-controller-manager, all on 127.0.0.1, storing into the ground's one etcd ([`Etcd`]) under a
+//! key prefix of their own.
 //!
 //! The controller-manager runs the controllers a Liqo peering depends on — namespace (termination),
 //! garbage collector (owner references), CSR signing with the cluster CA (`kubernetes.io/kube-apiserver-client`),
@@ -29,6 +30,28 @@ clusterrole-aggregation-controller,root-ca-certificate-publisher-controller";
 /// cluster. The taint-eviction controller stays off: the ground never evicts.
 const WORKLOAD_CONTROLLERS: &str = "deployment-controller,replicaset-controller,node-lifecycle-controller";
 
+/// kube-apiserver flags of a simulated ground, where nothing runs workloads: what the peering, the simulator and
+/// the controllers above do not use is off, so that a ground of 50 clusters fits one machine. Measured on one
+/// idle API server with Liqo's CRDs: 336 MB RSS with the defaults, 263 MB with these (BENCHMARKS.md).
+/// - API priority and fairness queues requests of many tenants; the ground's few clients need no fairness, and
+///   its configuration controller and per-flow state cost memory and CPU.
+/// - The watch cache keeps a copy of every object of every resource type and serves watches from it; without
+///   it, watches and lists go to etcd, which holds few objects per cluster here.
+/// - API groups nothing here reads or writes, with the admission plugins that would watch them.
+const LEAN_API_SERVER: &[&str] = &[
+    "--enable-priority-and-fairness=false",
+    "--watch-cache=false",
+    "--runtime-config=autoscaling/v1=false,autoscaling/v2=false,batch/v1=false,node.k8s.io/v1=false,\
+policy/v1=false,storage.k8s.io/v1=false,resource.k8s.io/v1=false",
+    "--disable-admission-plugins=DefaultStorageClass,StorageObjectInUseProtection,PersistentVolumeClaimResize,\
+RuntimeClass",
+];
+
+/// The Go heap of a lean API server: collected at 50% growth instead of 100%, and harder as it nears the soft
+/// limit. Its live heap after start-up is 110–160 MB (mostly OpenAPI and CRD schemas), so this trades some CPU at
+/// start-up for memory (263 → 217 MB RSS in the measurement above, there with a 150 MiB limit).
+const LEAN_API_SERVER_ENV: &[(&str, &str)] = &[("GOGC", "50"), ("GOMEMLIMIT", "200MiB")];
+
 /// Service network of every ground cluster (never exchanged between clusters, so it may be the same).
 pub const SERVICE_CIDR: &str = "10.96.0.0/16";
 const SERVICE_IP: &str = "10.96.0.1";
@@ -39,16 +62,67 @@ const READY_TIMEOUT: Duration = Duration::from_secs(90);
 /// Ports one cluster listens on (all on 127.0.0.1).
 #[derive(Clone, Copy, Debug)]
 pub struct Ports {
-    pub etcd_client: u16,
-    pub etcd_peer: u16,
     pub apiserver: u16,
 }
 
 /// Picks free ports for `clusters` clusters at once (see [`free_ports`]).
 pub fn allocate_ports(clusters: usize) -> Result<Vec<Ports>> {
-    let ports = free_ports(clusters * 3)?;
-    Ok(ports.chunks(3).map(|p| Ports { etcd_client: p[0], etcd_peer: p[1], apiserver: p[2] }).collect())
+    Ok(free_ports(clusters)?.into_iter().map(|apiserver| Ports { apiserver }).collect())
 }
+
+/// The ground's one etcd, shared by every cluster's API server: each keeps its objects under its own
+/// `--etcd-prefix`, so the clusters stay as separate as with an etcd each, and a ground of many clusters runs one
+/// etcd process instead of one per cluster (about 45 MB and a share of a core less per cluster).
+pub struct Etcd {
+    client: u16,
+    peer: u16,
+}
+
+impl Etcd {
+    pub fn allocate() -> Result<Etcd> {
+        let ports = free_ports(2)?;
+        Ok(Etcd { client: ports[0], peer: ports[1] })
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.client)
+    }
+
+    /// Starts etcd with its data in `<ground dir>/_etcd` (`_` keeps it apart from the clusters' directories,
+    /// whose names are DNS labels). API servers retry until it answers, so this does not wait for it.
+    pub fn start(
+        &self,
+        ground_dir: &Path,
+        upstream: &Upstream,
+        lifetime: Lifetime,
+        started: &Mutex<Vec<Supervised>>,
+    ) -> Result<()> {
+        let Etcd { client, peer } = self;
+        let spec = Spec {
+            name: ETCD.into(),
+            program: upstream.etcd.clone(),
+            args: vec![
+                "--name=ground".into(),
+                format!("--data-dir={}", ground_dir.join("_etcd").display()),
+                format!("--listen-client-urls=http://127.0.0.1:{client}"),
+                format!("--advertise-client-urls=http://127.0.0.1:{client}"),
+                format!("--listen-peer-urls=http://127.0.0.1:{peer}"),
+                format!("--initial-advertise-peer-urls=http://127.0.0.1:{peer}"),
+                format!("--initial-cluster=ground=http://127.0.0.1:{peer}"),
+                // Throwaway data: durability buys nothing and fsync dominates start-up and write latency.
+                "--unsafe-no-fsync".into(),
+                "--log-level=warn".into(),
+            ],
+            env: Vec::new(),
+            log: ground_dir.join("logs").join("etcd.log"),
+        };
+        started.lock().expect("process list").push(process::spawn(&spec, lifetime)?);
+        Ok(())
+    }
+}
+
+/// The shared etcd's process name in the ground's records.
+const ETCD: &str = "etcd";
 
 /// `count` free ports on 127.0.0.1, chosen at once: every listener is held until all are bound, so that no port
 /// is handed out twice.
@@ -67,7 +141,7 @@ pub fn free_ports(count: usize) -> Result<Vec<u16>> {
 /// Where one cluster's files go and what it listens on.
 pub struct Layout {
     pub name: String,
-    /// `<ground dir>/<name>`: PKI, etcd data, the controller-manager's kubeconfig.
+    /// `<ground dir>/<name>`: PKI, audit log, the controller-manager's kubeconfig.
     pub dir: PathBuf,
     /// `<ground dir>/<name>.kubeconfig`: the admin kubeconfig handed to users and tests.
     pub kubeconfig: PathBuf,
@@ -96,12 +170,13 @@ impl Layout {
     }
 }
 
-/// Starts etcd and kube-apiserver, waits until the API server is ready, then starts the controller-manager.
+/// Starts kube-apiserver on the ground's etcd, waits until it is ready, then starts the controller-manager.
 /// Every started process is pushed to `started` at once, so the caller can stop it if a later step fails.
 /// Returns how the API server was started, for [`restart_api_server`].
 /// `workloads` adds the controllers that run Deployments (see [`WORKLOAD_CONTROLLERS`]).
 pub async fn start(
     layout: &Layout,
+    etcd: &Etcd,
     upstream: &Upstream,
     lifetime: Lifetime,
     workloads: bool,
@@ -111,57 +186,45 @@ pub async fn start(
     std::fs::create_dir_all(&pki_dir).with_context(|| format!("creating {}", pki_dir.display()))?;
     let files = write_pki(layout, &pki_dir)?;
     let name = &layout.name;
-    let Ports { etcd_client, etcd_peer, apiserver } = layout.ports;
+    let Ports { apiserver } = layout.ports;
 
-    let etcd = Spec {
-        name: format!("{name}/etcd"),
-        program: upstream.etcd.clone(),
-        args: vec![
-            format!("--name={name}"),
-            format!("--data-dir={}", layout.dir.join("etcd").display()),
-            format!("--listen-client-urls=http://127.0.0.1:{etcd_client}"),
-            format!("--advertise-client-urls=http://127.0.0.1:{etcd_client}"),
-            format!("--listen-peer-urls=http://127.0.0.1:{etcd_peer}"),
-            format!("--initial-advertise-peer-urls=http://127.0.0.1:{etcd_peer}"),
-            format!("--initial-cluster={name}=http://127.0.0.1:{etcd_peer}"),
-            // Throwaway data: durability buys nothing and fsync dominates start-up and write latency.
-            "--unsafe-no-fsync".into(),
-            "--log-level=warn".into(),
-        ],
-        env: Vec::new(),
-        log: layout.logs.join(format!("{name}-etcd.log")),
-    };
+    let mut apiserver_args = vec![
+        format!("--etcd-servers={}", etcd.url()),
+        format!("--etcd-prefix=/clusters/{name}/registry"),
+        "--bind-address=127.0.0.1".into(),
+        "--advertise-address=127.0.0.1".into(),
+        format!("--secure-port={apiserver}"),
+        format!("--cert-dir={}", pki_dir.display()),
+        format!("--tls-cert-file={}", files.apiserver_cert.display()),
+        format!("--tls-private-key-file={}", files.apiserver_key.display()),
+        format!("--client-ca-file={}", files.ca_cert.display()),
+        "--authorization-mode=RBAC".into(),
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
+        format!("--service-account-key-file={}", files.service_account_public_key.display()),
+        format!("--service-account-signing-key-file={}", files.service_account_key.display()),
+        format!("--service-cluster-ip-range={SERVICE_CIDR}"),
+        "--allow-privileged=true".into(),
+        // Endpoints may not point at loopback; without kubelets nobody needs the `kubernetes` endpoints.
+        "--endpoint-reconciler-type=none".into(),
+        "--profiling=false".into(),
+        format!("--audit-policy-file={}", files.audit_policy.display()),
+        format!("--audit-log-path={}", layout.audit_log().display()),
+        "--audit-log-format=json".into(),
+        format!("--audit-log-maxsize={}", audit::MAX_SIZE_MB),
+        "--audit-log-maxbackup=1".into(),
+    ];
+    let mut apiserver_env = Vec::new();
+    if !workloads {
+        apiserver_args.extend(LEAN_API_SERVER.iter().map(|flag| flag.to_string()));
+        apiserver_env.extend(LEAN_API_SERVER_ENV.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    }
     let apiserver_spec = Spec {
         name: format!("{name}/kube-apiserver"),
         program: upstream.kube_apiserver.clone(),
-        args: vec![
-            format!("--etcd-servers=http://127.0.0.1:{etcd_client}"),
-            "--bind-address=127.0.0.1".into(),
-            "--advertise-address=127.0.0.1".into(),
-            format!("--secure-port={apiserver}"),
-            format!("--cert-dir={}", pki_dir.display()),
-            format!("--tls-cert-file={}", files.apiserver_cert.display()),
-            format!("--tls-private-key-file={}", files.apiserver_key.display()),
-            format!("--client-ca-file={}", files.ca_cert.display()),
-            "--authorization-mode=RBAC".into(),
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local".into(),
-            format!("--service-account-key-file={}", files.service_account_public_key.display()),
-            format!("--service-account-signing-key-file={}", files.service_account_key.display()),
-            format!("--service-cluster-ip-range={SERVICE_CIDR}"),
-            "--allow-privileged=true".into(),
-            // Endpoints may not point at loopback; without kubelets nobody needs the `kubernetes` endpoints.
-            "--endpoint-reconciler-type=none".into(),
-            "--profiling=false".into(),
-            format!("--audit-policy-file={}", files.audit_policy.display()),
-            format!("--audit-log-path={}", layout.audit_log().display()),
-            "--audit-log-format=json".into(),
-            format!("--audit-log-maxsize={}", audit::MAX_SIZE_MB),
-            "--audit-log-maxbackup=1".into(),
-        ],
-        env: Vec::new(),
+        args: apiserver_args,
+        env: apiserver_env,
         log: layout.apiserver_log(),
     };
-    started.lock().expect("process list").push(process::spawn(&etcd, lifetime)?);
     started.lock().expect("process list").push(process::spawn(&apiserver_spec, lifetime)?);
 
     std::fs::write(&layout.kubeconfig, &files.admin_kubeconfig)
@@ -316,7 +379,8 @@ async fn wait_ready(layout: &Layout, started: &Mutex<Vec<Supervised>>) -> Result
         {
             let mut started = started.lock().expect("process list");
             let prefix = format!("{}/", layout.name);
-            for supervised in started.iter_mut().filter(|s| s.record().name.starts_with(&prefix)) {
+            let watched = |name: &str| name == ETCD || name.starts_with(&prefix);
+            for supervised in started.iter_mut().filter(|s| watched(&s.record().name)) {
                 if let Some(status) = supervised.exited() {
                     let record = supervised.record();
                     bail!(

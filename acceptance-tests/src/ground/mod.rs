@@ -1,5 +1,5 @@
-//! The test ground: N real Kubernetes control planes on loopback (etcd + kube-apiserver +
-//! kube-controller-manager, built from upstream), each bootstrapped as a cluster with Liqo 1.2 installed, plus
+//! The test ground: N real Kubernetes control planes on loopback (kube-apiserver + kube-controller-manager,
+//! built from upstream, all storing into one etcd), each bootstrapped as a cluster with Liqo 1.2 installed, plus
 //! the simulated Liqo control plane running as its own process (`liqo-ground simulate --dir DIR`) — or, with
 //! [`LiqoMode::Real`], real Liqo installed from its chart, its pods run by `liqo-ground kubelet --dir DIR` (see
 //! [`liqo`]).
@@ -10,10 +10,10 @@
 //! [`Ground::down`].
 //!
 //! Ground directory layout: `ground.json` (clusters and started processes), `<cluster>.kubeconfig` (admin),
-//! `<cluster>-provider.kubeconfig` (same rights, user [`audit::PROVIDER_USER`]), `<cluster>/` (PKI, etcd data,
-//! `audit.log`), `logs/<cluster>-<component>.log`, `logs/simulator.log`; with real Liqo also `logs/kubelet.log`,
-//! `logs/<cluster>-<pod>-<container>.log` and `pods/<cluster>/<namespace>_<pod>/` (each Liqo process's kubeconfig
-//! and `$TMPDIR`).
+//! `<cluster>-provider.kubeconfig` (same rights, user [`audit::PROVIDER_USER`]), `<cluster>/` (PKI, `audit.log`),
+//! `_etcd/` (the shared etcd's data), `logs/<cluster>-<component>.log`, `logs/etcd.log`, `logs/simulator.log`;
+//! with real Liqo also `logs/kubelet.log`, `logs/<cluster>-<pod>-<container>.log` and
+//! `pods/<cluster>/<namespace>_<pod>/` (each Liqo process's kubeconfig and `$TMPDIR`).
 pub mod audit;
 pub mod bootstrap;
 mod control_plane;
@@ -36,7 +36,7 @@ use kube::api::{Patch, PatchParams};
 use serde::{Deserialize, Serialize};
 
 pub use bootstrap::{FAULTS_CONFIGMAP, LIQO_VERSION};
-use control_plane::Layout;
+use control_plane::{Etcd, Layout};
 pub use process::Lifetime;
 use process::Supervised;
 pub use upstream::Upstream;
@@ -46,8 +46,13 @@ pub const MILAN: &str = "milan";
 pub const ROME: &str = "rome";
 
 const STATE_FILE: &str = "ground.json";
-/// Each cluster gets 10.<100+k>.0.0/16 pods and 10.<150+k>.0.0/16 external CIDR, hence the limit.
-const MAX_CLUSTERS: usize = 50;
+/// Each cluster gets 10.<100+k>.0.0/16 pods and 10.<160+k>.0.0/16 external CIDR, hence the limit (a hub and 50
+/// consumers fit).
+const MAX_CLUSTERS: usize = 60;
+/// Clusters whose control planes start (and get Liqo's objects) at the same time. Starting is CPU-bound (API
+/// server start-up, CRD registration); dozens at once on a small machine starve each other until readiness
+/// timeouts hit, while a few at a time keep every core busy.
+const STARTS_AT_ONCE: usize = 4;
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
 /// One cluster of the ground, as users and tests see it.
@@ -113,6 +118,7 @@ pub struct Ground {
     remove_dir: bool,
     clusters: Vec<Cluster>,
     layouts: Vec<Layout>,
+    etcd: Etcd,
     lifetime: Lifetime,
     processes: Mutex<Vec<Supervised>>,
     /// How each cluster's API server was started (by cluster name), to start it again the same way.
@@ -191,7 +197,7 @@ impl Ground {
                 kubeconfig: layout.kubeconfig.clone(),
                 api_server: layout.api_server(),
                 pod_cidr: format!("10.{}.0.0/16", 100 + k),
-                external_cidr: format!("10.{}.0.0/16", 150 + k),
+                external_cidr: format!("10.{}.0.0/16", 160 + k),
             })
             .collect();
         // From here on, dropping `ground` (e.g. on an error below) stops whatever was started.
@@ -200,19 +206,21 @@ impl Ground {
             remove_dir,
             clusters,
             layouts,
+            etcd: Etcd::allocate()?,
             lifetime: options.lifetime,
             processes: Mutex::new(Vec::new()),
             api_servers: Mutex::new(HashMap::new()),
             liqo: None,
             startup: Duration::ZERO,
         };
+        ground.etcd.start(&ground.dir, &upstream, options.lifetime, &ground.processes)?;
 
         let Some(binaries) = real else {
             let starts =
                 ground.layouts.iter().zip(&ground.clusters).map(|(layout, cluster)| {
                     ground.start_cluster(layout, cluster, &upstream, &crds_dir, options.lifetime)
                 });
-            let results = futures::future::join_all(starts).await;
+            let results = bounded(starts).await;
             ground.save_state()?;
             ground.check_all_started(results)?;
             if options.liqo == LiqoMode::Simulated {
@@ -270,7 +278,7 @@ impl Ground {
             })
             .collect();
         let starts = installs.iter().map(|install| ground.start_real_cluster(install, &upstream, options.lifetime));
-        let results = futures::future::join_all(starts).await;
+        let results = bounded(starts).await;
         ground.save_state()?;
         let rendered = ground.check_all_started(results)?;
         ground.start_helper("kubelet", "kubelet", options.lifetime)?;
@@ -324,7 +332,7 @@ impl Ground {
         began: Instant,
     ) -> Result<kube::Client> {
         let name = &layout.name;
-        let api_server = control_plane::start(layout, upstream, lifetime, workloads, &self.processes)
+        let api_server = control_plane::start(layout, &self.etcd, upstream, lifetime, workloads, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: starting the control plane"))?;
         self.api_servers.lock().expect("API server list").insert(name.clone(), api_server);
@@ -592,6 +600,12 @@ fn record_real_ground(version: &str, gateways: &liqo::Gateways) {
     if let Err(e) = written {
         eprintln!("[ground] could not record the ground in {}: {e}", PathBuf::from(ledger).display());
     }
+}
+
+/// Runs cluster starts [`STARTS_AT_ONCE`] at a time; the results in the clusters' order.
+async fn bounded<T>(starts: impl Iterator<Item = impl std::future::Future<Output = T>>) -> Vec<T> {
+    use futures::StreamExt;
+    futures::stream::iter(starts).buffered(STARTS_AT_ONCE).collect().await
 }
 
 /// `LIQO_CRDS_DIR`, default `<repository>/../shared/liqo-crds`.

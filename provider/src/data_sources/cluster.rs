@@ -41,13 +41,15 @@ impl LocalCluster {
         let namespace = cluster.liqo_namespace();
         let cluster_id = read_cluster_id(ctx, &client, &namespace).await.map_err(|e| op_diags(&e))??;
 
+        // Both kinds in one request: every request is paid again by each `plan` that reads the data source.
         let networks: Api<Network> = Api::namespaced(client, &namespace);
-        let pod = kube_ops::list(ctx, &networks, &network_selector(labels::NETWORK_TYPE_POD_CIDR))
-            .await
-            .map_err(|e| op_diags(&e))?;
-        let external = kube_ops::list(ctx, &networks, &network_selector(labels::NETWORK_TYPE_EXTERNAL_CIDR))
-            .await
-            .map_err(|e| op_diags(&e))?;
+        let (pod, external): (Vec<Network>, Vec<Network>) =
+            kube_ops::list(ctx, &networks, &network_selector()).await.map_err(|e| op_diags(&e))?.into_iter().partition(
+                |n| {
+                    n.metadata.labels.as_ref().and_then(|l| l.get(labels::NETWORK_TYPE)).map(String::as_str)
+                        == Some(labels::NETWORK_TYPE_POD_CIDR)
+                },
+            );
         let pod_cidrs = cidrs_from(pod, labels::NETWORK_TYPE_POD_CIDR, &namespace)?;
         let external_cidr = match cidrs_from(external, labels::NETWORK_TYPE_EXTERNAL_CIDR, &namespace)?.as_slice() {
             [one] => one.clone(),
@@ -84,8 +86,9 @@ pub async fn read_cluster_id(
     Ok(cluster_id_from(&found, namespace))
 }
 
-fn network_selector(kind: &str) -> String {
-    format!("{}={kind}", labels::NETWORK_TYPE)
+/// The pod-CIDR and external-CIDR Networks (the selector matches no other kind).
+fn network_selector() -> String {
+    format!("{} in ({},{})", labels::NETWORK_TYPE, labels::NETWORK_TYPE_POD_CIDR, labels::NETWORK_TYPE_EXTERNAL_CIDR)
 }
 
 fn not_installed(namespace: &str, what: &str) -> Diagnostic {

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! bench --provider-bin PATH [--kubernetes-provider-bin PATH] [--cli terraform|tofu] [--plan-runs N]
-//!       [--status-runs N] [--status-delay-ms MS] [--peering-runs N] [--hub-consumers N]
+//!       [--status-runs N] [--status-delay-ms MS] [--peering-runs N] [--hub-consumers N] [--hub-sizes N,N,…]
 //!       [--skip overhead,status,peering,hub]
 //! ```
 //!
@@ -16,7 +16,8 @@
 //!    `kubernetes_manifest` (`peering.rs`, `manifest.rs`): apply and destroy wall time, API requests;
 //! 4. peak RSS of every provider process of those runs (GNU time around the provider, `rss.rs`);
 //! 5. binary size and idle RSS of the provider process;
-//! 6. a hub with N consumers, each its own control plane (`hub.rs`), last, on a ground of its own.
+//! 6. a hub with up to N consumers, each its own control plane (`hub.rs`), last, on a ground of its own: apply,
+//!    plan and destroy of several sizes at two parallelisms.
 //!
 //! The provider is installed from the tests' filesystem mirror. The mirror takes its binary from
 //! `LIQO_PROVIDER_BIN`, read once per process; changing a running process's environment is unsafe, so the bench
@@ -45,7 +46,7 @@ use time::format_description::well_known::Rfc3339;
 
 const USAGE: &str = "usage: bench --provider-bin PATH [--kubernetes-provider-bin PATH] [--cli terraform|tofu] \
                      [--plan-runs N] [--status-runs N] [--status-delay-ms MS] [--peering-runs N] [--hub-consumers N] \
-                     [--skip overhead,status,peering,hub]";
+                     [--hub-sizes N,N,…] [--skip overhead,status,peering,hub]";
 /// Set (to the wrapper's directory) in the environment of the second, measuring, run of this binary.
 const WRAPPER_DIR_ENV: &str = "LIQO_BENCH_WRAPPER_DIR";
 const WRAPPER: &str = "terraform-provider-liqo";
@@ -62,7 +63,9 @@ struct Args {
     peering_runs: usize,
     /// hashicorp/kubernetes for the other side of the peering comparison.
     kubernetes_provider_bin: Option<PathBuf>,
+    /// The hub ground's consumers; each of `hub_sizes` up to it is measured, and it too.
     hub_consumers: usize,
+    hub_sizes: Vec<usize>,
     skip: Vec<String>,
 }
 
@@ -83,6 +86,7 @@ fn parse_args() -> Result<Args> {
         peering_runs: 3,
         kubernetes_provider_bin: None,
         hub_consumers: 50,
+        hub_sizes: vec![1, 10, 25, 50],
         skip: Vec::new(),
     };
     let number = |args: &mut dyn Iterator<Item = String>, flag: &str| -> Result<usize> {
@@ -106,6 +110,13 @@ fn parse_args() -> Result<Args> {
             "--status-delay-ms" => parsed.status_delay_ms = number(&mut args, "--status-delay-ms")? as u64,
             "--peering-runs" => parsed.peering_runs = number(&mut args, "--peering-runs")?,
             "--hub-consumers" => parsed.hub_consumers = number(&mut args, "--hub-consumers")?,
+            "--hub-sizes" => {
+                let list = args.next().context("--hub-sizes needs numbers")?;
+                parsed.hub_sizes = list
+                    .split(',')
+                    .map(|n| n.trim().parse().with_context(|| format!("--hub-sizes: {n:?} is not a number")))
+                    .collect::<Result<_>>()?;
+            }
             "--kubernetes-provider-bin" => {
                 let path = PathBuf::from(args.next().context("--kubernetes-provider-bin needs a path")?);
                 parsed.kubernetes_provider_bin = Some(manifest::check_binary(&path)?);
@@ -220,10 +231,11 @@ async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
 
     let ground = Ground::start(&[MILAN, ROME]).await.context("starting the ground")?;
     report.add("ground", "startup (2 clusters + simulator)", secs(ground.startup_time()), "", None);
-    let per_cluster_kb = hub::ground_rss_kb(&ground)? / 2;
+    let per_cluster_kb = hub::ground_memory_kb(&ground)? / 2;
     report.add(
         "ground",
-        "RSS per control plane at idle (etcd + kube-apiserver + kube-controller-manager; simulator shared)",
+        "memory (PSS) per cluster at idle (kube-apiserver + kube-controller-manager, half of the shared etcd and \
+         simulator)",
         format!("{:.0} MB", per_cluster_kb as f64 / 1024.0),
         "",
         None,

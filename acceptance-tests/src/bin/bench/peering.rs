@@ -231,8 +231,8 @@ pub async fn full_peering(
             "memory",
             "liqo: peak RSS per provider process (peering runs)",
             text,
-            "≤ 50 MB",
-            Some(max_kb <= 50 * 1024),
+            "≤ 20 MB",
+            Some(max_kb <= 20 * 1024),
         );
     }
     if let Some(c) = &other
