@@ -18,6 +18,7 @@ ETCD_VERSION=v3.6.16
 TERRAFORM_VERSION=1.16.4
 OPENTOFU_VERSION=1.11.7
 TERRAFORM_1_0_VERSION=1.0.11
+TFPLUGINDOCS_VERSION=v0.25.0
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
@@ -149,11 +150,20 @@ build_terraform_1_0() {
   build_client "github.com/hashicorp/terraform@v$TERRAFORM_1_0_VERSION" . "-s -w" "Terraform v$TERRAFORM_1_0_VERSION" "$@"
 }
 
+# HashiCorp's registry docs generator, which the registry's docs layout is defined by; docs/ is its output
+# (scripts/docs.sh). Its go.mod has no replace directive, so `go install` builds it as published.
+build_tfplugindocs() {
+  local out=$1 work=$2
+  GOBIN="$work" go install -trimpath -ldflags='-s -w' "github.com/hashicorp/terraform-plugin-docs/cmd/tfplugindocs@$TFPLUGINDOCS_VERSION"
+  mv "$work/tfplugindocs" "$out"
+}
+
 cached_build "etcd $ETCD_VERSION" "$bin/etcd-$ETCD_VERSION" build_etcd
 cached_build "kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION" "$bin/kube-scheduler-$KUBERNETES_VERSION" build_kubernetes
 cached_build "Terraform $TERRAFORM_VERSION" "$bin/terraform-$TERRAFORM_VERSION" build_terraform
 cached_build "OpenTofu $OPENTOFU_VERSION" "$bin/tofu-$OPENTOFU_VERSION" build_opentofu
 cached_build "Terraform $TERRAFORM_1_0_VERSION" "$bin/terraform-$TERRAFORM_1_0_VERSION" build_terraform_1_0
+cached_build "tfplugindocs $TFPLUGINDOCS_VERSION" "$bin/tfplugindocs-$TFPLUGINDOCS_VERSION" build_tfplugindocs
 ln -sfn "etcd-$ETCD_VERSION" "$bin/etcd"
 ln -sfn "kube-apiserver-$KUBERNETES_VERSION" "$bin/kube-apiserver"
 ln -sfn "kube-controller-manager-$KUBERNETES_VERSION" "$bin/kube-controller-manager"
@@ -161,4 +171,5 @@ ln -sfn "kube-scheduler-$KUBERNETES_VERSION" "$bin/kube-scheduler"
 ln -sfn "terraform-$TERRAFORM_VERSION" "$bin/terraform"
 ln -sfn "tofu-$OPENTOFU_VERSION" "$bin/tofu"
 ln -sfn "terraform-$TERRAFORM_1_0_VERSION" "$bin/terraform-1.0"
+ln -sfn "tfplugindocs-$TFPLUGINDOCS_VERSION" "$bin/tfplugindocs"
 echo "$bin"

@@ -18,7 +18,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, Resource, ResourceExt};
-use liqo_acceptance::ground::{kubeconfig, pki};
+use liqo_acceptance::ground::{audit, kubeconfig, pki};
 use liqo_acceptance::simulator::SIMULATED_ANNOTATION;
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels::{self, REMOTE_CLUSTER_ID};
@@ -995,12 +995,25 @@ async fn status_delay_fault_delays_every_status_write() -> Result<()> {
 async fn drop_watch_fault_still_converges() -> Result<()> {
     let _peering = PEERING.lock().await;
     let ground = Ground::shared();
+    // Each restart of the simulator's watches begins with a fresh cluster-wide LIST (the harness's own waits are
+    // namespaced), so the audit log shows whether the fault really dropped them.
+    let relists = || -> Result<usize> {
+        Ok(audit::read(&ground.audit_log(MILAN))?
+            .iter()
+            .filter(|e| e.verb == "list" && e.resource.as_deref() == Some("configurations") && e.namespace.is_none())
+            .count())
+    };
+    let before = relists()?;
     ground.set_fault(MILAN, "drop-watch", "true").await?;
     // Let at least one restart happen before the object appears.
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let result = configuration_round_trip(ground, "sim-drop").await;
+    let during = relists()? - before;
     ground.clear_faults(MILAN).await?;
-    result.map(|_| ())
+    result?;
+    assert!(during >= 2, "Configurations were listed {during} time(s) under drop-watch: the fault restarted no watch");
+    eprintln!("drop-watch: the simulator's Configuration watch was listed anew {during} times; the status still came");
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------------------------
