@@ -76,6 +76,56 @@ resource "liqo_peer" "rome_to_milan" {{
     )
 }
 
+/// A peering without networking between `provider` and `consumer` (what runs on the real-Liqo ground, where gateways
+/// do not run yet): liqo_generate on both, liqo_consumer_key, liqo_tenant with `certificate_validity = "VALIDITY"`
+/// (replace the placeholder with a duration), liqo_peer asking for 2 CPUs, and the output `accepted`.
+pub fn without_networking(ground: &Ground, provider: &str, consumer: &str) -> String {
+    format!(
+        r#"{providers}
+resource "liqo_generate" "provider" {{
+  provider          = liqo.{provider}
+  remote_cluster_id = "{consumer}"
+}}
+
+resource "liqo_generate" "consumer" {{
+  provider          = liqo.{consumer}
+  remote_cluster_id = "{provider}"
+}}
+
+resource "liqo_consumer_key" "this" {{
+  provider            = liqo.{consumer}
+  tenant_namespace    = liqo_generate.consumer.tenant_namespace
+  provider_cluster_id = liqo_generate.provider.cluster_id
+}}
+
+resource "liqo_tenant" "this" {{
+  provider             = liqo.{provider}
+  tenant_namespace     = liqo_generate.provider.tenant_namespace
+  consumer_cluster_id  = liqo_generate.consumer.cluster_id
+  csr                  = liqo_consumer_key.this.csr
+  certificate_validity = "VALIDITY"
+}}
+
+resource "liqo_peer" "this" {{
+  provider                  = liqo.{consumer}
+  tenant_namespace          = liqo_generate.consumer.tenant_namespace
+  provider_cluster_id       = liqo_generate.provider.cluster_id
+  provider_tenant_namespace = liqo_tenant.this.tenant_namespace
+  api_server_url            = liqo_tenant.this.api_server_url
+  cluster_ca_certificate    = liqo_tenant.this.cluster_ca_certificate
+  client_certificate        = liqo_tenant.this.client_certificate
+  client_key_secret         = liqo_consumer_key.this.key_secret_name
+  resources                 = {{ cpu = "2", memory = "4Gi", pods = "50" }}
+}}
+
+output "accepted" {{
+  value = liqo_peer.this.accepted_resources
+}}
+"#,
+        providers = tf::provider_config(ground)
+    )
+}
+
 /// Copies `examples/<name>` and the peering module into a fresh working directory, with the module source
 /// rewritten to the copy and the kubeconfig variables set for `clusters`, then initialises it.
 pub async fn example(cli: Cli, name: &str, ground: &Ground, clusters: &[&str]) -> Result<Workdir> {

@@ -12,7 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
 use kube::{Api, Client};
 use liqo_acceptance::ground::{LiqoMode, Options};
-use liqo_acceptance::tf::{self, Cli, Workdir};
+use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
 use liqo_schema::liqo::labels;
 use serde_json::json;
@@ -307,50 +307,7 @@ async fn provider_peers_two_real_liqo_clusters_without_networking() -> Result<()
         Ground::start_with(&[provider, consumer], Options { liqo: LiqoMode::real(), ..Options::default() }).await?;
     let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
     for cli in Cli::available() {
-        let config = format!(
-            r#"{providers}
-resource "liqo_generate" "provider" {{
-  provider          = liqo.{provider}
-  remote_cluster_id = "{consumer}"
-}}
-
-resource "liqo_generate" "consumer" {{
-  provider          = liqo.{consumer}
-  remote_cluster_id = "{provider}"
-}}
-
-resource "liqo_consumer_key" "this" {{
-  provider            = liqo.{consumer}
-  tenant_namespace    = liqo_generate.consumer.tenant_namespace
-  provider_cluster_id = liqo_generate.provider.cluster_id
-}}
-
-resource "liqo_tenant" "this" {{
-  provider             = liqo.{provider}
-  tenant_namespace     = liqo_generate.provider.tenant_namespace
-  consumer_cluster_id  = liqo_generate.consumer.cluster_id
-  csr                  = liqo_consumer_key.this.csr
-  certificate_validity = "VALIDITY"
-}}
-
-resource "liqo_peer" "this" {{
-  provider                  = liqo.{consumer}
-  tenant_namespace          = liqo_generate.consumer.tenant_namespace
-  provider_cluster_id       = liqo_generate.provider.cluster_id
-  provider_tenant_namespace = liqo_tenant.this.tenant_namespace
-  api_server_url            = liqo_tenant.this.api_server_url
-  cluster_ca_certificate    = liqo_tenant.this.cluster_ca_certificate
-  client_certificate        = liqo_tenant.this.client_certificate
-  client_key_secret         = liqo_consumer_key.this.key_secret_name
-  resources                 = {{ cpu = "2", memory = "4Gi", pods = "50" }}
-}}
-
-output "accepted" {{
-  value = liqo_peer.this.accepted_resources
-}}
-"#,
-            providers = tf::provider_config(&ground)
-        );
+        let config = liqo_acceptance::chain::without_networking(&ground, provider, consumer);
         let what = format!("a peering without networking on real Liqo with {}", cli.name());
         let work = Workdir::new(cli, &config.replace("VALIDITY", "8760h")).await?;
         let started = Instant::now();

@@ -1,7 +1,8 @@
 //! No private key and no bearer token leaks through Terraform. The shipped examples `peering` (milan provides,
-//! rome consumes) and `hub` (milan provides to rome, turin and naples) each run a full plan/apply/plan/destroy
-//! cycle with `TF_LOG=TRACE` into a log file (Terraform's and the provider plugin's logs), with every client
-//! (`Cli::available`). After apply, the secrets are read from where they legitimately live, the clusters:
+//! rome consumes) and `hub` (milan provides to rome, turin and naples) on the simulated ground, and a peering
+//! without networking on a ground running real Liqo (where gateways do not run yet), each run a full
+//! plan/apply/plan/destroy cycle with `TF_LOG=TRACE` into a log file (Terraform's and the provider plugin's logs),
+//! with every client (`Cli::available`). After apply, the secrets are read from where they legitimately live, the clusters:
 //! * every private key held in a Secret (`privateKey`, `tls.key`, the client keys of kubeconfigs): the
 //!   WireGuard keys (raw 32 bytes), the consumers' control-plane keys (PEM, made by liqo_consumer_key) and any
 //!   key Liqo or the ground keeps;
@@ -202,13 +203,13 @@ async fn cluster_secrets(ground: &Ground, cluster: &str, needles: &mut Vec<Needl
     Ok(())
 }
 
-/// The identity Secret liqo_peer assembled on `consumer` for milan holds the consumer's control-plane key (from
-/// liqo_consumer_key's Secret) in the form the scan searches: the search can find what it looks for.
-async fn positive_control(ground: &Ground, consumer: &str, needles: &[Needle]) -> Result<()> {
-    let secrets: Api<Secret> = Api::namespaced(ground.client(consumer).await?, "liqo-tenant-milan");
-    let key = secrets.get("controlplane-key-milan").await?.data.unwrap_or_default().remove("privateKey");
+/// The identity Secret liqo_peer assembled on `consumer` for `provider` holds the consumer's control-plane key
+/// (from liqo_consumer_key's Secret) in the form the scan searches: the search can find what it looks for.
+async fn positive_control(ground: &Ground, consumer: &str, provider: &str, needles: &[Needle]) -> Result<()> {
+    let secrets: Api<Secret> = Api::namespaced(ground.client(consumer).await?, &format!("liqo-tenant-{provider}"));
+    let key = secrets.get(&format!("controlplane-key-{provider}")).await?.data.unwrap_or_default().remove("privateKey");
     let key = Needle::key("probe", &key.context("liqo_consumer_key's Secret without privateKey")?.0)?;
-    let identity = secrets.get("kubeconfig-controlplane-milan").await?.data.unwrap_or_default();
+    let identity = secrets.get(&format!("kubeconfig-controlplane-{provider}")).await?.data.unwrap_or_default();
     let identity = String::from_utf8(identity.get(labels::KUBECONFIG_KEY).context("identity kubeconfig")?.0.clone())?;
     ensure!(key.found_in(&identity).is_some(), "{consumer}: the identity kubeconfig does not carry the consumer key");
     ensure!(
@@ -277,9 +278,17 @@ fn plan_file_contents(path: &Path) -> Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// One example, one client: the traced cycle, then the scan of everything it left.
-async fn cycle(ground: &Ground, cli: Cli, name: &str, clusters: &[&str], consumers: &[&str]) -> Result<()> {
-    let work = example(cli, name, ground, clusters).await?;
+/// Which clusters a configuration peers: the first provides, the others consume.
+struct Peering<'a> {
+    what: String,
+    provider: &'a str,
+    consumers: &'a [&'a str],
+}
+
+/// One configuration, one client: the traced cycle, then the scan of everything it left.
+async fn cycle(ground: &Ground, cli: Cli, work: Workdir, peering: &Peering<'_>) -> Result<()> {
+    let name = &peering.what;
+    let clusters: Vec<&str> = std::iter::once(peering.provider).chain(peering.consumers.iter().copied()).collect();
     let root = work.path().parent().context("working directory layout")?.to_path_buf();
     let dir = root.join("traced");
     std::fs::create_dir_all(&dir)?;
@@ -295,7 +304,7 @@ async fn cycle(ground: &Ground, cli: Cli, name: &str, clusters: &[&str], consume
 
     // The secrets, from where they live, while they exist.
     let mut needles = Vec::new();
-    for cluster in clusters {
+    for cluster in &clusters {
         cluster_secrets(ground, cluster, &mut needles).await?;
         let provider_kubeconfig = std::fs::read_to_string(ground.kubeconfig(cluster))?;
         kubeconfig_secrets(
@@ -304,8 +313,10 @@ async fn cycle(ground: &Ground, cli: Cli, name: &str, clusters: &[&str], consume
             &mut needles,
         )?;
     }
-    for consumer in consumers {
-        positive_control(ground, consumer, &needles).await.with_context(|| format!("{cli}: positive control"))?;
+    for consumer in peering.consumers {
+        positive_control(ground, consumer, peering.provider, &needles)
+            .await
+            .with_context(|| format!("{cli}: positive control"))?;
     }
 
     let steady = traced(
@@ -349,14 +360,14 @@ async fn cycle(ground: &Ground, cli: Cli, name: &str, clusters: &[&str], consume
         .count();
     ensure!(states > 0, "{cli}: no state file was scanned");
     eprintln!(
-        "[secrets] examples/{name} with {cli}: scanned {} files ({states} state files, {} KiB of TRACE log) for {} \
+        "[secrets] {name} with {cli}: scanned {} files ({states} state files, {} KiB of TRACE log) for {} \
          secrets read from {} clusters",
         files.len(),
         trace_text.len() / 1024,
         needles.len(),
         clusters.len()
     );
-    ensure!(leaks.is_empty(), "{cli}: secrets leaked in examples/{name}:\n{}", leaks.join("\n"));
+    ensure!(leaks.is_empty(), "{cli}: secrets leaked in {name}:\n{}", leaks.join("\n"));
     Ok(())
 }
 
@@ -379,9 +390,11 @@ fn the_detectors_find_what_they_look_for() {
 #[tokio::test]
 async fn the_peering_example_leaks_no_key_and_no_token() -> Result<()> {
     let ground = Ground::shared();
+    let peering = Peering { what: "examples/peering".into(), provider: MILAN, consumers: &[ROME] };
     // One after the other: one milan/rome pair, and Liqo allows one peering per pair.
     for cli in Cli::available() {
-        cycle(ground, cli, "peering", &[MILAN, ROME], &[ROME]).await.with_context(|| format!("with {cli}"))?;
+        let work = example(cli, "peering", ground, &[MILAN, ROME]).await?;
+        cycle(ground, cli, work, &peering).await.with_context(|| format!("with {cli}"))?;
     }
     Ok(())
 }
@@ -390,9 +403,29 @@ async fn the_peering_example_leaks_no_key_and_no_token() -> Result<()> {
 async fn the_hub_example_leaks_no_key_and_no_token() -> Result<()> {
     let all = [MILAN, "rome", "turin", "naples"];
     let ground = Ground::start(&all).await?;
+    let peering = Peering { what: "examples/hub".into(), provider: MILAN, consumers: &all[1..] };
     for cli in Cli::available() {
-        cycle(&ground, cli, "hub", &all, &all[1..]).await.with_context(|| format!("with {cli}"))?;
+        let work = example(cli, "hub", &ground, &all).await?;
+        cycle(&ground, cli, work, &peering).await.with_context(|| format!("with {cli}"))?;
     }
     drop(ground);
+    Ok(())
+}
+
+/// Real Liqo (its own keys, the virtual kubelet's ServiceAccount tokens) on a ground of its own, with the peering
+/// real Liqo runs today (no gateways yet): the same scan, and Liqo must have formed the peering with the
+/// credentials assembled on the consumer (the slice Accepted and the virtual node Ready, or apply would fail).
+#[tokio::test]
+async fn a_peering_on_real_liqo_leaks_no_key_and_no_token() -> Result<()> {
+    let (provider, consumer) = ("lucca", "parma");
+    let options =
+        liqo_acceptance::ground::Options { liqo: liqo_acceptance::ground::LiqoMode::real(), ..Default::default() };
+    let ground = Ground::start_with(&[provider, consumer], options).await?;
+    let peering = Peering { what: "a peering on real Liqo".into(), provider, consumers: &[consumer] };
+    let config = liqo_acceptance::chain::without_networking(&ground, provider, consumer).replace("VALIDITY", "8760h");
+    for cli in Cli::available() {
+        let work = Workdir::new(cli, &config).await?;
+        cycle(&ground, cli, work, &peering).await.with_context(|| format!("with {cli}"))?;
+    }
     Ok(())
 }
