@@ -463,7 +463,11 @@ impl Ground {
     /// Processes of the real-Liqo binary `binary` (e.g. `wireguard`) that the kubelet runs for this ground's
     /// `cluster` (other grounds on the machine run the same binaries): PID and command line.
     pub fn liqo_processes(&self, cluster: &str, binary: &str) -> Vec<(u32, Vec<String>)> {
-        let Some(program) = self.liqo.as_ref().and_then(|state| state.bin.join(binary).canonicalize().ok()) else {
+        use std::os::unix::fs::MetadataExt as _;
+        // By file identity: a gateway container runs under a root of its own, where its executable's path as
+        // /proc shows it need not be the host's.
+        let identity = |path: &Path| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
+        let Some(program) = self.liqo.as_ref().and_then(|state| identity(&state.bin.join(binary))) else {
             return Vec::new();
         };
         let pods = self.dir.join("pods").join(cluster);
@@ -479,7 +483,7 @@ impl Ground {
             .filter_map(|entry| {
                 let entry = entry.ok()?;
                 let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-                (std::fs::read_link(entry.path().join("exe")).ok()? == program).then_some(())?;
+                (identity(&entry.path().join("exe"))? == program).then_some(())?;
                 let environ = split(std::fs::read(entry.path().join("environ")).ok()?);
                 let kubeconfig = environ.iter().find_map(|var| var.strip_prefix("KUBECONFIG="))?;
                 Path::new(kubeconfig).starts_with(&pods).then_some(())?;

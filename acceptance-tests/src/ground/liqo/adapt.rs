@@ -246,7 +246,10 @@ async fn write_secret_volume(client: &Client, pod: &Pod, mount_path: &str, dir: 
 ///   gateway and its wireguard meet on a Unix socket at /ipc/leader.sock (a path fixed in Liqo's code; Liqo
 ///   before 1.1 always uses it);
 /// * with `image`, the files its image adds to /usr/bin (`<image>/usr/bin`, laid over the host's): Liqo's
-///   wireguard before 1.2 runs /usr/bin/wireguard-go.
+///   wireguard before 1.2 runs /usr/bin/wireguard-go;
+/// * a PID namespace of its own, so the processes it starts (that wireguard-go) die with it as in a container:
+///   `unshare` stays the parent the kubelet stops (it ignores SIGTERM while it waits, so it takes SIGKILL), and
+///   its death kills the container's first process, whose end kills the rest.
 pub fn in_sandbox(
     program: &Path,
     args: Vec<String>,
@@ -257,8 +260,22 @@ pub fn in_sandbox(
 ) -> (PathBuf, Vec<String>) {
     let mut wrapped = vec![format!("--net={}", netns.display()), "--".to_owned()];
     wrapped.extend(
-        ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", CONTAINER_ROOT, "container"]
-            .map(str::to_owned),
+        [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "--pid",
+            "--fork",
+            "--kill-child=SIGKILL",
+            "--mount-proc",
+            "--",
+            "sh",
+            "-c",
+            CONTAINER_ROOT,
+            "container",
+        ]
+        .map(str::to_owned),
     );
     wrapped.push(root.display().to_string());
     wrapped.push(image.map_or("-".to_owned(), |image| image.join("usr/bin").display().to_string()));

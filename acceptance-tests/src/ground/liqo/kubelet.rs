@@ -82,6 +82,8 @@ pub async fn run(clusters: Vec<KubeletCluster>, liqo_bin: PathBuf, dir: PathBuf,
 /// A started container and when to restart it if it exits.
 struct Running {
     process: Supervised,
+    /// Runs in a gateway sandbox (network, mount and PID namespaces of its pod).
+    sandboxed: bool,
     started: Instant,
     backoff: Duration,
     restart_at: Option<Instant>,
@@ -145,8 +147,10 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
         for key in gone {
             if let Some(mut stopped) = running.remove(&key) {
                 say(&cluster.name, &format!("stopping {} (its pod is gone)", stopped.process.record().name));
+                // A sandboxed container's `unshare` ignores SIGTERM (see adapt::in_sandbox): no grace to wait out.
+                let grace = if stopped.sandboxed { Duration::ZERO } else { STOP_GRACE };
                 tokio::task::spawn_blocking(move || {
-                    process::stop_owned(std::slice::from_mut(&mut stopped.process), STOP_GRACE)
+                    process::stop_owned(std::slice::from_mut(&mut stopped.process), grace)
                 })
                 .await
                 .context("stopping a process")?;
@@ -230,7 +234,11 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
                 Ok(process) => {
                     say(&cluster.name, &format!("started {} (pid {})", process.record().name, process.record().pid));
                     let backoff = restart_backoff.unwrap_or(Duration::from_secs(1));
-                    running.insert(key, Running { process, started: Instant::now(), backoff, restart_at: None });
+                    let sandboxed = sandboxes.contains_key(&uid);
+                    running.insert(
+                        key,
+                        Running { process, sandboxed, started: Instant::now(), backoff, restart_at: None },
+                    );
                 }
                 Err(err) => say(&cluster.name, &format!("cannot start {binary} yet (retrying): {err:#}")),
             }
