@@ -9,33 +9,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
+use liqo_acceptance::chain;
 use liqo_acceptance::observe::eventually;
-use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::tf::Cli;
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
 
 const PEER: &str = "module.rome_to_milan.liqo_peer.this";
-
-/// `examples/peering` with its module, as a user checks it out, pointed at the ground's kubeconfigs.
-async fn peering_example(cli: Cli, ground: &Ground) -> Result<Workdir> {
-    let examples = liqo_acceptance::ground::repository_root().join("examples");
-    let work = Workdir::new(cli, "").await?;
-    let module_dir = work.path().join("modules/peering");
-    std::fs::create_dir_all(&module_dir)?;
-    for entry in std::fs::read_dir(examples.join("modules/peering"))? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "tf") {
-            std::fs::copy(&path, module_dir.join(path.file_name().context("file name")?))?;
-        }
-    }
-    let main = std::fs::read_to_string(examples.join("peering/main.tf"))?;
-    work.write("main.tf", &main.replace("\"../modules/peering\"", "\"./modules/peering\""))?;
-    let vars: String =
-        [MILAN, ROME].iter().map(|c| format!("{c}_kubeconfig = \"{}\"\n", ground.kubeconfig(c).display())).collect();
-    work.write("terraform.tfvars", &vars)?;
-    let init = work.run(&["init", "-input=false", "-no-color"]).await?;
-    ensure!(init.success(), "init of examples/peering failed:\n{init}");
-    Ok(work)
-}
 
 async fn virtual_node_ready(ground: &Ground, name: &str) -> Result<bool> {
     let nodes: Api<Node> = Api::all(ground.client(ROME).await?);
@@ -54,7 +33,7 @@ async fn leftovers(ground: &Ground) -> Result<Vec<inventory::Row>> {
 
 async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let what = format!("examples/peering on Liqo {} with {}", ground.real_liqo().unwrap_or("?"), cli.name());
-    let work = peering_example(cli, ground).await?;
+    let work = chain::example(cli, "peering", ground, &[MILAN, ROME]).await?;
     work.apply().await.with_context(|| format!("{what}: apply"))?;
     let plan = work.plan().await?;
     ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
