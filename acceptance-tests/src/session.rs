@@ -36,3 +36,18 @@ fn reap_stale(root: &Path) {
         }
     }
 }
+
+/// Appends `line` to the file the environment variable `var` names, if it is set (the test command sets its ledgers
+/// so that its summary can count what the tests did). One short write with O_APPEND: lines from concurrent tests and
+/// test processes do not interleave. A failure is reported on stderr, naming `what`; it never fails a test.
+pub fn append_to_ledger(var: &str, line: &str, what: &str) {
+    let Some(ledger) = std::env::var_os(var) else { return };
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&ledger)
+        .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!("could not record {what} in {}: {e}", PathBuf::from(ledger).display());
+    }
+}

@@ -593,17 +593,11 @@ impl Drop for Ground {
 /// Appends the Liqo version and how its gateways ran to `$LIQO_GROUND_LEDGER` (set by `acceptance-tests/test`,
 /// whose summary says which mode ran), one tab-separated line per real-Liqo ground.
 fn record_real_ground(version: &str, gateways: &liqo::Gateways) {
-    let Some(ledger) = std::env::var_os("LIQO_GROUND_LEDGER") else { return };
-    let line = format!("{version}\t{}\n", gateways.describe());
-    // One short write with O_APPEND: lines from concurrent test processes do not interleave.
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&ledger)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
-    if let Err(e) = written {
-        eprintln!("[ground] could not record the ground in {}: {e}", PathBuf::from(ledger).display());
-    }
+    crate::session::append_to_ledger(
+        "LIQO_GROUND_LEDGER",
+        &format!("{version}\t{}\n", gateways.describe()),
+        "the real-Liqo ground",
+    );
 }
 
 /// Runs cluster starts [`STARTS_AT_ONCE`] at a time; the results in the clusters' order.

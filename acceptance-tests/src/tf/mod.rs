@@ -131,18 +131,8 @@ fn named_clients() -> Option<Vec<Cli>> {
 /// summary can say how many tests each client ran. The test is the current thread's name, which libtest sets to
 /// the test's path (`#[tokio::test]` bodies run on that thread).
 fn record_use(cli: Cli) {
-    let Some(ledger) = std::env::var_os("LIQO_CLIENT_LEDGER") else { return };
     let test = std::thread::current().name().unwrap_or("unnamed").to_owned();
-    let line = format!("{}\t{test}\n", cli.name());
-    // One short write with O_APPEND: lines from concurrent tests do not interleave.
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&ledger)
-        .and_then(|mut file| std::io::Write::write_all(&mut file, line.as_bytes()));
-    if let Err(e) = written {
-        eprintln!("[tf] could not record the client in {}: {e}", PathBuf::from(ledger).display());
-    }
+    crate::session::append_to_ledger("LIQO_CLIENT_LEDGER", &format!("{}\t{test}\n", cli.name()), "the client");
 }
 
 /// `terraform { required_providers { liqo = { source = "liqotech/liqo", version = <this version> } } }`.

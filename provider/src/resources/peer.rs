@@ -1155,17 +1155,8 @@ impl Resource for PeerResource {
 
     /// From 0.2.0 (version 0): the `kubeconfig` holding the private key is dropped; the configuration then sets
     /// the issued-certificate attributes, and the next apply rewrites the identity Secret in place.
-    fn upgrade(&self, version: i64, mut state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
-        match version {
-            0 => {
-                if let Some(attributes) = state.as_object_mut() {
-                    attributes.remove("kubeconfig");
-                }
-                Ok(state)
-            }
-            SCHEMA_VERSION => Ok(state),
-            other => Err(crate::errors::unknown_schema_version(TYPE_NAME, other, SCHEMA_VERSION)),
-        }
+    fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
+        crate::resources::common::upgrade_dropping_v0_attribute(TYPE_NAME, "kubeconfig", SCHEMA_VERSION, version, state)
     }
 
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
