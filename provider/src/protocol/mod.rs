@@ -179,6 +179,9 @@ pub struct Listed {
     pub id: String,
     /// The full resource state, as import and read would make it; Terraform writes configuration from it.
     pub state: Value,
+    /// Warnings about the object. An object with any is shown only as these warnings, without identity, so
+    /// Terraform neither lists nor generates it.
+    pub diagnostics: Diagnostics,
 }
 
 /// A list resource: finds the objects of one managed type that exist in the cluster.

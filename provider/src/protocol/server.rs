@@ -655,6 +655,12 @@ impl pb::provider_server::Provider for ProviderService {
                 .into_iter()
                 .take(if limit == 0 { usize::MAX } else { limit })
                 .map(|item| {
+                    if !item.diagnostics.is_empty() {
+                        return Ok(pb::list_resource::Event {
+                            diagnostic: diags(&item.diagnostics),
+                            ..Default::default()
+                        });
+                    }
                     let identity = list.identity.of_id(&item.id);
                     if identity.is_null() {
                         return Err(Diagnostic::error(
