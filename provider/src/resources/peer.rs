@@ -24,7 +24,7 @@ use k8s_openapi::api::core::v1::{Node, Secret};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{Api, ObjectMeta};
 use liqo_schema::liqo::{
-    CONNECTION_CONNECTED, Connection, RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION,
+    CONNECTION_CONNECTED, Connection, Identity, RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION,
     RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED, ResourceSlice, ResourceSliceSpec,
     VIRTUAL_NODE_CONDITION_NODE, VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_RUNNING, VirtualNode, labels,
 };
@@ -91,11 +91,14 @@ fn schema() -> Schema {
             "Tenant namespace for this consumer on the provider cluster, where Liqo replicates the ResourceSlice: \
              `liqo_tenant.<name>.tenant_namespace`. Changing it replaces the resource.",
         ),
-        Attribute::required("kubeconfig", Type::String).sensitive().describe(
+        Attribute::optional("kubeconfig", Type::String).sensitive().describe(
             "Kubeconfig giving this cluster's Liqo control plane access to its tenant namespace on the provider: \
              `liqo_tenant.<name>.kubeconfig`. It contains a client certificate and its private key, so it is \
              stored in the Terraform state (marked sensitive): protect the state accordingly. A new value (e.g. a \
-             renewed certificate) updates the identity Secret in place.",
+             renewed certificate) updates the identity Secret in place. Null keeps the identity Liqo minted in an \
+             authentication handshake (`liqoctl peer`; an Identity object owns the Secret, and the provider's \
+             liqo_tenant has `authz_policy = \"KeysExchange\"`): this resource then never writes the Secret nor \
+             reads its key, and destroy deletes that Identity as `liqoctl unpeer` does.",
         ),
         Attribute::optional("resources", Type::map(Type::String)).describe(
             "Resources requested from the provider, as Kubernetes quantities keyed by resource name: `cpu`, \
@@ -297,7 +300,8 @@ struct Peer {
     tenant_namespace: String,
     provider_cluster_id: String,
     provider_tenant_namespace: String,
-    kubeconfig: String,
+    /// None: the identity Liqo minted is kept (see the `kubeconfig` attribute).
+    kubeconfig: Option<String>,
     resources: Option<BTreeMap<String, String>>,
     class: String,
     create_virtual_node: bool,
@@ -331,7 +335,7 @@ impl Peer {
             tenant_namespace: s("tenant_namespace")?,
             provider_cluster_id: s("provider_cluster_id")?,
             provider_tenant_namespace: s("provider_tenant_namespace")?,
-            kubeconfig: s("kubeconfig")?,
+            kubeconfig: v.get("kubeconfig").as_str().map(str::to_string),
             resources,
             class: s("class")?,
             create_virtual_node: v.get("create_virtual_node").as_bool().unwrap_or(true),
@@ -345,7 +349,7 @@ impl Peer {
     }
 
     /// The control-plane identity Secret, exactly as Liqo's crd-replicator expects it (reference §3.10).
-    fn identity_secret(&self) -> Secret {
+    fn identity_secret(&self, kubeconfig: &str) -> Secret {
         Secret {
             metadata: ObjectMeta {
                 name: Some(self.secret_name()),
@@ -362,7 +366,7 @@ impl Peer {
             },
             data: Some(BTreeMap::from([(
                 labels::KUBECONFIG_KEY.to_string(),
-                ByteString(self.kubeconfig.clone().into_bytes()),
+                ByteString(kubeconfig.as_bytes().to_vec()),
             )])),
             ..Default::default()
         }
@@ -590,10 +594,13 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
         _ => Value::opt_string(annotation.cloned()),
     };
     s.set("provider_tenant_namespace", tenant_namespace);
+    // Liqo's own identity (imported, or kept so by a null `kubeconfig`) holds a key Liqo made: never read it.
+    let liqo_identity = if prior.is_null() { minted_by_liqo(secret) } else { prior.get("kubeconfig").is_null() };
     let kubeconfig = secret
         .data
         .as_ref()
         .and_then(|d| d.get(labels::KUBECONFIG_KEY))
+        .filter(|_| !liqo_identity)
         .map(|b| String::from_utf8_lossy(&b.0).into_owned());
     s.set("kubeconfig", Value::opt_string(kubeconfig));
     let managed = (!prior.is_null()).then(|| prior.get("resources"));
@@ -618,6 +625,19 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
         granted.map(|g| Value::string_map(g.iter().map(|(k, q)| (k.clone(), q.0.clone())))).unwrap_or(Value::Null),
     );
     s
+}
+
+/// The Identity that owns a control-plane Secret Liqo made from its authentication handshake, if any.
+fn owning_identity(secret: &Secret) -> Option<String> {
+    let owners = secret.metadata.owner_references.as_ref()?;
+    owners
+        .iter()
+        .find(|o| o.kind == "Identity" && o.api_version.starts_with("authentication.liqo.io/"))
+        .map(|o| o.name.clone())
+}
+
+fn minted_by_liqo(secret: &Secret) -> bool {
+    owning_identity(secret).is_some()
 }
 
 /// `spec.resources` as state. `managed` is the prior state's map — the keys this resource asks for, so a changed
@@ -685,10 +705,27 @@ impl PeerResource {
             kube_ops::settle(ctx, &secrets, &peer.secret_name(), left(deadline)).await?;
         }
         // The Secret first: the crd-replicator needs it to replicate the slice.
-        kube_ops::apply(ctx, &secrets, &peer.identity_secret()).await?;
-        *written = true;
+        match &peer.kubeconfig {
+            Some(kubeconfig) => {
+                kube_ops::apply(ctx, &secrets, &peer.identity_secret(kubeconfig)).await?;
+                *written = true;
+            }
+            None if secret.as_ref().is_some_and(|s| !is_terminating(s)) => {}
+            None => {
+                return Err(OpError::Failed {
+                    object: kube_ops::describe::<Secret>(Some(&peer.tenant_namespace), &peer.secret_name()),
+                    reason: "`kubeconfig` is null, which keeps the control-plane identity Liqo minted, but that \
+                             identity does not exist (any more)."
+                        .into(),
+                    hint: "Set `kubeconfig = liqo_tenant.<name>.kubeconfig` so this resource writes the identity, \
+                           or authenticate again with `liqoctl authenticate`, then apply again."
+                        .into(),
+                });
+            }
+        }
         kube_ops::settle(ctx, &slices, &peer.slice_name, left(deadline)).await?;
         kube_ops::apply(ctx, &slices, &peer.resource_slice()).await?;
+        *written = true;
 
         let waiting_for = if peer.grants_request() && peer.resources.is_some() {
             "conditions Authentication and Resources = Accepted, granting the requested resources"
@@ -754,7 +791,14 @@ impl PeerResource {
         let others = kube_ops::list(ctx, &slices, &selector).await?;
         if others.iter().all(|rs| rs.metadata.name.as_deref() == Some(name)) {
             let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
-            kube_ops::delete_and_wait(ctx, &secrets, &identity_secret_name(provider), left(deadline)).await?;
+            let secret_name = identity_secret_name(provider);
+            // Liqo's identity goes as `liqoctl unpeer` removes it: through its Identity, which owns the Secret.
+            let owner = kube_ops::get_opt(ctx, &secrets, &secret_name).await?.as_ref().and_then(owning_identity);
+            if let Some(identity) = owner {
+                let identities: Api<Identity> = Api::namespaced(client.clone(), ns);
+                kube_ops::delete_and_wait(ctx, &identities, &identity, left(deadline)).await?;
+            }
+            kube_ops::delete_and_wait(ctx, &secrets, &secret_name, left(deadline)).await?;
         }
         Ok(())
     }
@@ -911,16 +955,18 @@ impl Resource for PeerResource {
             })?;
         let secrets: Api<Secret> = Api::namespaced(client, &ns);
         let secret_name = identity_secret_name(&provider);
-        let secret = kube_ops::get_opt(ctx, &secrets, &secret_name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
-            Diagnostic::error(
-                format!("Secret {ns}/{secret_name} not found"),
-                format!(
-                    "liqo_peer manages the control-plane identity Secret `{secret_name}` next to the ResourceSlice. \
-                     This peering uses another identity (e.g. an Identity object from the handshake flow), which \
-                     liqo_peer cannot adopt."
-                ),
-            )
-        })?;
+        let secret =
+            kube_ops::get_opt(ctx, &secrets, &secret_name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+                Diagnostic::error(
+                    format!("Secret {ns}/{secret_name} not found"),
+                    format!(
+                        "liqo_peer manages (or, for an identity Liqo minted, keeps) the control-plane identity Secret \
+                     `{secret_name}` next to the ResourceSlice, and this peering has none: Liqo cannot replicate \
+                     the slice without it. Authenticate first (`liqoctl authenticate`, or liqo_tenant and a \
+                     `kubeconfig` for this resource), then import."
+                    ),
+                )
+            })?;
         Ok(vec![ImportedResource { state: observed_state(&Value::Null, &rs, &secret), private: vec![] }])
     }
 }
@@ -1088,7 +1134,10 @@ mod tests {
             let a = s.block.attribute(out).unwrap();
             assert!(a.computed && !a.optional && !a.required, "{out} must be computed only");
         }
-        for input in ["tenant_namespace", "provider_cluster_id", "provider_tenant_namespace", "kubeconfig"] {
+        // Null keeps the identity Liqo minted (an adopted `liqoctl peer` peering).
+        let kubeconfig = s.block.attribute("kubeconfig").unwrap();
+        assert!(kubeconfig.optional && !kubeconfig.computed);
+        for input in ["tenant_namespace", "provider_cluster_id", "provider_tenant_namespace"] {
             assert!(s.block.attribute(input).unwrap().required, "{input} must be required");
         }
         assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts" && b.nesting == Nesting::Single));
@@ -1224,7 +1273,7 @@ mod tests {
     #[test]
     fn objects_carry_liqo_labels_and_never_claim_liqo_fields() {
         let (_, peer) = planned_peer();
-        let secret = serde_json::to_value(peer.identity_secret()).unwrap();
+        let secret = serde_json::to_value(peer.identity_secret(peer.kubeconfig.as_deref().unwrap())).unwrap();
         assert_eq!(secret["metadata"]["name"], "kubeconfig-controlplane-milan");
         assert_eq!(secret["metadata"]["namespace"], "liqo-tenant-milan");
         assert_eq!(secret["metadata"]["labels"]["liqo.io/identity-type"], "ControlPlane");
@@ -1360,6 +1409,39 @@ mod tests {
         assert_eq!(network_note(&[connection(Some("Connected"))], "milan"), None, "a working tunnel is not blamed");
     }
 
+    /// A `liqoctl peer` identity: its Secret is owned by an Identity; import and read never take its key.
+    #[test]
+    fn an_identity_liqo_minted_is_kept_without_reading_its_key() {
+        let (planned, peer) = planned_peer();
+        let rs = slice_with(vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")], &[("cpu", "4")]);
+        let mut secret = peer.identity_secret("apiVersion: v1\nusers: [{name: liqo-minted}]\n");
+        assert!(!minted_by_liqo(&secret));
+        assert!(
+            observed_state(&Value::Null, &rs, &secret).get("kubeconfig").as_str().is_some(),
+            "our own Secret is read"
+        );
+        secret.metadata.owner_references = Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            api_version: "authentication.liqo.io/v1beta1".into(),
+            kind: "Identity".into(),
+            name: "controlplane-milan".into(),
+            uid: "u".into(),
+            ..Default::default()
+        }]);
+        assert_eq!(owning_identity(&secret).as_deref(), Some("controlplane-milan"));
+        let imported = observed_state(&Value::Null, &rs, &secret);
+        assert!(imported.get("kubeconfig").is_null(), "import must not read Liqo's key into state");
+        let mut kept = peer.state(&planned, None);
+        kept.set("kubeconfig", Value::Null);
+        assert!(observed_state(&kept, &rs, &secret).get("kubeconfig").is_null(), "read keeps it out too");
+        // What `-generate-config-out` writes: the state without its computed-only attributes.
+        let mut generated = imported.clone();
+        for computed in ["id", "virtual_node_name", "accepted_resources"] {
+            generated.set(computed, Value::Null);
+        }
+        let (replanned, replace) = plan_values(&imported, &imported, &generated);
+        assert!(replace.is_empty() && replanned.get("kubeconfig").is_null());
+    }
+
     #[test]
     fn read_reflects_drift_and_keeps_equal_spellings() {
         let (planned, peer) = planned_peer();
@@ -1368,7 +1450,7 @@ mod tests {
             vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")],
             &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")],
         );
-        let secret = peer.identity_secret();
+        let secret = peer.identity_secret(peer.kubeconfig.as_deref().unwrap());
 
         // Unchanged objects read back into the same state (apart from the refreshed grant).
         let s = observed_state(&prior, &rs, &secret);

@@ -30,8 +30,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
-    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED,
-    TENANT_CONDITION_DRAINED, Tenant, TenantSpec,
+    AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE,
+    TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED, Tenant, TenantSpec,
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 use std::collections::BTreeMap;
@@ -134,6 +134,14 @@ fn schema() -> Schema {
         ),
         Attribute::computed("certificate_expires_at", Type::String)
             .describe("Expiry of the client certificate in `kubeconfig` (RFC 3339, UTC)."),
+        Attribute::computed("authz_policy", Type::String).describe(
+            "The Tenant's `authzPolicy`: `TolerateNoHandshake` when this resource created it and issues the \
+             consumer's credentials; `KeysExchange` when it was imported from Liqo's authentication handshake \
+             (`liqoctl peer`). Liqo minted that consumer's identity and renews it itself, so this resource never \
+             issues credentials for it: `kubeconfig` stays null (the consumer's `liqo_peer` keeps Liqo's identity), \
+             `certificate_expires_at` is the expiry of Liqo's certificate, and `certificate_validity`, \
+             `renew_before`, `api_server_url` and `api_server_ca` have no effect.",
+        ),
     ];
     Schema {
         version: 0,
@@ -321,16 +329,24 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value, now: OffsetDateT
             }
         }
     }
-    let new_certificate = prior.is_null()
-        || !resp.requires_replace.is_empty()
-        // After an import the private key is unknown: only new credentials make a usable kubeconfig.
-        || prior.get("kubeconfig").is_null()
-        || duration_changed(prior, &planned, "certificate_validity")
-        || renewal_due(prior.get("certificate_expires_at"), planned.get("renew_before"), now);
+    // A Tenant imported from Liqo's handshake keeps the identity Liqo minted: never issue credentials for it.
+    let handshake =
+        resp.requires_replace.is_empty() && prior.get("authz_policy").as_str() == Some(AUTHZ_POLICY_KEYS_EXCHANGE);
+    planned.set(
+        "authz_policy",
+        Value::string(if handshake { AUTHZ_POLICY_KEYS_EXCHANGE } else { AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE }),
+    );
+    let new_certificate = !handshake
+        && (prior.is_null()
+            || !resp.requires_replace.is_empty()
+            // After an import the private key is unknown: only new credentials make a usable kubeconfig.
+            || prior.get("kubeconfig").is_null()
+            || duration_changed(prior, &planned, "certificate_validity")
+            || renewal_due(prior.get("certificate_expires_at"), planned.get("renew_before"), now));
     if new_certificate {
         planned.set("kubeconfig", Value::Unknown);
         planned.set("certificate_expires_at", Value::Unknown);
-    } else if changed(prior, &planned, "api_server_url") || changed(prior, &planned, "api_server_ca") {
+    } else if !handshake && (changed(prior, &planned, "api_server_url") || changed(prior, &planned, "api_server_ca")) {
         planned.set("kubeconfig", Value::Unknown);
     }
     resp.planned = planned;
@@ -366,6 +382,7 @@ struct Inputs {
     consumer: String,
     condition: String,
     validity: Duration,
+    authz_policy: String,
 }
 
 impl Inputs {
@@ -377,6 +394,7 @@ impl Inputs {
             condition: v.get("tenant_condition").as_str().unwrap_or(TENANT_CONDITION_ACTIVE).to_string(),
             validity: effective_duration(v, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY)
                 .unwrap_or(MIN_CERTIFICATE_VALIDITY),
+            authz_policy: v.get("authz_policy").as_str().unwrap_or(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE).to_string(),
         }
     }
 
@@ -390,12 +408,13 @@ fn remote_cluster_labels(consumer: &str) -> BTreeMap<String, String> {
 }
 
 /// The Tenant as liqoctl's declarative flow writes it; Liqo's webhook requires the label to equal spec.clusterID.
+/// An imported handshake Tenant keeps `KeysExchange` (its key, CSR and signature stay liqoctl's fields).
 fn tenant_object(inputs: &Inputs) -> Tenant {
     let mut t = Tenant::new(
         &inputs.consumer,
         TenantSpec {
             cluster_id: Some(inputs.consumer.clone()),
-            authz_policy: Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE.to_string()),
+            authz_policy: Some(inputs.authz_policy.clone()),
             tenant_condition: Some(inputs.condition.clone()),
             ..TenantSpec::default()
         },
@@ -1303,6 +1322,10 @@ impl Resource for TenantResource {
             Ok(Some(condition)) => {
                 let mut new_state = state;
                 new_state.set("tenant_condition", Value::string(condition));
+                // Before `authz_policy` existed, every Tenant in state was created by this resource.
+                if new_state.get("authz_policy").is_null() {
+                    new_state.set("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
+                }
                 ReadResponse { new_state, private, diagnostics: Diagnostics::new() }
             }
             Ok(None) => ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
@@ -1340,6 +1363,12 @@ impl Resource for TenantResource {
                 ),
             )
         })?;
+        if tenant.spec.authz_policy.as_deref() != Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE) {
+            return Ok(vec![ImportedResource {
+                state: handshake_state(&tenant, &namespace, &consumer, condition),
+                private: Vec::new(),
+            }]);
+        }
         // The private key never left the process that made it, so no kubeconfig can be rebuilt: leaving it (and
         // its expiry) null makes the next plan propose new credentials, and nothing else.
         let state = Value::object([
@@ -1354,10 +1383,34 @@ impl Resource for TenantResource {
             ("renew_before", Value::string(DEFAULT_RENEW_BEFORE)),
             ("kubeconfig", Value::Null),
             ("certificate_expires_at", Value::Null),
+            ("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
             ("timeouts", Value::Null),
         ]);
         Ok(vec![ImportedResource { state, private: Vec::new() }])
     }
+}
+
+/// The state of a Tenant made by Liqo's authentication handshake (`liqoctl peer`): Liqo signed the consumer's
+/// certificate (`status.authParams`) and renews it, so the state records Liqo's values and no kubeconfig, and
+/// the plan never issues credentials for it (`plan_change`). The inert credential settings keep their defaults.
+fn handshake_state(tenant: &Tenant, namespace: &str, consumer: &str, condition: String) -> Value {
+    let auth = tenant.status.as_ref().and_then(|s| s.auth_params.as_ref());
+    let expires_at =
+        auth.and_then(|a| a.signed_crt.as_ref()).and_then(|crt| credentials::not_after(&crt.0).ok()).map(rfc3339);
+    Value::object([
+        ("id", Value::string(format!("{namespace}/{consumer}"))),
+        ("tenant_namespace", Value::string(namespace)),
+        ("consumer_cluster_id", Value::string(consumer)),
+        ("tenant_condition", Value::string(condition)),
+        ("api_server_url", Value::opt_string(auth.and_then(|a| a.api_server.clone()))),
+        ("api_server_ca", Value::Null),
+        ("certificate_validity", Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
+        ("renew_before", Value::string(DEFAULT_RENEW_BEFORE)),
+        ("kubeconfig", Value::Null),
+        ("certificate_expires_at", Value::opt_string(expires_at)),
+        ("authz_policy", Value::string(AUTHZ_POLICY_KEYS_EXCHANGE)),
+        ("timeouts", Value::Null),
+    ])
 }
 
 #[cfg(test)]
@@ -1377,6 +1430,7 @@ mod tests {
             ("id", Value::Null),
             ("kubeconfig", Value::Null),
             ("certificate_expires_at", Value::Null),
+            ("authz_policy", Value::Null),
             ("timeouts", Value::Null),
         ]);
         for (k, val) in pairs {
@@ -1406,6 +1460,7 @@ mod tests {
             ("renew_before", Value::string("720h")),
             ("kubeconfig", Value::string("apiVersion: v1\n")),
             ("certificate_expires_at", Value::string(expires_at)),
+            ("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
         ])
     }
 
@@ -1659,6 +1714,35 @@ mod tests {
         expected.set("kubeconfig", Value::Unknown);
         expected.set("certificate_expires_at", Value::Unknown);
         assert_eq!(p.planned, expected);
+    }
+
+    /// A Tenant from `liqoctl peer`: Liqo minted the consumer's identity, so no plan ever issues credentials,
+    /// not even when its certificate nears expiry (Liqo renews it) or the inert settings change.
+    #[test]
+    fn a_handshake_tenant_never_gets_credentials_issued() {
+        let mut imported = applied_state("2030-01-02T00:00:00Z");
+        imported.set("kubeconfig", Value::Null);
+        imported.set("authz_policy", Value::string(AUTHZ_POLICY_KEYS_EXCHANGE));
+        let generated = config(&[
+            ("tenant_condition", Value::string("Active")),
+            ("api_server_url", Value::string("https://127.0.0.1:6443")),
+            ("certificate_validity", Value::string("8760h")),
+            ("renew_before", Value::string("720h")),
+        ]);
+        let p = plan_change(&imported, &imported, &generated, now());
+        assert_eq!(p.planned, imported, "the generated configuration plans no change");
+        let mut moved = imported.clone();
+        moved.set("api_server_url", Value::string("https://milan.example.com:6443"));
+        let p = plan_change(&imported, &moved, &generated, now());
+        assert!(p.planned.get("kubeconfig").is_null() && p.requires_replace.is_empty());
+        let inputs = Inputs::from_value(&p.planned);
+        assert_eq!(tenant_object(&inputs).spec.authz_policy.as_deref(), Some(AUTHZ_POLICY_KEYS_EXCHANGE));
+        // A replacement is a new Tenant, made by this resource.
+        let mut other = imported.clone();
+        other.set("consumer_cluster_id", Value::string("naples"));
+        let p = plan_change(&imported, &other, &generated, now());
+        assert!(!p.requires_replace.is_empty() && p.planned.get("kubeconfig").is_unknown());
+        assert_eq!(p.planned.get("authz_policy").as_str(), Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
     }
 
     #[test]
