@@ -16,13 +16,16 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::Api;
 use liqo_schema::liqo::{GatewayClient, GatewayServer, NamespaceOffloading, ResourceSlice, Tenant, labels};
 use liqo_schema::tf::{Attribute, Block, Diagnostics, Schema, Type, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Every list resource, bound to the provider block's cluster.
 pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn ListResource>> {
-    let lister = |kind: Kind, resource: Arc<dyn Resource>| -> Arc<dyn ListResource> {
-        Arc::new(Lister { kind, cluster: cluster.clone(), resource })
-    };
+    listers(cluster).into_iter().map(|l| Arc::new(l) as Arc<dyn ListResource>).collect()
+}
+
+fn listers(cluster: &Arc<Cluster>) -> Vec<Lister> {
+    let lister = |kind: Kind, resource: Arc<dyn Resource>| Lister { kind, cluster: cluster.clone(), resource };
     vec![
         lister(Kind::Generate, Arc::new(generate::GenerateResource::new(cluster.clone()))),
         lister(Kind::Gateway, Arc::new(gateway::GatewayResource::new(cluster.clone()))),
@@ -30,6 +33,22 @@ pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn ListResource>> {
         lister(Kind::Peer, Arc::new(peer::PeerResource::new(cluster.clone()))),
         lister(Kind::Offload, Arc::new(offload::OffloadResource::new(cluster.clone()))),
     ]
+}
+
+/// The import IDs of every managed type's objects on the cluster, keyed by type name (for clients without
+/// list resources: the `liqo_import_ids` data source).
+pub async fn import_ids(
+    ctx: &Ctx,
+    cluster: &Arc<Cluster>,
+    remote: Option<&str>,
+) -> Result<BTreeMap<&'static str, Vec<String>>, Diagnostics> {
+    let client = cluster.client().await?;
+    let mut ids = BTreeMap::new();
+    for lister in listers(cluster) {
+        let found = lister.find(ctx, client.clone(), remote).await.map_err(|e| op_diags(&e))?;
+        ids.insert(lister.resource.type_name(), found.into_iter().map(|f| f.id).collect());
+    }
+    Ok(ids)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

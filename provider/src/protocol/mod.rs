@@ -106,6 +106,11 @@ pub trait Resource: Send + Sync {
     /// `terraform import` / `import {}`: returns the state for the documented import ID. The protocol layer
     /// follows up with ReadResource as Terraform does.
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics>;
+    /// The configuration `-generate-config-out` writes for an imported object, from its state with the
+    /// computed-only attributes already null. Override to also null what a configuration must not set.
+    fn generated_config(&self, config: Value) -> Value {
+        config
+    }
     /// Upgrades stored state JSON written with schema `version` to the current schema. The default accepts
     /// only the current version.
     fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {

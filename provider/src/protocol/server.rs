@@ -50,7 +50,7 @@ fn capabilities() -> pb::ServerCapabilities {
         plan_destroy: true,
         get_provider_schema_optional: true,
         move_resource_state: false,
-        generate_resource_config: false,
+        generate_resource_config: true,
     }
 }
 
@@ -595,11 +595,31 @@ impl pb::provider_server::Provider for ProviderService {
         Ok(Response::new(pb::read_data_source::Response { state, diagnostics: diags(&d), deferred: None }))
     }
 
+    /// `-generate-config-out` (Terraform ≥ 1.14): the state without its computed-only attributes, then whatever
+    /// the resource drops because its configuration must not set it.
     async fn generate_resource_config(
         &self,
-        _: Request<pb::generate_resource_config::Request>,
+        req: Request<pb::generate_resource_config::Request>,
     ) -> Result<Response<pb::generate_resource_config::Response>, Status> {
-        Err(Status::unimplemented("generating resource configuration is not supported"))
+        let req = req.into_inner();
+        let result = (|| {
+            let r = self.resource(&req.type_name)?;
+            let mut state = decode(req.state.as_ref(), &r.ty, "state")?;
+            if let Value::Object(attrs) = &mut state {
+                for a in r.imp.schema().block.attributes.iter().filter(|a| a.computed && !a.optional) {
+                    attrs.insert(a.name.clone(), Value::Null);
+                }
+            }
+            let config = guarded_sync(&format!("generating configuration for {}", req.type_name), || {
+                r.imp.generated_config(state)
+            })?;
+            encode(&config, &r.ty, "generated configuration")
+        })();
+        let (config, d) = match result {
+            Ok(dv) => (Some(dv), Diagnostics::new()),
+            Err(d) => (None, d),
+        };
+        Ok(Response::new(pb::generate_resource_config::Response { config, diagnostics: diags(&d) }))
     }
 
     async fn validate_ephemeral_resource_config(
