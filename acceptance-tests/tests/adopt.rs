@@ -1,5 +1,5 @@
-//! Adopting a peering that Liqo's own `liqoctl peer` made (real Liqo, `Ground::shared_real`), with the commands
-//! of `docs/guides/adopting-liqoctl-peerings.md`:
+//! Adopting a peering that Liqo's own `liqoctl peer` made (real Liqo, `Ground::shared_real`), with the files
+//! (`examples/adopt/`) and commands of `docs/guides/adopting-liqoctl-peerings.md`:
 //! - Terraform 1.16.4: `terraform query -generate-config-out=generated.tf` with a `list` block per managed type
 //!   and cluster, then `apply` (imports only), an empty plan, and `destroy -target` of the peer;
 //! - OpenTofu 1.11.7 (no `terraform query`): `import` blocks whose IDs come from the `liqo_import_ids` data
@@ -27,42 +27,11 @@ use liqo_acceptance::{Ground, MILAN, ROME};
 /// The namespace `liqoctl offload namespace` offloads in each round.
 const OFFLOADED: &str = "adopted-demo";
 
-/// What the guide's query file lists: each managed type on the cluster it lives on, for the one peer.
-fn query_file() -> String {
-    let list = |ty: &str, cluster: &str, peer: &str| {
-        format!(
-            "list \"{ty}\" \"{cluster}\" {{\n  provider = liqo.{cluster}\n  config {{\n    remote_cluster_id = \"{peer}\"\n  }}\n}}\n"
-        )
-    };
-    [
-        list("liqo_generate", MILAN, ROME),
-        list("liqo_tenant", MILAN, ROME),
-        list("liqo_generate", ROME, MILAN),
-        list("liqo_peer", ROME, MILAN),
-        list("liqo_offload", ROME, MILAN),
-    ]
-    .join("\n")
-}
-
-/// The guide's OpenTofu file: the IDs from `liqo_import_ids` on each cluster, one `import` block per object.
-fn import_file() -> String {
-    let mut hcl = String::new();
-    for (cluster, peer) in [(MILAN, ROME), (ROME, MILAN)] {
-        hcl += &format!(
-            "data \"liqo_import_ids\" \"{cluster}\" {{\n  provider          = liqo.{cluster}\n  remote_cluster_id = \"{peer}\"\n}}\n\n"
-        );
-    }
-    let import = |address: &str, cluster: &str, ty: &str| {
-        format!(
-            "import {{\n  to       = {address}\n  provider = liqo.{cluster}\n  id       = data.liqo_import_ids.{cluster}.ids[\"{ty}\"][0]\n}}\n\n"
-        )
-    };
-    hcl += &import("liqo_generate.milan", MILAN, "liqo_generate");
-    hcl += &import("liqo_tenant.rome", MILAN, "liqo_tenant");
-    hcl += &import("liqo_generate.rome", ROME, "liqo_generate");
-    hcl += &import("liqo_peer.rome_to_milan", ROME, "liqo_peer");
-    hcl += &import("liqo_offload.demo", ROME, "liqo_offload");
-    hcl
+/// The guide's files (`examples/adopt/`), which name the ground's clusters: `milan` and `rome` are both the
+/// aliases of the provider blocks and the clusters' Liqo IDs.
+fn guide_file(name: &str) -> Result<String> {
+    let path = liqo_acceptance::ground::repository_root().join("examples/adopt").join(name);
+    std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))
 }
 
 /// A Liqo kind (`v1beta1`) or a core one (`group` empty, `v1`).
@@ -194,7 +163,7 @@ async fn a_liqoctl_peering_is_adopted_without_touching_an_object() -> Result<()>
         let work = Workdir::new(client, &tf::provider_config(ground)).await?;
         let (peer, generate) = match client {
             Cli::OpenTofu => {
-                work.write("import.tf", &import_file())?;
+                work.write("import.tf", &guide_file("import.tf")?)?;
                 let run = work.run(&["plan", "-input=false", "-no-color", "-generate-config-out=generated.tf"]).await?;
                 ensure!(run.success() || work.path().join("generated.tf").exists(), "{what}: {run}");
                 // OpenTofu writes every optional argument from state; the one liqo_offload takes only with the
@@ -209,7 +178,7 @@ async fn a_liqoctl_peering_is_adopted_without_touching_an_object() -> Result<()>
                 ("liqo_peer.rome_to_milan", run)
             }
             _ => {
-                work.write("adopt.tfquery.hcl", &query_file())?;
+                work.write("adopt.tfquery.hcl", &guide_file("adopt.tfquery.hcl")?)?;
                 let run = work.run(&["query", "-no-color", "-generate-config-out=generated.tf"]).await?;
                 ensure!(run.success(), "{what}: {run}");
                 ("liqo_peer.rome_0", run)
