@@ -223,11 +223,18 @@ fn created_by_us(ns: &Namespace) -> bool {
     ns.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).is_some_and(|v| v == kube_ops::FIELD_MANAGER)
 }
 
+const POD_SECURITY_LABELS: [&str; 3] =
+    [labels::POD_SECURITY_ENFORCE, labels::POD_SECURITY_AUDIT, labels::POD_SECURITY_WARN];
+
 /// What is wrong with an existing Namespace's Liqo labels, if anything (`None`: they are as we apply them).
+/// Liqo 1.0 makes its tenant namespaces without Pod Security labels: a namespace this provider did not create
+/// that has none of them is taken as it is, so adopting a Liqo 1.0 peering writes nothing to it.
 fn namespace_drift(ns: &Namespace, remote: &str) -> Option<String> {
     let have = ns.metadata.labels.clone().unwrap_or_default();
+    let liqo_1_0 = !created_by_us(ns) && POD_SECURITY_LABELS.iter().all(|k| !have.contains_key(*k));
     let wrong: Vec<String> = tenant_namespace_labels(remote)
         .into_iter()
+        .filter(|(k, _)| !(liqo_1_0 && POD_SECURITY_LABELS.contains(&k.as_str())))
         .filter(|(k, v)| have.get(k) != Some(v))
         .map(|(k, v)| {
             format!("{k}={v} (found {})", have.get(&k).map(|x| format!("{x:?}")).unwrap_or_else(|| "nothing".into()))
@@ -1063,6 +1070,19 @@ mod tests {
                 .contains("pod-security.kubernetes.io/enforce=privileged (found nothing)")
         );
         assert!(namespace_drift(&ns, "naples").unwrap().contains("liqo.io/remote-cluster-id=naples"));
+
+        // A Liqo 1.0 tenant namespace (liqoctl's, without Pod Security labels) is adopted as it is; one that has
+        // them, or one we created, must have them right.
+        let mut liqo_1_0 = adopted.clone();
+        let l = liqo_1_0.metadata.labels.as_mut().unwrap();
+        for k in POD_SECURITY_LABELS {
+            l.remove(k);
+        }
+        assert!(namespace_drift(&liqo_1_0, "rome").is_none());
+        assert!(namespace_drift(&liqo_1_0, "naples").is_some(), "Liqo's own lookup labels still count");
+        let mut partly = adopted.clone();
+        partly.metadata.labels.as_mut().unwrap().remove(labels::POD_SECURITY_WARN);
+        assert!(namespace_drift(&partly, "rome").unwrap().contains("pod-security.kubernetes.io/warn"));
     }
 
     #[test]
