@@ -8,6 +8,13 @@ list "liqo_generate" "milan" {
   }
 }
 
+list "liqo_gateway" "milan" {
+  provider = liqo.milan
+  config {
+    remote_cluster_id = "rome"
+  }
+}
+
 list "liqo_tenant" "milan" {
   provider = liqo.milan
   config {
@@ -16,6 +23,13 @@ list "liqo_tenant" "milan" {
 }
 
 list "liqo_generate" "rome" {
+  provider = liqo.rome
+  config {
+    remote_cluster_id = "milan"
+  }
+}
+
+list "liqo_gateway" "rome" {
   provider = liqo.rome
   config {
     remote_cluster_id = "milan"
