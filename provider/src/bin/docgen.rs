@@ -724,22 +724,31 @@ mod pages {
         pub provider: Schema,
         pub resources: Vec<(String, Schema)>,
         pub data_sources: Vec<(String, Schema)>,
+        /// List resources (`terraform query`), by the managed type each lists.
+        pub list_resources: Vec<(String, Schema)>,
     }
 
     impl Catalog {
         pub fn from_provider(p: &dyn Provider) -> Result<Catalog, Vec<String>> {
             let resources = p.resources().iter().map(|r| (r.type_name().to_string(), r.schema())).collect();
             let data_sources = p.data_sources().iter().map(|d| (d.type_name().to_string(), d.schema())).collect();
-            Catalog::new(p.provider_schema(), resources, data_sources)
+            let lists = p.list_resources().iter().map(|l| (l.type_name().to_string(), l.schema())).collect();
+            Catalog::new(p.provider_schema(), resources, data_sources, lists)
         }
 
         pub fn new(
             provider: Schema,
             mut resources: Vec<(String, Schema)>,
             mut data_sources: Vec<(String, Schema)>,
+            mut list_resources: Vec<(String, Schema)>,
         ) -> Result<Catalog, Vec<String>> {
             let mut errors = Vec::new();
-            for (kind, list) in [("resource", &mut resources), ("data source", &mut data_sources)] {
+            let kinds = [
+                ("resource", &mut resources),
+                ("data source", &mut data_sources),
+                ("list resource", &mut list_resources),
+            ];
+            for (kind, list) in kinds {
                 list.sort_by(|a, b| a.0.cmp(&b.0));
                 for pair in list.windows(2) {
                     if pair[0].0 == pair[1].0 {
@@ -752,7 +761,11 @@ mod pages {
                     }
                 }
             }
-            if errors.is_empty() { Ok(Catalog { provider, resources, data_sources }) } else { Err(errors) }
+            if errors.is_empty() {
+                Ok(Catalog { provider, resources, data_sources, list_resources })
+            } else {
+                Err(errors)
+            }
         }
     }
 
@@ -772,6 +785,7 @@ mod pages {
         Provider,
         Resource,
         DataSource,
+        ListResource,
     }
 
     impl Kind {
@@ -780,6 +794,7 @@ mod pages {
                 Kind::Provider => "Provider",
                 Kind::Resource => "Resource",
                 Kind::DataSource => "Data Source",
+                Kind::ListResource => "List Resource",
             }
         }
     }
@@ -834,6 +849,19 @@ mod pages {
             });
         }
 
+        for (name, schema) in &catalog.list_resources {
+            let short = short_name(name).expect("checked by Catalog::new");
+            schema_pages.push(SchemaPage {
+                kind: Kind::ListResource,
+                name: name.clone(),
+                schema,
+                template: format!("docs/templates/list-resources/{short}.md.tmpl"),
+                output: format!("docs/list-resources/{short}.md"),
+                example: format!("examples/list-resources/{name}/list-resource.tfquery.hcl"),
+                import: None,
+            });
+        }
+
         let templates = match files.templates() {
             Ok(t) => t,
             Err(e) => return Err(vec![format!("cannot list docs/templates: {e}")]),
@@ -880,9 +908,10 @@ mod pages {
         };
         expect("docs/templates/resources/", "resource")
             .or_else(|| expect("docs/templates/data-sources/", "data source"))
+            .or_else(|| expect("docs/templates/list-resources/", "list resource"))
             .unwrap_or_else(|| {
                 format!(
-                    "{t}: not a page template; templates are docs/templates/index.md.tmpl, resources/<name>.md.tmpl, data-sources/<name>.md.tmpl and guides/<name>.md.tmpl"
+                    "{t}: not a page template; templates are docs/templates/index.md.tmpl, resources/<name>.md.tmpl, data-sources/<name>.md.tmpl, list-resources/<name>.md.tmpl and guides/<name>.md.tmpl"
                 )
             })
     }
@@ -906,6 +935,7 @@ mod pages {
             Kind::Provider => "the provider page",
             Kind::Resource => "a resource page",
             Kind::DataSource => "a data source page",
+            Kind::ListResource => "a list resource page",
         };
         let ctx = template::Context { fields, kind, files };
         let (name, text, source, edit) = if files.exists(&p.template) {
@@ -1237,7 +1267,13 @@ Read-Only:
             version: 0,
             block: Block::new("Provider text.", vec![Attribute::optional("liqo_namespace", Type::String)]),
         };
-        Catalog::new(provider, vec![("liqo_thing".into(), small_schema())], vec![]).unwrap()
+        Catalog::new(
+            provider,
+            vec![("liqo_thing".into(), small_schema())],
+            vec![],
+            vec![("liqo_thing".into(), small_schema())],
+        )
+        .unwrap()
     }
 
     #[test]
@@ -1248,7 +1284,14 @@ Read-Only:
         ]));
         let pages = generate(&catalog(), &files).unwrap();
         let paths: Vec<&str> = pages.iter().map(|p| p.path.as_str()).collect();
-        assert_eq!(paths, ["docs/index.md", "docs/resources/thing.md"]);
+        assert_eq!(paths, ["docs/index.md", "docs/resources/thing.md", "docs/list-resources/thing.md"]);
+        let list = &pages[2].content;
+        assert!(
+            list.contains(
+                "-->\n\n# liqo_thing (List Resource)\n\nA **test** resource.\n\n<!-- schema generated by docgen -->"
+            ),
+            "{list}"
+        );
         let thing = &pages[1].content;
         assert!(thing.starts_with(
             "---\npage_title: \"liqo_thing Resource - terraform-provider-liqo\"\nsubcategory: \"\"\ndescription: |-\n  A test resource.\n---\n<!-- Generated by docgen from the default page layout and the schema of liqo_thing. Do not edit this file: change the schema's descriptions or add docs/templates/resources/thing.md.tmpl for prose, then run"
@@ -1343,10 +1386,14 @@ Read-Only:
     #[test]
     fn catalog_rejects_foreign_and_duplicate_types() {
         let s = || Schema::default();
-        let errors =
-            Catalog::new(s(), vec![("liqo_a".into(), s()), ("liqo_a".into(), s())], vec![("other_b".into(), s())])
-                .err()
-                .unwrap();
+        let errors = Catalog::new(
+            s(),
+            vec![("liqo_a".into(), s()), ("liqo_a".into(), s())],
+            vec![("other_b".into(), s())],
+            vec![],
+        )
+        .err()
+        .unwrap();
         assert_eq!(
             errors,
             ["resource type liqo_a is registered twice", "data source type other_b does not start with `liqo_`"]

@@ -229,8 +229,11 @@ impl ListResource for Lister {
             block: Block::new(
                 format!(
                     "Lists the {} objects that exist on the cluster of the provider block, whoever made them \
-                     (this provider, `liqoctl peer`, or by hand), with the identity that imports them.",
-                    self.resource.type_name()
+                     (this provider, `liqoctl peer`, or by hand), with the identity that imports them ({}: the \
+                     parts of the import ID). Objects import would refuse are left out, with a warning saying \
+                     why. See the guide \"Adopting peerings made with liqoctl\".",
+                    self.resource.type_name(),
+                    self.kind.identity().parts.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ")
                 ),
                 vec![Attribute::optional("remote_cluster_id", Type::String).describe(format!(
                     "Liqo cluster ID of one peer: list only {}. Omit it to list them all.",
