@@ -13,6 +13,9 @@
 //! (reference §6): slice (wait gone; its finalizer needs the credentials), VirtualNode and Node (wait gone), then
 //! the Secret (wait gone; Liqo releases its finalizer when nothing replicated remains).
 //!
+//! With a null `kubeconfig` the identity Secret is one Liqo minted in its handshake (`liqoctl peer`; an Identity
+//! owns it): it is kept as it is, never written, its key never read into state, and destroy deletes the Identity.
+//!
 //! Import ID: `<tenant_namespace>/<resource_slice_name>`.
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -12,7 +12,9 @@
 //!
 //! The tenant namespace itself belongs to `liqo_generate`. Import ID: `<tenant_namespace>/<consumer cluster id>`
 //! (the Tenant's namespace and name). The private key cannot be recovered by import, so the plan after an import
-//! proposes new credentials (and nothing else).
+//! proposes new credentials (and nothing else) — except for a Tenant of Liqo's handshake (`liqoctl peer`,
+//! `authzPolicy: KeysExchange`), whose consumer identity Liqo minted and renews: it is adopted as it is
+//! (`authz_policy = "KeysExchange"`), and no credential is ever issued for it.
 use crate::data_sources::cluster::read_cluster_id;
 use crate::errors::{op_diags, op_error};
 use crate::kube_ops::{self, Check as Wait, OpError};
