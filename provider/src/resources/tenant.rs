@@ -1698,7 +1698,9 @@ mod tests {
         // A replacement is a new Tenant, made by this resource.
         let mut other = imported.clone();
         other.set("consumer_cluster_id", Value::string("naples"));
+        other.set("csr", Value::string(csr_for("naples")));
         let p = plan_change(&imported, &other, &generated, now());
+        assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
         assert!(!p.requires_replace.is_empty() && p.planned.get("client_certificate").is_unknown());
         assert_eq!(p.planned.get("authz_policy").as_str(), Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
     }
