@@ -277,7 +277,17 @@ fn check_credentials(c: &mut Check<'_>) {
         return;
     }
     // Neither: the identity Liqo minted in its handshake (`liqoctl peer`) is kept; apply fails if there is none.
-    if !brought && issued.is_empty() && !set(c, "kubeconfig_wo_version") {
+    if !brought && issued.is_empty() {
+        if set(c, "kubeconfig_wo_version") {
+            c.error(
+                AttributePath::root("kubeconfig_wo"),
+                "`kubeconfig_wo` is required with `kubeconfig_wo_version`",
+                format!(
+                    "`kubeconfig_wo_version` only versions a brought kubeconfig. {flows} Set none of them to keep \
+                     the identity Liqo minted (an adopted `liqoctl peer` peering)."
+                ),
+            );
+        }
         return;
     }
     if brought {
@@ -1550,6 +1560,9 @@ mod tests {
             none.set(a, Value::Null);
         }
         assert!(validate(&none).is_empty(), "no credentials keep the identity Liqo minted");
+        let mut version_only = none.clone();
+        version_only.set("kubeconfig_wo_version", Value::Number(1.0));
+        assert_eq!(error_paths(&validate(&version_only)), ["kubeconfig_wo"]);
         let (planned, _) = plan_values(&Value::Null, &none, &none);
         assert_eq!(Peer::from_value(&planned, &none).unwrap().credentials, Credentials::Liqo);
         let mut partial = config();
