@@ -609,12 +609,13 @@ fn cases() -> Vec<Case> {
         &["kubeconfig_wo", "kubeconfig_wo_version"],
         ("`api_server_url` is required with `client_key_secret`", "api_server_url", issued_flow),
     ));
+    // No credentials at all is valid (it keeps the identity Liqo minted); a version alone is not.
     cases.push(resource_case(
         "liqo_peer",
         &base,
         &[],
-        &["kubeconfig_wo", "kubeconfig_wo_version"],
-        ("No credentials for liqo_peer", "client_certificate", issued_flow),
+        &["kubeconfig_wo"],
+        ("`kubeconfig_wo` is required with `kubeconfig_wo_version`", "kubeconfig_wo", "keep the identity Liqo minted"),
     ));
     cases.push(r(
         &[("provider_cluster_id", "\"Milan\"")],

@@ -31,6 +31,22 @@ pub fn op_error(e: &OpError) -> Diagnostic {
     }
 }
 
+/// Import's refusal of one object a list resource found, as warnings: the object is left out of the list and the
+/// rest of the list is still useful.
+pub fn not_adoptable(type_name: &str, id: &str, refusal: Diagnostics) -> Diagnostics {
+    Diagnostics(
+        refusal
+            .iter()
+            .map(|d| {
+                Diagnostic::warning(
+                    format!("{type_name} {id:?} is not listed: it cannot be imported as it is"),
+                    format!("{} {}", d.summary.trim_end_matches('.'), d.detail).trim_end().to_string(),
+                )
+            })
+            .collect(),
+    )
+}
+
 /// A delete that did not finish: what holds the object (from the object itself) and the next step for each cause.
 fn stuck_delete(object: &str, holds: &Holds, after: std::time::Duration) -> Diagnostic {
     let mut detail = format!("It is still present after {}.", human(after));
@@ -227,5 +243,15 @@ mod tests {
         assert!(d.detail.contains("status.value == Connected"));
         assert!(d.detail.contains("Connecting"));
         assert!(d.detail.contains("2m"));
+    }
+
+    #[test]
+    fn import_refusals_become_warnings_naming_the_listed_object() {
+        let refusal = Diagnostics::from(Diagnostic::error("Secret x/y not found.", "Nothing to import."));
+        let d = not_adoptable("liqo_peer", "liqo-tenant-milan/milan", refusal);
+        assert!(!d.has_errors() && !d.is_empty());
+        let w = d.iter().next().unwrap();
+        assert!(w.summary.contains("\"liqo-tenant-milan/milan\""), "{}", w.summary);
+        assert_eq!(w.detail, "Secret x/y not found Nothing to import.");
     }
 }

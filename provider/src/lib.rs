@@ -2,12 +2,14 @@
 //!
 //! Layers (see DESIGN.md): `protocol` speaks tfplugin6 and knows nothing of Liqo; `provider` holds the
 //! provider block and the lazily built Kubernetes clients; `resources` and `data_sources` hold one module per
-//! Terraform type; `kube_ops` is the only place that applies, reads, waits for and deletes Kubernetes objects;
-//! `errors` is the only place where failures become diagnostics; `crypto` reads and makes certificates, keys and CSRs.
+//! Terraform type, `list` the list resources that find existing objects to import; `kube_ops` is the only place
+//! that applies, reads, waits for and deletes Kubernetes objects; `errors` is the only place where failures
+//! become diagnostics; `crypto` reads and makes certificates, keys and CSRs.
 pub mod crypto;
 pub mod data_sources;
 pub mod errors;
 pub mod kube_ops;
+pub mod list;
 pub mod protocol;
 pub mod provider;
 pub mod resources;

@@ -7,7 +7,7 @@
 //! the API fails, saying which attribute was unknown and how to apply in two steps.
 mod connection;
 
-use crate::protocol::{DataSource, Provider, Resource};
+use crate::protocol::{DataSource, ListResource, Provider, Resource};
 use async_trait::async_trait;
 use liqo_schema::liqo::labels::DEFAULT_LIQO_NAMESPACE;
 use liqo_schema::tf::{Attribute, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
@@ -121,6 +121,9 @@ impl Provider for LiqoProvider {
     }
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
         crate::data_sources::all(&self.cluster)
+    }
+    fn list_resources(&self) -> Vec<Arc<dyn ListResource>> {
+        crate::list::all(&self.cluster)
     }
     fn validate_config(&self, config: &Value) -> Diagnostics {
         let mut diags = connection::validate_block(config);

@@ -4,6 +4,7 @@ use crate::provider::Cluster;
 use std::sync::Arc;
 
 pub mod cluster;
+pub mod import_ids;
 pub mod peering;
 
 /// Every data source type of the provider, bound to the provider block's cluster.
@@ -11,5 +12,6 @@ pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn DataSource>> {
     vec![
         Arc::new(cluster::ClusterDataSource::new(cluster.clone())),
         Arc::new(peering::PeeringDataSource::new(cluster.clone())),
+        Arc::new(import_ids::ImportIdsDataSource::new(cluster.clone())),
     ]
 }

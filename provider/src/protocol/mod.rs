@@ -7,7 +7,7 @@
 //! mode), `tls` (automatic mTLS), `server` (the tfplugin6 RPCs), `controller` (go-plugin's Shutdown),
 //! [`codec`] (cty msgpack/JSON values), `convert` (schemas and diagnostics), [`log`] (hclog lines on stderr).
 use async_trait::async_trait;
-use liqo_schema::tf::{AttributePath, Diagnostics, Schema, Value};
+use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Schema, Type, Value};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -35,6 +35,11 @@ pub trait Provider: Send + Sync + 'static {
     fn provider_schema(&self) -> Schema;
     fn resources(&self) -> Vec<Arc<dyn Resource>>;
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>>;
+    /// List resources (`list` blocks of `terraform query`, Terraform ≥ 1.14), one per managed type at most. Each
+    /// also gives its managed type a resource identity, which list results and `import { identity = … }` carry.
+    fn list_resources(&self) -> Vec<Arc<dyn ListResource>> {
+        Vec::new()
+    }
     /// Static checks of the provider block (values may be unknown). Must not call any API.
     fn validate_config(&self, config: &Value) -> Diagnostics;
     /// ConfigureProvider. Must not call any API either: clients connect lazily on first use.
@@ -101,6 +106,11 @@ pub trait Resource: Send + Sync {
     /// `terraform import` / `import {}`: returns the state for the documented import ID. The protocol layer
     /// follows up with ReadResource as Terraform does.
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics>;
+    /// The configuration `-generate-config-out` writes for an imported object, from its state with the
+    /// computed-only attributes already null. Override to also null what a configuration must not set.
+    fn generated_config(&self, config: Value) -> Value {
+        config
+    }
     /// Upgrades stored state JSON written with schema `version` to the current schema. The default accepts
     /// only the current version.
     fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
@@ -108,13 +118,91 @@ pub trait Resource: Send + Sync {
         if version == current {
             Ok(state)
         } else {
-            Err(liqo_schema::tf::Diagnostic::error(
+            Err(Diagnostic::error(
                 format!("Cannot upgrade {} state from schema version {version}", self.type_name()),
                 format!("This provider knows schema version {current}. Use the provider version that wrote the state, or remove the resource from state and import it again."),
             )
             .into())
         }
     }
+}
+
+/// The resource identity of a managed type: named string parts whose values, joined with `/` in this order,
+/// are the type's import ID. Terraform keeps it in state and in `import { identity = {…} }` blocks; this layer
+/// derives it from the state's `id` and turns it back into an import ID, so resources need not know of it.
+pub struct IdentitySchema {
+    /// (name, description) of each part, in import-ID order.
+    pub parts: Vec<(&'static str, &'static str)>,
+}
+
+impl IdentitySchema {
+    pub fn ty(&self) -> Type {
+        Type::object(self.parts.iter().map(|(name, _)| (*name, Type::String)))
+    }
+
+    /// The identity of an object whose import ID (`id` attribute) is `id`; null when `id` does not have one
+    /// part per identity attribute (unknown yet, or not this type's form).
+    pub fn of_id(&self, id: &str) -> Value {
+        let parts: Vec<&str> = id.split('/').collect();
+        if parts.len() != self.parts.len() || parts.iter().any(|p| p.is_empty()) {
+            return Value::Null;
+        }
+        Value::object(self.parts.iter().zip(parts).map(|((name, _), v)| (*name, Value::string(v))))
+    }
+
+    /// The import ID an identity names.
+    pub fn import_id(&self, identity: &Value) -> Result<String, Diagnostics> {
+        self.parts
+            .iter()
+            .map(|(name, _)| {
+                identity
+                    .get(name)
+                    .as_str()
+                    .filter(|v| !v.is_empty() && !v.contains('/'))
+                    .map(str::to_string)
+                    .ok_or_else(|| {
+                        Diagnostic::error(
+                            format!("Invalid identity: `{name}` is missing"),
+                            format!(
+                                "An import identity of this type sets {}, each a non-empty string without `/`.",
+                                self.parts.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                            ),
+                        )
+                        .into()
+                    })
+            })
+            .collect::<Result<Vec<_>, Diagnostics>>()
+            .map(|parts| parts.join("/"))
+    }
+}
+
+/// One object a list resource found.
+pub struct Listed {
+    /// What `terraform query` prints for it.
+    pub display_name: String,
+    /// The object's import ID (its identity is derived from it).
+    pub id: String,
+    /// The full resource state, as import and read would make it; Terraform writes configuration from it.
+    pub state: Value,
+    /// Warnings about the object. An object with any is shown only as these warnings, without identity, so
+    /// Terraform neither lists nor generates it.
+    pub diagnostics: Diagnostics,
+}
+
+/// A list resource: finds the objects of one managed type that exist in the cluster.
+#[async_trait]
+pub trait ListResource: Send + Sync {
+    /// The managed resource type it lists (Terraform requires the same name).
+    fn type_name(&self) -> &'static str;
+    /// Schema of the list block's `config { … }`.
+    fn schema(&self) -> Schema;
+    fn identity(&self) -> IdentitySchema;
+    /// Static checks of `config` (values may be unknown). Must not call any API.
+    fn validate(&self, _config: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+    /// What exists now; `include_state` asks for each object's full state (config generation needs it).
+    async fn list(&self, ctx: &Ctx, config: Value, include_state: bool) -> Result<Vec<Listed>, Diagnostics>;
 }
 
 /// A data source type (`liqo_cluster`, `liqo_peering`).

@@ -1,8 +1,11 @@
 //! The tfplugin6 `Provider` service: decodes each request with the right schema type, calls the provider's
-//! traits, encodes the answer. RPCs this provider does not serve (functions, ephemeral resources, identity
-//! upgrades, lists, actions, state stores, moves) answer UNIMPLEMENTED; Terraform only calls them when the
-//! schema or server capabilities advertise them.
-use super::{ApplyRequest, Ctx, DataSource, PlanRequest, Provider, Resource, codec, convert, log};
+//! traits, encodes the answer. RPCs this provider does not serve (functions, ephemeral resources, actions,
+//! state stores, moves) answer UNIMPLEMENTED; Terraform only calls them when the schema or server capabilities
+//! advertise them. A managed type with a list resource also has a resource identity, derived from its state's
+//! `id` and sent with every state this layer returns.
+use super::{
+    ApplyRequest, Ctx, DataSource, IdentitySchema, ListResource, PlanRequest, Provider, Resource, codec, convert, log,
+};
 use futures::FutureExt;
 use liqo_schema::tf::{Diagnostic, Diagnostics, Type, Value};
 use magma_protocol::tfplugin6 as pb;
@@ -12,6 +15,15 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex};
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
+
+/// A list resource, with the identity it gives its managed type.
+struct RegisteredList {
+    imp: Arc<dyn ListResource>,
+    /// Type of the list block's `config`.
+    config_ty: Type,
+    identity: IdentitySchema,
+    identity_ty: Type,
+}
 
 struct Registered<T: ?Sized> {
     imp: Arc<T>,
@@ -27,6 +39,7 @@ pub(crate) struct ProviderService {
     provider_ty: Type,
     resources: BTreeMap<String, Registered<dyn Resource>>,
     data_sources: BTreeMap<String, Registered<dyn DataSource>>,
+    lists: BTreeMap<String, RegisteredList>,
     /// Built once: Terraform asks for the schema in every provider process it starts.
     schema: pb::get_provider_schema::Response,
     metadata: pb::get_metadata::Response,
@@ -39,7 +52,7 @@ fn capabilities() -> pb::ServerCapabilities {
         plan_destroy: true,
         get_provider_schema_optional: true,
         move_resource_state: false,
-        generate_resource_config: false,
+        generate_resource_config: true,
     }
 }
 
@@ -75,11 +88,25 @@ impl ProviderService {
             );
         }
 
+        let mut lists = BTreeMap::new();
+        for l in provider.list_resources() {
+            let s = l.schema();
+            let name = l.type_name().to_string();
+            schema.list_resource_schemas.insert(name.clone(), convert::schema(&s));
+            metadata.list_resources.push(pb::get_metadata::ListResourceMetadata { type_name: name.clone() });
+            let identity = l.identity();
+            lists.insert(
+                name,
+                RegisteredList { config_ty: s.block.implied_type(), identity_ty: identity.ty(), identity, imp: l },
+            );
+        }
+
         ProviderService {
             provider_ty: provider_schema.block.implied_type(),
             provider,
             resources,
             data_sources,
+            lists,
             schema,
             metadata,
             stop: Mutex::new(CancellationToken::new()),
@@ -96,6 +123,22 @@ impl ProviderService {
 
     fn data_source(&self, type_name: &str) -> Result<&Registered<dyn DataSource>, Diagnostics> {
         self.data_sources.get(type_name).ok_or_else(|| unknown_type("data source", type_name, self.data_sources.keys()))
+    }
+
+    fn list(&self, type_name: &str) -> Result<&RegisteredList, Diagnostics> {
+        self.lists.get(type_name).ok_or_else(|| unknown_type("list resource", type_name, self.lists.keys()))
+    }
+
+    /// The identity of `state` of a managed type; none for a type without identity, a null state or an `id`
+    /// not known yet.
+    fn identity_of(&self, type_name: &str, state: &Value) -> Option<pb::ResourceIdentityData> {
+        let list = self.lists.get(type_name)?;
+        let identity = list.identity.of_id(state.get("id").as_str()?);
+        if identity.is_null() {
+            return None;
+        }
+        let identity_data = encode(&identity, &list.identity_ty, "identity").ok()?;
+        Some(pb::ResourceIdentityData { identity_data: Some(identity_data) })
     }
 }
 
@@ -331,14 +374,56 @@ impl pb::provider_server::Provider for ProviderService {
         &self,
         _: Request<pb::get_resource_identity_schemas::Request>,
     ) -> Result<Response<pb::get_resource_identity_schemas::Response>, Status> {
-        Ok(Response::new(pb::get_resource_identity_schemas::Response::default()))
+        let identity_schemas = self
+            .lists
+            .iter()
+            .map(|(name, l)| {
+                let identity_attributes = l
+                    .identity
+                    .parts
+                    .iter()
+                    .map(|(name, description)| pb::resource_identity_schema::IdentityAttribute {
+                        name: name.to_string(),
+                        r#type: convert::type_json(&Type::String),
+                        required_for_import: true,
+                        optional_for_import: false,
+                        description: description.to_string(),
+                    })
+                    .collect();
+                (name.clone(), pb::ResourceIdentitySchema { version: 0, identity_attributes })
+            })
+            .collect();
+        Ok(Response::new(pb::get_resource_identity_schemas::Response { identity_schemas, diagnostics: Vec::new() }))
     }
 
+    /// Only identity version 0 exists: the stored JSON is read back as it is.
     async fn upgrade_resource_identity(
         &self,
-        _: Request<pb::upgrade_resource_identity::Request>,
+        req: Request<pb::upgrade_resource_identity::Request>,
     ) -> Result<Response<pb::upgrade_resource_identity::Response>, Status> {
-        Err(Status::unimplemented("resource identity is not supported"))
+        let req = req.into_inner();
+        let result = (|| {
+            let list = self.list(&req.type_name)?;
+            let raw = req.raw_identity.unwrap_or_default();
+            let json: serde_json::Value = serde_json::from_slice(&raw.json).map_err(|e| {
+                Diagnostics::from(Diagnostic::error(
+                    format!("Invalid stored identity of {}", req.type_name),
+                    format!("The identity in state is not valid JSON ({e}). Remove the resource from state and import it again."),
+                ))
+            })?;
+            let value = codec::json_to_value(&json, &list.identity_ty).map_err(|e| {
+                Diagnostics::from(Diagnostic::error(
+                    format!("Cannot read the stored identity of {}", req.type_name),
+                    format!("The identity (version {}) does not match identity version 0: {e}. Remove the resource from state and import it again.", req.version),
+                ))
+            })?;
+            encode(&value, &list.identity_ty, "upgraded identity")
+        })();
+        let (upgraded_identity, d) = match result {
+            Ok(dv) => (Some(pb::ResourceIdentityData { identity_data: Some(dv) }), Diagnostics::new()),
+            Err(d) => (None, d),
+        };
+        Ok(Response::new(pb::upgrade_resource_identity::Response { upgraded_identity, diagnostics: diags(&d) }))
     }
 
     async fn configure_provider(
@@ -369,23 +454,25 @@ impl pb::provider_server::Provider for ProviderService {
             let resp = guarded(&format!("reading {}", req.type_name), r.imp.read(&ctx, state, req.private)).await?;
             if resp.diagnostics.has_errors() {
                 // Keep what Terraform had: a failed read must not drop the object from state.
-                return Ok((req.current_state, resp.private, resp.diagnostics));
+                return Ok((req.current_state, resp.private, resp.diagnostics, req.current_identity));
             }
             let mut d = resp.diagnostics;
+            let new_identity = self.identity_of(&req.type_name, &resp.new_state);
             match encode(&r.without_write_only(resp.new_state), &r.ty, "state") {
-                Ok(dv) => Ok((Some(dv), resp.private, d)),
+                Ok(dv) => Ok((Some(dv), resp.private, d, new_identity)),
                 Err(e) => {
                     d.extend(e);
-                    Ok((req.current_state, resp.private, d))
+                    Ok((req.current_state, resp.private, d, None))
                 }
             }
         }
         .await;
-        let (new_state, private, d) = result.unwrap_or_else(|d: Diagnostics| (None, Vec::new(), d));
+        let (new_state, private, d, new_identity) = result.unwrap_or_else(|d: Diagnostics| (None, Vec::new(), d, None));
         Ok(Response::new(pb::read_resource::Response {
             new_state,
             private,
             diagnostics: diags(&d),
+            new_identity,
             ..Default::default()
         }))
     }
@@ -417,8 +504,10 @@ impl pb::provider_server::Provider for ProviderService {
             if resp.diagnostics.has_errors() {
                 return Err(resp.diagnostics);
             }
+            let planned_identity = self.identity_of(&req.type_name, &resp.planned);
             let planned = encode(&r.without_write_only(resp.planned), &r.ty, "planned state")?;
             Ok(pb::plan_resource_change::Response {
+                planned_identity,
                 planned_state: Some(planned),
                 requires_replace: resp.requires_replace.iter().map(convert::attribute_path).collect(),
                 planned_private: resp.private,
@@ -454,6 +543,7 @@ impl pb::provider_server::Provider for ProviderService {
             // Even a failed apply returns its new state (null, or the partial object) so nothing created
             // is forgotten.
             let mut d = resp.diagnostics;
+            let new_identity = self.identity_of(&req.type_name, &resp.new_state);
             let new_state = match encode(&r.without_write_only(resp.new_state), &r.ty, "new state") {
                 Ok(dv) => Some(dv),
                 Err(e) => {
@@ -463,6 +553,7 @@ impl pb::provider_server::Provider for ProviderService {
             };
             Ok(pb::apply_resource_change::Response {
                 new_state,
+                new_identity,
                 private: resp.private,
                 diagnostics: diags(&d),
                 ..Default::default()
@@ -484,15 +575,23 @@ impl pb::provider_server::Provider for ProviderService {
         let ctx = self.ctx();
         let result = async {
             let r = self.resource(&req.type_name)?;
-            let imported = guarded(&format!("importing {}", req.type_name), r.imp.import(&ctx, &req.id)).await??;
+            // `import { identity = {…} }` (Terraform ≥ 1.12) names the object by identity instead of by ID.
+            let id = match req.identity.as_ref().and_then(|i| i.identity_data.as_ref()) {
+                Some(data) => {
+                    let list = self.list(&req.type_name)?;
+                    list.identity.import_id(&decode(Some(data), &list.identity_ty, "import identity")?)?
+                }
+                None => req.id.clone(),
+            };
+            let imported = guarded(&format!("importing {}", req.type_name), r.imp.import(&ctx, &id)).await??;
             imported
                 .into_iter()
                 .map(|i| {
                     Ok(pb::import_resource_state::ImportedResource {
                         type_name: req.type_name.clone(),
+                        identity: self.identity_of(&req.type_name, &i.state),
                         state: Some(encode(&r.without_write_only(i.state), &r.ty, "imported state")?),
                         private: i.private,
-                        identity: None,
                     })
                 })
                 .collect::<Result<Vec<_>, Diagnostics>>()
@@ -541,11 +640,31 @@ impl pb::provider_server::Provider for ProviderService {
         Ok(Response::new(pb::read_data_source::Response { state, diagnostics: diags(&d), deferred: None }))
     }
 
+    /// `-generate-config-out` (Terraform ≥ 1.14): the state without its computed-only attributes, then whatever
+    /// the resource drops because its configuration must not set it.
     async fn generate_resource_config(
         &self,
-        _: Request<pb::generate_resource_config::Request>,
+        req: Request<pb::generate_resource_config::Request>,
     ) -> Result<Response<pb::generate_resource_config::Response>, Status> {
-        Err(Status::unimplemented("generating resource configuration is not supported"))
+        let req = req.into_inner();
+        let result = (|| {
+            let r = self.resource(&req.type_name)?;
+            let mut state = decode(req.state.as_ref(), &r.ty, "state")?;
+            if let Value::Object(attrs) = &mut state {
+                for a in r.imp.schema().block.attributes.iter().filter(|a| a.computed && !a.optional) {
+                    attrs.insert(a.name.clone(), Value::Null);
+                }
+            }
+            let config = guarded_sync(&format!("generating configuration for {}", req.type_name), || {
+                r.imp.generated_config(state)
+            })?;
+            encode(&config, &r.ty, "generated configuration")
+        })();
+        let (config, d) = match result {
+            Ok(dv) => (Some(dv), Diagnostics::new()),
+            Err(d) => (None, d),
+        };
+        Ok(Response::new(pb::generate_resource_config::Response { config, diagnostics: diags(&d) }))
     }
 
     async fn validate_ephemeral_resource_config(
@@ -578,18 +697,78 @@ impl pb::provider_server::Provider for ProviderService {
 
     type ListResourceStream = tonic::codegen::BoxStream<pb::list_resource::Event>;
 
+    /// Lists in full before answering: the lists are small (objects per peer), and a failure then ends the
+    /// stream with one error event instead of a partial result.
     async fn list_resource(
         &self,
-        _: Request<pb::list_resource::Request>,
+        req: Request<pb::list_resource::Request>,
     ) -> Result<Response<Self::ListResourceStream>, Status> {
-        Err(Status::unimplemented("this provider has no list resources"))
+        let req = req.into_inner();
+        log::debug("ListResource", &[("type", &req.type_name)]);
+        let ctx = self.ctx();
+        let result = async {
+            let list = self.list(&req.type_name)?;
+            let r = self.resource(&req.type_name)?;
+            let config = decode(req.config.as_ref(), &list.config_ty, "list configuration")?;
+            let found = guarded(
+                &format!("listing {}", req.type_name),
+                list.imp.list(&ctx, config, req.include_resource_object),
+            )
+            .await??;
+            let limit = usize::try_from(req.limit).unwrap_or(0);
+            found
+                .into_iter()
+                .take(if limit == 0 { usize::MAX } else { limit })
+                .map(|item| {
+                    if !item.diagnostics.is_empty() {
+                        return Ok(pb::list_resource::Event {
+                            diagnostic: diags(&item.diagnostics),
+                            ..Default::default()
+                        });
+                    }
+                    let identity = list.identity.of_id(&item.id);
+                    if identity.is_null() {
+                        return Err(Diagnostic::error(
+                            format!("Provider listed {} {:?} with an invalid ID", req.type_name, item.id),
+                            "This is a bug in the provider; please report it.",
+                        )
+                        .into());
+                    }
+                    let resource_object = if req.include_resource_object && !item.state.is_null() {
+                        Some(encode(&r.without_write_only(item.state.clone()), &r.ty, "listed object")?)
+                    } else {
+                        None
+                    };
+                    Ok(pb::list_resource::Event {
+                        identity: Some(pb::ResourceIdentityData {
+                            identity_data: Some(encode(&identity, &list.identity_ty, "identity")?),
+                        }),
+                        display_name: item.display_name,
+                        resource_object,
+                        diagnostic: Vec::new(),
+                    })
+                })
+                .collect::<Result<Vec<_>, Diagnostics>>()
+        }
+        .await;
+        let events =
+            result.unwrap_or_else(|d| vec![pb::list_resource::Event { diagnostic: diags(&d), ..Default::default() }]);
+        Ok(Response::new(Box::pin(tokio_stream::iter(events.into_iter().map(Ok)))))
     }
 
     async fn validate_list_resource_config(
         &self,
-        _: Request<pb::validate_list_resource_config::Request>,
+        req: Request<pb::validate_list_resource_config::Request>,
     ) -> Result<Response<pb::validate_list_resource_config::Response>, Status> {
-        Err(Status::unimplemented("this provider has no list resources"))
+        let req = req.into_inner();
+        let d = self
+            .list(&req.type_name)
+            .and_then(|l| {
+                let config = decode(req.config.as_ref(), &l.config_ty, "list configuration")?;
+                guarded_sync(&format!("validating list {}", req.type_name), || l.imp.validate(&config))
+            })
+            .unwrap_or_else(|d| d);
+        Ok(Response::new(pb::validate_list_resource_config::Response { diagnostics: diags(&d) }))
     }
 
     async fn get_functions(

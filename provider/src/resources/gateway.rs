@@ -145,7 +145,7 @@ fn schema() -> Schema {
             "The peer's WireGuard public key (the peer's liqo_generate `wireguard_public_key`: 32 bytes in standard base64). A wrong key leaves the tunnel in `Error`. Updated in place.",
         ),
         Attribute::optional_computed("key_secret_name", Type::String).describe(format!(
-            "Name of this cluster's WireGuard key Secret in the tenant namespace (liqo_generate's `key_secret_name`, default `{DEFAULT_KEY_SECRET_NAME}`). The private key never enters Terraform. Updated in place."
+            "Name of this cluster's WireGuard key Secret in the tenant namespace (liqo_generate's `key_secret_name`, default `{DEFAULT_KEY_SECRET_NAME}`). The private key never enters Terraform. Updated in place. A gateway imported from `liqoctl peer` has none (null): Liqo generates its keys (Secret `gw-<gateway>`), and the gateway keeps them."
         )),
         Attribute::optional_computed("mtu", Type::Number).describe(format!(
             "MTU of the WireGuard interface (default `{DEFAULT_MTU}`, {}–{}); must be equal on both sides. Updated in place.",
@@ -368,7 +368,10 @@ fn plan(req: &PlanRequest) -> PlanResponse {
     }
     let config = &req.config;
     let mut planned = req.proposed.clone();
-    planned.set("key_secret_name", or_default(config.get("key_secret_name"), Value::string(DEFAULT_KEY_SECRET_NAME)));
+    // A gateway imported from `liqoctl peer` names no key Secret (Liqo generates its own): it keeps none.
+    let liqo_keys = !req.prior.is_null() && req.prior.get("key_secret_name").is_null();
+    let default_keys = if liqo_keys { Value::Null } else { Value::string(DEFAULT_KEY_SECRET_NAME) };
+    planned.set("key_secret_name", or_default(config.get("key_secret_name"), default_keys));
     planned.set("mtu", or_default(config.get("mtu"), Value::Number(DEFAULT_MTU as f64)));
     planned.set("wait_for_connection", or_default(config.get("wait_for_connection"), Value::Bool(true)));
     planned.set(
@@ -477,7 +480,8 @@ struct GatewaySpec {
     pod_cidrs: Vec<String>,
     external_cidr: String,
     public_key: Vec<u8>,
-    key_secret_name: String,
+    /// None: Liqo generates the gateway's keys (`gw-<gateway>`), as for a gateway `liqoctl peer` made.
+    key_secret_name: Option<String>,
     mtu: i64,
     role: Role,
     wait_for_connection: bool,
@@ -537,7 +541,7 @@ impl GatewaySpec {
             pod_cidrs: strings(v, "remote_pod_cidrs", "remote_pod_cidrs")?,
             external_cidr: s("remote_external_cidr")?,
             public_key,
-            key_secret_name: s("key_secret_name")?,
+            key_secret_name: v.get("key_secret_name").as_str().map(str::to_string),
             mtu: v.get("mtu").as_i64().ok_or_else(|| missing("mtu"))?,
             role,
             wait_for_connection: v.get("wait_for_connection").as_bool().unwrap_or(true),
@@ -611,7 +615,7 @@ impl GatewaySpec {
                     node_port: s.node_port,
                     load_balancer_ip: s.load_balancer_ip.clone(),
                 }),
-                secret_ref: Some(SecretReference { name: Some(self.key_secret_name.clone()) }),
+                secret_ref: self.key_secret_name.clone().map(|name| SecretReference { name: Some(name) }),
                 service_annotations: s.service_annotations.clone(),
                 service_labels: s.service_labels.clone(),
             },
@@ -635,7 +639,7 @@ impl GatewaySpec {
                     port: Some(c.port),
                     protocol: Some(c.protocol.clone()),
                 }),
-                secret_ref: Some(SecretReference { name: Some(self.key_secret_name.clone()) }),
+                secret_ref: self.key_secret_name.clone().map(|name| SecretReference { name: Some(name) }),
             },
         );
         g.metadata = self.meta(&[]);
@@ -1049,21 +1053,20 @@ impl GatewayResource {
     }
 
     async fn wait_key_secret(ctx: &Ctx, apis: &Apis, spec: &GatewaySpec, deadline: &Deadline) -> Result<(), OpError> {
+        let Some(key_secret_name) = &spec.key_secret_name else {
+            return Ok(());
+        };
         let budget = SECRET_WAIT.min(deadline.remaining());
         let remote = spec.remote_cluster_id.clone();
-        let res = kube_ops::wait_for(
-            ctx,
-            &apis.secrets,
-            &spec.key_secret_name,
-            "the WireGuard key Secret",
-            budget,
-            move |s| key_secret_check(s, &remote),
-        )
-        .await;
+        let res =
+            kube_ops::wait_for(ctx, &apis.secrets, key_secret_name, "the WireGuard key Secret", budget, move |s| {
+                key_secret_check(s, &remote)
+            })
+            .await;
         match res {
             Err(OpError::Timeout { object, .. }) => Err(OpError::Failed {
                 object,
-                reason: format!("The WireGuard key Secret `{}` does not exist in namespace {}.", spec.key_secret_name, spec.namespace),
+                reason: format!("The WireGuard key Secret `{key_secret_name}` does not exist in namespace {}.", spec.namespace),
                 hint: "Create it with liqo_generate (pass its `key_secret_name` and `tenant_namespace` to this resource so Terraform orders them), or set key_secret_name to the existing key Secret.".into(),
             }),
             other => other,
@@ -1977,6 +1980,24 @@ mod tests {
                 }
             })
         );
+    }
+
+    /// A gateway `liqoctl peer` made names no key Secret (Liqo generated `gw-<gateway>`): the imported state
+    /// keeps none, and an update never points the gateway at a `gw-keys` that does not exist.
+    #[test]
+    fn a_gateway_with_liqo_generated_keys_keeps_them() {
+        let imported = with(applied(&config("client")), "key_secret_name", Value::Null);
+        let p = plan_update(&imported, &config("client")).planned;
+        assert!(p.get("key_secret_name").is_null(), "{p:?}");
+        let resized = plan_update(&imported, &with(config("client"), "mtu", Value::Number(1420.0))).planned;
+        assert!(resized.get("key_secret_name").is_null());
+        let s = GatewaySpec::from_value(&resized).unwrap();
+        let Role::Client(c) = &s.role else { panic!() };
+        assert!(to_json(&s.gateway_client(c, "liqo"))["spec"].get("secretRef").is_none());
+        // Set explicitly, it is the user's choice again; a new gateway gets this provider's Secret.
+        let chosen = plan_update(&imported, &with(config("client"), "key_secret_name", Value::string("gw-keys")));
+        assert_eq!(chosen.planned.get("key_secret_name"), &Value::string("gw-keys"));
+        assert_eq!(plan_create(&config("client")).planned.get("key_secret_name"), &Value::string("gw-keys"));
     }
 
     #[test]

@@ -18,7 +18,11 @@
 //! object rather than in Terraform's private state because private state does not survive the two situations
 //! that matter: a Read that finds the key Secret gone (the resource is then recreated from scratch) and import.
 //!
-//! Import ID: `<tenant_namespace>` (the remote cluster ID is read from the Namespace's label).
+//! Import ID: `<tenant_namespace>` (the remote cluster ID is read from the Namespace's label). Import adopts the
+//! key pair it finds and never writes one: `gw-keys`, else the one key Secret labelled for the peer (Liqo
+//! generates `gw-<gateway>` for a `liqoctl peer` gateway), else none (`liqoctl peer --networking-disabled`), which
+//! leaves `wireguard_public_key` and `key_secret_name` null. Only `gw-keys` is deleted on destroy: a Secret Liqo
+//! generated goes with its gateway.
 use crate::data_sources::cluster::LocalCluster;
 use crate::errors::{op_diags, op_error};
 use crate::kube_ops::{self, Check as Wait, OpError};
@@ -91,8 +95,10 @@ fn schema() -> Schema {
              `liqo_gateway` as `remote_public_key`. The private half stays in the `gw-keys` Secret and never enters \
              Terraform state.",
         ),
-        Attribute::computed("key_secret_name", Type::String)
-            .describe("Name of the WireGuard key Secret in `tenant_namespace` (always `gw-keys`)."),
+        Attribute::computed("key_secret_name", Type::String).describe(
+            "Name of the WireGuard key Secret in `tenant_namespace`: `gw-keys` when this resource wrote it; for an \
+             imported peering the Secret found (Liqo's own `gw-<gateway>`), or null when it has no networking.",
+        ),
     ];
     Schema {
         version: 0,
@@ -144,7 +150,6 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value) -> PlanResponse 
     };
     planned.set("tenant_namespace", namespace.clone());
     planned.set("id", namespace);
-    planned.set("key_secret_name", Value::string(KEY_SECRET_NAME));
 
     if !prior.is_null() {
         for attr in ["remote_cluster_id", "tenant_namespace"] {
@@ -153,6 +158,12 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value) -> PlanResponse 
             }
         }
     }
+    // An imported key Secret (or its absence) stays as found; a create writes `gw-keys`.
+    let keep = !prior.is_null() && resp.requires_replace.is_empty();
+    planned.set(
+        "key_secret_name",
+        if keep { prior.get("key_secret_name").clone() } else { Value::string(KEY_SECRET_NAME) },
+    );
     for attr in CLUSTER_OUTPUTS {
         let v =
             if prior.is_null() || !resp.requires_replace.is_empty() { Value::Unknown } else { prior.get(attr).clone() };
@@ -212,11 +223,18 @@ fn created_by_us(ns: &Namespace) -> bool {
     ns.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).is_some_and(|v| v == kube_ops::FIELD_MANAGER)
 }
 
+const POD_SECURITY_LABELS: [&str; 3] =
+    [labels::POD_SECURITY_ENFORCE, labels::POD_SECURITY_AUDIT, labels::POD_SECURITY_WARN];
+
 /// What is wrong with an existing Namespace's Liqo labels, if anything (`None`: they are as we apply them).
+/// Liqo 1.0 makes its tenant namespaces without Pod Security labels: a namespace this provider did not create
+/// that has none of them is taken as it is, so adopting a Liqo 1.0 peering writes nothing to it.
 fn namespace_drift(ns: &Namespace, remote: &str) -> Option<String> {
     let have = ns.metadata.labels.clone().unwrap_or_default();
+    let liqo_1_0 = !created_by_us(ns) && POD_SECURITY_LABELS.iter().all(|k| !have.contains_key(*k));
     let wrong: Vec<String> = tenant_namespace_labels(remote)
         .into_iter()
+        .filter(|(k, _)| !(liqo_1_0 && POD_SECURITY_LABELS.contains(&k.as_str())))
         .filter(|(k, v)| have.get(k) != Some(v))
         .map(|(k, v)| {
             format!("{k}={v} (found {})", have.get(&k).map(|x| format!("{x:?}")).unwrap_or_else(|| "nothing".into()))
@@ -720,6 +738,7 @@ impl GenerateResource {
         ctx: &Ctx,
         client: &kube::Client,
         inputs: &Inputs,
+        key_secret: Option<&str>,
     ) -> Result<Option<Option<String>>, Diagnostics> {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let ns = kube_ops::get_opt(ctx, &namespaces, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
@@ -727,8 +746,11 @@ impl GenerateResource {
             Some(ns) if ns.metadata.deletion_timestamp.is_none() && namespace_drift(&ns, &inputs.remote).is_none() => {}
             _ => return Ok(None),
         }
+        let Some(key_secret) = key_secret else {
+            return Ok(Some(None));
+        };
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
-        let secret = kube_ops::get_opt(ctx, &secrets, KEY_SECRET_NAME).await.map_err(|e| op_diags(&e))?;
+        let secret = kube_ops::get_opt(ctx, &secrets, key_secret).await.map_err(|e| op_diags(&e))?;
         Ok(Some(secret.and_then(|s| key_secret_public_key(&s, &inputs.remote).ok())))
     }
 
@@ -752,14 +774,42 @@ impl GenerateResource {
         })?;
         let inputs = Inputs { remote, namespace: id.to_string() };
         let secrets: Api<Secret> = Api::namespaced(client, id);
-        let secret = kube_ops::get_opt(ctx, &secrets, KEY_SECRET_NAME).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
-            cannot(format!("Secret {id}/{KEY_SECRET_NAME} (the WireGuard key pair) does not exist. Create the resource instead of importing it: it writes a fresh key pair."))
-        })?;
-        let public_key = key_secret_public_key(&secret, &inputs.remote).map_err(|why| {
-            cannot(format!("Secret {id}/{KEY_SECRET_NAME} is not a usable WireGuard key Secret: {why}. Create the resource instead of importing it: it writes a fresh key pair."))
-        })?;
+        let secret = match kube_ops::get_opt(ctx, &secrets, KEY_SECRET_NAME).await.map_err(|e| op_diags(&e))? {
+            Some(ours) => Some(ours),
+            // Liqo's gateway finds its key Secret by these labels: the one it uses is the one to adopt.
+            None => {
+                let selector = format!(
+                    "{}={},{}={}",
+                    labels::REMOTE_CLUSTER_ID,
+                    inputs.remote,
+                    labels::GATEWAY_RESOURCE,
+                    labels::TRUE
+                );
+                let mut found = kube_ops::list(ctx, &secrets, &selector).await.map_err(|e| op_diags(&e))?;
+                if found.len() > 1 {
+                    let names: Vec<String> = found.iter().filter_map(|s| s.metadata.name.clone()).collect();
+                    return Err(cannot(format!(
+                        "Secrets {} are all labelled {selector}, and Liqo's gateway accepts only one key Secret per peer. Delete the stale one(s), then import.",
+                        names.join(", ")
+                    )));
+                }
+                found.pop()
+            }
+        };
+        let key = match secret {
+            Some(secret) => {
+                let name = secret.metadata.name.clone().unwrap_or_default();
+                let public_key = key_secret_public_key(&secret, &inputs.remote).map_err(|why| {
+                    cannot(format!("Secret {id}/{name} is not a usable WireGuard key Secret: {why}. Create the resource instead of importing it: it writes a fresh key pair."))
+                })?;
+                Some((name, public_key))
+            }
+            None => None,
+        };
         let facts = LocalCluster::read(ctx, &self.cluster).await?;
-        Ok(state_of(&inputs, &facts, Some(public_key), &Value::Null))
+        let mut state = state_of(&inputs, &facts, key.as_ref().map(|(_, k)| k.clone()), &Value::Null);
+        state.set("key_secret_name", Value::opt_string(key.map(|(name, _)| name)));
+        Ok(state)
     }
 }
 
@@ -802,8 +852,11 @@ impl Resource for GenerateResource {
             Ok(c) => c,
             Err(diagnostics) => return ReadResponse { new_state: state, private, diagnostics },
         };
-        let public_key = match self.observe(ctx, &client, &inputs).await {
-            Ok(Some(Some(k))) if state.get("wireguard_public_key").as_str() == Some(k.as_str()) => k,
+        let key_secret = state.get("key_secret_name").as_str().map(str::to_string);
+        let public_key = match self.observe(ctx, &client, &inputs, key_secret.as_deref()).await {
+            // Imported without a key pair (a peering without networking): nothing to check.
+            Ok(Some(None)) if key_secret.is_none() => None,
+            Ok(Some(Some(k))) if state.get("wireguard_public_key").as_str() == Some(k.as_str()) => Some(k),
             // The namespace is intact but the key pair is gone or not the one recorded: say in the plan what the
             // re-creation will do to a running gateway.
             Ok(Some(_)) => {
@@ -820,11 +873,11 @@ impl Resource for GenerateResource {
         };
         // Refresh the cluster's facts: a change in Liqo's installation shows up as drift for the peer's resources.
         match LocalCluster::read(ctx, &self.cluster).await {
-            Ok(facts) => ReadResponse {
-                new_state: state_of(&inputs, &facts, Some(public_key), state.get("timeouts")),
-                private,
-                diagnostics: Diagnostics::new(),
-            },
+            Ok(facts) => {
+                let mut new_state = state_of(&inputs, &facts, public_key, state.get("timeouts"));
+                new_state.set("key_secret_name", Value::opt_string(key_secret));
+                ReadResponse { new_state, private, diagnostics: Diagnostics::new() }
+            }
             Err(diagnostics) => ReadResponse { new_state: state, private, diagnostics },
         }
     }
@@ -1017,6 +1070,19 @@ mod tests {
                 .contains("pod-security.kubernetes.io/enforce=privileged (found nothing)")
         );
         assert!(namespace_drift(&ns, "naples").unwrap().contains("liqo.io/remote-cluster-id=naples"));
+
+        // A Liqo 1.0 tenant namespace (liqoctl's, without Pod Security labels) is adopted as it is; one that has
+        // them, or one we created, must have them right.
+        let mut liqo_1_0 = adopted.clone();
+        let l = liqo_1_0.metadata.labels.as_mut().unwrap();
+        for k in POD_SECURITY_LABELS {
+            l.remove(k);
+        }
+        assert!(namespace_drift(&liqo_1_0, "rome").is_none());
+        assert!(namespace_drift(&liqo_1_0, "naples").is_some(), "Liqo's own lookup labels still count");
+        let mut partly = adopted.clone();
+        partly.metadata.labels.as_mut().unwrap().remove(labels::POD_SECURITY_WARN);
+        assert!(namespace_drift(&partly, "rome").unwrap().contains("pod-security.kubernetes.io/warn"));
     }
 
     #[test]

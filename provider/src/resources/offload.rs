@@ -617,6 +617,14 @@ impl Resource for OffloadResource {
         validate(config)
     }
 
+    /// Only `SelectedName` takes `remote_namespace_name` as an input; otherwise Liqo chose it.
+    fn generated_config(&self, mut config: Value) -> Value {
+        if config.get("namespace_mapping_strategy").as_str() != Some(MAPPING_SELECTED_NAME) {
+            config.set("remote_namespace_name", Value::Null);
+        }
+        config
+    }
+
     async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
         let (planned, requires_replace) = plan_values(&req.prior, &req.proposed, &req.config);
         PlanResponse { planned, requires_replace, private: req.private, diagnostics: Diagnostics::new() }

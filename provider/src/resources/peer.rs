@@ -16,8 +16,13 @@
 //! (reference §6): slice (wait gone; its finalizer needs the credentials), VirtualNode and Node (wait gone), then
 //! the Secret (wait gone; Liqo releases its finalizer when nothing replicated remains).
 //!
-//! Import ID: `<tenant_namespace>/<resource_slice_name>`; an imported peer is taken to use the issued-certificate
-//! flow with the key Secret `liqo_consumer_key` names (`controlplane-key-<provider id>`).
+//! With no credentials at all (neither the issued-certificate flow nor `kubeconfig_wo`) the identity Secret is one
+//! Liqo minted in its handshake (`liqoctl peer`; an Identity owns it): it is kept as it is, never written, its key
+//! never read (not even its public parts go to state), and destroy deletes the Identity as `liqoctl unpeer` does.
+//!
+//! Import ID: `<tenant_namespace>/<resource_slice_name>`; an imported peer whose identity Liqo minted keeps it
+//! (no credential attribute set); any other is taken to use the issued-certificate flow with the key Secret
+//! `liqo_consumer_key` names (`controlplane-key-<provider id>`).
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,7 +35,7 @@ use k8s_openapi::api::core::v1::{Node, Secret};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{Api, ObjectMeta};
 use liqo_schema::liqo::{
-    CONNECTION_CONNECTED, Connection, RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION,
+    CONNECTION_CONNECTED, Connection, Identity, RESOURCE_SLICE_CLASS_DEFAULT, RESOURCE_SLICE_CONDITION_AUTHENTICATION,
     RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED, ResourceSlice, ResourceSliceSpec,
     VIRTUAL_NODE_CONDITION_NODE, VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET, VIRTUAL_NODE_RUNNING, VirtualNode, labels,
 };
@@ -182,7 +187,10 @@ fn schema() -> Schema {
             "Peers this (consumer) cluster with a provider cluster: writes the control-plane identity Secret and a \
              ResourceSlice, waits for the provider to accept it and for the virtual node to be Ready. Destroying \
              it unpeers (the virtual node goes away) and leaves networking (`liqo_gateway`) and authentication \
-             (`liqo_tenant`) in place.",
+             (`liqo_tenant`) in place. With no credentials configured (neither the issued-certificate flow nor \
+             `kubeconfig_wo`) it keeps the identity Liqo minted in its handshake (`liqoctl peer`, an Identity owns \
+             the Secret): never written, nothing of it read into state, and destroy deletes that Identity as \
+             `liqoctl unpeer` does.",
             attributes,
         )
         .with_block(timeouts_block(DEFAULT_TIMEOUTS)),
@@ -250,8 +258,9 @@ fn validate(config: &Value) -> Diagnostics {
     c.finish()
 }
 
-/// Exactly one way to authenticate: the four attributes of the issued-certificate flow, or `kubeconfig_wo` with
-/// its version. Values are checked when known; an unknown value only counts as set.
+/// At most one way to authenticate: the four attributes of the issued-certificate flow, or `kubeconfig_wo` with
+/// its version; none keeps the identity Liqo minted (an adopted `liqoctl peer` peering). Values are checked when
+/// known; an unknown value only counts as set.
 fn check_credentials(c: &mut Check<'_>) {
     let set = |c: &Check<'_>, a: &str| !c.value(a).is_null();
     let issued: Vec<&str> = ISSUED.iter().copied().filter(|a| set(c, a)).collect();
@@ -267,12 +276,18 @@ fn check_credentials(c: &mut Check<'_>) {
         );
         return;
     }
+    // Neither: the identity Liqo minted in its handshake (`liqoctl peer`) is kept; apply fails if there is none.
     if !brought && issued.is_empty() {
-        c.error(
-            AttributePath::root("client_certificate"),
-            "No credentials for liqo_peer",
-            format!("This cluster's Liqo needs credentials for the provider cluster. {flows}"),
-        );
+        if set(c, "kubeconfig_wo_version") {
+            c.error(
+                AttributePath::root("kubeconfig_wo"),
+                "`kubeconfig_wo` is required with `kubeconfig_wo_version`",
+                format!(
+                    "`kubeconfig_wo_version` only versions a brought kubeconfig. {flows} Set none of them to keep \
+                     the identity Liqo minted (an adopted `liqoctl peer` peering)."
+                ),
+            );
+        }
         return;
     }
     if brought {
@@ -412,6 +427,8 @@ enum Credentials {
     Issued { server: String, ca_pem: String, cert_pem: String, key_secret: String },
     /// A kubeconfig the user brings (`kubeconfig_wo`, from the configuration only).
     Brought(Brought),
+    /// None configured: the identity Liqo minted in its handshake (`liqoctl peer`) is kept as it is.
+    Liqo,
 }
 
 /// A brought kubeconfig; its Debug form never shows the content (it may hold a key or a token).
@@ -467,6 +484,9 @@ impl Peer {
             provider_tenant_namespace: s("provider_tenant_namespace")?,
             credentials: match config.get("kubeconfig_wo").as_str() {
                 Some(kubeconfig) => Credentials::Brought(Brought(kubeconfig.to_string())),
+                None if v.get("kubeconfig_wo_version").is_null() && ISSUED.iter().all(|a| v.get(a).is_null()) => {
+                    Credentials::Liqo
+                }
                 None => Credentials::Issued {
                     server: s("api_server_url")?,
                     ca_pem: s("cluster_ca_certificate")?,
@@ -828,9 +848,20 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
         _ => Value::opt_string(annotation.cloned()),
     };
     s.set("provider_tenant_namespace", tenant_namespace);
+    // Liqo's own identity (imported, or kept so by configuring no credentials) is Liqo's: nothing of it is read.
+    let liqo_identity = if prior.is_null() {
+        minted_by_liqo(secret)
+    } else {
+        prior.get("kubeconfig_wo_version").is_null() && ISSUED.iter().all(|a| prior.get(a).is_null())
+    };
+    if liqo_identity {
+        for attr in ISSUED {
+            s.set(attr, Value::Null);
+        }
+    }
     // The issued-certificate flow's public parts as the Secret holds them (an edit shows as drift and is rewritten);
     // never the key. A brought kubeconfig is write-only: nothing of it is read back.
-    if prior.get("kubeconfig_wo_version").is_null() {
+    if !liqo_identity && prior.get("kubeconfig_wo_version").is_null() {
         let parts = secret
             .data
             .as_ref()
@@ -873,6 +904,19 @@ fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
         granted.map(|g| Value::string_map(g.iter().map(|(k, q)| (k.clone(), q.0.clone())))).unwrap_or(Value::Null),
     );
     s
+}
+
+/// The Identity that owns a control-plane Secret Liqo made from its authentication handshake, if any.
+fn owning_identity(secret: &Secret) -> Option<String> {
+    let owners = secret.metadata.owner_references.as_ref()?;
+    owners
+        .iter()
+        .find(|o| o.kind == "Identity" && o.api_version.starts_with("authentication.liqo.io/"))
+        .map(|o| o.name.clone())
+}
+
+fn minted_by_liqo(secret: &Secret) -> bool {
+    owning_identity(secret).is_some()
 }
 
 /// `spec.resources` as state. `managed` is the prior state's map — the keys this resource asks for, so a changed
@@ -940,7 +984,7 @@ impl PeerResource {
             kube_ops::settle(ctx, &secrets, &peer.secret_name(), left(deadline)).await?;
         }
         let kubeconfig = match &peer.credentials {
-            Credentials::Issued { server, ca_pem, cert_pem, key_secret } => {
+            Credentials::Issued { server, ca_pem, cert_pem, key_secret } => Some({
                 let found = kube_ops::get_opt(ctx, &secrets, key_secret).await?;
                 let object = kube_ops::describe::<Secret>(Some(&peer.tenant_namespace), key_secret);
                 let key = key_for_certificate(found.as_ref(), &object, cert_pem)?;
@@ -952,15 +996,31 @@ impl PeerResource {
                     cluster_name: &peer.provider_cluster_id,
                     namespace: &peer.provider_tenant_namespace,
                 })
+            }),
+            Credentials::Brought(Brought(kubeconfig)) => Some(zeroize::Zeroizing::new(kubeconfig.clone())),
+            Credentials::Liqo if secret.as_ref().is_some_and(|s| !is_terminating(s)) => None,
+            Credentials::Liqo => {
+                return Err(OpError::Failed {
+                    object: kube_ops::describe::<Secret>(Some(&peer.tenant_namespace), &peer.secret_name()),
+                    reason: "no credentials are configured, which keeps the control-plane identity Liqo minted, but \
+                             that identity does not exist (any more)."
+                        .into(),
+                    hint: "Configure the issued-certificate flow (`api_server_url`, `cluster_ca_certificate` and \
+                           `client_certificate` from liqo_tenant, `client_key_secret` from liqo_consumer_key) or \
+                           `kubeconfig_wo`, or authenticate again with `liqoctl authenticate`, then apply again."
+                        .into(),
+                });
             }
-            Credentials::Brought(Brought(kubeconfig)) => zeroize::Zeroizing::new(kubeconfig.clone()),
         };
         // The Secret first: the crd-replicator needs it to replicate the slice. A new kubeconfig (a renewed
         // certificate, a rotated key) replaces the old one in place, and Liqo's crd-replicator reconnects with it.
-        kube_ops::apply(ctx, &secrets, &peer.identity_secret(&kubeconfig)).await?;
-        *written = true;
+        if let Some(kubeconfig) = kubeconfig {
+            kube_ops::apply(ctx, &secrets, &peer.identity_secret(&kubeconfig)).await?;
+            *written = true;
+        }
         kube_ops::settle(ctx, &slices, &peer.slice_name, left(deadline)).await?;
         kube_ops::apply(ctx, &slices, &peer.resource_slice()).await?;
+        *written = true;
 
         let waiting_for = if peer.grants_request() && peer.resources.is_some() {
             "conditions Authentication and Resources = Accepted, granting the requested resources"
@@ -1026,7 +1086,14 @@ impl PeerResource {
         let others = kube_ops::list(ctx, &slices, &selector).await?;
         if others.iter().all(|rs| rs.metadata.name.as_deref() == Some(name)) {
             let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
-            kube_ops::delete_and_wait(ctx, &secrets, &identity_secret_name(provider), left(deadline)).await?;
+            let secret_name = identity_secret_name(provider);
+            // Liqo's identity goes as `liqoctl unpeer` removes it: through its Identity, which owns the Secret.
+            let owner = kube_ops::get_opt(ctx, &secrets, &secret_name).await?.as_ref().and_then(owning_identity);
+            if let Some(identity) = owner {
+                let identities: Api<Identity> = Api::namespaced(client.clone(), ns);
+                kube_ops::delete_and_wait(ctx, &identities, &identity, left(deadline)).await?;
+            }
+            kube_ops::delete_and_wait(ctx, &secrets, &secret_name, left(deadline)).await?;
         }
         Ok(())
     }
@@ -1189,16 +1256,18 @@ impl Resource for PeerResource {
             })?;
         let secrets: Api<Secret> = Api::namespaced(client, &ns);
         let secret_name = identity_secret_name(&provider);
-        let secret = kube_ops::get_opt(ctx, &secrets, &secret_name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
-            Diagnostic::error(
-                format!("Secret {ns}/{secret_name} not found"),
-                format!(
-                    "liqo_peer manages the control-plane identity Secret `{secret_name}` next to the ResourceSlice. \
-                     This peering uses another identity (e.g. an Identity object from the handshake flow), which \
-                     liqo_peer cannot adopt."
-                ),
-            )
-        })?;
+        let secret =
+            kube_ops::get_opt(ctx, &secrets, &secret_name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+                Diagnostic::error(
+                    format!("Secret {ns}/{secret_name} not found"),
+                    format!(
+                        "liqo_peer manages (or, for an identity Liqo minted, keeps) the control-plane identity Secret \
+                     `{secret_name}` next to the ResourceSlice, and this peering has none: Liqo cannot replicate \
+                     the slice without it. Authenticate first (`liqoctl authenticate`, or liqo_tenant with \
+                     liqo_consumer_key and this resource's credentials), then import."
+                    ),
+                )
+            })?;
         Ok(vec![ImportedResource { state: observed_state(&Value::Null, &rs, &secret), private: vec![] }])
     }
 }
@@ -1481,7 +1550,12 @@ mod tests {
         for a in ISSUED {
             none.set(a, Value::Null);
         }
-        assert_eq!(error_paths(&validate(&none)), ["client_certificate"]);
+        assert!(validate(&none).is_empty(), "no credentials keep the identity Liqo minted");
+        let mut version_only = none.clone();
+        version_only.set("kubeconfig_wo_version", Value::Number(1.0));
+        assert_eq!(error_paths(&validate(&version_only)), ["kubeconfig_wo"]);
+        let (planned, _) = plan_values(&Value::Null, &none, &none);
+        assert_eq!(Peer::from_value(&planned, &none).unwrap().credentials, Credentials::Liqo);
         let mut partial = config();
         partial.set("client_key_secret", Value::Null);
         partial.set("api_server_url", Value::Unknown);
@@ -1801,6 +1875,54 @@ mod tests {
         assert!(none.contains("no Connection labelled liqo.io/remote-cluster-id=milan") && none.contains("depends_on"));
         assert!(network_note(&[connection(None)], "milan").unwrap().contains("without status"));
         assert_eq!(network_note(&[connection(Some("Connected"))], "milan"), None, "a working tunnel is not blamed");
+    }
+
+    /// A `liqoctl peer` identity: its Secret is owned by an Identity; import and read never take its key.
+    #[test]
+    fn an_identity_liqo_minted_is_kept_without_reading_its_key() {
+        let (planned, peer) = planned_peer();
+        let rs = slice_with(vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")], &[("cpu", "4")]);
+        let mut secret = peer.identity_secret(&assemble_kubeconfig(&KubeconfigParts {
+            server: "https://milan.example.com:6443",
+            ca_pem: &issued().ca,
+            cert_pem: &issued().cert,
+            key_pem: &issued().key,
+            cluster_name: "milan",
+            namespace: "liqo-tenant-rome",
+        }));
+        assert!(!minted_by_liqo(&secret));
+        let ours = observed_state(&Value::Null, &rs, &secret);
+        assert!(
+            ours.get("client_certificate").as_str().is_some() && ours.get("client_key_secret").as_str().is_some(),
+            "our own Secret's public parts are read"
+        );
+        secret.metadata.owner_references = Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            api_version: "authentication.liqo.io/v1beta1".into(),
+            kind: "Identity".into(),
+            name: "controlplane-milan".into(),
+            uid: "u".into(),
+            ..Default::default()
+        }]);
+        assert_eq!(owning_identity(&secret).as_deref(), Some("controlplane-milan"));
+        let imported = observed_state(&Value::Null, &rs, &secret);
+        for attr in ISSUED {
+            assert!(imported.get(attr).is_null(), "import must not read Liqo's identity into state: {attr}");
+        }
+        let mut kept = peer.state(&planned, None);
+        for attr in ISSUED {
+            kept.set(attr, Value::Null);
+        }
+        let read = observed_state(&kept, &rs, &secret);
+        assert!(ISSUED.iter().all(|a| read.get(a).is_null()), "read keeps it out too");
+        // What `-generate-config-out` writes: the state without its computed-only attributes.
+        let mut generated = imported.clone();
+        for computed in ["id", "virtual_node_name", "accepted_resources"] {
+            generated.set(computed, Value::Null);
+        }
+        let (replanned, replace) = plan_values(&imported, &imported, &generated);
+        assert!(replace.is_empty() && ISSUED.iter().all(|a| replanned.get(a).is_null()));
+        assert!(validate(&generated).is_empty());
+        assert_eq!(Peer::from_value(&replanned, &generated).unwrap().credentials, Credentials::Liqo);
     }
 
     #[test]

@@ -14,7 +14,10 @@
 //!
 //! The tenant namespace itself belongs to `liqo_generate`. Import ID: `<tenant_namespace>/<consumer cluster id>`
 //! (the Tenant's namespace and name). The certificate is not recovered by import: the plan after an import signs
-//! the configured `csr` again (an in-place update, and nothing else).
+//! the configured `csr` again (an in-place update, and nothing else) — except for a Tenant of Liqo's handshake
+//! (`liqoctl peer`, `authzPolicy: KeysExchange`), whose consumer identity Liqo minted and renews: it is adopted
+//! as it is (`authz_policy = "KeysExchange"`, `csr` = the CSR Liqo's handshake exchanged), and no certificate is
+//! ever signed for it.
 use crate::crypto;
 use crate::errors::{op_diags, op_error};
 use crate::kube_ops::{self, Check as Wait, OpError};
@@ -32,8 +35,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
-    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED,
-    TENANT_CONDITION_DRAINED, Tenant, TenantSpec,
+    AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE,
+    TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED, Tenant, TenantSpec,
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 use std::collections::BTreeMap;
@@ -142,6 +145,15 @@ fn schema() -> Schema {
         ),
         Attribute::computed("certificate_expires_at", Type::String)
             .describe("Expiry of `client_certificate` (RFC 3339, UTC)."),
+        Attribute::computed("authz_policy", Type::String).describe(
+            "The Tenant's `authzPolicy`: `TolerateNoHandshake` when this resource created it and signs the \
+             consumer's `csr`; `KeysExchange` when it was imported from Liqo's authentication handshake \
+             (`liqoctl peer`). Liqo signed that consumer's certificate and renews it itself, so this resource never \
+             signs anything for it: `csr` is the CSR Liqo's handshake exchanged, `client_certificate` and \
+             `cluster_ca_certificate` stay null (the consumer's `liqo_peer` keeps Liqo's identity), \
+             `certificate_expires_at` is the expiry of Liqo's certificate, and `csr`, `certificate_validity`, \
+             `renew_before`, `api_server_url` and `api_server_ca` have no effect.",
+        ),
     ];
     Schema {
         version: SCHEMA_VERSION,
@@ -318,6 +330,21 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value, now: OffsetDateT
         resp.diagnostics.push(Diagnostic::error(summary, detail).at(AttributePath::root("csr")));
         return resp;
     }
+    // A Tenant imported from Liqo's handshake keeps the identity Liqo minted: never sign anything for it.
+    let handshake =
+        resp.requires_replace.is_empty() && prior.get("authz_policy").as_str() == Some(AUTHZ_POLICY_KEYS_EXCHANGE);
+    planned.set(
+        "authz_policy",
+        Value::string(if handshake { AUTHZ_POLICY_KEYS_EXCHANGE } else { AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE }),
+    );
+    if handshake {
+        // Its address is Liqo's; an unrecorded one stays unrecorded.
+        if planned.get("api_server_url").is_unknown() {
+            planned.set("api_server_url", prior.get("api_server_url").clone());
+        }
+        resp.planned = planned;
+        return resp;
+    }
     let new_certificate = prior.is_null()
         || !resp.requires_replace.is_empty()
         // After an import or an upgrade from 0.2.0 there is no certificate for the configured CSR yet.
@@ -371,6 +398,7 @@ struct Inputs {
     validity: Duration,
     /// The consumer's PEM CSR.
     csr: String,
+    authz_policy: String,
 }
 
 impl Inputs {
@@ -383,6 +411,7 @@ impl Inputs {
             validity: effective_duration(v, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY)
                 .unwrap_or(MIN_CERTIFICATE_VALIDITY),
             csr: s("csr"),
+            authz_policy: v.get("authz_policy").as_str().unwrap_or(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE).to_string(),
         }
     }
 
@@ -396,12 +425,13 @@ fn remote_cluster_labels(consumer: &str) -> BTreeMap<String, String> {
 }
 
 /// The Tenant as liqoctl's declarative flow writes it; Liqo's webhook requires the label to equal spec.clusterID.
+/// An imported handshake Tenant keeps `KeysExchange` (its key, CSR and signature stay liqoctl's fields).
 fn tenant_object(inputs: &Inputs) -> Tenant {
     let mut t = Tenant::new(
         &inputs.consumer,
         TenantSpec {
             cluster_id: Some(inputs.consumer.clone()),
-            authz_policy: Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE.to_string()),
+            authz_policy: Some(inputs.authz_policy.clone()),
             tenant_condition: Some(inputs.condition.clone()),
             ..TenantSpec::default()
         },
@@ -993,6 +1023,12 @@ impl TenantResource {
         for attr in ["renew_before", "timeouts"] {
             state.set(attr, planned.get(attr).clone());
         }
+        if inputs.authz_policy == AUTHZ_POLICY_KEYS_EXCHANGE {
+            // Liqo's handshake identity: these settings are recorded and have no effect (nothing is signed).
+            for attr in ["csr", "api_server_url", "api_server_ca", "authz_policy"] {
+                state.set(attr, planned.get(attr).clone());
+            }
+        }
         let client = match self.client().await {
             Ok(c) => c,
             Err(d) => return (state, d),
@@ -1152,6 +1188,10 @@ impl Resource for TenantResource {
             Ok(Some(condition)) => {
                 let mut new_state = state;
                 new_state.set("tenant_condition", Value::string(condition));
+                // Before `authz_policy` existed, every Tenant in state was created by this resource.
+                if new_state.get("authz_policy").is_null() {
+                    new_state.set("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
+                }
                 ReadResponse { new_state, private, diagnostics: Diagnostics::new() }
             }
             Ok(None) => ReadResponse { new_state: Value::Null, private, diagnostics: Diagnostics::new() },
@@ -1195,6 +1235,12 @@ impl Resource for TenantResource {
                 ),
             )
         })?;
+        if tenant.spec.authz_policy.as_deref() != Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE) {
+            return Ok(vec![ImportedResource {
+                state: handshake_state(&tenant, &namespace, &consumer, condition),
+                private: Vec::new(),
+            }]);
+        }
         // The certificate and the CSR it was signed for are not kept on the cluster (kube-controller-manager
         // removes issued CSRs after an hour): null makes the next plan sign the configured CSR, and nothing else.
         let state = Value::object([
@@ -1211,10 +1257,37 @@ impl Resource for TenantResource {
             ("client_certificate", Value::Null),
             ("cluster_ca_certificate", Value::Null),
             ("certificate_expires_at", Value::Null),
+            ("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
             ("timeouts", Value::Null),
         ]);
         Ok(vec![ImportedResource { state, private: Vec::new() }])
     }
+}
+
+/// The state of a Tenant made by Liqo's authentication handshake (`liqoctl peer`): Liqo signed the consumer's
+/// certificate (`status.authParams`) and renews it, so the state records Liqo's values (its CSR, public, as
+/// `csr`) and no certificate of ours, and the plan never signs anything for it (`plan_change`). The inert
+/// credential settings keep their defaults.
+fn handshake_state(tenant: &Tenant, namespace: &str, consumer: &str, condition: String) -> Value {
+    let auth = tenant.status.as_ref().and_then(|s| s.auth_params.as_ref());
+    let expires_at =
+        auth.and_then(|a| a.signed_crt.as_ref()).and_then(|crt| crypto::not_after(&crt.0).ok()).map(rfc3339);
+    Value::object([
+        ("id", Value::string(format!("{namespace}/{consumer}"))),
+        ("tenant_namespace", Value::string(namespace)),
+        ("consumer_cluster_id", Value::string(consumer)),
+        ("tenant_condition", Value::string(condition)),
+        ("api_server_url", Value::opt_string(auth.and_then(|a| a.api_server.clone()))),
+        ("api_server_ca", Value::Null),
+        ("certificate_validity", Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
+        ("renew_before", Value::string(DEFAULT_RENEW_BEFORE)),
+        ("csr", Value::opt_string(tenant.spec.csr.as_ref().map(|c| String::from_utf8_lossy(&c.0).into_owned()))),
+        ("client_certificate", Value::Null),
+        ("cluster_ca_certificate", Value::Null),
+        ("certificate_expires_at", Value::opt_string(expires_at)),
+        ("authz_policy", Value::string(AUTHZ_POLICY_KEYS_EXCHANGE)),
+        ("timeouts", Value::Null),
+    ])
 }
 
 #[cfg(test)]
@@ -1236,6 +1309,7 @@ mod tests {
             ("client_certificate", Value::Null),
             ("cluster_ca_certificate", Value::Null),
             ("certificate_expires_at", Value::Null),
+            ("authz_policy", Value::Null),
             ("timeouts", Value::Null),
         ]);
         for (k, val) in pairs {
@@ -1279,6 +1353,7 @@ mod tests {
             ("client_certificate", Value::string("-----BEGIN CERTIFICATE-----\n")),
             ("cluster_ca_certificate", Value::string("-----BEGIN CERTIFICATE-----\n")),
             ("certificate_expires_at", Value::string(expires_at)),
+            ("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
         ])
     }
 
@@ -1588,6 +1663,39 @@ mod tests {
         assert!(resource.upgrade(7, upgraded).is_err());
     }
 
+    /// A Tenant from `liqoctl peer`: Liqo minted the consumer's identity, so no plan ever issues credentials,
+    /// not even when its certificate nears expiry (Liqo renews it) or the inert settings change.
+    #[test]
+    fn a_handshake_tenant_never_gets_credentials_issued() {
+        let mut imported = applied_state("2030-01-02T00:00:00Z");
+        imported.set("client_certificate", Value::Null);
+        imported.set("cluster_ca_certificate", Value::Null);
+        imported.set("authz_policy", Value::string(AUTHZ_POLICY_KEYS_EXCHANGE));
+        let generated = config(&[
+            ("tenant_condition", Value::string("Active")),
+            ("api_server_url", Value::string("https://127.0.0.1:6443")),
+            ("certificate_validity", Value::string("8760h")),
+            ("renew_before", Value::string("720h")),
+        ]);
+        let p = plan_change(&imported, &imported, &generated, now());
+        assert_eq!(p.planned, imported, "the generated configuration plans no change");
+        let mut moved = imported.clone();
+        moved.set("api_server_url", Value::string("https://milan.example.com:6443"));
+        let p = plan_change(&imported, &moved, &generated, now());
+        assert!(p.planned.get("client_certificate").is_null() && p.requires_replace.is_empty());
+        assert!(p.planned.get("cluster_ca_certificate").is_null());
+        let inputs = Inputs::from_value(&p.planned);
+        assert_eq!(tenant_object(&inputs).spec.authz_policy.as_deref(), Some(AUTHZ_POLICY_KEYS_EXCHANGE));
+        // A replacement is a new Tenant, made by this resource.
+        let mut other = imported.clone();
+        other.set("consumer_cluster_id", Value::string("naples"));
+        other.set("csr", Value::string(csr_for("naples")));
+        let p = plan_change(&imported, &other, &generated, now());
+        assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+        assert!(!p.requires_replace.is_empty() && p.planned.get("client_certificate").is_unknown());
+        assert_eq!(p.planned.get("authz_policy").as_str(), Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
+    }
+
     #[test]
     fn objects_carry_liqo_labels_and_no_controller_fields() {
         let inputs = Inputs::from_value(&config(&[("tenant_condition", Value::string("Cordoned"))]));
@@ -1721,6 +1829,49 @@ mod tests {
         rs.metadata.deletion_timestamp =
             Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()));
         assert!(matches!(slices_drained(&[rs]), Wait::Ready(())));
+    }
+
+    /// What `liqoctl peer` leaves on the provider: a KeysExchange Tenant with the consumer's Ed25519 CSR (Liqo's
+    /// key type) and the certificate Liqo signed. Import records Liqo's CSR as `csr` and no certificate of ours;
+    /// the configuration generated from that state validates and plans no change.
+    #[test]
+    fn a_handshake_tenant_imports_with_liqos_csr_and_plans_empty() {
+        let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
+        let mut params = rcgen::CertificateParams::default();
+        let mut dn = rcgen::DistinguishedName::new();
+        dn.push(rcgen::DnType::CommonName, "rome");
+        dn.push(rcgen::DnType::OrganizationName, labels::CONTROL_PLANE_ORGANIZATION);
+        params.distinguished_name = dn;
+        let csr = params.serialize_request(&key).unwrap().pem().unwrap();
+        let mut tenant = Tenant::new(
+            "rome",
+            TenantSpec {
+                cluster_id: Some("rome".into()),
+                authz_policy: Some(AUTHZ_POLICY_KEYS_EXCHANGE.into()),
+                csr: Some(k8s_openapi::ByteString(csr.clone().into_bytes())),
+                ..TenantSpec::default()
+            },
+        );
+        tenant.status = Some(liqo_schema::liqo::TenantStatus {
+            tenant_namespace: Some("liqo-tenant-rome".into()),
+            auth_params: Some(liqo_schema::liqo::AuthParams {
+                api_server: Some("https://milan:6443".into()),
+                ..Default::default()
+            }),
+        });
+        let imported = handshake_state(&tenant, "liqo-tenant-rome", "rome", TENANT_CONDITION_ACTIVE.into());
+        assert_eq!(imported.get("csr").as_str(), Some(csr.as_str()));
+        assert!(imported.get("client_certificate").is_null() && imported.get("cluster_ca_certificate").is_null());
+        // What `-generate-config-out` writes: the state without its computed-only attributes.
+        let mut generated = imported.clone();
+        for computed in ["id", "client_certificate", "cluster_ca_certificate", "certificate_expires_at", "authz_policy"]
+        {
+            generated.set(computed, Value::Null);
+        }
+        assert!(validate(&generated).is_empty(), "{:?}", validate(&generated));
+        let p = plan_change(&imported, &imported, &generated, now());
+        assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+        assert_eq!(p.planned, imported, "the generated configuration plans no change");
     }
 
     #[test]

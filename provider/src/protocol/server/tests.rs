@@ -1,5 +1,5 @@
 use super::*;
-use crate::protocol::{ApplyResponse, ImportedResource, PlanResponse, ReadResponse};
+use crate::protocol::{ApplyResponse, ImportedResource, Listed, PlanResponse, ReadResponse};
 use async_trait::async_trait;
 use liqo_schema::tf::{Attribute, AttributePath, Block, Nesting, Schema};
 use pb::provider_server::Provider as _;
@@ -68,6 +68,43 @@ impl Resource for Thing {
     }
 }
 
+/// Lists two test_things (`ns/a`, `ns/b`) and one the resource would refuse (`ns/bad`); `name` filters.
+struct ThingList;
+
+#[async_trait]
+impl ListResource for ThingList {
+    fn type_name(&self) -> &'static str {
+        "test_thing"
+    }
+    fn schema(&self) -> Schema {
+        Schema { version: 0, block: Block::new("l", vec![Attribute::optional("name", Type::String)]) }
+    }
+    fn identity(&self) -> IdentitySchema {
+        IdentitySchema { parts: vec![("namespace", "n"), ("name", "m")] }
+    }
+    async fn list(&self, _: &Ctx, config: Value, include_state: bool) -> Result<Vec<Listed>, Diagnostics> {
+        let wanted = config.get("name").as_str().map(str::to_string);
+        Ok(["a", "b", "bad"]
+            .into_iter()
+            .filter(|n| wanted.as_deref().is_none_or(|w| w == *n))
+            .map(|n| Listed {
+                display_name: format!("thing {n}"),
+                id: format!("ns/{n}"),
+                state: if include_state {
+                    Value::object([("id", Value::string(format!("ns/{n}"))), ("name", Value::string(n))])
+                } else {
+                    Value::Null
+                },
+                diagnostics: if n == "bad" {
+                    Diagnostic::warning("ns/bad is not listed", "refused").into()
+                } else {
+                    Diagnostics::new()
+                },
+            })
+            .collect())
+    }
+}
+
 struct TestProvider;
 
 #[async_trait]
@@ -80,6 +117,9 @@ impl Provider for TestProvider {
     }
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
         vec![]
+    }
+    fn list_resources(&self) -> Vec<Arc<dyn ListResource>> {
+        vec![Arc::new(ThingList)]
     }
     fn validate_config(&self, config: &Value) -> Diagnostics {
         match config.get("endpoint").as_str() {
@@ -381,4 +421,119 @@ fn provider_block_diagnostics_name_their_attribute() {
     let out = provider_diags(&d);
     assert_eq!(out[0].summary, "Cannot load kubeconfig file (`kubernetes.config_path`)");
     assert_eq!(out[1].summary, "Invalid `liqo_namespace`");
+}
+
+fn identity_ty() -> Type {
+    Type::object([("namespace", Type::String), ("name", Type::String)])
+}
+
+fn identity(ns: &str, name: &str) -> Value {
+    Value::object([("namespace", Value::string(ns)), ("name", Value::string(name))])
+}
+
+#[tokio::test]
+async fn list_resources_come_with_an_identity_schema_for_their_managed_type() {
+    let s = service();
+    let schema = s.get_provider_schema(Request::new(Default::default())).await.unwrap().into_inner();
+    assert_eq!(schema.list_resource_schemas.keys().collect::<Vec<_>>(), ["test_thing"]);
+    assert!(schema.server_capabilities.unwrap().generate_resource_config);
+    let ids = s.get_resource_identity_schemas(Request::new(Default::default())).await.unwrap().into_inner();
+    let thing = &ids.identity_schemas["test_thing"];
+    let names: Vec<&str> = thing.identity_attributes.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(names, ["namespace", "name"]);
+    assert!(thing.identity_attributes.iter().all(|a| a.required_for_import && a.r#type == b"\"string\""));
+    assert_eq!(ids.identity_schemas.len(), 1, "only types with a list resource have an identity");
+}
+
+#[tokio::test]
+async fn list_streams_identities_and_states_and_turns_refusals_into_warnings() {
+    use futures::StreamExt;
+    let s = service();
+    let list_ty = Type::object([("name", Type::String)]);
+    let request = |name: Value, include: bool, limit: i64| pb::list_resource::Request {
+        type_name: "test_thing".into(),
+        config: dv(&Value::object([("name", name)]), &list_ty),
+        include_resource_object: include,
+        limit,
+    };
+    let events: Vec<_> =
+        s.list_resource(Request::new(request(Value::Null, true, 100))).await.unwrap().into_inner().collect().await;
+    let events: Vec<pb::list_resource::Event> = events.into_iter().map(Result::unwrap).collect();
+    assert_eq!(events.len(), 3);
+    let decoded = |e: &pb::list_resource::Event| {
+        codec::decode(&e.identity.as_ref().unwrap().identity_data.as_ref().unwrap().msgpack, &identity_ty()).unwrap()
+    };
+    assert_eq!(decoded(&events[0]), identity("ns", "a"));
+    assert_eq!(events[1].display_name, "thing b");
+    let state = codec::decode(&events[0].resource_object.as_ref().unwrap().msgpack, &thing_ty()).unwrap();
+    assert_eq!(state.get("name"), &Value::string("a"));
+    // The refused object carries only its warning: Terraform neither lists nor generates it.
+    assert!(events[2].identity.is_none() && events[2].resource_object.is_none());
+    assert_eq!(events[2].diagnostic[0].severity, pb::diagnostic::Severity::Warning as i32);
+
+    let filtered: Vec<_> = s
+        .list_resource(Request::new(request(Value::string("b"), false, 100)))
+        .await
+        .unwrap()
+        .into_inner()
+        .collect()
+        .await;
+    assert_eq!(filtered.len(), 1);
+    assert!(filtered[0].as_ref().unwrap().resource_object.is_none(), "no state unless asked for");
+    let limited: Vec<_> =
+        s.list_resource(Request::new(request(Value::Null, false, 1))).await.unwrap().into_inner().collect().await;
+    assert_eq!(limited.len(), 1);
+}
+
+#[tokio::test]
+async fn import_by_identity_uses_the_import_id_and_returns_the_identity() {
+    let s = service();
+    let by_identity = pb::import_resource_state::Request {
+        type_name: "test_thing".into(),
+        identity: Some(pb::ResourceIdentityData { identity_data: dv(&identity("ns", "a"), &identity_ty()) }),
+        ..Default::default()
+    };
+    let resp = s.import_resource_state(Request::new(by_identity)).await.unwrap().into_inner();
+    assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+    let imported = &resp.imported_resources[0];
+    let state = codec::decode(&imported.state.as_ref().unwrap().msgpack, &thing_ty()).unwrap();
+    assert_eq!(state.get("id"), &Value::string("ns/a"));
+    let id =
+        codec::decode(&imported.identity.as_ref().unwrap().identity_data.as_ref().unwrap().msgpack, &identity_ty());
+    assert_eq!(id.unwrap(), identity("ns", "a"));
+
+    let partial = pb::import_resource_state::Request {
+        type_name: "test_thing".into(),
+        identity: Some(pb::ResourceIdentityData {
+            identity_data: dv(
+                &Value::object([("namespace", Value::string("ns")), ("name", Value::Null)]),
+                &identity_ty(),
+            ),
+        }),
+        ..Default::default()
+    };
+    let resp = s.import_resource_state(Request::new(partial)).await.unwrap().into_inner();
+    assert!(resp.imported_resources.is_empty());
+    assert!(resp.diagnostics[0].summary.contains("`name` is missing"), "{:?}", resp.diagnostics);
+}
+
+#[tokio::test]
+async fn read_returns_the_identity_and_generated_config_drops_computed_attributes() {
+    let s = service();
+    let state = Value::object([("id", Value::string("ns/a")), ("name", Value::string("a"))]);
+    let read = pb::read_resource::Request {
+        type_name: "test_thing".into(),
+        current_state: dv(&state, &thing_ty()),
+        ..Default::default()
+    };
+    let resp = s.read_resource(Request::new(read)).await.unwrap().into_inner();
+    let id = codec::decode(&resp.new_identity.unwrap().identity_data.unwrap().msgpack, &identity_ty()).unwrap();
+    assert_eq!(id, identity("ns", "a"));
+
+    let generate =
+        pb::generate_resource_config::Request { type_name: "test_thing".into(), state: dv(&state, &thing_ty()) };
+    let resp = s.generate_resource_config(Request::new(generate)).await.unwrap().into_inner();
+    let config = codec::decode(&resp.config.unwrap().msgpack, &thing_ty()).unwrap();
+    assert!(config.get("id").is_null(), "computed-only attributes are not configuration");
+    assert_eq!(config.get("name"), &Value::string("a"));
 }
