@@ -59,7 +59,7 @@ pub async fn list(cluster: &str, client: &kube::Client) -> Result<Vec<Row>> {
                 cluster: cluster.to_string(),
                 kind: kind.to_string(),
                 name,
-                status: summary(kind, &labels, &o.data),
+                status: summary(kind, o.metadata.name.as_deref().unwrap_or_default(), &labels, &o.data),
             });
         }
     }
@@ -74,8 +74,8 @@ fn condition(data: &Value, ty: &str) -> Option<String> {
         .and_then(|c| c["status"].as_str().map(str::to_string))
 }
 
-/// `labels` come from the object's metadata (a DynamicObject keeps metadata apart from `d`).
-fn summary(kind: &str, labels: &std::collections::BTreeMap<String, String>, d: &Value) -> String {
+/// `name` and `labels` come from the object's metadata (a DynamicObject keeps metadata apart from `d`).
+fn summary(kind: &str, name: &str, labels: &std::collections::BTreeMap<String, String>, d: &Value) -> String {
     let s = |p: &str| d.pointer(p).and_then(Value::as_str).unwrap_or("-").to_string();
     match kind {
         "Namespace" => s("/status/phase"),
@@ -84,8 +84,11 @@ fn summary(kind: &str, labels: &std::collections::BTreeMap<String, String>, d: &
                 "control-plane identity (kubeconfig)".into()
             } else if labels.contains_key("networking.liqo.io/gateway-resource") {
                 "WireGuard keys".into()
-            } else if d.pointer("/data/csr").is_some() {
+            } else if d.pointer("/data/csr").is_some() && name.starts_with("controlplane-key-") {
                 "control-plane key (liqo_consumer_key)".into()
+            } else if d.pointer("/data/csr").is_some() {
+                // Liqo's own copy of a certificate it signed for a peer, with the CSR it answered.
+                "certificate signed by Liqo".into()
             } else {
                 "-".into()
             }
@@ -109,7 +112,11 @@ fn summary(kind: &str, labels: &std::collections::BTreeMap<String, String>, d: &
                 "starting".into()
             }
         }
-        "Connection" => s("/status/value"),
+        // Liqo's gateways measure the tunnel's round trip and write it beside the state.
+        "Connection" => match d.pointer("/status/latency/value").and_then(Value::as_str) {
+            Some(latency) if !latency.is_empty() => format!("{} (latency {latency})", s("/status/value")),
+            _ => s("/status/value"),
+        },
         "CertificateSigningRequest" => {
             if d.pointer("/status/certificate").is_some() {
                 "issued".into()
@@ -154,12 +161,19 @@ mod tests {
         let rs = json!({"status": {"conditions": [
             {"type": "Authentication", "status": "Accepted"}, {"type": "Resources", "status": "Denied"}]}});
         let none = Default::default();
-        assert_eq!(summary("ResourceSlice", &none, &rs), "Authentication=Accepted Resources=Denied");
+        assert_eq!(summary("ResourceSlice", "", &none, &rs), "Authentication=Accepted Resources=Denied");
         let gw = json!({"status": {"endpoint": {"addresses": ["127.0.0.1"], "port": 30742}}});
-        assert_eq!(summary("GatewayServer", &none, &gw), "endpoint 127.0.0.1:30742");
-        assert_eq!(summary("Connection", &none, &json!({"status": {"value": "Connected"}})), "Connected");
+        assert_eq!(summary("GatewayServer", "", &none, &gw), "endpoint 127.0.0.1:30742");
+        assert_eq!(summary("Connection", "", &none, &json!({"status": {"value": "Connected"}})), "Connected");
+        assert_eq!(
+            summary("Connection", "", &none, &json!({"status": {"value": "Connected", "latency": {"value": "1.2ms"}}})),
+            "Connected (latency 1.2ms)"
+        );
         let keys = [("networking.liqo.io/gateway-resource".to_string(), "true".to_string())].into();
-        assert_eq!(summary("Secret", &keys, &json!({})), "WireGuard keys");
+        assert_eq!(summary("Secret", "", &keys, &json!({})), "WireGuard keys");
+        let csr = json!({"data": {"csr": "LS0t"}});
+        assert_eq!(summary("Secret", "controlplane-key-milan", &none, &csr), "control-plane key (liqo_consumer_key)");
+        assert_eq!(summary("Secret", "liqo-remote-certificate-milan", &none, &csr), "certificate signed by Liqo");
     }
 
     #[test]

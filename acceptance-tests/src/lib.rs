@@ -5,6 +5,7 @@ pub mod chain;
 pub mod ground;
 pub mod inventory;
 pub mod observe;
+pub mod offloaded_pod;
 mod session;
 pub mod simulator;
 pub mod tf;

@@ -126,7 +126,8 @@ async fn own_public_key(client: &Client, namespace: &str) -> Result<String> {
 }
 
 /// What the provider wrote, checked against Liqo's requirements (labels, references, owned fields).
-async fn check_objects(milan: &Client, rome: &Client, cli: Cli, mtu: i64) -> Result<()> {
+async fn check_objects(ground: &Ground, cli: Cli, mtu: i64) -> Result<()> {
+    let (milan, rome) = (&ground.client(MILAN).await?, &ground.client(ROME).await?);
     // Configuration on milan: rome's CIDRs in spec.remote, spec.local left to Liqo.
     let conf = Api::<Configuration>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await?;
     assert_eq!(
@@ -186,7 +187,7 @@ async fn check_objects(milan: &Client, rome: &Client, cli: Cli, mtu: i64) -> Res
             "clientTemplateRef": {"apiVersion": "networking.liqo.io/v1beta1", "kind": "WgGatewayClientTemplate",
                                   "name": "wireguard-client", "namespace": "liqo"},
             "mtu": mtu,
-            "endpoint": {"addresses": ["127.0.0.1"], "port": NODE_PORT, "protocol": "UDP"},
+            "endpoint": {"addresses": [ground.node_address(MILAN).to_string()], "port": NODE_PORT, "protocol": "UDP"},
             "secretRef": {"name": "gw-keys"}
         }),
         "{cli}: GatewayClient spec (dials the server's endpoint)"
@@ -236,13 +237,14 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     work.apply().await?;
     both_connected(&milan, &rome, cli).await?;
     let server = attributes(&work, SERVER)?;
-    assert_eq!(server["endpoint_addresses"], json!(["127.0.0.1"]), "{cli}: server endpoint_addresses");
+    let node = ground.node_address(MILAN).to_string();
+    assert_eq!(server["endpoint_addresses"], json!([node]), "{cli}: server endpoint_addresses (milan's node)");
     assert_eq!(server["endpoint_port"], json!(NODE_PORT), "{cli}: server endpoint_port (the node port)");
     assert_eq!(server["id"], json!(format!("{MILAN_TENANT_NS}/{ROME}")));
     let client = attributes(&work, CLIENT)?;
     assert_eq!(client["connection_status"], json!("Connected"), "{cli}: the client waited for Connected");
     assert_eq!(client["endpoint_addresses"], Value::Null, "{cli}: the client has no endpoint outputs");
-    check_objects(&milan, &rome, cli, 1340).await?;
+    check_objects(ground, cli, 1340).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after apply must be empty");
     work.apply_with(&["-refresh-only"]).await?;
     assert_eq!(
@@ -261,7 +263,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         "{cli}: mtu updates in place:\n{text}"
     );
     work.apply().await?;
-    check_objects(&milan, &rome, cli, 1400).await?;
+    check_objects(ground, cli, 1400).await?;
     both_connected(&milan, &rome, cli).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after the mtu update must be empty");
 
@@ -275,7 +277,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
     work.apply().await?;
     Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await.context("the PublicKey is back")?;
-    check_objects(&milan, &rome, cli, 1400).await?;
+    check_objects(ground, cli, 1400).await?;
     both_connected(&milan, &rome, cli).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after the repair must be empty");
 
@@ -303,7 +305,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         before.iter().all(|p| !after.contains(p)),
         "{cli}: rome's gateway pods were restarted: {before:?} → {after:?}"
     );
-    check_objects(&milan, &rome, cli, 1400).await?;
+    check_objects(ground, cli, 1400).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after the new key pair must be empty");
 
     // Import of both sides: the state is rebuilt from the cluster, and the plan is empty.
@@ -316,16 +318,17 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         assert!(plan.is_empty(), "{cli}: the plan after importing {address} must be empty:\n{}", plan_text(&plan));
     }
 
-    // A wrong key on the client, changed in place: Liqo (simulated) reports Error and the update fails naming
-    // the key mismatch, even though the Connection was Connected before the change.
+    // A wrong key on the client, changed in place: Liqo's gateway reports Error and the update fails naming the
+    // key mismatch, even though the Connection was Connected before the change.
     let wrong = Knobs { client_key: &format!("\"{WRONG_KEY}\""), ..bigger };
     work.write("main.tf", &config(ground, &wrong))?;
     let run = work.apply_fails().await?;
+    let endpoint = format!("{}:{NODE_PORT}", ground.node_address(MILAN));
     for needle in [
         "Connection liqo-tenant-milan/gw-milan",
         "Key mismatch",
         "wireguard_public_key",
-        "127.0.0.1:30742",
+        endpoint.as_str(),
         "does not hold the public key",
     ] {
         assert!(run.stderr.contains(needle), "{cli}: the failed update mentions `{needle}`:\n{}", run.stderr);

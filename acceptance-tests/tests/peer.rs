@@ -107,9 +107,10 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let attrs = attributes(&work, PEER)?;
     assert_eq!(attrs["id"], json!(format!("{ROME_TENANT_NS}/{SLICE}")), "{cli}: id");
     assert_eq!(attrs["virtual_node_name"], json!(SLICE), "{cli}: virtual_node_name");
+    // Liqo grants what was asked and its chart's default for what was not (ephemeral-storage 20Gi).
     assert_eq!(
         attrs["accepted_resources"],
-        quantities(&[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]),
+        quantities(&[("cpu", "4"), ("ephemeral-storage", "20Gi"), ("memory", "8Gi"), ("pods", "110")]),
         "{cli}: accepted_resources"
     );
     let plan = work.plan().await?;
@@ -167,7 +168,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     }
     assert_eq!(rs.spec.consumer_cluster_id.as_deref(), Some(ROME), "{cli}: Liqo fills spec.consumerClusterID");
 
-    // Resize: in place; the simulator's grant flows back into accepted_resources and the node.
+    // Resize: in place; Liqo's grant flows back into accepted_resources and the node.
     work.write("main.tf", &chain(ground, r#"{ cpu = "8", memory = "16Gi", pods = "110" }"#))?;
     let plan = work.plan().await?;
     ensure!(
@@ -176,7 +177,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         plan_text(&plan)
     );
     work.apply().await?;
-    let resized = quantities(&[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]);
+    let resized = quantities(&[("cpu", "8"), ("ephemeral-storage", "20Gi"), ("memory", "16Gi"), ("pods", "110")]);
     assert_eq!(attributes(&work, PEER)?["accepted_resources"], resized, "{cli}: accepted_resources after resize");
     assert_eq!(work.output_json().await?["accepted_resources"]["value"], resized, "{cli}: output");
     let uid = slices.get(SLICE).await?.metadata.uid;

@@ -1,20 +1,22 @@
 //! `data "liqo_peering"` against the test ground, once per client (Terraform 1.16.4 and
 //! OpenTofu 1.11.7). The peer IDs are made up per test and client; the objects that name them on `milan` are written with
-//! the admin client the way the provider's resources write them, and the simulator plays Liqo's ForeignCluster
-//! controller. Every output is compared with the ForeignCluster read directly from the cluster.
+//! the admin client the way the provider's resources write them, and real Liqo's ForeignCluster controller makes
+//! and keeps the ForeignCluster. Every output is compared with the ForeignCluster read directly from the cluster.
+//! Each field's mapping is checked on a ground without Liqo's controllers, where a written status stays as written.
+//! A healthy peering (every module Healthy) is read in `real_fabric`, over a real tunnel.
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
+use liqo_acceptance::ground::{LiqoMode, Options};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::core::{
-    AUTH_TENANT_STATUS, NETWORK_CONFIGURATION_STATUS, OFFLOADING_NODE_STATUS, OFFLOADING_VIRTUAL_NODE_STATUS,
+    AUTH_TENANT_STATUS, NETWORK_CONNECTION_STATUS, OFFLOADING_NODE_STATUS, OFFLOADING_VIRTUAL_NODE_STATUS,
     ROLE_CONSUMER, ROLE_PROVIDER, ROLE_UNKNOWN, STATUS_NOT_READY, STATUS_READY, STATUS_SOME_NOT_READY,
 };
 use liqo_schema::liqo::labels::{self, REMOTE_CLUSTER_ID};
@@ -175,15 +177,18 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         assert!(flat(&run.stderr).contains(&needle), "{cli}: missing {needle:?} in:\n{}", run.stderr);
     }
 
-    // A Configuration for the peer with only its pod CIDR: Liqo (simulated) creates the ForeignCluster, networking
-    // is enabled and its configuration condition is NotReady, so the module is Unhealthy.
+    // A Configuration for the peer: Liqo creates the ForeignCluster with networking enabled, and with no gateway
+    // and no connection for it the module is Unhealthy.
     create_tenant_namespace(&client, &namespace, &peer).await?;
     let mut conf = Configuration::new(
         &peer,
         ConfigurationSpec {
             local: None,
             remote: Some(ClusterConfig {
-                cidr: Some(ClusterConfigCidr { pod: Some(vec!["10.70.0.0/16".into()]), external: None }),
+                cidr: Some(ClusterConfigCidr {
+                    pod: Some(vec!["10.70.0.0/16".into()]),
+                    external: Some(vec!["10.71.0.0/16".into()]),
+                }),
             }),
         },
     );
@@ -191,14 +196,14 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     conf.metadata.labels = Some(BTreeMap::from([(REMOTE_CLUSTER_ID.to_owned(), peer.clone())]));
     let confs: Api<Configuration> = Api::namespaced(client.clone(), &namespace);
     confs.create(&PostParams::default(), &conf).await?;
-    let fc = wait_fc(&fcs, &peer, "networking enabled, configuration NotReady", |fc| {
+    let fc = wait_fc(&fcs, &peer, "networking enabled, connection NotReady", |fc| {
         modules(fc).is_some_and(|m| {
             m.networking.enabled
                 && m.networking
                     .conditions
                     .iter()
                     .flatten()
-                    .any(|c| c.type_ == NETWORK_CONFIGURATION_STATUS && c.status == STATUS_NOT_READY)
+                    .any(|c| c.type_ == NETWORK_CONNECTION_STATUS && c.status == STATUS_NOT_READY)
         })
     })
     .await?;
@@ -214,34 +219,26 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     // The documented postcondition stops the run and shows Liqo's message.
     work.write("guard.tf", &guard(&peer))?;
     let run = work.apply_fails().await?;
-    let condition = &fc
-        .status
-        .as_ref()
-        .and_then(|s| s.modules.as_ref())
+    let condition = modules(&fc)
         .context("modules")?
         .networking
         .conditions
-        .as_ref()
-        .context("conditions")?[0];
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == NETWORK_CONNECTION_STATUS)
+        .context("Liqo's connection condition")?;
     for needle in [
         format!("The peering with {peer} is not healthy:"),
         format!(
-            "{NETWORK_CONFIGURATION_STATUS} is {STATUS_NOT_READY}: {}",
+            "{NETWORK_CONNECTION_STATUS} is {STATUS_NOT_READY}: {}",
             condition.message.as_deref().unwrap_or_default()
         ),
     ] {
         assert!(flat(&run.stderr).contains(&flat(&needle)), "{cli}: missing {needle:?} in:\n{}", run.stderr);
     }
 
-    // The CIDRs completed and a Tenant for the peer (it is our consumer): both modules healthy, role Consumer,
-    // and the guarded run goes through.
-    confs
-        .patch(
-            &peer,
-            &PatchParams::default(),
-            &Patch::Merge(json!({"spec": {"remote": {"cidr": {"external": ["10.71.0.0/16"]}}}})),
-        )
-        .await?;
+    // A Tenant for the peer (it is our consumer): the authentication module is Healthy and the role Consumer;
+    // networking stays Unhealthy without a tunnel.
     let mut tenant = Tenant::new(
         &peer,
         TenantSpec {
@@ -256,20 +253,19 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let ready = |m: &Module, type_: &str| {
         m.enabled && m.conditions.iter().flatten().any(|c| c.type_ == type_ && c.status == STATUS_READY)
     };
-    wait_fc(&fcs, &peer, "networking and authentication ready", |fc| {
+    wait_fc(&fcs, &peer, "authentication ready", |fc| {
         fc.status.as_ref().is_some_and(|s| s.role == ROLE_CONSUMER)
-            && modules(fc).is_some_and(|m| {
-                ready(&m.networking, NETWORK_CONFIGURATION_STATUS) && ready(&m.authentication, AUTH_TENANT_STATUS)
-            })
+            && modules(fc).is_some_and(|m| ready(&m.authentication, AUTH_TENANT_STATUS))
     })
     .await?;
+    work.write("guard.tf", "")?;
     work.apply().await?;
     let out = output(&work).await?;
     let fc = fcs.get(&peer).await?;
     assert_eq!(
         out,
-        expected(&fc, ROLE_CONSUMER, ["Healthy", "Healthy", "Disabled"], true)?,
-        "{cli}: outputs once healthy"
+        expected(&fc, ROLE_CONSUMER, ["Unhealthy", "Healthy", "Disabled"], false)?,
+        "{cli}: outputs with a Tenant"
     );
     assert_eq!(out["tenant_namespace_local"], namespace.as_str(), "{cli}: the Tenant's status.tenantNamespace");
     assert!(work.plan().await?.is_empty(), "{cli}: re-reading an unchanged peering plans nothing");
@@ -287,71 +283,9 @@ async fn peering_reports_the_foreign_cluster_liqo_keeps() -> Result<()> {
     Ok(())
 }
 
-/// A consumer peered the declarative way holds only a control-plane Secret for its provider (no Identity
-/// resource): Liqo's ForeignCluster then carries the provider's API server URL and no tenant namespace at all
-/// (`status.go`), and the data source reports exactly that.
-async fn secret_only_identity(ground: &Ground, cli: Cli) -> Result<()> {
-    let peer = format!("peering-secret-{}", cli.name());
-    let namespace = format!("liqo-tenant-{peer}");
-    let client = ground.client(MILAN).await?;
-    let fcs: Api<ForeignCluster> = Api::all(client.clone());
-    create_tenant_namespace(&client, &namespace, &peer).await?;
-    let kubeconfig = std::fs::read(ground.kubeconfig(ROME))?;
-    let server = ground.cluster(ROME).api_server.clone();
-    let secret = Secret {
-        metadata: ObjectMeta {
-            name: Some(format!("liqo-control-plane-{peer}")),
-            namespace: Some(namespace.clone()),
-            labels: Some(BTreeMap::from([
-                (labels::IDENTITY_TYPE.to_owned(), labels::IDENTITY_TYPE_CONTROL_PLANE.to_owned()),
-                (REMOTE_CLUSTER_ID.to_owned(), peer.clone()),
-            ])),
-            annotations: Some(BTreeMap::from([(
-                labels::REMOTE_TENANT_NAMESPACE.to_owned(),
-                "liqo-tenant-milan".to_owned(),
-            )])),
-            ..Default::default()
-        },
-        data: Some(BTreeMap::from([(labels::KUBECONFIG_KEY.to_owned(), ByteString(kubeconfig))])),
-        ..Default::default()
-    };
-    let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
-    secrets.create(&PostParams::default(), &secret).await?;
-    let result = async {
-        wait_fc(&fcs, &peer, "authentication enabled with the API server URL", |fc| {
-            fc.status.as_ref().is_some_and(|s| s.api_server_url.is_some())
-                && modules(fc).is_some_and(|m| m.authentication.enabled)
-        })
-        .await?;
-        let work = Workdir::new(cli, &config(ground, &peer)).await?;
-        work.apply().await?;
-        let out = output(&work).await?;
-        assert_eq!(out["role"], ROLE_PROVIDER, "{cli}: {out}");
-        assert_eq!(out["api_server_url"], server.as_str(), "{cli}: the Secret's API server");
-        for field in ["tenant_namespace_local", "tenant_namespace_remote"] {
-            assert!(out[field].is_null(), "{cli}: Liqo writes no {field} for a Secret-only identity: {out}");
-        }
-        work.destroy().await?;
-        anyhow::Ok(())
-    }
-    .await;
-    secrets.delete(&format!("liqo-control-plane-{peer}"), &DeleteParams::default()).await?;
-    clean_up(&client, &namespace, &peer).await?;
-    result
-}
-
-#[tokio::test]
-async fn a_secret_only_identity_reports_only_the_api_server() -> Result<()> {
-    let ground = Ground::shared();
-    for cli in Cli::available() {
-        secret_only_identity(ground, cli).await.with_context(|| format!("with {cli}"))?;
-    }
-    Ok(())
-}
-
-/// Fields the simulated peering above leaves empty (the peer's API server, the remote tenant namespace, reasons,
-/// several condition statuses) come through one to one. No peering object names this peer, so no controller
-/// touches the ForeignCluster written here.
+/// Every status field (the peer's API server, the remote tenant namespace, reasons, each module's conditions)
+/// comes through one to one, on a ground without Liqo's controllers: real Liqo would rewrite a hand-written
+/// status at once.
 async fn written_status(ground: &Ground, cli: Cli) -> Result<()> {
     let peer = format!("peering-written-{}", cli.name());
     let client = ground.client(MILAN).await?;
@@ -417,7 +351,8 @@ async fn written_status(ground: &Ground, cli: Cli) -> Result<()> {
 
 #[tokio::test]
 async fn every_written_status_field_comes_through() -> Result<()> {
-    let ground = Ground::shared();
+    let options = Options { liqo: LiqoMode::ObjectsOnly, ..Options::default() };
+    let ground = &Ground::start_with(&[MILAN, ROME], options).await?;
     for cli in Cli::available() {
         written_status(ground, cli).await.with_context(|| format!("with {cli}"))?;
     }

@@ -7,13 +7,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod, Secret};
+use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
 use kube::{Api, Client};
 use liqo_acceptance::ground::{LiqoMode, Options};
 use liqo_acceptance::tf::{Cli, Workdir};
-use liqo_acceptance::{Ground, MILAN, ROME, inventory};
+use liqo_acceptance::{Ground, MILAN, ROME, inventory, offloaded_pod};
 use liqo_schema::liqo::labels;
 use serde_json::json;
 
@@ -186,40 +186,13 @@ async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider
     Api::<Namespace>::all(rome_client.clone()).create(&PostParams::default(), &ns).await?;
     liqoctl(&cli, &["offload", "namespace", namespace, "--kubeconfig", &rome, "--pod-offloading-strategy", "Remote"])
         .await?;
-    let pod: Pod = serde_json::from_value(json!({
-        "metadata": {"name": "web", "namespace": namespace},
-        "spec": {"containers": [{"name": "web", "image": "nginx"}]},
-    }))?;
-    let pods: Api<Pod> = Api::namespaced(rome_client, namespace);
-    pods.create(&PostParams::default(), &pod).await.context("creating pod offloaded/web on rome")?;
-    eventually(Duration::from_secs(90), "pod offloaded/web to run on the virtual node milan", || async {
-        let pod = pods.get("web").await?;
-        let on_virtual_node = pod.spec.and_then(|s| s.node_name).as_deref() == Some(MILAN);
-        Ok(on_virtual_node && pod.status.and_then(|s| s.phase).as_deref() == Some("Running"))
-    })
-    .await?;
-
-    let remote_namespace = format!("{namespace}-{ROME}");
     let milan_client = ground.client(MILAN).await?;
-    let shadow_pods: Api<DynamicObject> = Api::namespaced_with(
-        milan_client.clone(),
-        &remote_namespace,
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("offloading.liqo.io", "v1beta1", "ShadowPod"),
-            "shadowpods",
-        ),
-    );
-    let shadow = shadow_pods.get_opt("web").await?;
-    assert!(shadow.is_some(), "milan must hold ShadowPod {remote_namespace}/web for rome's offloaded pod");
-    let remote: Api<Pod> = Api::namespaced(milan_client, &remote_namespace);
-    eventually(Duration::from_secs(60), "the remote pod web to run on milan's worker", || async {
-        let pod = remote.get_opt("web").await?;
-        Ok(pod.is_some_and(|p| {
-            p.spec.and_then(|s| s.node_name) == Some(format!("{MILAN}-worker"))
-                && p.status.and_then(|s| s.phase).as_deref() == Some("Running")
-        }))
-    })
-    .await
+    let pod = offloaded_pod::run(&rome_client, &milan_client, namespace, "web").await?;
+    assert_eq!(pod.node, MILAN, "rome's pod must run on the virtual node milan: {pod}");
+    assert!(pod.shadow_pod, "milan must hold a ShadowPod for rome's offloaded pod: {pod}");
+    assert_eq!(pod.remote_namespace, format!("{namespace}-{ROME}"), "Liqo's default remote namespace name: {pod}");
+    assert_eq!(pod.remote_node, format!("{MILAN}-worker"), "the remote pod must run on milan's worker: {pod}");
+    Ok(())
 }
 
 /// The client certificate and key of the consumer's control-plane identity Secret for `provider`.

@@ -691,7 +691,10 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
     let rs = auth.wait_decided("milan-accept").await?;
     let status = rs.status.as_ref().unwrap();
     assert!(status.is_accepted(), "{status:?}");
-    assert_eq!(status.resources.as_ref(), Some(&quantities(&[("cpu", "2"), ("memory", "4Gi"), ("pods", "110")])));
+    assert_eq!(
+        status.resources.as_ref(),
+        Some(&quantities(&[("cpu", "2"), ("ephemeral-storage", "20Gi"), ("memory", "4Gi"), ("pods", "110")]))
+    );
     assert_eq!(rs.spec.consumer_cluster_id.as_deref(), Some(ROME), "the consumer controller fills the IDs");
     assert!(rs.finalizers().contains(&labels::CRD_REPLICATOR_RESOURCE_FINALIZER.to_owned()));
     let copy = auth.copies().get("milan-accept").await?;

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use k8s_openapi::ByteString;
 use k8s_openapi::api::authentication::v1::SelfSubjectReview;
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::rbac::v1::RoleBinding;
@@ -81,8 +82,14 @@ async fn whoami(client: &Client) -> Result<(String, Vec<String>)> {
     Ok((user.username.unwrap_or_default(), user.groups.unwrap_or_default()))
 }
 
-/// A ResourceSlice as the consumer's crd-replicator writes the provider's copy (the simulator approves those).
-fn replicated_slice(name: &str, consumer: &str) -> ResourceSlice {
+/// A ResourceSlice as the consumer's crd-replicator writes the provider's copy, with the CSR Liqo's consumer side
+/// makes for the virtual kubelet's identity: Liqo handles only replicated slices that carry one, and checks its
+/// subject (CN `<slice>-<first 6 bytes of sha256(consumer ID)>`, O the consumer ID).
+fn replicated_slice(name: &str, consumer: &str) -> Result<ResourceSlice> {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(consumer.as_bytes());
+    let common_name = format!("{name}-{}", hash[..6].iter().map(|b| format!("{b:02x}")).collect::<String>());
+    let (_key, csr) = liqo_acceptance::ground::pki::client_key_and_csr(&common_name, Some(consumer))?;
     let mut rs = ResourceSlice::new(
         name,
         ResourceSliceSpec {
@@ -90,6 +97,7 @@ fn replicated_slice(name: &str, consumer: &str) -> ResourceSlice {
             provider_cluster_id: Some(MILAN.into()),
             class: Some("default".into()),
             resources: Some(BTreeMap::from([("cpu".to_owned(), Quantity("1".into()))])),
+            csr: Some(ByteString(csr.into_bytes())),
             ..Default::default()
         },
     );
@@ -98,7 +106,7 @@ fn replicated_slice(name: &str, consumer: &str) -> ResourceSlice {
         (labels::ORIGIN_ID.to_owned(), consumer.to_owned()),
         (labels::REMOTE_CLUSTER_ID.to_owned(), consumer.to_owned()),
     ]));
-    rs
+    Ok(rs)
 }
 
 /// Waits for the slice's Resources condition and returns (status, reason).
@@ -135,7 +143,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert!(lifetime > time::Duration::days(300), "{cli}: default validity is about a year, got {lifetime}");
     let certificate = attrs["client_certificate"].as_str().context("client_certificate in state")?.to_owned();
 
-    // Tenant adopted by (simulated) Liqo.
+    // Tenant adopted by Liqo.
     let tenants: Api<Tenant> = Api::namespaced(admin.clone(), &ns);
     let tenant = tenants.get(&consumer).await?;
     assert_eq!(
@@ -156,11 +164,11 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
     let slices: Api<ResourceSlice> = Api::namespaced(as_consumer.clone(), &ns);
     slices
-        .create(&PostParams::default(), &replicated_slice("accepted", &consumer))
+        .create(&PostParams::default(), &replicated_slice("accepted", &consumer)?)
         .await
         .context("the consumer may create a ResourceSlice in its tenant namespace")?;
     let outside: Api<ResourceSlice> = Api::namespaced(as_consumer.clone(), "default");
-    match outside.create(&PostParams::default(), &replicated_slice("outside", &consumer)).await {
+    match outside.create(&PostParams::default(), &replicated_slice("outside", &consumer)?).await {
         Err(kube::Error::Api(s)) if s.code == 403 => {}
         other => bail!("{cli}: creating a ResourceSlice in `default` as the consumer must be Forbidden, got {other:?}"),
     }
@@ -186,7 +194,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         json!(certificate),
         "{cli}: cordoning keeps the certificate"
     );
-    slices.create(&PostParams::default(), &replicated_slice("denied", &consumer)).await?;
+    slices.create(&PostParams::default(), &replicated_slice("denied", &consumer)?).await?;
     assert_eq!(
         resources_condition(&admin_slices, "denied").await?,
         (RESOURCE_SLICE_DENIED.to_owned(), RESOURCE_SLICE_RESOURCES_DENIED_REASON.to_owned()),

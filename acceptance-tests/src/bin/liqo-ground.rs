@@ -2,13 +2,16 @@
 //!
 //! ```text
 //! ground up [--dir DIR] [--clusters milan,rome] [--real|--simulated]
-//!                                                 start, install Liqo (real: built from its module, version
-//!                                                 $LIQO_VERSION, default v1.2.0; simulated: Liqo's objects and
-//!                                                 the simulator, the default for now); print `export` lines
+//!                                                 start, install Liqo (real, the default: built from its module,
+//!                                                 version $LIQO_VERSION, default v1.2.0; simulated: Liqo's
+//!                                                 objects and the simulator); print `export` lines
 //! ground down [--dir DIR]                         stop exactly what `up` started in DIR
 //! ground simulate --dir DIR                       run the simulated Liqo control plane (started by `up`)
 //! ground kubelet --dir DIR                        run real Liqo's pods as processes (started by `up --real`)
 //! ground status [--dir DIR]                       table of the Liqo objects on every cluster, with status
+//! ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer rome] [--provider milan]
+//!                                                 run a pod in offloaded namespace NS of the consumer on the
+//!                                                 virtual node; show it and its remote copy on the provider
 //! ```
 //! DIR defaults to `$LIQO_GROUND_DIR`, else `$TMPDIR/liqo-ground`. Progress goes to stderr, the `export` lines
 //! to stdout, so `eval "$(acceptance-tests/ground up)"` works.
@@ -18,16 +21,21 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use liqo_acceptance::ground::liqo::kubelet::{self, KubeletCluster};
 use liqo_acceptance::ground::{Ground, Lifetime, LiqoMode, MILAN, Options, ROME};
-use liqo_acceptance::inventory;
 use liqo_acceptance::simulator::{self, SimCluster};
+use liqo_acceptance::{inventory, offloaded_pod};
 
-const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] [--real|--simulated] | ground down [--dir DIR] | ground status [--dir DIR] | ground simulate --dir DIR | ground kubelet --dir DIR";
+const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] [--real|--simulated] | ground down [--dir DIR] | ground status [--dir DIR] | ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer NAME] [--provider NAME] | ground simulate --dir DIR | ground kubelet --dir DIR";
 
 struct Args {
     command: String,
     dir: PathBuf,
     clusters: Vec<String>,
     liqo: LiqoMode,
+    /// `pod`: namespace, pod name, consumer and provider cluster.
+    namespace: Option<String>,
+    pod: String,
+    consumer: String,
+    provider: String,
 }
 
 fn parse_args() -> Result<Args> {
@@ -35,7 +43,9 @@ fn parse_args() -> Result<Args> {
     let command = args.next().context(USAGE)?;
     let mut dir = None;
     let mut clusters = vec![MILAN.to_owned(), ROME.to_owned()];
-    let mut liqo = LiqoMode::Simulated;
+    let mut liqo = LiqoMode::real();
+    let (mut namespace, mut pod, mut consumer, mut provider) =
+        (None, "hello".to_owned(), ROME.to_owned(), MILAN.to_owned());
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--dir" => dir = Some(PathBuf::from(args.next().context("--dir needs a directory")?)),
@@ -44,6 +54,10 @@ fn parse_args() -> Result<Args> {
             }
             "--real" if command == "up" => liqo = LiqoMode::real(),
             "--simulated" if command == "up" => liqo = LiqoMode::Simulated,
+            "--namespace" if command == "pod" => namespace = Some(args.next().context("--namespace needs a name")?),
+            "--name" if command == "pod" => pod = args.next().context("--name needs a name")?,
+            "--consumer" if command == "pod" => consumer = args.next().context("--consumer needs a cluster")?,
+            "--provider" if command == "pod" => provider = args.next().context("--provider needs a cluster")?,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -54,7 +68,7 @@ fn parse_args() -> Result<Args> {
     let dir = dir
         .or_else(|| std::env::var_os("LIQO_GROUND_DIR").map(PathBuf::from))
         .unwrap_or_else(|| std::env::temp_dir().join("liqo-ground"));
-    Ok(Args { command, dir, clusters, liqo })
+    Ok(Args { command, dir, clusters, liqo, namespace, pod, consumer, provider })
 }
 
 fn main() -> ExitCode {
@@ -66,6 +80,7 @@ fn main() -> ExitCode {
             "simulate" => runtime.block_on(simulate(&args)),
             "kubelet" => runtime.block_on(run_kubelet(&args)),
             "status" => runtime.block_on(status(&args)),
+            "pod" => runtime.block_on(offloaded_pod(&args)),
             other => bail!("unknown command {other:?}\n{USAGE}"),
         }
     });
@@ -148,22 +163,45 @@ async fn run_kubelet(args: &Args) -> Result<()> {
     kubelet::run(clusters, state.bin, args.dir.clone(), state.gateways).await
 }
 
+async fn client(kubeconfig: &std::path::Path) -> Result<kube::Client> {
+    let config = kube::Config::from_custom_kubeconfig(
+        kube::config::Kubeconfig::read_from(kubeconfig)?,
+        &kube::config::KubeConfigOptions::default(),
+    )
+    .await?;
+    Ok(kube::Client::try_from(config)?)
+}
+
 async fn status(args: &Args) -> Result<()> {
     let mut rows = Vec::new();
     for cluster in Ground::recorded_clusters(&args.dir)? {
-        let config = kube::Config::from_custom_kubeconfig(
-            kube::config::Kubeconfig::read_from(&cluster.kubeconfig)?,
-            &kube::config::KubeConfigOptions::default(),
-        )
-        .await?;
-        let client = kube::Client::try_from(config)?;
-        rows.extend(inventory::list(&cluster.name, &client).await?);
+        rows.extend(inventory::list(&cluster.name, &client(&cluster.kubeconfig).await?).await?);
     }
     if rows.is_empty() {
         println!("(no Liqo objects on any cluster)");
     } else {
         print!("{}", inventory::table(&rows));
     }
+    Ok(())
+}
+
+async fn offloaded_pod(args: &Args) -> Result<()> {
+    let namespace = args.namespace.as_deref().context("ground pod needs --namespace (an offloaded namespace)")?;
+    Ground::recorded_liqo(&args.dir)?.with_context(|| {
+        format!("{} is not a real-Liqo ground: simulated Liqo has no virtual kubelet to run a pod", args.dir.display())
+    })?;
+    let clusters = Ground::recorded_clusters(&args.dir)?;
+    let kubeconfig = |name: &str| {
+        clusters
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.kubeconfig.clone())
+            .with_context(|| format!("the ground in {} has no cluster {name}", args.dir.display()))
+    };
+    let consumer = client(&kubeconfig(&args.consumer)?).await?;
+    let provider = client(&kubeconfig(&args.provider)?).await?;
+    let pod = offloaded_pod::run(&consumer, &provider, namespace, &args.pod).await?;
+    println!("{pod}");
     Ok(())
 }
 

@@ -456,6 +456,15 @@ impl Ground {
         self.liqo.as_ref().map(|state| &state.gateways)
     }
 
+    /// The address of `cluster`'s node, which a GatewayServer publishes as its endpoint: the node's address on the
+    /// ground's wire with real gateways, loopback where the simulator or simulated gateways publish it.
+    pub fn node_address(&self, cluster: &str) -> std::net::Ipv4Addr {
+        self.liqo
+            .as_ref()
+            .and_then(|state| state.clusters.iter().find(|c| c.name == cluster))
+            .map_or(std::net::Ipv4Addr::LOCALHOST, |c| c.node_ip)
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

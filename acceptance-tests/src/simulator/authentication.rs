@@ -37,7 +37,10 @@ const GONE_RETRY: Duration = Duration::from_millis(200);
 /// Field manager of the replicated copies on the provider, like Liqo's crd-replicator.
 const REPLICATOR_MANAGER: &str = "simulated-liqo-crd-replicator";
 /// Resources granted for keys a slice does not request (Liqo's Helm `offloading.defaultNodeResources`).
-const DEFAULT_RESOURCES: [(&str, &str); 3] = [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")];
+/// Liqo's `offloading.defaultNodeResources` (the same in the charts of v1.0.3, v1.1.2 and v1.2.0), which its
+/// controller grants for every resource a default-class slice does not request.
+const DEFAULT_RESOURCES: [(&str, &str); 4] =
+    [("cpu", "4"), ("ephemeral-storage", "20Gi"), ("memory", "8Gi"), ("pods", "110")];
 
 // ---------------------------------------------------------------------------------------------------------------
 // Tenant
@@ -569,6 +572,7 @@ mod tests {
         assert_eq!(granted["cpu"], Quantity("2".into()));
         assert_eq!(granted["memory"], Quantity("8Gi".into()));
         assert_eq!(granted["pods"], Quantity("110".into()));
+        assert_eq!(granted["ephemeral-storage"], Quantity("20Gi".into()));
         assert_eq!(granted["nvidia.com/gpu"], Quantity("1".into()));
     }
 }

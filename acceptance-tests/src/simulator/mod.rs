@@ -46,7 +46,8 @@
 //! * **ResourceSlice**, provider side (the replicated copy, with admin credentials like Liqo's provider
 //!   controller): the namespace must be the consumer's tenant namespace (else `Authentication=Denied`) holding
 //!   its Tenant (else a `TenantNotFound` Warning and no status); then `Authentication=Accepted`, and
-//!   `Resources=Accepted` with `status.resources` = the request plus defaults for missing `cpu`/`memory`/`pods`
+//!   `Resources=Accepted` with `status.resources` = the request plus Liqo's chart defaults for missing
+//!   `cpu`/`memory`/`pods`/`ephemeral-storage`
 //!   — or `Resources=Denied` (reason `ResourceSliceResourcesDenied`) for new slices of a Cordoned tenant, for
 //!   every slice of a Drained tenant, and under the `deny-resource-slices` fault. Slices of a cordoned or
 //!   drained tenant are annotated `liqo.io/cordon-tenant`. Classes other than `default` get no Resources
