@@ -98,7 +98,6 @@ fn replicated_slice(name: &str, consumer: &str) -> Result<ResourceSlice> {
             class: Some("default".into()),
             resources: Some(BTreeMap::from([("cpu".to_owned(), Quantity("1".into()))])),
             csr: Some(ByteString(csr.into_bytes())),
-            ..Default::default()
         },
     );
     rs.metadata.labels = Some(BTreeMap::from([
