@@ -1,4 +1,4 @@
-//! Adopting a peering that Liqo's own `liqoctl peer` made (real Liqo, `Ground::shared_real`), with the files
+//! Adopting a peering that Liqo's own `liqoctl peer` made (real Liqo, `Ground::shared`), with the files
 //! (`examples/adopt/`) and commands of `docs/guides/adopting-liqoctl-peerings.md`:
 //! - Terraform 1.16.4: `terraform query -generate-config-out=generated.tf` with a `list` block per managed type
 //!   and cluster, then `apply` (imports only), an empty plan, and `destroy -target` of the peer;
@@ -157,7 +157,7 @@ async fn unpeer_with_liqoctl(ground: &Ground, cli: &Path) -> Result<()> {
 
 #[tokio::test]
 async fn a_liqoctl_peering_is_adopted_without_touching_an_object() -> Result<()> {
-    let ground = Ground::shared_real();
+    let ground = Ground::shared();
     let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
     let cli = state.bin.join("liqoctl");
     for client in Cli::available() {
@@ -352,7 +352,7 @@ struct Exchange<'a> {
 /// (endpoint, generated key Secrets, Connections). To run on real Liqo once its gateways run on the ground.
 #[tokio::test]
 async fn simulated_liqoctl_gateways_are_adopted_with_their_generated_keys() -> Result<()> {
-    let ground = Ground::start(&[MILAN, ROME]).await?;
+    let ground = Ground::start_simulated(&[MILAN, ROME]).await?;
     connect_like_liqoctl(&ground).await?;
     for (cluster, peer) in [(MILAN, ROME), (ROME, MILAN)] {
         let connections: Api<DynamicObject> = Api::namespaced_with(

@@ -85,7 +85,7 @@ fn provider_conflicts(ground: &Ground) -> Result<(usize, Vec<String>)> {
 async fn a_hub_of_ten_applies_in_parallel_without_conflicts() -> Result<()> {
     let began = Instant::now();
     let names: Vec<String> = std::iter::once(MILAN.to_owned()).chain(consumers()).collect();
-    let ground = Ground::start(&names.iter().map(String::as_str).collect::<Vec<_>>()).await?;
+    let ground = Ground::start_simulated(&names.iter().map(String::as_str).collect::<Vec<_>>()).await?;
     let cli = Cli::available()[0];
     let work = Workdir::new(cli, "").await?;
     let module_dir = work.path().join("modules/peering");

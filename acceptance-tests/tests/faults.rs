@@ -236,7 +236,7 @@ async fn timed<F: std::future::Future<Output = Result<()>>>(cli: Cli, step: &str
 
 #[tokio::test]
 async fn faults_during_apply_end_cleanly_and_converge() -> Result<()> {
-    let ground = Ground::start(&[MILAN, ROME]).await?;
+    let ground = Ground::start_simulated(&[MILAN, ROME]).await?;
     for cli in Cli::available() {
         timed(cli, "API server crash mid-apply", api_server_crash_mid_apply(&ground, cli)).await?;
         timed(cli, "Ctrl-C during a wait", interrupt_during_a_wait(&ground, cli)).await?;

@@ -1,4 +1,4 @@
-//! The provider's whole peering on real Liqo with real gateways (`Ground::shared_real`): liqo_generate and
+//! The provider's whole peering on real Liqo with real gateways (`Ground::shared`): liqo_generate and
 //! liqo_gateway on both clusters, liqo_tenant and liqo_peer; Liqo's own gateway and wireguard binaries build a
 //! userspace WireGuard tunnel between network namespaces of the ground, and their Connection makes the apply
 //! finish and the virtual node Ready.
@@ -31,7 +31,7 @@ const ROME_NS: &str = "liqo-tenant-milan";
 const RESOURCES: &str = r#"{ cpu = "2", memory = "4Gi", pods = "50" }"#;
 
 fn ground() -> &'static Ground {
-    let ground = Ground::shared_real();
+    let ground = Ground::shared();
     if let Some(gateways) = ground.gateways() {
         eprintln!("[real_fabric] {}", gateways.describe());
     }

@@ -1,4 +1,4 @@
-//! Tests of the real-Liqo ground (`Ground::shared_real`, Liqo `$LIQO_VERSION`, default v1.2.0): each fails when
+//! Tests of the real-Liqo ground (`Ground::shared`, Liqo `$LIQO_VERSION`, default v1.2.0): each fails when
 //! Liqo is simulated or half-started. The first run builds Liqo from its Go module
 //! (`scripts/build-liqo.sh`, several minutes); later runs take it from the cache.
 //!
@@ -11,7 +11,6 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
 use kube::{Api, Client};
-use liqo_acceptance::ground::{LiqoMode, Options};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory, offloaded_pod};
 use liqo_schema::liqo::labels;
@@ -65,7 +64,7 @@ async fn slice(client: &Client, namespace: &str, name: &str) -> Result<Option<Dy
 /// never completed, never replicated to the peer.
 #[tokio::test]
 async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replication() -> Result<()> {
-    let ground = Ground::shared_real();
+    let ground = Ground::shared();
     let version = ground.real_liqo().context("a ground started with LiqoMode::Real must report real Liqo")?;
     let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
     assert_eq!(state.version, version);
@@ -159,7 +158,7 @@ async fn liqoctl(liqoctl: &Path, args: &[&str]) -> Result<()> {
 /// remote pod (which kwok runs).
 #[tokio::test]
 async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider() -> Result<()> {
-    let ground = Ground::shared_real();
+    let ground = Ground::shared();
     let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
     let cli = state.bin.join("liqoctl");
     let (rome, milan) = (ground.kubeconfig(ROME).display().to_string(), ground.kubeconfig(MILAN).display().to_string());
@@ -276,8 +275,7 @@ where
 #[tokio::test]
 async fn provider_peers_two_real_liqo_clusters_without_networking() -> Result<()> {
     let (provider, consumer) = ("pisa", "siena");
-    let ground =
-        Ground::start_with(&[provider, consumer], Options { liqo: LiqoMode::real(), ..Options::default() }).await?;
+    let ground = Ground::start(&[provider, consumer]).await?;
     let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
     for cli in Cli::available() {
         let config = liqo_acceptance::chain::without_networking(&ground, provider, consumer);

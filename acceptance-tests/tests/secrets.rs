@@ -1,6 +1,6 @@
 //! No private key and no bearer token leaks through Terraform. The shipped examples `peering` (milan provides,
-//! rome consumes) and `hub` (milan provides to rome, turin and naples) on the simulated ground, and a peering
-//! without networking on a ground running real Liqo (where gateways do not run yet), each run a full
+//! rome consumes) and `hub` (milan provides to rome, turin and naples), and a peering without networking, all on
+//! real Liqo (with real gateways where there is networking), each run a full
 //! plan/apply/plan/destroy cycle with `TF_LOG=TRACE` into a log file (Terraform's and the provider plugin's logs),
 //! with every client (`Cli::available`). After apply, the secrets are read from where they legitimately live, the clusters:
 //! * every private key held in a Secret (`privateKey`, `tls.key`, the client keys of kubeconfigs): the
@@ -412,15 +412,13 @@ async fn the_hub_example_leaks_no_key_and_no_token() -> Result<()> {
     Ok(())
 }
 
-/// Real Liqo (its own keys, the virtual kubelet's ServiceAccount tokens) on a ground of its own, with the peering
-/// real Liqo runs today (no gateways yet): the same scan, and Liqo must have formed the peering with the
-/// credentials assembled on the consumer (the slice Accepted and the virtual node Ready, or apply would fail).
+/// A peering without networking (the chain a `--networking-disabled` user writes) on a ground of its own: the
+/// same scan, and Liqo must have formed the peering with the credentials assembled on the consumer (the slice
+/// Accepted and the virtual node Ready, or apply would fail).
 #[tokio::test]
-async fn a_peering_on_real_liqo_leaks_no_key_and_no_token() -> Result<()> {
+async fn a_peering_without_networking_leaks_no_key_and_no_token() -> Result<()> {
     let (provider, consumer) = ("lucca", "parma");
-    let options =
-        liqo_acceptance::ground::Options { liqo: liqo_acceptance::ground::LiqoMode::real(), ..Default::default() };
-    let ground = Ground::start_with(&[provider, consumer], options).await?;
+    let ground = Ground::start(&[provider, consumer]).await?;
     let peering = Peering { what: "a peering on real Liqo".into(), provider, consumers: &[consumer] };
     let config = liqo_acceptance::chain::without_networking(&ground, provider, consumer).replace("VALIDITY", "8760h");
     for cli in Cli::available() {

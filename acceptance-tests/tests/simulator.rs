@@ -193,7 +193,7 @@ fn quantities(pairs: &[(&str, &str)]) -> ResourceList {
 
 #[tokio::test]
 async fn configuration_is_configured_for_its_current_generation() -> Result<()> {
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     let client = ground.client(MILAN).await?;
     let ns = "sim-conf";
     tenant_namespace(&client, ns, "peer-conf").await?;
@@ -255,7 +255,7 @@ fn server(ns: &str, name: &str, peer: &str, secret: Option<&str>, node_port: Opt
 
 #[tokio::test]
 async fn gateway_server_gets_keys_endpoint_and_rendered_server() -> Result<()> {
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     let client = ground.client(MILAN).await?;
     let (generated_ns, labelled_ns) = ("sim-gw-generated", "sim-gw-labelled");
     tenant_namespace(&client, generated_ns, "peer-gen").await?;
@@ -403,7 +403,7 @@ impl Network {
 #[tokio::test]
 async fn connection_is_connected_only_while_both_sides_keys_match() -> Result<()> {
     let _peering = PEERING.lock().await;
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     let net = Network::gateways(ground, MILAN, ROME, "keys", 30999).await?;
     assert!(net.connection(true).await?.is_none(), "no Connection before a PublicKey exists");
 
@@ -472,7 +472,7 @@ fn tenant(ns: &str, consumer: &str, policy: &str, condition: &str) -> Tenant {
 
 #[tokio::test]
 async fn tenant_gets_its_namespace_finalizer_and_label() -> Result<()> {
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     let client = ground.client(MILAN).await?;
     let (ns, handshake_ns) = ("sim-tenant", "sim-tenant-handshake");
     tenant_namespace(&client, ns, "consumer-t").await?;
@@ -684,7 +684,7 @@ impl Authenticated {
 #[tokio::test]
 async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> Result<()> {
     let _peering = PEERING.lock().await;
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     let auth = Authenticated::new(ground, "accept", true).await?;
     create(&auth.consumer, &auth.slice("milan-accept", &[("cpu", "2"), ("memory", "4Gi")])).await?;
 
@@ -778,7 +778,7 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
 #[tokio::test]
 async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Result<()> {
     let _peering = PEERING.lock().await;
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     let auth = Authenticated::new(ground, "deny", true).await?;
     create(&auth.consumer, &auth.slice("milan-deny-before", &[("cpu", "1")])).await?;
     assert!(auth.wait_decided("milan-deny-before").await?.status.unwrap().is_accepted());
@@ -837,7 +837,7 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
 /// its finalizer.
 #[tokio::test]
 async fn a_tenant_created_drained_gets_only_the_finalizer() -> Result<()> {
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     let client = ground.client(MILAN).await?;
     let ns = "sim-tenant-drained";
     tenant_namespace(&client, ns, "consumer-d").await?;
@@ -861,7 +861,7 @@ async fn a_tenant_created_drained_gets_only_the_finalizer() -> Result<()> {
 #[tokio::test]
 async fn replication_with_an_unbound_identity_surfaces_forbidden_until_bound() -> Result<()> {
     let _peering = PEERING.lock().await;
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     let auth = Authenticated::new(ground, "forbidden", false).await?;
     create(&auth.consumer, &auth.slice("milan-forbidden", &[("cpu", "1")])).await?;
     let event = wait_event(&auth.consumer, &auth.consumer_ns, "milan-forbidden", "ReplicationFailed").await?;
@@ -878,7 +878,7 @@ async fn replication_with_an_unbound_identity_surfaces_forbidden_until_bound() -
 #[tokio::test]
 async fn namespace_offloading_creates_and_removes_remote_namespaces() -> Result<()> {
     let _peering = PEERING.lock().await;
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     let auth = Authenticated::new(ground, "offload", true).await?;
     create(&auth.consumer, &auth.slice("milan-offload", &[("cpu", "1")])).await?;
     let nodes: Api<Node> = Api::all(auth.consumer.clone());
@@ -982,7 +982,7 @@ async fn configuration_round_trip(ground: &Ground, ns: &str) -> Result<Duration>
 #[tokio::test]
 async fn status_delay_fault_delays_every_status_write() -> Result<()> {
     let _peering = PEERING.lock().await;
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     ground.set_fault(MILAN, "status-delay-ms", "1500").await?;
     let delayed = configuration_round_trip(ground, "sim-delay").await;
     ground.clear_faults(MILAN).await?;
@@ -997,7 +997,7 @@ async fn status_delay_fault_delays_every_status_write() -> Result<()> {
 #[tokio::test]
 async fn drop_watch_fault_still_converges() -> Result<()> {
     let _peering = PEERING.lock().await;
-    let ground = Ground::shared();
+    let ground = Ground::shared_simulated();
     // Each restart of the simulator's watches begins with a fresh cluster-wide LIST (the harness's own waits are
     // namespaced), so the audit log shows whether the fault really dropped them.
     let relists = || -> Result<usize> {
@@ -1027,7 +1027,7 @@ async fn drop_watch_fault_still_converges() -> Result<()> {
 async fn one_provider_serves_several_consumers() -> Result<()> {
     const PROVIDER: &str = "hub";
     const CONSUMERS: [&str; 2] = ["spoke-a", "spoke-b"];
-    let ground = Ground::start(&[PROVIDER, CONSUMERS[0], CONSUMERS[1]]).await?;
+    let ground = Ground::start_simulated(&[PROVIDER, CONSUMERS[0], CONSUMERS[1]]).await?;
 
     let mut networks = Vec::new();
     for (node_port, consumer) in (31000..).zip(CONSUMERS) {

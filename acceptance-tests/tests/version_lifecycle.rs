@@ -86,7 +86,7 @@ fn record(ground: &Ground, cli: Cli, result: &Result<()>, took: Duration) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_peering_example_lifecycle_runs_on_this_liqo_version() -> Result<()> {
-    let ground = Ground::shared_real();
+    let ground = Ground::shared();
     let mut failures = Vec::new();
     for cli in Cli::available() {
         let began = Instant::now();

@@ -106,9 +106,10 @@ pub struct Options {
     pub liqo: LiqoMode,
 }
 
+/// Real Liqo ([`LiqoMode::real`]) unless a test asks for the simulator.
 impl Default for Options {
     fn default() -> Self {
-        Options { dir: None, lifetime: Lifetime::Attached, liqo: LiqoMode::Simulated }
+        Options { dir: None, lifetime: Lifetime::Attached, liqo: LiqoMode::real() }
     }
 }
 
@@ -128,21 +129,26 @@ pub struct Ground {
 }
 
 impl Ground {
-    /// The ground shared by all tests of one test binary: `milan` and `rome`, started on first use, killed with
-    /// the test process. Panics (failing the calling test) with the reason if it cannot start. Liqo is simulated
-    /// unless `LIQO_GROUND=real`.
+    /// The ground shared by all tests of one test binary: `milan` and `rome` with real Liqo, started on first
+    /// use, killed with the test process. Panics (failing the calling test) with the reason if it cannot start.
     pub fn shared() -> &'static Ground {
         shared::get()
     }
 
-    /// Like [`Ground::shared`], with real Liqo ([`LiqoMode::real`]) instead of the simulator.
-    pub fn shared_real() -> &'static Ground {
-        shared::get_real()
+    /// Like [`Ground::shared`], with the simulator instead of Liqo's controllers: only for tests of the simulator
+    /// and of faults real Liqo cannot be made to produce.
+    pub fn shared_simulated() -> &'static Ground {
+        shared::get_simulated()
     }
 
-    /// Starts a ground with the given clusters, attached to this process, with the simulator.
+    /// Starts a ground with the given clusters and real Liqo, attached to this process.
     pub async fn start(names: &[&str]) -> Result<Ground> {
         Ground::start_with(names, Options::default()).await
+    }
+
+    /// Like [`Ground::start`], with the simulator (see [`Ground::shared_simulated`]).
+    pub async fn start_simulated(names: &[&str]) -> Result<Ground> {
+        Ground::start_with(names, Options { liqo: LiqoMode::Simulated, ..Options::default() }).await
     }
 
     pub async fn start_with(names: &[&str], options: Options) -> Result<Ground> {

@@ -8,19 +8,17 @@ use std::sync::OnceLock;
 
 use super::{Ground, LiqoMode, MILAN, Options, ROME};
 
-/// The simulated ground, or the real-Liqo one when `LIQO_GROUND=real` (to try the suite on real Liqo before it
-/// becomes the default).
+/// The real-Liqo ground (version `$LIQO_VERSION`, default v1.2.0).
 pub(super) fn get() -> &'static Ground {
     static SHARED: OnceLock<Result<Ground, String>> = OnceLock::new();
-    let liqo =
-        if std::env::var("LIQO_GROUND").as_deref() == Ok("real") { LiqoMode::real() } else { LiqoMode::Simulated };
-    get_or_start(&SHARED, liqo)
+    get_or_start(&SHARED, LiqoMode::real())
 }
 
-/// The real-Liqo ground (version `$LIQO_VERSION`, default v1.2.0).
-pub(super) fn get_real() -> &'static Ground {
+/// The ground with Liqo's controllers played by the simulator (tests of the simulator and of faults real Liqo
+/// cannot be made to produce).
+pub(super) fn get_simulated() -> &'static Ground {
     static SHARED: OnceLock<Result<Ground, String>> = OnceLock::new();
-    get_or_start(&SHARED, LiqoMode::real())
+    get_or_start(&SHARED, LiqoMode::Simulated)
 }
 
 fn get_or_start(shared: &'static OnceLock<Result<Ground, String>>, liqo: LiqoMode) -> &'static Ground {
