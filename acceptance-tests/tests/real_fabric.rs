@@ -116,8 +116,48 @@ async fn provider_peering_connects_over_a_real_tunnel() -> Result<()> {
         ensure!(virtual_node_ready(ground).await?, "{what}: the virtual node on {ROME} is not Ready");
         let plan = work.plan().await?;
         ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
+        peerings_are_healthy(&work, &what).await?;
         destroy_leaves_nothing(ground, &work, &what).await?;
     }
+    Ok(())
+}
+
+/// `liqo_peering` on both sides of the working peering, as Liqo's ForeignCluster controller reports it: every
+/// module Healthy, milan a Provider for rome and rome a Consumer for milan.
+async fn peerings_are_healthy(work: &Workdir, what: &str) -> Result<()> {
+    let reads = format!(
+        r#"
+data "liqo_peering" "on_rome" {{
+  provider          = liqo.rome
+  remote_cluster_id = "{MILAN}"
+}}
+
+data "liqo_peering" "on_milan" {{
+  provider          = liqo.milan
+  remote_cluster_id = "{ROME}"
+}}
+
+output "peerings" {{
+  value = {{ on_rome = data.liqo_peering.on_rome, on_milan = data.liqo_peering.on_milan }}
+}}
+"#
+    );
+    work.write("peerings.tf", &reads)?;
+    work.apply().await.with_context(|| format!("{what}: reading liqo_peering"))?;
+    let outputs = work.output_json().await?;
+    for (side, role) in [("on_rome", "Provider"), ("on_milan", "Consumer")] {
+        let peering = &outputs["peerings"]["value"][side];
+        ensure!(peering["role"] == role, "{what}: liqo_peering {side} has role {}, not {role}", peering["role"]);
+        ensure!(peering["healthy"] == true, "{what}: liqo_peering {side} is not healthy: {peering}");
+        for module in ["networking", "authentication", "offloading"] {
+            ensure!(
+                peering[module]["status"] == "Healthy" || (side == "on_milan" && module == "offloading"),
+                "{what}: liqo_peering {side}: {module} is {}",
+                peering[module]
+            );
+        }
+    }
+    work.write("peerings.tf", "")?;
     Ok(())
 }
 
