@@ -20,7 +20,7 @@ use liqo_acceptance::observe::{eventually, flat};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::networking::{CONNECTION_CONNECTED, Connection};
-use liqo_schema::liqo::{GatewayServer, ResourceSlice};
+use liqo_schema::liqo::{ForeignCluster, GatewayServer, ResourceSlice};
 use rustix::process::{Pid, Signal};
 
 /// The tests build the same peering on the one shared ground.
@@ -116,15 +116,17 @@ async fn provider_peering_connects_over_a_real_tunnel() -> Result<()> {
         ensure!(virtual_node_ready(ground).await?, "{what}: the virtual node on {ROME} is not Ready");
         let plan = work.plan().await?;
         ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
-        peerings_are_healthy(&work, &what).await?;
+        peerings_are_healthy(ground, &work, &what).await?;
         destroy_leaves_nothing(ground, &work, &what).await?;
     }
     Ok(())
 }
 
 /// `liqo_peering` on both sides of the working peering, as Liqo's ForeignCluster controller reports it: every
-/// module Healthy, milan a Provider for rome and rome a Consumer for milan.
-async fn peerings_are_healthy(work: &Workdir, what: &str) -> Result<()> {
+/// module Healthy, milan a Provider for rome and rome a Consumer for milan. Rome's identity for milan is the
+/// declarative one (a control-plane Secret, no Identity resource): the API server URL and tenant namespaces are
+/// exactly what Liqo wrote in the ForeignCluster, null where it wrote nothing.
+async fn peerings_are_healthy(ground: &Ground, work: &Workdir, what: &str) -> Result<()> {
     let reads = format!(
         r#"
 data "liqo_peering" "on_rome" {{
@@ -156,6 +158,21 @@ output "peerings" {{
                 peering[module]
             );
         }
+    }
+    let on_rome = &outputs["peerings"]["value"]["on_rome"];
+    let fc: Api<ForeignCluster> = Api::all(ground.client(ROME).await?);
+    let status = fc.get(MILAN).await?.status.context("rome's ForeignCluster milan has no status")?;
+    let namespaces = status.tenant_namespace.unwrap_or_default();
+    for (field, written) in [
+        ("api_server_url", status.api_server_url),
+        ("tenant_namespace_local", namespaces.local),
+        ("tenant_namespace_remote", namespaces.remote),
+    ] {
+        ensure!(
+            on_rome[field] == serde_json::to_value(&written)?,
+            "{what}: liqo_peering on rome reports {field} = {}, Liqo wrote {written:?}",
+            on_rome[field]
+        );
     }
     work.write("peerings.tf", "")?;
     Ok(())
