@@ -5,9 +5,10 @@
 //! - OpenTofu 1.11.7 (no `terraform query`): `import` blocks whose IDs come from the `liqo_import_ids` data
 //!   source, `tofu plan -generate-config-out=generated.tf`, then the same.
 //!
-//! Each client adopts a fresh `liqoctl peer --networking-disabled` peering plus a `liqoctl offload namespace`
-//! (gateways do not run on the real ground yet): the apply must change no object (every resourceVersion of the
-//! peering's objects on both clusters is the same before and after), and `destroy -target` of the peer must
+//! Each client adopts a fresh `liqoctl peer` peering — network (Liqo's real gateways with keys Liqo generated, a
+//! real WireGuard tunnel), authentication, resource slice — plus a `liqoctl offload namespace`: the apply must
+//! change no object (every resourceVersion of the peering's objects on both clusters is the same before and
+//! after) and the tunnel stays `Connected`, and `destroy -target` of the peer must
 //! leave the consumer as `liqoctl unpeer` leaves it (no ResourceSlice, VirtualNode, Node or control-plane
 //! Identity for the provider) while the provider's Tenant stays, owned by `liqo_tenant`.
 //!
@@ -17,7 +18,6 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use base64::Engine;
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
@@ -100,16 +100,26 @@ async fn liqoctl(program: &Path, args: &[&str]) -> Result<Duration> {
     Ok(started.elapsed())
 }
 
-/// `liqoctl peer --networking-disabled` from rome to milan and `liqoctl offload namespace`, as a user did it
-/// before adopting.
+/// `liqoctl peer` from rome to milan (the gateway server behind a NodePort Service: the ground has no load
+/// balancer, like kind) and `liqoctl offload namespace`, as a user did it before adopting.
 async fn peer_with_liqoctl(ground: &Ground, cli: &Path) -> Result<()> {
     let (rome, milan) = (ground.kubeconfig(ROME).display().to_string(), ground.kubeconfig(MILAN).display().to_string());
     let took = liqoctl(
         cli,
-        &["peer", "--kubeconfig", &rome, "--remote-kubeconfig", &milan, "--networking-disabled", "--timeout", "120s"],
+        &[
+            "peer",
+            "--kubeconfig",
+            &rome,
+            "--remote-kubeconfig",
+            &milan,
+            "--gw-server-service-type",
+            "NodePort",
+            "--timeout",
+            "180s",
+        ],
     )
     .await?;
-    eprintln!("[adopt] liqoctl peer --networking-disabled: {took:.1?}");
+    eprintln!("[adopt] liqoctl peer: {took:.1?}");
     let namespaces: Api<Namespace> = Api::all(ground.client(ROME).await?);
     if namespaces.get_opt(OFFLOADED).await?.is_none() {
         let ns = Namespace {
@@ -191,9 +201,15 @@ async fn a_liqoctl_peering_is_adopted_without_touching_an_object() -> Result<()>
         };
         eprintln!("[adopt] {}: generate: {:.1?}", client.name(), generate.duration);
         let generated = std::fs::read_to_string(work.path().join("generated.tf"))?;
-        for ty in ["liqo_generate", "liqo_tenant", "liqo_peer", "liqo_offload"] {
+        for ty in ["liqo_generate", "liqo_gateway", "liqo_tenant", "liqo_peer", "liqo_offload"] {
             ensure!(generated.contains(&format!("resource \"{ty}\"")), "{what}: no {ty} generated:\n{generated}");
         }
+        // Both gateways, keeping the keys Liqo generated (no `gw-keys` Secret of this provider).
+        ensure!(
+            generated.matches("resource \"liqo_gateway\"").count() == 2,
+            "{what}: both gateways are generated:\n{generated}"
+        );
+        ensure!(!generated.contains("gw-keys"), "{what}: Liqo's gateway keys are kept:\n{generated}");
         // The handshake Tenant's `csr` is Liqo's (public) CSR; no key, and no liqo_consumer_key: Liqo keeps its own.
         ensure!(!generated.contains("PRIVATE KEY"), "{what}: key material in the generated configuration");
         ensure!(
@@ -203,7 +219,7 @@ async fn a_liqoctl_peering_is_adopted_without_touching_an_object() -> Result<()>
 
         let applied = work.apply().await.with_context(|| format!("{what}: apply"))?;
         ensure!(
-            applied.stdout.contains("5 imported, 0 added, 0 changed, 0 destroyed"),
+            applied.stdout.contains("7 imported, 0 added, 0 changed, 0 destroyed"),
             "{what}: the apply must only import:\n{}",
             applied.stdout
         );
@@ -220,6 +236,21 @@ async fn a_liqoctl_peering_is_adopted_without_touching_an_object() -> Result<()>
 
         let plan = work.plan().await?;
         ensure!(plan.is_empty(), "{what}: the plan after adoption is not empty:\n{}", plan.run().stdout);
+        for (cluster, namespace) in [(MILAN, format!("liqo-tenant-{ROME}")), (ROME, format!("liqo-tenant-{MILAN}"))] {
+            let connections: Api<DynamicObject> = Api::namespaced_with(
+                ground.client(cluster).await?,
+                &namespace,
+                &api_resource("networking.liqo.io", "Connection", "connections"),
+            );
+            let states: Vec<String> = connections
+                .list(&ListParams::default())
+                .await?
+                .items
+                .iter()
+                .map(|c| c.data.pointer("/status/value").and_then(|v| v.as_str()).unwrap_or("-").to_owned())
+                .collect();
+            ensure!(states == ["Connected"], "{what}: the adopted tunnel on {cluster} is {states:?}");
+        }
 
         let destroyed =
             work.destroy_with(&[&format!("-target={peer}")]).await.with_context(|| format!("{what}: unpeer"))?;
@@ -236,155 +267,5 @@ async fn a_liqoctl_peering_is_adopted_without_touching_an_object() -> Result<()>
         work.destroy().await.with_context(|| format!("{what}: destroy"))?;
         unpeer_with_liqoctl(ground, &cli).await.with_context(|| format!("{what}: cleaning up"))?;
     }
-    Ok(())
-}
-
-/// Objects as `liqoctl network connect` writes them (v1.2.0, `pkg/liqo-controller-manager/networking/forge`):
-/// the tenant namespaces, each side's Configuration with the peer's CIDRs, a GatewayServer on milan and a
-/// GatewayClient on rome without `secretRef` (Liqo generates their keys, Secret `gw-<gateway>`), and the
-/// PublicKeys, owned by the gateway, with the other side's generated key.
-async fn connect_like_liqoctl(ground: &Ground) -> Result<()> {
-    let dynamic = |group: &str, kind: &str, plural: &str| api_resource(group, kind, plural);
-    let configuration = dynamic("networking.liqo.io", "Configuration", "configurations");
-    let server = dynamic("networking.liqo.io", "GatewayServer", "gatewayservers");
-    let client = dynamic("networking.liqo.io", "GatewayClient", "gatewayclients");
-    let public_key = dynamic("networking.liqo.io", "PublicKey", "publickeies");
-    let create = |client: Client, ar: ApiResource, namespace: String, object: serde_json::Value| async move {
-        let api: Api<DynamicObject> = Api::namespaced_with(client, &namespace, &ar);
-        let object: DynamicObject = serde_json::from_value(object)?;
-        api.create(&PostParams::default(), &object)
-            .await
-            .with_context(|| format!("creating {} in {namespace}", ar.kind))
-    };
-    for (cluster, peer) in [(MILAN, ROME), (ROME, MILAN)] {
-        let c = ground.client(cluster).await?;
-        let ns = format!("liqo-tenant-{peer}");
-        let namespace: Namespace = serde_json::from_value(serde_json::json!({"metadata": {"name": ns, "labels": {
-            "liqo.io/remote-cluster-id": peer, "liqo.io/tenant-namespace": "true",
-            "pod-security.kubernetes.io/enforce": "privileged", "pod-security.kubernetes.io/audit": "privileged",
-            "pod-security.kubernetes.io/warn": "privileged"}}}))?;
-        Api::<Namespace>::all(c.clone()).create(&PostParams::default(), &namespace).await?;
-        let remote = ground.cluster(peer);
-        create(
-            c,
-            configuration.clone(),
-            ns.clone(),
-            serde_json::json!({
-                "apiVersion": "networking.liqo.io/v1beta1", "kind": "Configuration",
-                "metadata": {"name": peer, "labels": {"liqo.io/remote-cluster-id": peer}},
-                "spec": {"remote": {"cidr": {"pod": [remote.pod_cidr], "external": [remote.external_cidr]}}}
-            }),
-        )
-        .await?;
-    }
-    let template = |kind: &str, name: &str| serde_json::json!({"apiVersion": "networking.liqo.io/v1beta1", "kind": kind, "name": name, "namespace": "liqo"});
-    let (milan, rome) = (ground.client(MILAN).await?, ground.client(ROME).await?);
-    let gw_server = create(
-        milan.clone(),
-        server.clone(),
-        format!("liqo-tenant-{ROME}"),
-        serde_json::json!({
-            "apiVersion": "networking.liqo.io/v1beta1", "kind": "GatewayServer",
-            "metadata": {"name": ROME, "labels": {"liqo.io/remote-cluster-id": ROME}},
-            "spec": {"mtu": 1340, "endpoint": {"port": 51840, "serviceType": "NodePort", "nodePort": 30743},
-                     "serverTemplateRef": template("WgGatewayServerTemplate", "wireguard-server")}
-        }),
-    )
-    .await?;
-    let servers: Api<DynamicObject> = Api::namespaced_with(milan.clone(), &format!("liqo-tenant-{ROME}"), &server);
-    let endpoint =
-        liqo_acceptance::observe::eventually(Duration::from_secs(60), "the GatewayServer's endpoint", || async {
-            Ok(servers.get(ROME).await?.data.pointer("/status/endpoint").filter(|e| e["addresses"].is_array()).cloned())
-        })
-        .await?;
-    let gw_client = create(rome.clone(), client.clone(), format!("liqo-tenant-{MILAN}"), serde_json::json!({
-        "apiVersion": "networking.liqo.io/v1beta1", "kind": "GatewayClient",
-        "metadata": {"name": MILAN, "labels": {"liqo.io/remote-cluster-id": MILAN}},
-        "spec": {"mtu": 1340, "endpoint": {"addresses": endpoint["addresses"], "port": endpoint["port"], "protocol": "UDP"},
-                 "clientTemplateRef": template("WgGatewayClientTemplate", "wireguard-client")}
-    }))
-    .await?;
-    // Each side's key, from the Secret Liqo generated for its gateway, goes to the other side's PublicKey, owned
-    // by the other side's gateway.
-    let to_rome = Exchange { from: &milan, gateways: &server, name: ROME, to: &rome, owner: (&client, &gw_client) };
-    let to_milan = Exchange { from: &rome, gateways: &client, name: MILAN, to: &milan, owner: (&server, &gw_server) };
-    for x in [to_rome, to_milan] {
-        let from_ns = format!("liqo-tenant-{}", x.name);
-        let gateways: Api<DynamicObject> = Api::namespaced_with(x.from.clone(), &from_ns, x.gateways);
-        let secret_name =
-            liqo_acceptance::observe::eventually(Duration::from_secs(60), "the generated key Secret", || async {
-                let gateway = gateways.get(x.name).await?;
-                Ok(gateway.data.pointer("/status/secretRef/name").and_then(|n| n.as_str()).map(str::to_string))
-            })
-            .await?;
-        let secrets: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(x.from.clone(), &from_ns);
-        let secret = secrets.get(&secret_name).await?;
-        let key =
-            secret.data.as_ref().and_then(|d| d.get("publicKey")).context("the generated Secret has a publicKey")?;
-        let (owner_kind, owner) = (&x.owner.0.kind, x.owner.1);
-        let owner_ns = owner.metadata.namespace.clone().unwrap_or_default();
-        let peer = owner.metadata.name.clone().unwrap_or_default();
-        create(x.to.clone(), public_key.clone(), owner_ns, serde_json::json!({
-            "apiVersion": "networking.liqo.io/v1beta1", "kind": "PublicKey",
-            "metadata": {"name": peer, "labels": {"liqo.io/remote-cluster-id": peer, "networking.liqo.io/gateway-resource": "true"},
-                         "ownerReferences": [{"apiVersion": "networking.liqo.io/v1beta1", "kind": owner_kind,
-                                              "name": peer, "uid": owner.metadata.uid, "controller": true, "blockOwnerDeletion": true}]},
-            "spec": {"publicKey": base64::engine::general_purpose::STANDARD.encode(&key.0)}
-        }))
-        .await?;
-    }
-    Ok(())
-}
-
-/// One key hand-over of [`connect_like_liqoctl`]: the key of gateway `name` on `from` becomes a PublicKey on
-/// `to`, owned by `owner` (its kind and the object).
-struct Exchange<'a> {
-    from: &'a Client,
-    gateways: &'a ApiResource,
-    name: &'a str,
-    to: &'a Client,
-    owner: (&'a ApiResource, &'a DynamicObject),
-}
-
-/// SIMULATED networking (Liqo's gateways do not run on the real ground yet): gateways made as `liqoctl network
-/// connect` makes them, with keys Liqo generated, are found by the guide's query and adopted with no change —
-/// no `gw-keys` Secret appears and no gateway is pointed at one. The simulator plays Liqo's gateway controllers
-/// (endpoint, generated key Secrets, Connections). To run on real Liqo once its gateways run on the ground.
-#[tokio::test]
-async fn simulated_liqoctl_gateways_are_adopted_with_their_generated_keys() -> Result<()> {
-    let ground = Ground::start_simulated(&[MILAN, ROME]).await?;
-    connect_like_liqoctl(&ground).await?;
-    for (cluster, peer) in [(MILAN, ROME), (ROME, MILAN)] {
-        let connections: Api<DynamicObject> = Api::namespaced_with(
-            ground.client(cluster).await?,
-            &format!("liqo-tenant-{peer}"),
-            &api_resource("networking.liqo.io", "Connection", "connections"),
-        );
-        liqo_acceptance::observe::eventually(Duration::from_secs(60), "the simulated Connection", || async {
-            let all = connections.list(&ListParams::default()).await?;
-            Ok(all
-                .items
-                .iter()
-                .any(|c| c.data.pointer("/status/value") == Some(&serde_json::json!("Connected")))
-                .then_some(()))
-        })
-        .await?;
-    }
-    let before = peering_versions(&ground).await?;
-
-    let work = Workdir::new(Cli::Terraform, &tf::provider_config(&ground)).await?;
-    work.write("adopt.tfquery.hcl", &guide_file("adopt.tfquery.hcl")?)?;
-    let run = work.run(&["query", "-no-color", "-generate-config-out=generated.tf"]).await?;
-    ensure!(run.success(), "{run}");
-    let generated = std::fs::read_to_string(work.path().join("generated.tf"))?;
-    ensure!(generated.matches("resource \"liqo_gateway\"").count() == 2, "both gateways are generated:\n{generated}");
-    ensure!(!generated.contains("gw-keys"), "Liqo's keys are kept:\n{generated}");
-
-    let applied = work.apply().await?;
-    ensure!(applied.stdout.contains("4 imported, 0 added, 0 changed, 0 destroyed"), "{}", applied.stdout);
-    let after = peering_versions(&ground).await?;
-    ensure!(before == after, "adopting changed objects:\nbefore {before:#?}\nafter {after:#?}");
-    let plan = work.plan().await?;
-    ensure!(plan.is_empty(), "the plan after adoption is not empty:\n{}", plan.run().stdout);
     Ok(())
 }

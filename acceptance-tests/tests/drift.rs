@@ -4,8 +4,8 @@
 //! 2. an owned field changed out of band → the plan changes the owning resource → apply restores the field → the
 //!    plan is empty.
 //!
-//! Status written by Liqo's (simulated) controllers is never drift: every "plan is empty" check runs after the
-//! simulator has written status for the objects just (re)created.
+//! Status written by Liqo's controllers is never drift: every "plan is empty" check runs after Liqo has written
+//! status for the objects just (re)created.
 //!
 //! Each client gets a ground of its own (`milan` + `rome`), so both run at the same time; the tenant Namespaces
 //! themselves are left out of the deletion table (deleting one deletes every object of the peering inside it,
@@ -26,7 +26,7 @@ const MILAN_NS: &str = "liqo-tenant-rome";
 const ROME_NS: &str = "liqo-tenant-milan";
 const DEMO_NS: &str = "liqo-drift-demo";
 
-/// How long an out-of-band deletion may take (Liqo's finalizers are released by the simulator).
+/// How long an out-of-band deletion may take (until Liqo releases its finalizers).
 const GONE_WITHIN: Duration = Duration::from_secs(90);
 
 /// One object a resource owns.
@@ -318,9 +318,9 @@ async fn every_owned_object(cli: Cli) -> Result<usize> {
     let ground = Ground::start(&[MILAN, ROME]).await?;
     let work = Workdir::new(cli, &config(&ground)).await?;
     work.apply().await?;
-    // The simulator keeps writing status (endpoints, Connections, conditions) after apply returns.
+    // Liqo keeps writing status (endpoints, Connections, conditions) after apply returns.
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert_plan_empty(&work, "the first apply and the simulator's status writes").await?;
+    assert_plan_empty(&work, "the first apply and Liqo's status writes").await?;
 
     let mut failures = Vec::new();
     let mut checked = 0;

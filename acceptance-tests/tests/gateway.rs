@@ -1,8 +1,8 @@
 //! `liqo_gateway` against the test ground, once per client (Terraform 1.16.4, Terraform 1.0.11, OpenTofu 1.11.7):
-//! liqo_generate on both sides, the WireGuard server on `milan` and the client on `rome`. The simulator plays
-//! Liqo's networking controllers: it renders the gateways, publishes the server endpoint and sets each
-//! Connection to `Connected` only when each side's PublicKey holds the key the other side's gateway loaded from
-//! its key Secret when its pod started.
+//! liqo_generate on both sides, the WireGuard server on `milan` and the client on `rome`. Liqo's own networking
+//! controllers render the gateways and publish the server endpoint (milan's node address on the ground's wire);
+//! Liqo's gateways report each Connection `Connected` once the real WireGuard handshake with the keys they loaded
+//! from their key Secrets at start succeeds.
 //!
 //! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one gateway per peer.
 use std::time::Duration;
@@ -139,7 +139,7 @@ async fn check_objects(ground: &Ground, cli: Cli, mtu: i64) -> Result<()> {
     let ground = Ground::shared();
     assert_eq!(remote.pod, Some(vec![ground.cluster(ROME).pod_cidr.clone()]), "{cli}: rome's pod CIDR");
     assert_eq!(remote.external, Some(vec![ground.cluster(ROME).external_cidr.clone()]), "{cli}: rome's external CIDR");
-    assert!(conf.spec.local.is_some(), "{cli}: Liqo (simulated) fills spec.local");
+    assert!(conf.spec.local.is_some(), "{cli}: Liqo fills spec.local");
     let owned = owned_fields(&conf);
     assert!(
         owned.contains("f:remote") && !owned.contains("f:local") && !owned.contains("f:status"),

@@ -1,7 +1,7 @@
 //! `liqo_offload` on the full chain liqo_generate → liqo_gateway → liqo_tenant → liqo_peer → liqo_offload
 //! between `milan` (provider) and `rome` (consumer), once per client (Terraform 1.16.4,
-//! Terraform 1.0.11, OpenTofu 1.11.7). The simulator plays Liqo's offloading controller: it selects virtual nodes, creates the remote
-//! namespaces on milan and reports the phase.
+//! Terraform 1.0.11, OpenTofu 1.11.7). Liqo's offloading controllers select virtual nodes, create the remote
+//! namespaces on milan and report the phase.
 //!
 //! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one peering per pair.
 use std::collections::BTreeMap;

@@ -1,8 +1,8 @@
 //! `liqo_peer` on the full chain liqo_generate → liqo_gateway → liqo_consumer_key → liqo_tenant → liqo_peer
-//! between `milan` (provider) and `rome` (consumer), once per client (Terraform 1.16.4 and OpenTofu 1.11.7). The
-//! simulator plays Liqo: it replicates the ResourceSlice to milan with the kubeconfig of the identity Secret
-//! (so rome's key and the certificate milan signed for it are used for real), approves it there and registers the
-//! virtual node on rome.
+//! between `milan` (provider) and `rome` (consumer), once per client (Terraform 1.16.4 and OpenTofu 1.11.7). Liqo's
+//! crd-replicator copies the ResourceSlice to milan with the kubeconfig of the identity Secret (so rome's key and
+//! the certificate milan signed for it are used for real), Liqo accepts it there and its virtual kubelet
+//! registers the virtual node on rome.
 //!
 //! The two clients run one after the other: there is one milan/rome pair, and Liqo allows one peering per pair.
 use std::collections::BTreeMap;
@@ -46,8 +46,8 @@ fn quantities(pairs: &[(&str, &str)]) -> Value {
     Value::Object(pairs.iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
 }
 
-/// The virtual node on rome is Ready with the given capacity (the simulator's virtual kubelet reports the
-/// accepted resources as capacity).
+/// The virtual node on rome is Ready with the given capacity (Liqo's virtual kubelet reports the accepted
+/// resources as capacity).
 async fn assert_node_ready(rome: &Client, cli: Cli, capacity: &[(&str, &str)]) -> Result<()> {
     let nodes: Api<Node> = Api::all(rome.clone());
     let want: BTreeMap<String, String> = capacity.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

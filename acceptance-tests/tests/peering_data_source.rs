@@ -60,7 +60,7 @@ fn guard(peer: &str) -> String {
     )
 }
 
-/// The ForeignCluster named `name` once `ready` holds for it (polled: the simulator debounces its writes).
+/// The ForeignCluster named `name` once `ready` holds for it (polled: Liqo writes status in several steps).
 async fn wait_fc(
     api: &Api<ForeignCluster>,
     name: &str,

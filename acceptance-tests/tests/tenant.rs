@@ -1,10 +1,9 @@
-//! `liqo_tenant` against the test ground (the simulator plays Liqo's controllers on `milan`), once per client
+//! `liqo_tenant` against the test ground (real Liqo on `milan`), once per client
 //! (Terraform 1.16.4, Terraform 1.0.11, OpenTofu 1.11.7).
 //!
 //! The test plays the consumer: it makes a key and CSR as liqo_consumer_key does and keeps the key, hands only
 //! the CSR to liqo_tenant, and authenticates with the issued certificate for real: kube-apiserver checks it and
-//! RBAC decides what the consumer user may do, and the simulator's ResourceSlice approval follows the Tenant's
-//! condition.
+//! RBAC decides what the consumer user may do, and Liqo's ResourceSlice approval follows the Tenant's condition.
 use std::collections::BTreeMap;
 use std::time::Duration;
 
