@@ -1354,6 +1354,9 @@ fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name: &st
         GatewayObj::Server(g) => (g.spec.mtu, g.spec.secret_ref.as_ref().and_then(|s| s.name.clone())),
         GatewayObj::Client(g) => (g.spec.mtu, g.spec.secret_ref.as_ref().and_then(|s| s.name.clone())),
     };
+    // liqoctl writes `secretRef: {name: ""}` on gateways whose keys Liqo generates (a Go struct, not a pointer):
+    // no key Secret of ours, the same as no secretRef.
+    let secret = secret.filter(|name| !name.is_empty());
     state.set("mtu", opt_number(mtu));
     state.set("key_secret_name", Value::opt_string(secret));
 
@@ -2095,6 +2098,18 @@ mod tests {
         let r = plan_update(&state, &config("server"));
         assert_eq!(r.planned.get("mtu"), &Value::Number(1340.0), "apply re-asserts the configured value");
         assert_eq!(r.planned.get("remote_public_key"), &Value::string(KEY));
+    }
+
+    #[test]
+    fn a_liqoctl_gateway_with_an_empty_secret_ref_imports_without_a_key_secret() {
+        let s = spec("server");
+        let mut obs = observed(&s, None);
+        if let GatewayObj::Server(g) = &mut obs.gateway {
+            g.spec.secret_ref = Some(SecretReference { name: Some(String::new()) });
+        }
+        let defaults = Value::object([("wait_for_connection", Value::Bool(true)), ("timeouts", Value::Null)]);
+        let state = state_from_observed(&defaults, &obs, "liqo-tenant-rome", "rome");
+        assert!(state.get("key_secret_name").is_null(), "{state:?}");
     }
 
     #[test]
