@@ -312,7 +312,8 @@ async fn a_deleted_namespace_finishes_terminating_and_orphans_are_collected() ->
 
 #[tokio::test]
 async fn faults_are_set_and_cleared_per_cluster() -> Result<()> {
-    let ground = Ground::shared();
+    // The simulator's fault switches exist only on the simulated ground.
+    let ground = Ground::shared_simulated();
     let faults = |client: Client| async move {
         let api: Api<ConfigMap> = Api::namespaced(client, labels::DEFAULT_LIQO_NAMESPACE);
         Ok::<_, anyhow::Error>(api.get(FAULTS_CONFIGMAP).await?.data.unwrap_or_default())

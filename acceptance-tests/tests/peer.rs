@@ -256,40 +256,53 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         plan_text(&plan)
     );
 
-    // A slice the provider denies fails the apply with Liqo's reason; the failed peer is tainted.
-    ground.set_fault(MILAN, "deny-resource-slices", "true").await?;
-    let failed = work.apply_fails().await;
-    ground.clear_faults(MILAN).await?;
-    let failed = failed?;
+    // A slice the provider denies fails the apply with Liqo's reason; the failed peer is tainted. Liqo denies the
+    // new slices of a Cordoned tenant.
+    let resized = r#"{ cpu = "8", memory = "16Gi", pods = "110" }"#;
+    let normal = chain(ground, resized);
+    let active_tenant = "  csr                 = liqo_consumer_key.rome.csr\n";
+    let cordoned = normal.replace(active_tenant, &format!("{active_tenant}  tenant_condition    = \"Cordoned\"\n"));
+    ensure!(cordoned != normal, "the chain's liqo_tenant block changed shape: cannot cordon it");
+    work.write("main.tf", &cordoned)?;
+    let failed = work.apply_fails().await?;
     let stderr = flat(&failed.stderr);
-    for needle in ["Resources is Denied", "ResourceSliceResourcesDenied", "deny-resource-slices", "Cordoned or Drained"]
-    {
+    for needle in ["Resources is Denied", "ResourceSliceResourcesDenied", "Cordoned or Drained"] {
         ensure!(stderr.contains(needle), "{cli}: the failure mentions {needle:?}:\n{}", failed.stderr);
     }
     let tainted = instance(&work, PEER)?.context("the failed peer is recorded")?;
     assert_eq!(tainted["status"], json!("tainted"), "{cli}: the failed peer is tainted");
 
-    // The following apply replaces it and restores the peering.
+    // The following apply (the tenant Active again) replaces it and restores the peering.
+    work.write("main.tf", &normal)?;
     work.apply().await?;
     assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
     ensure!(work.plan().await?.is_empty(), "{cli}: the plan after restoring the peering must be empty");
 
     // With networking configured, Liqo keeps the virtual node NotReady until the Connection is Connected: a peer
-    // created while the tunnel is down times out, and its error names the Connection and its state.
+    // created while the tunnel is down times out, and its error names the Connection and its state. The tunnel
+    // is broken out of band (rome's PublicKey for milan gets a stranger's key, which Liqo's gateway applies) and
+    // the apply runs without refresh, so Terraform does not repair the gateway first.
     work.destroy_with(&[&format!("-target={PEER}")]).await?;
     assert_unpeered(&rome, &milan, cli).await?;
-    let resized = r#"{ cpu = "8", memory = "16Gi", pods = "110" }"#;
-    let normal = chain(ground, resized);
     let hurried = normal.replace(
         "  depends_on                = [liqo_gateway.client]\n",
         "  depends_on                = [liqo_gateway.client]\n  timeouts {\n    create = \"20s\"\n  }\n",
     );
     ensure!(hurried != normal, "the chain's liqo_peer block changed shape: cannot give it a short create timeout");
     work.write("main.tf", &hurried)?;
-    ground.set_fault(ROME, "fail-connections", "true").await?;
-    let failed = work.apply_fails().await;
-    ground.clear_faults(ROME).await?;
-    let stderr = flat(&failed?.stderr);
+    let keys: Api<liqo_schema::liqo::PublicKey> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
+    let stranger = json!({"spec": {"publicKey": "mLrMaL0VWl1hSqOvMb5iwBtBZgrCZ0AYfxeNTyA2tWo="}});
+    keys.patch(MILAN, &PatchParams::default(), &Patch::Merge(&stranger)).await?;
+    let connections: Api<liqo_schema::liqo::Connection> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
+    eventually(Duration::from_secs(60), "rome's Connection to go to Error after the key change", || async {
+        let all = connections.list(&ListParams::default()).await?;
+        Ok(all.items.iter().any(|c| c.status.as_ref().and_then(|s| s.value.as_deref()) == Some("Error")).then_some(()))
+    })
+    .await
+    .with_context(|| format!("{cli}: breaking the tunnel"))?;
+    let run = work.run(&["apply", "-auto-approve", "-input=false", "-no-color", "-refresh=false"]).await?;
+    ensure!(!run.success(), "{cli}: the peer must time out while the tunnel is down:\n{run}");
+    let stderr = flat(&run.stderr);
     for needle in [
         &format!("Timed out waiting for Node {SLICE}"),
         "NotReady until the network Connection is Connected",
@@ -298,6 +311,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     ] {
         ensure!(stderr.contains(needle), "{cli}: the timeout mentions {needle:?}:\n{stderr}");
     }
+    // The next apply repairs the PublicKey (drift) and replaces the timed-out peer.
     work.write("main.tf", &normal)?;
     work.apply().await?;
     assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;

@@ -28,6 +28,7 @@ use base64::Engine;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ObjectReference, Secret};
 use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ObjectMeta};
 use liqo_schema::liqo::{
     CONNECTION_CONNECTED, CONNECTION_ERROR, ClusterConfig, ClusterConfigCidr, Configuration, ConfigurationSpec,
@@ -58,8 +59,16 @@ const NODE_PORT_RANGE: std::ops::RangeInclusive<i64> = 30000..=32767;
 /// longer than this fails the apply.
 const ERROR_GRACE: Duration = Duration::from_secs(10);
 /// A `Connected` that predates the apply must hold this long before an update counts as done: Liqo's ping-based
-/// checker needs about this long to notice that a changed key, endpoint or MTU broke the tunnel.
+/// checker needs about this long to notice that a changed key, endpoint or MTU broke the tunnel. For a
+/// Connection without latency measurements (nothing tells a fresh `Connected` from the one before the change).
 const SETTLE: Duration = Duration::from_secs(10);
+/// Liqo's gateway writes the latency it measured at least every `--ping-update-status-interval` (10 s) while
+/// Connected, and turns the Connection to `Error` after `--ping-loss-threshold` lost pings (5 × 2 s): within this
+/// window after a change, one or the other shows whether the tunnel survived it.
+const FRESH_MEASUREMENT: Duration = Duration::from_secs(30);
+/// A measurement counts as taken after the change only if it is this much younger than the change (Liqo's
+/// `--ping-interval`): a ping sent just before Liqo's wireguard applied the change proves nothing.
+const PING_INTERVAL: Duration = Duration::from_secs(2);
 /// How long to wait for the key Secret to appear (it may be created concurrently by liqo_generate when the
 /// configuration passes names as literals rather than references).
 const SECRET_WAIT: Duration = Duration::from_secs(30);
@@ -804,16 +813,17 @@ enum Mode {
     Await,
     /// In `Error`: waiting for it to clear within [`ERROR_GRACE`].
     Grace,
-    /// `Connected` was already there before this apply (it may predate the change): confirming it stays so for
-    /// [`SETTLE`], the time Liqo takes to report a broken tunnel.
-    Settle,
+    /// `Connected` was already there before this apply (it may predate the change): waiting for a latency Liqo
+    /// measured after `fresh_after` (or, for a Connection without measurements, for it to stay so for
+    /// [`SETTLE`], the time Liqo takes to report a broken tunnel).
+    Settle { fresh_after: Timestamp },
 }
 
 /// Phase of the Connection wait as one check sees it.
 #[derive(Debug, PartialEq)]
 enum ConnPhase {
-    /// `Connected` on the Connection with this UID.
-    Connected { uid: Option<String> },
+    /// `Connected` on the Connection with this UID, with the time of Liqo's latest latency measurement.
+    Connected { uid: Option<String>, measured_at: Option<Timestamp> },
     /// `Error` seen on the Connection with this name (latency as Liqo reports it).
     Error { name: String, latency: Option<String> },
     /// Left `Error` (or `Connected` while settling) for something else, e.g. Connecting again: start over.
@@ -846,17 +856,23 @@ fn connection_check(
     };
     let object = connection_name(conn, namespace);
     let value = status_value(conn);
+    let measured_at =
+        conn.status.as_ref().and_then(|s| s.latency.as_ref()).and_then(|l| l.timestamp.as_ref()).map(|t| t.0);
+    let connected = ConnPhase::Connected { uid: conn.metadata.uid.clone(), measured_at };
     match (value.as_str(), mode) {
-        (CONNECTION_CONNECTED, Mode::Settle) => kube_ops::Check::Pending(format!(
-            "{object} status.value = Connected; confirming it stays Connected after the change"
+        (CONNECTION_CONNECTED, Mode::Settle { fresh_after }) if measured_at.is_some_and(|at| at > fresh_after) => {
+            kube_ops::Check::Ready(connected)
+        }
+        (CONNECTION_CONNECTED, Mode::Settle { .. }) => kube_ops::Check::Pending(format!(
+            "{object} status.value = Connected; waiting for Liqo's gateway to measure the tunnel after the change"
         )),
-        (CONNECTION_CONNECTED, _) => kube_ops::Check::Ready(ConnPhase::Connected { uid: conn.metadata.uid.clone() }),
+        (CONNECTION_CONNECTED, _) => kube_ops::Check::Ready(connected),
         (CONNECTION_ERROR, Mode::Grace) => kube_ops::Check::Pending(format!("{object} status.value = Error")),
         (CONNECTION_ERROR, _) => kube_ops::Check::Ready(ConnPhase::Error {
             name: conn.metadata.name.clone().unwrap_or_default(),
             latency: conn.status.as_ref().and_then(|s| s.latency.as_ref()).and_then(|l| l.value.clone()),
         }),
-        (_, Mode::Grace | Mode::Settle) => kube_ops::Check::Ready(ConnPhase::Recovering),
+        (_, Mode::Grace | Mode::Settle { .. }) => kube_ops::Check::Ready(ConnPhase::Recovering),
         ("", Mode::Await) => kube_ops::Check::Pending(format!("{object} has no status.value yet")),
         (other, Mode::Await) => kube_ops::Check::Pending(format!("{object} status.value = {other}")),
     }
@@ -1188,13 +1204,16 @@ impl GatewayResource {
     ) -> Result<(), OpError> {
         let selector = spec.selector();
         let ns = apis.namespace.clone();
+        // The objects were just applied: only a measurement taken after this shows the tunnel as changed.
+        let fresh_after = Timestamp::now() + PING_INTERVAL;
         let mut mode = Mode::Await;
+        let mut settle = SETTLE;
         let mut last_error: Option<(String, Option<String>)> = None;
         loop {
             let (budget, waiting_for) = match mode {
                 Mode::Await => (deadline.remaining(), "status.value == Connected"),
                 Mode::Grace => (ERROR_GRACE.min(deadline.remaining()), "the Connection to leave Error"),
-                Mode::Settle => (SETTLE.min(deadline.remaining()), "the Connection to stay Connected"),
+                Mode::Settle { .. } => (settle.min(deadline.remaining()), "a fresh measurement of the tunnel"),
             };
             let target = WaitTarget::labelled(&apis.connections, &selector, waiting_for);
             let res = kube_ops::wait_until(ctx, &apis.connections, target, budget, |all: &[Connection]| {
@@ -1202,10 +1221,11 @@ impl GatewayResource {
             })
             .await;
             match (mode, res) {
-                (_, Ok(ConnPhase::Connected { uid })) => {
+                (_, Ok(ConnPhase::Connected { uid, measured_at })) => {
                     let stale = uid.is_some_and(|u| preexisting.contains(&u));
                     if mode == Mode::Await && stale {
-                        mode = Mode::Settle;
+                        settle = if measured_at.is_some() { FRESH_MEASUREMENT } else { SETTLE };
+                        mode = Mode::Settle { fresh_after };
                     } else {
                         return Ok(());
                     }
@@ -1216,7 +1236,7 @@ impl GatewayResource {
                 }
                 (_, Ok(ConnPhase::Recovering)) => mode = Mode::Await,
                 // Connected throughout the settle window.
-                (Mode::Settle, Err(OpError::Timeout { .. })) => return Ok(()),
+                (Mode::Settle { .. }, Err(OpError::Timeout { .. })) => return Ok(()),
                 (Mode::Grace, Err(OpError::Timeout { .. })) => {
                     let (name, latency) = last_error.take().unwrap_or_default();
                     let warnings = warnings_about(ctx, apis, regarding("Connection", name.clone())).await;
@@ -1599,7 +1619,8 @@ impl Resource for GatewayResource {
 mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-    use liqo_schema::liqo::{ConnectionStatus, GatewayServerStatus};
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use liqo_schema::liqo::{ConnectionLatency, ConnectionStatus, GatewayServerStatus};
     use serde_json::json;
 
     const KEY: &str = "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=";
@@ -2163,7 +2184,7 @@ mod tests {
             kube_ops::Check::Ready(p) => Some(p),
             _ => None,
         };
-        let connected = Some(ConnPhase::Connected { uid: Some("conn-1".into()) });
+        let connected = Some(ConnPhase::Connected { uid: Some("conn-1".into()), measured_at: None });
         // Waiting: Connecting pends, Connected is done, Error starts the grace period.
         assert!(matches!(connection_check(&[], Some("uid-1"), "ns", Mode::Await), kube_ops::Check::Pending(_)));
         assert!(matches!(check("Connecting", Mode::Await), kube_ops::Check::Pending(_)));
@@ -2179,9 +2200,30 @@ mod tests {
         assert_eq!(ready(connection_check(&[], Some("uid-1"), "ns", Mode::Grace)), Some(ConnPhase::Recovering));
         // Settling a pre-existing Connected: staying Connected pends (the timeout is success), Error fails over
         // to the grace period, anything else starts over.
-        assert!(matches!(check("Connected", Mode::Settle), kube_ops::Check::Pending(_)));
-        assert!(matches!(ready(check("Error", Mode::Settle)), Some(ConnPhase::Error { .. })));
-        assert_eq!(ready(check("Connecting", Mode::Settle)), Some(ConnPhase::Recovering));
+        let settle = Mode::Settle { fresh_after: Timestamp::now() };
+        assert!(matches!(check("Connected", settle), kube_ops::Check::Pending(_)));
+        assert!(matches!(ready(check("Error", settle)), Some(ConnPhase::Error { .. })));
+        assert_eq!(ready(check("Connecting", settle)), Some(ConnPhase::Recovering));
+    }
+
+    #[test]
+    fn after_a_change_only_a_fresh_measurement_confirms_connected() {
+        let change = Timestamp::now();
+        let measured = |at: Timestamp| {
+            let mut c = conn("gw-rome", Some("uid-1"), "Connected");
+            c.status = Some(ConnectionStatus {
+                value: Some("Connected".into()),
+                latency: Some(ConnectionLatency { value: Some("1ms".into()), timestamp: Some(Time(at)) }),
+            });
+            connection_check(&[c], Some("uid-1"), "ns", Mode::Settle { fresh_after: change })
+        };
+        let before = change - std::time::Duration::from_secs(5);
+        let after = change + std::time::Duration::from_secs(1);
+        assert!(matches!(measured(before), kube_ops::Check::Pending(_)), "a measurement from before the change");
+        assert!(
+            matches!(measured(after), kube_ops::Check::Ready(ConnPhase::Connected { measured_at: Some(at), .. }) if at == after),
+            "a measurement after the change confirms the tunnel"
+        );
     }
 
     #[test]
