@@ -127,15 +127,36 @@ const ETCD: &str = "etcd";
 /// `count` free ports on 127.0.0.1, chosen at once: every listener is held until all are bound, so that no port
 /// is handed out twice.
 pub fn free_ports(count: usize) -> Result<Vec<u16>> {
-    let listeners = (0..count)
-        .map(|_| TcpListener::bind("127.0.0.1:0"))
-        .collect::<std::io::Result<Vec<_>>>()
-        .context("finding free ports on 127.0.0.1")?;
-    listeners
-        .iter()
+    // Not bind(0): it hands out ports of the ephemeral range, from which every outgoing connection on the machine
+    // also takes its source port, so a port chosen that way and bound seconds later (Liqo's webhook binds only
+    // after its chart is applied) may be taken by then. Below the range only listeners take ports.
+    let below = ephemeral_range_start().unwrap_or(32768);
+    let candidates = LOWEST_PORT..below;
+    let mut held: Vec<TcpListener> = Vec::with_capacity(count);
+    for _ in 0..count * 200 {
+        if held.len() == count {
+            break;
+        }
+        let port = rand::random_range(candidates.clone());
+        // Held until all are chosen, so one call never returns a port twice.
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            held.push(listener);
+        }
+    }
+    anyhow::ensure!(held.len() == count, "found only {} free ports in {candidates:?} on 127.0.0.1", held.len());
+    held.iter()
         .map(|l| l.local_addr().map(|a| a.port()))
         .collect::<std::io::Result<Vec<_>>>()
         .context("reading a listener's port")
+}
+
+/// Ports the ground picks from: above the well-known and common service ports.
+const LOWEST_PORT: u16 = 10000;
+
+/// The first port of the kernel's ephemeral range (`net.ipv4.ip_local_port_range`).
+fn ephemeral_range_start() -> Option<u16> {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    range.split_whitespace().next()?.parse().ok().filter(|start| *start > LOWEST_PORT + 1000)
 }
 
 /// Where one cluster's files go and what it listens on.
@@ -411,5 +432,19 @@ async fn wait_ready(layout: &Layout, started: &Mutex<Vec<Supervised>>) -> Result
             );
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_distinct_and_below_the_ephemeral_range() {
+        let ports = free_ports(20).unwrap();
+        let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), 20, "{ports:?}");
+        let below = ephemeral_range_start().unwrap_or(32768);
+        assert!(ports.iter().all(|p| (LOWEST_PORT..below).contains(p)), "{ports:?} outside {LOWEST_PORT}..{below}");
     }
 }
