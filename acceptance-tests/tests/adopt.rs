@@ -14,10 +14,8 @@
 //!
 //! Run: `acceptance-tests/test -p liqo-acceptance --test adopt`.
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
@@ -85,28 +83,12 @@ async fn peering_versions(ground: &Ground) -> Result<BTreeMap<String, String>> {
     Ok(all)
 }
 
-async fn liqoctl(program: &Path, args: &[&str]) -> Result<Duration> {
-    let started = Instant::now();
-    let output = tokio::process::Command::new(program).args(args).output().await.context("running liqoctl")?;
-    if !output.status.success() {
-        bail!(
-            "liqoctl {} failed ({}):\n{}{}",
-            args.join(" "),
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    Ok(started.elapsed())
-}
-
 /// `liqoctl peer` from rome to milan (the gateway server behind a NodePort Service: the ground has no load
 /// balancer, like kind) and `liqoctl offload namespace`, as a user did it before adopting.
-async fn peer_with_liqoctl(ground: &Ground, cli: &Path) -> Result<()> {
+async fn peer_with_liqoctl(ground: &Ground) -> Result<()> {
     let (rome, milan) = (ground.kubeconfig(ROME).display().to_string(), ground.kubeconfig(MILAN).display().to_string());
-    let took = liqoctl(
-        cli,
-        &[
+    let took = ground
+        .liqoctl(&[
             "peer",
             "--kubeconfig",
             &rome,
@@ -116,9 +98,8 @@ async fn peer_with_liqoctl(ground: &Ground, cli: &Path) -> Result<()> {
             "NodePort",
             "--timeout",
             "180s",
-        ],
-    )
-    .await?;
+        ])
+        .await?;
     eprintln!("[adopt] liqoctl peer: {took:.1?}");
     let namespaces: Api<Namespace> = Api::all(ground.client(ROME).await?);
     if namespaces.get_opt(OFFLOADED).await?.is_none() {
@@ -128,7 +109,8 @@ async fn peer_with_liqoctl(ground: &Ground, cli: &Path) -> Result<()> {
         };
         namespaces.create(&PostParams::default(), &ns).await?;
     }
-    liqoctl(cli, &["offload", "namespace", OFFLOADED, "--kubeconfig", &rome, "--pod-offloading-strategy", "Remote"])
+    ground
+        .liqoctl(&["offload", "namespace", OFFLOADED, "--kubeconfig", &rome, "--pod-offloading-strategy", "Remote"])
         .await?;
     Ok(())
 }
@@ -159,20 +141,18 @@ async fn consumer_unpeered(ground: &Ground) -> Result<Vec<String>> {
 
 /// Undoes what a round left (the remaining adopted resources are destroyed by the client first), so the next
 /// round adopts a fresh liqoctl peering.
-async fn unpeer_with_liqoctl(ground: &Ground, cli: &Path) -> Result<()> {
+async fn unpeer_with_liqoctl(ground: &Ground) -> Result<()> {
     let (rome, milan) = (ground.kubeconfig(ROME).display().to_string(), ground.kubeconfig(MILAN).display().to_string());
-    liqoctl(cli, &["unpeer", "--kubeconfig", &rome, "--remote-kubeconfig", &milan, "--timeout", "120s"]).await?;
+    ground.liqoctl(&["unpeer", "--kubeconfig", &rome, "--remote-kubeconfig", &milan, "--timeout", "120s"]).await?;
     Ok(())
 }
 
 #[tokio::test]
 async fn a_liqoctl_peering_is_adopted_without_touching_an_object() -> Result<()> {
     let ground = Ground::shared();
-    let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
-    let cli = state.bin.join("liqoctl");
     for client in Cli::available() {
         let what = format!("adopting a liqoctl peering with {}", client.name());
-        peer_with_liqoctl(ground, &cli).await.with_context(|| format!("{what}: liqoctl"))?;
+        peer_with_liqoctl(ground).await.with_context(|| format!("{what}: liqoctl"))?;
         let before = peering_versions(ground).await?;
 
         let work = Workdir::new(client, &tf::provider_config(ground)).await?;
@@ -265,7 +245,7 @@ async fn a_liqoctl_peering_is_adopted_without_touching_an_object() -> Result<()>
         ensure!(tenants.get_opt(ROME).await?.is_some(), "{what}: the Tenant belongs to liqo_tenant and must stay");
 
         work.destroy().await.with_context(|| format!("{what}: destroy"))?;
-        unpeer_with_liqoctl(ground, &cli).await.with_context(|| format!("{what}: cleaning up"))?;
+        unpeer_with_liqoctl(ground).await.with_context(|| format!("{what}: cleaning up"))?;
     }
     Ok(())
 }

@@ -329,7 +329,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         "Key mismatch",
         "wireguard_public_key",
         endpoint.as_str(),
-        "does not hold the public key",
+        "status.value has been Error",
     ] {
         assert!(run.stderr.contains(needle), "{cli}: the failed update mentions `{needle}`:\n{}", run.stderr);
     }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use anyhow::{Context, Result, ensure};
+use anyhow::{Context, Result, bail, ensure};
 use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, Client};
@@ -294,12 +294,27 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let stranger = json!({"spec": {"publicKey": "mLrMaL0VWl1hSqOvMb5iwBtBZgrCZ0AYfxeNTyA2tWo="}});
     keys.patch(MILAN, &PatchParams::default(), &Patch::Merge(&stranger)).await?;
     let connections: Api<liqo_schema::liqo::Connection> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
-    eventually(Duration::from_secs(60), "rome's Connection to go to Error after the key change", || async {
-        let all = connections.list(&ListParams::default()).await?;
-        Ok(all.items.iter().any(|c| c.status.as_ref().and_then(|s| s.value.as_deref()) == Some("Error")).then_some(()))
-    })
-    .await
-    .with_context(|| format!("{cli}: breaking the tunnel"))?;
+    let broken =
+        eventually(Duration::from_secs(60), "rome's Connection to go to Error after the key change", || async {
+            let all = connections.list(&ListParams::default()).await?;
+            Ok(all
+                .items
+                .iter()
+                .any(|c| c.status.as_ref().and_then(|s| s.value.as_deref()) == Some("Error"))
+                .then_some(()))
+        })
+        .await;
+    if let Err(e) = broken {
+        let seen: Vec<String> = connections
+            .list(&ListParams::default())
+            .await?
+            .items
+            .iter()
+            .map(|c| format!("{}: {:?}", c.metadata.name.clone().unwrap_or_default(), c.status))
+            .collect();
+        let key = keys.get(MILAN).await?.spec.public_key.map(|k| k.0.len());
+        bail!("{cli}: breaking the tunnel: {e:#}; Connections {seen:?}; PublicKey milan holds {key:?} bytes");
+    }
     let run = work.run(&["apply", "-auto-approve", "-input=false", "-no-color", "-refresh=false"]).await?;
     ensure!(!run.success(), "{cli}: the peer must time out while the tunnel is down:\n{run}");
     let stderr = flat(&run.stderr);

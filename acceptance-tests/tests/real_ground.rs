@@ -134,24 +134,6 @@ async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replic
     Ok(())
 }
 
-async fn liqoctl(liqoctl: &Path, args: &[&str]) -> Result<()> {
-    let output = tokio::process::Command::new(liqoctl)
-        .args(args)
-        .output()
-        .await
-        .with_context(|| format!("running {}", liqoctl.display()))?;
-    if !output.status.success() {
-        bail!(
-            "liqoctl {} failed ({}):\n{}{}",
-            args.join(" "),
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    Ok(())
-}
-
 /// Liqo's own CLI peers rome (consumer) with milan (provider) on the ground, without networking (the gateways
 /// come with issue 15): real authentication handshake, ResourceSlice Accepted, a Ready virtual node run by the
 /// real virtual-kubelet; a pod in an offloaded namespace runs on that node, and milan gets its ShadowPod and the
@@ -159,14 +141,19 @@ async fn liqoctl(liqoctl: &Path, args: &[&str]) -> Result<()> {
 #[tokio::test]
 async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider() -> Result<()> {
     let ground = Ground::shared();
-    let state = Ground::recorded_liqo(ground.dir())?.context("ground.json records real Liqo")?;
-    let cli = state.bin.join("liqoctl");
     let (rome, milan) = (ground.kubeconfig(ROME).display().to_string(), ground.kubeconfig(MILAN).display().to_string());
-    liqoctl(
-        &cli,
-        &["peer", "--kubeconfig", &rome, "--remote-kubeconfig", &milan, "--networking-disabled", "--timeout", "120s"],
-    )
-    .await?;
+    ground
+        .liqoctl(&[
+            "peer",
+            "--kubeconfig",
+            &rome,
+            "--remote-kubeconfig",
+            &milan,
+            "--networking-disabled",
+            "--timeout",
+            "120s",
+        ])
+        .await?;
 
     let rome_client = ground.client(ROME).await?;
     let nodes: Api<Node> = Api::all(rome_client.clone());
@@ -183,7 +170,8 @@ async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider
     let ns =
         Namespace { metadata: ObjectMeta { name: Some(namespace.into()), ..Default::default() }, ..Default::default() };
     Api::<Namespace>::all(rome_client.clone()).create(&PostParams::default(), &ns).await?;
-    liqoctl(&cli, &["offload", "namespace", namespace, "--kubeconfig", &rome, "--pod-offloading-strategy", "Remote"])
+    ground
+        .liqoctl(&["offload", "namespace", namespace, "--kubeconfig", &rome, "--pod-offloading-strategy", "Remote"])
         .await?;
     let milan_client = ground.client(MILAN).await?;
     let pod = offloaded_pod::run(&rome_client, &milan_client, namespace, "web").await?;

@@ -462,6 +462,27 @@ impl Ground {
         self.liqo.as_ref().map(|state| &state.gateways)
     }
 
+    /// Runs the liqoctl of the Liqo this ground runs with `args`; fails with its output. Returns how long it took.
+    pub async fn liqoctl(&self, args: &[&str]) -> Result<Duration> {
+        let state = self.liqo.as_ref().context("liqoctl needs a real-Liqo ground")?;
+        let started = Instant::now();
+        let output = tokio::process::Command::new(state.bin.join("liqoctl"))
+            .args(args)
+            .output()
+            .await
+            .context("running liqoctl")?;
+        if !output.status.success() {
+            bail!(
+                "liqoctl {} failed ({}):\n{}{}",
+                args.join(" "),
+                output.status,
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        Ok(started.elapsed())
+    }
+
     /// The address of `cluster`'s node, which a GatewayServer publishes as its endpoint: the node's address on the
     /// ground's wire with real gateways, loopback where the simulator or simulated gateways publish it.
     pub fn node_address(&self, cluster: &str) -> std::net::Ipv4Addr {
