@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::{Api, Client};
+use liqo_schema::liqo::NamespaceOffloading;
 use serde_json::json;
 
 use crate::observe::eventually;
@@ -60,22 +61,13 @@ fn shadow_pods(client: Client, namespace: &str) -> Api<DynamicObject> {
 /// label (Liqo's webhook adds the virtual node's toleration in an offloaded namespace), waits for it to run there
 /// and for its remote copy to run on the provider. `namespace` must be offloaded already.
 pub async fn run(consumer: &Client, provider: &Client, namespace: &str, name: &str) -> Result<OffloadedPod> {
-    let offloadings: Api<DynamicObject> = Api::namespaced_with(
-        consumer.clone(),
-        namespace,
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("offloading.liqo.io", "v1beta1", "NamespaceOffloading"),
-            "namespaceoffloadings",
-        ),
-    );
+    let offloadings: Api<NamespaceOffloading> = Api::namespaced(consumer.clone(), namespace);
     let remote_namespace = eventually(
         Duration::from_secs(60),
         &format!("NamespaceOffloading {namespace}/offloading to report its remote namespace"),
         || async {
             let offloading = offloadings.get_opt("offloading").await?;
-            Ok(offloading.and_then(|o| {
-                o.data.pointer("/status/remoteNamespaceName").and_then(|v| v.as_str()).map(str::to_string)
-            }))
+            Ok(offloading.and_then(|o| o.status).and_then(|s| s.remote_namespace_name))
         },
     )
     .await?;

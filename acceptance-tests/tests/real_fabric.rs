@@ -230,12 +230,17 @@ fn kill(pid: u32) -> Result<()> {
 
 /// Waits for the first process of `binary` on `cluster` and kills it (SIGKILL, a crash), returning its PID.
 async fn kill_first(ground: &Ground, cluster: &str, binary: &str) -> Result<u32> {
-    let pid = eventually(Duration::from_secs(120), &format!("a {binary} process on {cluster}"), || async {
-        Ok(ground.liqo_processes(cluster, binary).first().map(|(pid, _)| *pid))
-    })
-    .await?;
+    let pid = first_process(ground, cluster, binary).await?;
     kill(pid)?;
     Ok(pid)
+}
+
+/// The first `binary` process of `cluster` (waiting for one to start).
+async fn first_process(ground: &Ground, cluster: &str, binary: &str) -> Result<u32> {
+    eventually(Duration::from_secs(120), &format!("a {binary} process on {cluster}"), || async {
+        Ok(ground.liqo_processes(cluster, binary).first().map(|(pid, _)| *pid))
+    })
+    .await
 }
 
 /// rome's gateway process is killed as soon as it starts, before it can report the tunnel: the apply keeps
@@ -250,10 +255,7 @@ async fn the_apply_survives_a_gateway_killed_before_it_connected() -> Result<()>
         let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
         let apply = work.run(&["apply", "-auto-approve", "-input=false", "-no-color"]);
         let crash = async {
-            let pid = eventually(Duration::from_secs(120), "a gateway process on rome", || async {
-                Ok(ground.liqo_processes(ROME, "gateway").first().map(|(pid, _)| *pid))
-            })
-            .await?;
+            let pid = first_process(ground, ROME, "gateway").await?;
             // What the Connection said the moment before the kill.
             let status = connection(ground, ROME, ROME_NS).await?.and_then(|c| c.status).and_then(|s| s.value);
             kill(pid)?;

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use liqo_acceptance::ground::kubeconfig::client;
 use liqo_acceptance::ground::liqo::kubelet::{self, KubeletCluster};
 use liqo_acceptance::ground::{Ground, Lifetime, LiqoMode, MILAN, Options, ROME};
 use liqo_acceptance::simulator::{self, SimCluster};
@@ -161,15 +162,6 @@ async fn run_kubelet(args: &Args) -> Result<()> {
         })
         .collect::<Result<Vec<_>>>()?;
     kubelet::run(clusters, state.bin, args.dir.clone(), state.gateways).await
-}
-
-async fn client(kubeconfig: &std::path::Path) -> Result<kube::Client> {
-    let config = kube::Config::from_custom_kubeconfig(
-        kube::config::Kubeconfig::read_from(kubeconfig)?,
-        &kube::config::KubeConfigOptions::default(),
-    )
-    .await?;
-    Ok(kube::Client::try_from(config)?)
 }
 
 async fn status(args: &Args) -> Result<()> {
