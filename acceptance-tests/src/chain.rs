@@ -148,3 +148,10 @@ pub async fn example(cli: Cli, name: &str, ground: &Ground, clusters: &[&str]) -
     ensure!(init.success(), "init of examples/{name} failed:\n{init}");
     Ok(work)
 }
+
+/// A WireGuard public key that belongs to no cluster of any ground: a gateway given it never connects.
+pub fn stranger_public_key() -> String {
+    use base64::Engine as _;
+    let secret = x25519_dalek::StaticSecret::from(rand::random::<[u8; 32]>());
+    base64::engine::general_purpose::STANDARD.encode(x25519_dalek::PublicKey::from(&secret).as_bytes())
+}

@@ -288,9 +288,10 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         "  depends_on                = [liqo_gateway.client]\n  timeouts {\n    create = \"20s\"\n  }\n",
     );
     let right_key = "  remote_public_key    = liqo_generate.milan.wireguard_public_key\n  client = ";
+    let stranger = liqo_acceptance::chain::stranger_public_key();
     let hurried = hurried.replace(
         right_key,
-        "  remote_public_key    = \"mLrMaL0VWl1hSqOvMb5iwBtBZgrCZ0AYfxeNTyA2tWo=\"\n  wait_for_connection  = false\n  client = ",
+        &format!("  remote_public_key    = \"{stranger}\"\n  wait_for_connection  = false\n  client = "),
     );
     ensure!(
         hurried.contains("create = \"20s\"") && !hurried.contains(right_key),

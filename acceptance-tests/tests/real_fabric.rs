@@ -183,13 +183,6 @@ output "peerings" {{
     Ok(())
 }
 
-/// A WireGuard public key that belongs to no cluster of the ground.
-fn stranger_key() -> String {
-    use base64::Engine as _;
-    let secret = x25519_dalek::StaticSecret::from(rand::random::<[u8; 32]>());
-    base64::engine::general_purpose::STANDARD.encode(x25519_dalek::PublicKey::from(&secret).as_bytes())
-}
-
 /// The client (rome) is given a public key that is not milan's: the real WireGuard handshake fails, Liqo's gateway
 /// on rome reports the Connection in `Error`, and the apply fails naming the Connection and the likely causes
 /// instead of waiting for ever. Destroy still leaves nothing.
@@ -202,8 +195,12 @@ async fn a_wrong_remote_public_key_fails_the_apply_with_the_real_connection_erro
         let right = "remote_public_key    = liqo_generate.milan.wireguard_public_key";
         let chain = full_chain(ground, RESOURCES);
         ensure!(chain.contains(right), "the full chain no longer gives rome milan's key as written here");
-        let work =
-            Workdir::new(cli, &chain.replace(right, &format!("remote_public_key = \"{}\"", stranger_key()))).await?;
+        let work = Workdir::new(
+            cli,
+            &chain
+                .replace(right, &format!("remote_public_key = \"{}\"", liqo_acceptance::chain::stranger_public_key())),
+        )
+        .await?;
         let failed = work.apply_fails().await.with_context(|| format!("{what}: apply"))?;
         eprintln!("[real_fabric] {what}: the apply failed after {:.1}s", failed.duration.as_secs_f64());
         // The fault is real: rome's own wireguard ran and Liqo's gateway judged the tunnel.
