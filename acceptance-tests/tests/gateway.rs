@@ -352,7 +352,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     // The wrong key on a new client: the create fails the same way.
     let run = work.apply_fails().await?;
     assert!(
-        run.stderr.contains("Key mismatch") && run.stderr.contains("Error for more than 30s"),
+        run.stderr.contains("Key mismatch") && run.stderr.contains("Error for more than 60s"),
         "{cli}: the failed create explains the Error:\n{}",
         run.stderr
     );

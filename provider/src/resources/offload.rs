@@ -97,9 +97,10 @@ fn schema() -> Schema {
              it immutable: changing it replaces the resource.",
         ),
         Attribute::optional_computed("remote_namespace_name", Type::String).describe(
-            "Name of the namespace on the provider clusters. Set it only with `namespace_mapping_strategy = \
-             \"SelectedName\"` (required then); otherwise it is an output reported by Liqo. Liqo makes it \
-             immutable: changing it replaces the resource.",
+            "Name of the namespace on the provider clusters. Choose it only with `namespace_mapping_strategy = \
+             \"SelectedName\"` (required then); otherwise it is an output reported by Liqo, and a configuration \
+             may only repeat the name Liqo reported (as OpenTofu's generated configuration of an imported \
+             offloading does). Liqo makes it immutable: changing it replaces the resource.",
         ),
         Attribute::optional_computed("pod_offloading_strategy", Type::String).describe(
             "Where pods of the namespace may run: `LocalAndRemote` (default), `Local` or `Remote`. Updated in place; \
@@ -149,7 +150,7 @@ fn validate(config: &Value) -> Diagnostics {
             "`namespace_mapping_strategy = \"SelectedName\"` names the remote namespace after \
              `remote_namespace_name`: set it, or choose `DefaultName` or `EnforceSameName`.",
         ),
-        Some(s) if s != MAPPING_SELECTED_NAME && !remote.is_null() => c.error(
+        Some(s) if s != MAPPING_SELECTED_NAME && !remote.is_null() && !is_liqos_choice(s, config) => c.error(
             AttributePath::root("remote_namespace_name"),
             format!("`remote_namespace_name` cannot be set with the {s} strategy"),
             format!(
@@ -179,6 +180,53 @@ fn validate(config: &Value) -> Diagnostics {
     }
     c.timeouts();
     c.finish()
+}
+
+/// A configuration generated from an imported offloading (OpenTofu's `-generate-config-out` writes every optional
+/// argument from state) repeats the remote name Liqo chose; that is allowed when it is the name the strategy gives:
+/// the namespace's own name with EnforceSameName, `<namespace>-…` with DefaultName, whose cluster-ID suffix only the
+/// plan can compare (`check_default_name`).
+fn is_liqos_choice(strategy: &str, config: &Value) -> bool {
+    let (Some(remote), Some(namespace)) =
+        (config.get("remote_namespace_name").as_str(), config.get("namespace").as_str())
+    else {
+        return false;
+    };
+    match strategy {
+        MAPPING_ENFORCE_SAME_NAME => remote == namespace,
+        MAPPING_DEFAULT_NAME => {
+            remote.strip_prefix(namespace).and_then(|r| r.strip_prefix('-')).is_some_and(|id| !id.is_empty())
+        }
+        _ => false,
+    }
+}
+
+/// With DefaultName, a configured `remote_namespace_name` must be the name Liqo reported for this very offloading.
+fn check_default_name(prior: &Value, planned: &Value, config: &Value) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    let configured = config.get("remote_namespace_name");
+    if configured.is_null() || planned.get("namespace_mapping_strategy").as_str() != Some(MAPPING_DEFAULT_NAME) {
+        return d;
+    }
+    let same_object =
+        !prior.is_null() && ["namespace", "namespace_mapping_strategy"].iter().all(|a| prior.get(a) == planned.get(a));
+    let reported = if same_object { prior.get("remote_namespace_name").as_str() } else { None };
+    if reported.is_none() || reported != configured.as_str() {
+        d.push(Diagnostic::attr_error(
+            "remote_namespace_name",
+            "`remote_namespace_name` cannot be chosen with the DefaultName strategy",
+            match reported {
+                Some(name) => format!(
+                    "Liqo named the remote namespace `{name}` (`<namespace>-<this cluster's ID>`); keep that value or \
+                     remove the argument. To choose the name, set `namespace_mapping_strategy = \"SelectedName\"`."
+                ),
+                None => "Liqo names it `<namespace>-<this cluster's ID>` and reports it in `remote_namespace_name`. \
+                         Remove the argument, or set `namespace_mapping_strategy = \"SelectedName\"`."
+                    .to_string(),
+            },
+        ));
+    }
+    d
 }
 
 fn validate_expression(c: &mut Check, path: AttributePath, expr: &Value) {
@@ -627,7 +675,8 @@ impl Resource for OffloadResource {
 
     async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
         let (planned, requires_replace) = plan_values(&req.prior, &req.proposed, &req.config);
-        PlanResponse { planned, requires_replace, private: req.private, diagnostics: Diagnostics::new() }
+        let diagnostics = check_default_name(&req.prior, &planned, &req.config);
+        PlanResponse { planned, requires_replace, private: req.private, diagnostics }
     }
 
     async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
@@ -805,6 +854,18 @@ mod tests {
             c.set("namespace_mapping_strategy", strategy);
             c.set("remote_namespace_name", Value::Unknown);
             assert_eq!(error_paths(&validate(&c)), ["remote_namespace_name"]);
+            c.set("remote_namespace_name", Value::string("elsewhere"));
+            assert_eq!(error_paths(&validate(&c)), ["remote_namespace_name"]);
+        }
+        // The name Liqo gives with the strategy passes validation (a configuration generated from an import).
+        let namespace = c.get("namespace").as_str().unwrap().to_string();
+        for (strategy, remote) in
+            [("EnforceSameName", namespace.clone()), ("DefaultName", format!("{namespace}-milan"))]
+        {
+            let mut c = config();
+            c.set("namespace_mapping_strategy", Value::string(strategy));
+            c.set("remote_namespace_name", Value::string(remote));
+            assert!(validate(&c).is_empty(), "{strategy}");
         }
         // Unknown strategy: nothing can be said yet.
         let mut c = config();
@@ -882,6 +943,33 @@ mod tests {
         c.set("namespace", Value::Unknown);
         let (planned, _) = plan_values(&Value::Null, &c, &c);
         assert!(planned.get("id").is_unknown());
+    }
+
+    #[test]
+    fn a_generated_default_name_must_be_the_one_liqo_reported() {
+        let (planned, _) = plan_values(&Value::Null, &config(), &config());
+        let prior = applied(&planned);
+        let reported = prior.get("remote_namespace_name").as_str().unwrap().to_string();
+
+        // What OpenTofu generates from the imported state: an empty plan, no diagnostic.
+        let mut generated = config();
+        generated.set("remote_namespace_name", Value::string(reported.clone()));
+        let (again, replace) = plan_values(&prior, &prior, &generated);
+        assert!(replace.is_empty());
+        assert_eq!(again, prior);
+        assert!(check_default_name(&prior, &again, &generated).is_empty());
+
+        // Another name, or any name on create: an error on the attribute, naming Liqo's choice when there is one.
+        let mut other = config();
+        other.set("remote_namespace_name", Value::string("liqo-demo-elsewhere"));
+        let mut proposed = prior.clone();
+        proposed.set("remote_namespace_name", other.get("remote_namespace_name").clone());
+        let (planned, _) = plan_values(&prior, &proposed, &other);
+        let d = check_default_name(&prior, &planned, &other);
+        assert_eq!(error_paths(&d), ["remote_namespace_name"]);
+        assert!(d.0[0].detail.contains(&reported), "{}", d.0[0].detail);
+        let (planned, _) = plan_values(&Value::Null, &generated, &generated);
+        assert_eq!(error_paths(&check_default_name(&Value::Null, &planned, &generated)), ["remote_namespace_name"]);
     }
 
     #[test]

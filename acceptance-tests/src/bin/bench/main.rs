@@ -229,7 +229,9 @@ async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
     eprintln!("[bench] {machine}");
     binary_figures(args, &mut report)?;
 
-    let ground = Ground::start(&[MILAN, ROME]).await.context("starting the ground")?;
+    // The status part times the simulator's status write (fault `status-delay-ms`), and the hub is sized by this
+    // ground's memory per cluster: both need the simulated ground.
+    let ground = Ground::start_simulated(&[MILAN, ROME]).await.context("starting the ground")?;
     report.add("ground", "startup (2 clusters + simulator)", secs(ground.startup_time()), "", None);
     let per_cluster_kb = hub::ground_memory_kb(&ground)? / 2;
     report.add(
