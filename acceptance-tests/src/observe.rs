@@ -1,8 +1,11 @@
 //! What the acceptance tests read back after running a client: the state file, saved plans, plan output and
-//! diagnostics, and polling for what the simulator does asynchronously.
+//! diagnostics, and polling for what Liqo or the simulator does asynchronously.
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, ListParams};
+use liqo_schema::liqo::ResourceSlice;
 use serde_json::Value;
 
 use crate::tf::{Plan, Workdir};
@@ -23,6 +26,34 @@ where
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+/// Liqo keeps a peering up on `consumer`: a virtual node is Ready and a ResourceSlice is Accepted (Authentication
+/// and Resources; Liqo's crd-replicator used the identity Secret to replicate it), each within two minutes.
+pub async fn peering_up(consumer: &kube::Client, what: &str) -> Result<()> {
+    let nodes: Api<Node> = Api::all(consumer.clone());
+    eventually(Duration::from_secs(120), &format!("{what}: a Ready virtual node"), || async {
+        let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
+        let ready = virtual_nodes.items.iter().any(|n| {
+            n.status
+                .as_ref()
+                .and_then(|s| s.conditions.as_ref())
+                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+        });
+        Ok(ready.then_some(()))
+    })
+    .await?;
+    let slices: Api<ResourceSlice> = Api::all(consumer.clone());
+    eventually(Duration::from_secs(120), &format!("{what}: the ResourceSlice Accepted"), || async {
+        let accepted = slices
+            .list(&ListParams::default())
+            .await?
+            .items
+            .iter()
+            .any(|s| s.status.as_ref().is_some_and(|status| status.is_accepted()));
+        Ok(accepted.then_some(()))
+    })
+    .await
 }
 
 /// One managed resource instance (`type.name`) of the state file, read from the file so that no command prints

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail, ensure};
 use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::{Api, Client};
+use liqo_acceptance::observe::peering_up;
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory, offloaded_pod};
 use liqo_schema::liqo::labels;
@@ -209,31 +210,6 @@ fn no_key_in_state(work: &Workdir, identity: &Identity, what: &str) -> Result<()
         ensure!(!state.contains(line), "{what}: the state holds the consumer's private key");
     }
     Ok(())
-}
-
-/// Liqo accepted the slice (the replicated copy used the identity Secret) and the virtual node is Ready.
-async fn peering_up(consumer: &Client, what: &str) -> Result<()> {
-    let nodes: Api<Node> = Api::all(consumer.clone());
-    eventually(Duration::from_secs(120), &format!("{what}: a Ready virtual node"), || async {
-        let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
-        Ok(virtual_nodes.items.iter().any(|n| {
-            n.status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-        }))
-    })
-    .await?;
-    let slices: Api<DynamicObject> = Api::all_with(consumer.clone(), &resource_slices());
-    eventually(Duration::from_secs(120), &format!("{what}: the ResourceSlice Accepted"), || async {
-        Ok(slices.list(&ListParams::default()).await?.items.iter().any(|s| {
-            let conditions = s.data["status"]["conditions"].as_array().cloned().unwrap_or_default();
-            ["Authentication", "Resources"]
-                .iter()
-                .all(|t| conditions.iter().any(|c| c["type"] == json!(t) && c["status"] == json!("Accepted")))
-        }))
-    })
-    .await
 }
 
 /// Polls `check` every 300 ms until it holds, failing with `what` after `timeout`.

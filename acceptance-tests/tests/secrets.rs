@@ -17,6 +17,11 @@
 //! and tokens the same encodings of the raw bytes. A JSON Web Token of any origin is reported too. A positive
 //! control shows the search can find what it looks for: each consumer's control-plane key is found, in the
 //! searched form, inside the identity Secret that liqo_peer assembled on the consumer cluster.
+//!
+//! A peering left by 0.2.0, whose state held the consumer's key in `kubeconfig`, is migrated as
+//! `docs/guides/upgrade-from-0.2.md` says: one ordinary apply of the new configuration, nothing replaced, and
+//! afterwards the key is in no state file but the backup of the old one.
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -25,14 +30,18 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail, ensure};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Node, Secret};
+use k8s_openapi::api::rbac::v1::RoleBinding;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::Api;
+use kube::api::{DeleteParams, ListParams};
 use liqo_acceptance::chain::example;
 use liqo_acceptance::ground::process;
+use liqo_acceptance::observe::{eventually, peering_up};
 use liqo_acceptance::tf::{self, Cli, Run, Workdir};
-use liqo_acceptance::{Ground, MILAN, ROME};
-use liqo_schema::liqo::labels;
-use serde_json::Value;
+use liqo_acceptance::{Ground, MILAN, ROME, inventory};
+use liqo_schema::liqo::{ResourceSlice, Tenant, VirtualNode, labels};
+use serde_json::{Value, json};
 
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -61,16 +70,25 @@ impl Needle {
 
     /// A PEM private key: the forms of its DER bytes, its PEM body lines, the base64 of the whole PEM (how a
     /// Secret or a kubeconfig carries it) and pieces of that base64 (any 3-byte-aligned slice of the PEM encodes
-    /// to them, so a partial leak is found too).
+    /// to them, so a partial leak is found too). The pieces cover only the PEM's own bytes: every key of a kind
+    /// has the same header, footer and DER prefix (algorithm and lengths, within the first body line), so a piece
+    /// of those would find any key of that kind.
     fn pem(what: impl Into<String>, pem: &str) -> Result<Needle> {
         let body: Vec<&str> = pem.lines().filter(|l| !l.starts_with("-----") && !l.trim().is_empty()).collect();
         ensure!(!body.is_empty() && pem.contains("PRIVATE KEY"), "not a PEM private key");
         let der = STANDARD.decode(body.concat()).context("the PEM body is not base64")?;
         let mut needle = Needle::raw(what, &der);
         needle.forms.extend(body.iter().filter(|l| l.len() >= 32).map(|l| l.to_string()));
+        let own_from = pem.find(body[0]).map_or(pem.len(), |at| at + body[0].len());
+        let own_to = pem.rfind("-----END").unwrap_or(pem.len());
         let whole = STANDARD.encode(pem.as_bytes());
         needle.forms.extend(
-            whole.as_bytes().chunks(48).filter(|c| c.len() == 48).map(|c| String::from_utf8_lossy(c).into_owned()),
+            whole
+                .as_bytes()
+                .chunks(48)
+                .enumerate()
+                .filter(|(i, c)| c.len() == 48 && i * 36 >= own_from && i * 36 + 36 <= own_to)
+                .map(|(_, c)| String::from_utf8_lossy(c).into_owned()),
         );
         needle.forms.push(whole);
         Ok(needle.dedup())
@@ -380,6 +398,10 @@ fn the_detectors_find_what_they_look_for() {
     assert!(needle.found_in(&b64[10..200]).is_some(), "a piece of the base64 of the PEM");
     assert!(needle.found_in(key.lines().nth(1).unwrap()).is_some(), "a PEM body line");
     assert!(needle.found_in("-----BEGIN PRIVATE KEY-----").is_none());
+    // Keys of one kind share their PEM header and DER prefix: no form of one may find another.
+    let other = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap().serialize_pem();
+    assert!(needle.found_in(&other).is_none(), "another key's PEM");
+    assert!(needle.found_in(&STANDARD.encode(other.as_bytes())).is_none(), "the base64 of another key's PEM");
     let raw = Needle::raw("w", &[7u8; 32]);
     assert!(raw.found_in(&format!("\"privateKey\":\"{}\"", STANDARD.encode([7u8; 32]))).is_some());
     let jwt = "eyJhbGciOiJSUzI1NiIsImtpZCI6IiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJlLWJ5dGVz";
@@ -387,8 +409,12 @@ fn the_detectors_find_what_they_look_for() {
     assert_eq!(find_jwt("eyJ is not enough; neither is eyJhbGciOiJ.x.y"), None);
 }
 
+/// The tests on the shared ground's milan and rome run one at a time: Liqo allows one peering per pair.
+static PAIR: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 #[tokio::test]
 async fn the_peering_example_leaks_no_key_and_no_token() -> Result<()> {
+    let _pair = PAIR.lock().await;
     let ground = Ground::shared();
     let peering = Peering { what: "examples/peering".into(), provider: MILAN, consumers: &[ROME] };
     // One after the other: one milan/rome pair, and Liqo allows one peering per pair.
@@ -424,6 +450,311 @@ async fn a_peering_without_networking_leaks_no_key_and_no_token() -> Result<()> 
     for cli in Cli::available() {
         let work = Workdir::new(cli, &config).await?;
         cycle(&ground, cli, work, &peering).await.with_context(|| format!("with {cli}"))?;
+    }
+    Ok(())
+}
+
+/// Where examples/peering keeps the peering on the shared ground: rome's tenant namespace for milan, milan's for
+/// rome, and the module instance of its resources.
+const ON_ROME: &str = "liqo-tenant-milan";
+const ON_MILAN: &str = "liqo-tenant-rome";
+const MODULE: &str = "module.rome_to_milan";
+
+/// The attributes of liqo_tenant and liqo_peer that 0.2.0 did not have (it had `kubeconfig` instead).
+const LACKED_BY_0_2_0: [(&str, &[&str]); 2] = [
+    ("liqo_tenant", &["authz_policy", "client_certificate", "cluster_ca_certificate", "csr"]),
+    (
+        "liqo_peer",
+        &[
+            "api_server_url",
+            "client_certificate",
+            "client_key_secret",
+            "cluster_ca_certificate",
+            "kubeconfig_wo",
+            "kubeconfig_wo_version",
+        ],
+    ),
+];
+
+/// Turns the state examples/peering left into the one 0.2.0 left for the same peering. 0.2.0 made the consumer's
+/// key on the provider side and carried it through the state: liqo_tenant returned the identity kubeconfig, key
+/// included, as `kubeconfig`, and liqo_peer took it as `kubeconfig` and wrote it into the identity Secret; so the
+/// kubeconfig that Secret holds now is what both attributes held. Both go back to schema version 0, which makes
+/// the client ask the provider to upgrade them. liqo_consumer_key did not exist: it leaves the state, and so does
+/// every dependency on it. The serial grows as for any new snapshot.
+fn as_left_by_0_2_0(state: &mut Value, identity_kubeconfig: &str) -> Result<()> {
+    let resources = state["resources"].as_array_mut().context("a state without resources")?;
+    resources.retain(|r| r["type"] != "liqo_consumer_key");
+    for resource in resources.iter_mut() {
+        let lacked = LACKED_BY_0_2_0.iter().find(|(kind, _)| resource["type"] == *kind).map(|(_, lacked)| *lacked);
+        for instance in resource["instances"].as_array_mut().into_iter().flatten() {
+            if let Some(dependencies) = instance["dependencies"].as_array_mut() {
+                dependencies.retain(|d| !d.as_str().is_some_and(|d| d.contains("liqo_consumer_key.")));
+            }
+            let Some(lacked) = lacked else { continue };
+            instance["schema_version"] = json!(0);
+            let attributes = instance["attributes"].as_object_mut().context("an instance without attributes")?;
+            for attribute in lacked {
+                attributes.remove(*attribute);
+            }
+            attributes.insert("kubeconfig".into(), json!(identity_kubeconfig));
+            // Clients record the paths of sensitive values with the instance, and `kubeconfig` was sensitive.
+            let mut sensitive = instance["sensitive_attributes"].as_array().cloned().unwrap_or_default();
+            sensitive.retain(|path| !lacked.iter().any(|attribute| path[0]["value"] == *attribute));
+            sensitive.push(json!([{"type": "get_attr", "value": "kubeconfig"}]));
+            instance["sensitive_attributes"] = Value::Array(sensitive);
+        }
+    }
+    state["serial"] = json!(state["serial"].as_u64().context("a state without serial")? + 1);
+    Ok(())
+}
+
+/// The one instance of `kind` in a state.
+fn only_instance<'a>(state: &'a Value, kind: &str) -> Result<&'a Value> {
+    let instances: Vec<&Value> = state["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["type"] == kind && r["mode"] == "managed")
+        .flat_map(|r| r["instances"].as_array().into_iter().flatten())
+        .collect();
+    ensure!(instances.len() == 1, "the state holds {} instances of {kind}, not one", instances.len());
+    Ok(instances[0])
+}
+
+/// The state written for 0.2.0 is what the migration starts from: liqo_tenant and liqo_peer at schema version 0,
+/// without what 0.2.0 lacked, each with the consumer's key in `kubeconfig` in a form the scan finds (so the scan
+/// that later finds it nowhere else could have), and no liqo_consumer_key.
+fn check_as_left_by_0_2_0(text: &str, key: &Needle) -> Result<()> {
+    let state: Value = serde_json::from_str(text)?;
+    ensure!(
+        !state["resources"].as_array().into_iter().flatten().any(|r| r["type"] == "liqo_consumer_key"),
+        "the 0.2.0 state holds a liqo_consumer_key"
+    );
+    for (kind, lacked) in LACKED_BY_0_2_0 {
+        let instance = only_instance(&state, kind)?;
+        ensure!(instance["schema_version"] == 0, "{kind} is at schema version {}", instance["schema_version"]);
+        let attributes = &instance["attributes"];
+        ensure!(lacked.iter().all(|a| attributes.get(a).is_none()), "{kind} keeps an attribute 0.2.0 lacked");
+        let kubeconfig = attributes["kubeconfig"].as_str().context("no kubeconfig")?;
+        ensure!(key.found_in(kubeconfig).is_some(), "{kind}: `kubeconfig` does not carry {}", key.what);
+    }
+    Ok(())
+}
+
+/// The migration plan as the guide describes it: liqo_consumer_key created, liqo_tenant and liqo_peer updated in
+/// place, everything else unchanged, and no `kubeconfig` left to show (neither a value nor a sensitivity mark).
+fn check_migration_plan(show_json: &str) -> Result<()> {
+    ensure!(!show_json.contains("\"kubeconfig\""), "the migration plan still holds `kubeconfig`");
+    let plan: Value = serde_json::from_str(show_json)?;
+    let actions: BTreeMap<String, String> = plan["resource_changes"]
+        .as_array()
+        .context("a plan without resource_changes")?
+        .iter()
+        .map(|c| {
+            let actions: Vec<&str> =
+                c["change"]["actions"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+            (c["address"].as_str().unwrap_or_default().to_string(), actions.join(","))
+        })
+        .collect();
+    let changed: BTreeMap<String, String> =
+        actions.iter().filter(|(_, a)| a.as_str() != "no-op").map(|(k, v)| (k.clone(), v.clone())).collect();
+    let guide: BTreeMap<String, String> =
+        [("liqo_consumer_key", "create"), ("liqo_tenant", "update"), ("liqo_peer", "update")]
+            .iter()
+            .map(|(kind, action)| (format!("{MODULE}.{kind}.this"), action.to_string()))
+            .collect();
+    ensure!(changed == guide, "the migration plans {changed:?}; the guide says {guide:?}");
+    let kept = [
+        "liqo_generate.provider",
+        "liqo_generate.consumer",
+        "liqo_gateway.server",
+        "liqo_gateway.client",
+        "liqo_offload.this[\"liqo-demo\"]",
+    ];
+    for kept in kept {
+        let address = format!("{MODULE}.{kept}");
+        ensure!(actions.get(&address).is_some_and(|a| a == "no-op"), "{address} is not in the plan as unchanged");
+    }
+    Ok(())
+}
+
+/// The state after the migration: no `kubeconfig` in it (neither an attribute nor a sensitive path), liqo_tenant
+/// and liqo_peer upgraded to schema version 1, and the liqo_consumer_key the apply created.
+fn check_migrated(text: &str) -> Result<()> {
+    ensure!(!text.contains("\"kubeconfig\""), "the state after the migration still holds `kubeconfig`");
+    let state: Value = serde_json::from_str(text)?;
+    for kind in ["liqo_tenant", "liqo_peer"] {
+        let version = &only_instance(&state, kind)?["schema_version"];
+        ensure!(*version == 1, "{kind} is at schema version {version} after the migration");
+    }
+    only_instance(&state, "liqo_consumer_key")?;
+    Ok(())
+}
+
+/// The kubeconfig of the identity Secret liqo_peer wrote on rome for milan.
+async fn identity_kubeconfig(ground: &Ground) -> Result<String> {
+    let secrets: Api<Secret> = Api::namespaced(ground.client(ROME).await?, ON_ROME);
+    let data = secrets.get(&format!("kubeconfig-controlplane-{MILAN}")).await?.data.unwrap_or_default();
+    Ok(String::from_utf8(data.get(labels::KUBECONFIG_KEY).context("an identity Secret without kubeconfig")?.0.clone())?)
+}
+
+/// The UIDs of what the guide says the migration keeps (a replaced object has a new UID): the Tenant and its
+/// RoleBinding on milan; the ResourceSlice, the VirtualNode, its Node and the identity Secret (rewritten in place)
+/// on rome.
+async fn kept_in_place(ground: &Ground) -> Result<Vec<(String, String)>> {
+    let (milan, rome) = (ground.client(MILAN).await?, ground.client(ROME).await?);
+    let uid = |what: String, meta: ObjectMeta| -> Result<(String, String)> {
+        let uid = meta.uid.with_context(|| format!("{what} has no UID"))?;
+        Ok((what, uid))
+    };
+    let mut kept = vec![
+        uid("Tenant".into(), Api::<Tenant>::namespaced(milan.clone(), ON_MILAN).get(ROME).await?.metadata)?,
+        uid(
+            "ResourceSlice".into(),
+            Api::<ResourceSlice>::namespaced(rome.clone(), ON_ROME).get(MILAN).await?.metadata,
+        )?,
+        uid("VirtualNode".into(), Api::<VirtualNode>::namespaced(rome.clone(), ON_ROME).get(MILAN).await?.metadata)?,
+        uid("Node".into(), Api::<Node>::all(rome.clone()).get(MILAN).await?.metadata)?,
+        uid(
+            "the identity Secret".into(),
+            Api::<Secret>::namespaced(rome, ON_ROME).get(&format!("kubeconfig-controlplane-{MILAN}")).await?.metadata,
+        )?,
+    ];
+    let selector = format!("{}={ROME}", labels::REMOTE_CLUSTER_ID);
+    let bindings =
+        Api::<RoleBinding>::namespaced(milan, ON_MILAN).list(&ListParams::default().labels(&selector)).await?;
+    ensure!(!bindings.items.is_empty(), "no RoleBinding for {ROME} in {MILAN}'s {ON_MILAN}");
+    for binding in bindings.items {
+        kept.push(uid(format!("RoleBinding {}", binding.metadata.name.clone().unwrap_or_default()), binding.metadata)?);
+    }
+    Ok(kept)
+}
+
+/// One client: examples/peering applied, its state and clusters turned into what 0.2.0 left, then the guide's
+/// migration and every check of it.
+async fn migrate_from_0_2_0(ground: &Ground, cli: Cli) -> Result<()> {
+    let work = example(cli, "peering", ground, &[MILAN, ROME]).await?;
+    work.apply().await.context("apply of examples/peering")?;
+    let root = work.path().parent().context("working directory layout")?.to_path_buf();
+    let dir = root.join("traced");
+    std::fs::create_dir_all(&dir)?;
+    let trace = dir.join("trace.log");
+
+    let identity = identity_kubeconfig(ground).await?;
+    let mut old = Vec::new();
+    kubeconfig_secrets("the kubeconfig 0.2.0 kept in state", &identity, &mut old)?;
+    ensure!(old.len() == 1, "the identity kubeconfig holds {} credentials, not one key", old.len());
+    let old = old.remove(0);
+    let kept = kept_in_place(ground).await?;
+
+    let path = work.path().join("terraform.tfstate");
+    let mut state: Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+    as_left_by_0_2_0(&mut state, &identity)?;
+    std::fs::write(&path, serde_json::to_string_pretty(&state)?)?;
+    check_as_left_by_0_2_0(&std::fs::read_to_string(&path)?, &old)?;
+    // 0.2.0 kept no key Secret on the consumer (the identity Secret, which it did write, stays).
+    let secrets: Api<Secret> = Api::namespaced(ground.client(ROME).await?, ON_ROME);
+    let key_secret = format!("controlplane-key-{MILAN}");
+    secrets.delete(&key_secret, &DeleteParams::default()).await?;
+    eventually(Duration::from_secs(30), "the key Secret to go", || async {
+        Ok(secrets.get_opt(&key_secret).await?.is_none().then_some(()))
+    })
+    .await?;
+
+    // The guide's one apply, of a saved plan so that the plan checked is the plan applied.
+    let plan = traced_ok(&work, &dir, &trace, "01-plan", &["plan", "-out=migrate.tfplan", "-input=false", "-no-color"])
+        .await?;
+    let show =
+        traced_ok(&work, &dir, &trace, "02-show-plan", &["show", "-json", "-no-color", "migrate.tfplan"]).await?;
+    check_migration_plan(&show.stdout)?;
+    let apply = traced_ok(&work, &dir, &trace, "03-apply", &["apply", "-input=false", "-no-color", "migrate.tfplan"])
+        .await
+        .context("the migration apply")?;
+    check_migrated(&std::fs::read_to_string(&path)?)?;
+    peering_up(&ground.client(ROME).await?, "after the migration").await?;
+    let now = kept_in_place(ground).await?;
+    ensure!(now == kept, "the migration replaced objects the guide says it keeps: before {kept:?}, after {now:?}");
+
+    // The secrets, from where they live now. The old key is in none of them: 0.2.0's key Secret is gone and
+    // liqo_peer rewrote the identity Secret with the new key.
+    let mut needles = Vec::new();
+    for cluster in [MILAN, ROME] {
+        cluster_secrets(ground, cluster, &mut needles).await?;
+        let provider_kubeconfig = std::fs::read_to_string(ground.kubeconfig(cluster))?;
+        kubeconfig_secrets(
+            &format!("the provider block's kubeconfig for {cluster}"),
+            &provider_kubeconfig,
+            &mut needles,
+        )?;
+    }
+    ensure!(!needles.iter().any(|n| n.forms == old.forms), "a Secret still holds {}", old.what);
+    positive_control(ground, ROME, MILAN, &needles).await?;
+    let old_what = old.what.clone();
+    needles.push(old);
+
+    let trace_text = std::fs::read_to_string(&trace).with_context(|| format!("reading {}", trace.display()))?;
+    ensure!(trace_text.contains("terraform-provider-liqo"), "the TRACE log shows nothing of the provider process");
+    let backup = work.path().join("terraform.tfstate.backup");
+    let (mut leaks, mut in_backup) = (Vec::new(), Vec::new());
+    let files = artifacts(&root)?;
+    for file in &files {
+        let name = file.strip_prefix(&root).unwrap_or(file).display().to_string();
+        let text = if file.extension().is_some_and(|e| e == "tfplan") {
+            plan_file_contents(file)?
+        } else {
+            String::from_utf8_lossy(&std::fs::read(file)?).into_owned()
+        };
+        scan_text(&name, &text, &needles, if *file == backup { &mut in_backup } else { &mut leaks });
+    }
+    ensure!(leaks.is_empty(), "secrets leaked through the migration:\n{}", leaks.join("\n"));
+    // The backup is the state the apply replaced, 0.2.0's, with the old key and nothing else: why the guide says
+    // to delete old copies of the state.
+    ensure!(
+        in_backup.len() == 1 && in_backup[0].contains(&old_what),
+        "terraform.tfstate.backup should hold {old_what} and nothing else, found: {in_backup:?}"
+    );
+    eprintln!(
+        "[secrets] migration from 0.2.0 with {cli}: {}; apply took {:.1}s; scanned {} files for {} secrets",
+        plan.stdout.lines().find(|l| l.starts_with("Plan:")).unwrap_or("no plan line"),
+        apply.duration.as_secs_f64(),
+        files.len(),
+        needles.len()
+    );
+
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "the plan after the migration is not empty:\n{}", plan.run().stdout);
+    // The slice and the virtual node were there before; a resize needs Liqo to replicate the slice to milan
+    // with the identity Secret, which now holds the new key (Liqo restarts its replication when it changes).
+    let main = std::fs::read_to_string(work.path().join("main.tf"))?;
+    let resized = main.replace(r#"cpu = "4""#, r#"cpu = "3""#);
+    ensure!(resized != main, "examples/peering no longer asks for 4 CPUs");
+    work.write("main.tf", &resized)?;
+    work.apply().await.context("a resize after the migration")?;
+    let granted = &work.output_json().await?["accepted_resources"]["value"];
+    ensure!(granted["cpu"] == json!("3"), "after the migration Liqo granted {granted} for 3 CPUs");
+    work.destroy().await.context("destroy after the migration")?;
+    let mut left = Vec::new();
+    for cluster in [MILAN, ROME] {
+        left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
+    }
+    ensure!(left.is_empty(), "destroy left Liqo objects behind:\n{}", inventory::table(&left));
+    Ok(())
+}
+
+/// docs/guides/upgrade-from-0.2.md on real Liqo: a running peering whose state 0.2.0 wrote (the consumer's key in
+/// `kubeconfig`) migrates with one ordinary apply of the new configuration: liqo_consumer_key created, liqo_tenant
+/// and liqo_peer updated in place, nothing replaced in Terraform or in the clusters. Afterwards no state file holds
+/// a key but the backup of 0.2.0's state, the peering works (a resize is granted), the next plan is empty, and
+/// destroy leaves nothing.
+#[tokio::test]
+async fn a_peering_left_by_0_2_0_migrates_in_one_apply_and_its_key_leaves_the_state() -> Result<()> {
+    let _pair = PAIR.lock().await;
+    let ground = Ground::shared();
+    for cli in Cli::available() {
+        let started = Instant::now();
+        migrate_from_0_2_0(ground, cli).await.with_context(|| format!("with {cli}"))?;
+        eprintln!("[secrets] migration from 0.2.0 with {cli}: {:.0}s in all", started.elapsed().as_secs_f64());
     }
     Ok(())
 }
