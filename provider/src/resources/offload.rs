@@ -208,9 +208,7 @@ fn check_default_name(prior: &Value, planned: &Value, config: &Value) -> Diagnos
     if configured.is_null() || planned.get("namespace_mapping_strategy").as_str() != Some(MAPPING_DEFAULT_NAME) {
         return d;
     }
-    let same_object =
-        !prior.is_null() && ["namespace", "namespace_mapping_strategy"].iter().all(|a| prior.get(a) == planned.get(a));
-    let reported = if same_object { prior.get("remote_namespace_name").as_str() } else { None };
+    let reported = if same_offloading(prior, planned) { prior.get("remote_namespace_name").as_str() } else { None };
     if reported.is_none() || reported != configured.as_str() {
         d.push(Diagnostic::attr_error(
             "remote_namespace_name",
@@ -270,6 +268,12 @@ fn validate_expression(c: &mut Check, path: AttributePath, expr: &Value) {
 // Plan
 // -------------------------------------------------------------------------------------------------------------
 
+/// Whether `planned` is the NamespaceOffloading `prior` recorded: same namespace and mapping strategy, the two
+/// things Liqo never changes in place (so its reported remote name still holds).
+fn same_offloading(prior: &Value, planned: &Value) -> bool {
+    !prior.is_null() && ["namespace", "namespace_mapping_strategy"].iter().all(|a| prior.get(a) == planned.get(a))
+}
+
 fn plan_values(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<AttributePath>) {
     let mut planned = proposed.clone();
     for (attr, default) in [
@@ -283,8 +287,7 @@ fn plan_values(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<A
     }
     planned.set("id", planned.get("namespace").clone());
 
-    let same_object =
-        !prior.is_null() && ["namespace", "namespace_mapping_strategy"].iter().all(|a| prior.get(a) == planned.get(a));
+    let same_object = same_offloading(prior, &planned);
     if config.get("remote_namespace_name").is_null() {
         let remote = if same_object && !prior.get("remote_namespace_name").is_null() {
             prior.get("remote_namespace_name").clone()
