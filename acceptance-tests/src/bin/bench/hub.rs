@@ -8,6 +8,7 @@
 //! (Terraform's default and `-parallelism=50`): one configuration with a peering per consumer is applied,
 //! planned again (it must need no change) and destroyed. Figures per run: wall times, apply(N) ÷ apply(1),
 //! API requests per peering (audit logs), peak RSS per provider process, and the load average at the run's start.
+use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -20,8 +21,11 @@ use super::{Report, load_average, secs};
 
 const HUB: &str = "hub";
 /// The share of the machine's available memory the hub ground may take: the rest is for Terraform, its provider
-/// processes and the other work on the machine. The per-cluster figure is PSS, what the ground really takes.
-const MEMORY_SHARE: f64 = 0.8;
+/// processes and the other work on the machine. The per-cluster figure is PSS, what the ground really takes, and
+/// it overstates a large ground's: on the two-cluster ground each cluster carries half of the shared etcd and
+/// simulator (302–340 MB per cluster there against 235 MB on a ground of 49, measured 2026-11-24), so 90% still
+/// leaves a quarter of the available memory unused at 50 consumers.
+const MEMORY_SHARE: f64 = 0.9;
 /// The ground starts at most 60 clusters, the hub included.
 const MAX_CONSUMERS: usize = 59;
 /// Terraform's and OpenTofu's default `-parallelism`.
@@ -32,6 +36,8 @@ const WIDE_PARALLELISM: usize = 50;
 /// 50-peering configuration that needs no change within this time.
 const GROWTH_GOAL: f64 = 5.0;
 const REPLAN_GOAL: Duration = Duration::from_secs(10);
+/// How long the ground's CPU use at idle is sampled.
+const IDLE_WINDOW: Duration = Duration::from_secs(30);
 
 /// How many consumers fit: the requested number, bounded by the available memory at the measured per-cluster
 /// memory and by the ground's limit of clusters. Returns the number and why it is lower.
@@ -62,9 +68,81 @@ struct Cycle {
     apply: Duration,
     replan: Duration,
     destroy: Duration,
-    /// API requests of the provider's user per peering, apply and destroy.
-    requests: (f64, f64),
+    /// API requests of the provider's user per peering: apply, the plan with no change, destroy.
+    requests: (f64, f64, f64),
     rss: Option<(String, u64)>,
+    /// Where the CPU time of the apply and of the re-plan went.
+    cpu: (CpuSplit, CpuSplit),
+}
+
+/// CPU time (user + system) spent during one interval, by who spent it.
+struct CpuSplit {
+    /// The CLI and everything it started (its provider processes included), from this process's reaped children.
+    cli: Duration,
+    /// The provider processes alone (GNU `time` in the bench wrapper).
+    providers: Duration,
+    /// The ground's processes by kind: `kube-apiserver`, `kube-controller-manager`, `etcd`, `simulator`.
+    ground: BTreeMap<String, Duration>,
+}
+
+impl CpuSplit {
+    fn text(&self) -> String {
+        let mut parts = vec![format!("CLI + providers {} (providers {})", secs(self.cli), secs(self.providers))];
+        parts.extend(self.ground.iter().map(|(kind, t)| format!("{kind} {}", secs(*t))));
+        parts.join(", ")
+    }
+}
+
+/// CPU counters at the start of an interval.
+struct CpuMeter {
+    cli: Duration,
+    ground: BTreeMap<String, Duration>,
+}
+
+impl CpuMeter {
+    fn start(ground: &Ground) -> Result<Self> {
+        Ok(Self { cli: children_cpu(), ground: ground_cpu(ground)? })
+    }
+
+    /// The CPU time spent since `start`; the providers' share is what `recorder` recorded since its `start`.
+    fn stop(self, ground: &Ground, recorder: &RssRecorder) -> Result<CpuSplit> {
+        Ok(CpuSplit {
+            cli: children_cpu().saturating_sub(self.cli),
+            providers: recorder.cpu()?,
+            ground: cpu_delta(&ground_cpu(ground)?, &self.ground),
+        })
+    }
+}
+
+/// CPU time of the ground's running processes by kind (the record's name without its cluster).
+fn ground_cpu(ground: &Ground) -> Result<BTreeMap<String, Duration>> {
+    let mut by_kind = BTreeMap::new();
+    for record in Ground::recorded_processes(ground.dir())?.iter().filter(|r| process::is_running(r)) {
+        let kind = record.name.rsplit('/').next().unwrap_or(&record.name).to_owned();
+        if let Some(ticks) = stat_ticks(&format!("/proc/{}/stat", record.pid), 13) {
+            *by_kind.entry(kind).or_insert(Duration::ZERO) += ticks;
+        }
+    }
+    Ok(by_kind)
+}
+
+/// User + system CPU time of this process's waited-for children (`cutime` + `cstime`).
+fn children_cpu() -> Duration {
+    stat_ticks("/proc/self/stat", 15).unwrap_or_default()
+}
+
+/// The sum of the two clock-tick fields of a `/proc/<pid>/stat` at `first` and `first + 1` (0-based, counted
+/// after the command name, which may hold spaces: field 14 of proc(5) is index 11 here).
+fn stat_ticks(path: &str, first: usize) -> Option<Duration> {
+    let stat = std::fs::read_to_string(path).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(first - 2)?.parse::<u64>().ok()? + fields.get(first - 1)?.parse::<u64>().ok()?;
+    // The kernel reports in USER_HZ, 100 on Linux.
+    Some(Duration::from_millis(ticks * 10))
+}
+
+fn cpu_delta(after: &BTreeMap<String, Duration>, before: &BTreeMap<String, Duration>) -> BTreeMap<String, Duration> {
+    after.iter().map(|(k, t)| (k.clone(), t.saturating_sub(before.get(k).copied().unwrap_or_default()))).collect()
 }
 
 pub async fn hub(args: &super::Args, consumers: usize, recorder: &RssRecorder, report: &mut Report) -> Result<()> {
@@ -83,6 +161,19 @@ pub async fn hub(args: &super::Args, consumers: usize, recorder: &RssRecorder, r
         None,
     );
     let idle_kb = ground_memory_kb(&ground)?;
+    // What the ground itself takes of the machine's cores with nothing to do: every run below competes with it.
+    let idle_before = ground_cpu(&ground)?;
+    tokio::time::sleep(IDLE_WINDOW).await;
+    let idle = cpu_delta(&ground_cpu(&ground)?, &idle_before);
+    let cores = |t: Duration| t.as_secs_f64() / IDLE_WINDOW.as_secs_f64();
+    let split: Vec<String> = idle.iter().map(|(kind, t)| format!("{kind} {:.2}", cores(*t))).collect();
+    report.add(
+        "hub",
+        format!("ground CPU at idle, cores busy over {} s ({} clusters)", IDLE_WINDOW.as_secs(), refs.len()),
+        format!("{:.2} ({})", cores(idle.values().sum()), split.join(", ")),
+        "",
+        None,
+    );
     report.add(
         "hub",
         format!("ground memory (PSS) at idle ({} control planes, shared etcd, simulator)", refs.len()),
@@ -147,11 +238,23 @@ pub async fn hub(args: &super::Args, consumers: usize, recorder: &RssRecorder, r
         );
         report.add(
             "hub",
-            format!("N={}, -parallelism={}: API requests per peering, apply / destroy", c.consumers, c.parallelism),
-            format!("{:.1} / {:.1}", c.requests.0, c.requests.1),
+            format!(
+                "N={}, -parallelism={}: API requests per peering, apply / plan with no change / destroy",
+                c.consumers, c.parallelism
+            ),
+            format!("{:.1} / {:.1} / {:.1}", c.requests.0, c.requests.1, c.requests.2),
             "",
             None,
         );
+        for (step, cpu) in [("the apply", &c.cpu.0), ("the plan with no change", &c.cpu.1)] {
+            report.add(
+                "hub",
+                format!("N={}, -parallelism={}: CPU time during {step}", c.consumers, c.parallelism),
+                cpu.text(),
+                "",
+                None,
+            );
+        }
         if let Some((text, max_kb)) = &c.rss {
             report.add(
                 "hub",
@@ -194,15 +297,24 @@ async fn cycle(
     let load = load_average();
     let before = provider_requests(ground, clusters)?;
     recorder.start()?;
+    let meter = CpuMeter::start(ground)?;
     let began = Instant::now();
     let applied = work.apply_with(&[&flag]).await;
     let apply = began.elapsed();
     recorder.stop();
+    let apply_cpu = meter.stop(ground, recorder)?;
     let applied_kb = ground_memory_kb(ground)?;
     let after_apply = provider_requests(ground, clusters)?;
     let rss = recorder.summary()?;
     applied.context("apply")?;
-    let plan = work.plan_with(&[&flag]).await.context("plan after the apply")?;
+    recorder.start()?;
+    let meter = CpuMeter::start(ground)?;
+    let plan = work.plan_with(&[&flag]).await;
+    recorder.stop();
+    let replan_cpu = meter.stop(ground, recorder)?;
+    let plan = plan.context("plan after the apply")?;
+    // Counted apart: the destroy's own count must not include the re-plan's reads.
+    let after_plan = provider_requests(ground, clusters)?;
     if !plan.is_empty() {
         bail!("the plan after the apply has changes:\n{}", plan.run().stdout);
     }
@@ -220,9 +332,11 @@ async fn cycle(
             destroy: destroyed.duration,
             requests: (
                 per_peering(after_apply.saturating_sub(before)),
-                per_peering(after_destroy.saturating_sub(after_apply)),
+                per_peering(after_plan.saturating_sub(after_apply)),
+                per_peering(after_destroy.saturating_sub(after_plan)),
             ),
             rss,
+            cpu: (apply_cpu, replan_cpu),
         },
         applied_kb,
     ))

@@ -213,8 +213,23 @@ struct TraceSplit {
     package_check: Option<Duration>,
     /// `starting plugin` → `plugin process exited`, per provider process, in start order.
     processes: Vec<Duration>,
+    /// Per provider process, in start order, the CLI's and the provider's steps before the first RPC (below).
+    startups: Vec<Startup>,
     /// `ReadDataSource` request → the CLI writes the data source's state.
     read_data_source: Option<Duration>,
+}
+
+/// The steps from the CLI deciding to start a provider process to its first RPC, from go-plugin's log lines.
+#[derive(Debug, PartialEq, Default, Clone, Copy)]
+struct Startup {
+    /// `configuring client automatic mTLS` → `starting plugin`: the CLI generates its P-521 client certificate
+    /// (go-plugin's AutoMTLS, one per process, whatever the provider).
+    client_certificate: Option<Duration>,
+    /// `starting plugin` → `using plugin`: exec, the provider's start and its handshake line on stdout.
+    handshake: Option<Duration>,
+    /// `using plugin` → the first `GRPCProvider.v6:` call: the CLI's gRPC dial with TLS 1.3 and mutual
+    /// certificates (go-plugin dials blocking).
+    dial: Option<Duration>,
 }
 
 impl TraceSplit {
@@ -233,10 +248,26 @@ impl TraceSplit {
         let package_check =
             lines.iter().rposition(|(_, l)| l.contains("providercache.fillMetaCache: including")).and_then(after);
         let mut processes = Vec::new();
+        let mut startups = Vec::new();
         let mut started: Option<OffsetDateTime> = None;
+        // The steps of the process being started: mTLS line, start, handshake, first RPC.
+        let (mut mtls, mut used, mut step) = (None, None, Startup::default());
         for (t, l) in &lines {
-            if l.contains("provider: starting plugin:") {
+            if l.contains("provider: configuring client automatic mTLS") {
+                mtls = Some(*t);
+            } else if l.contains("provider: starting plugin:") {
                 started = Some(*t);
+                step = Startup { client_certificate: mtls.take().map(|m| between(m, *t)), ..Startup::default() };
+            } else if l.contains("provider: using plugin:")
+                && let Some(s) = started
+            {
+                used = Some(*t);
+                step.handshake = Some(between(s, *t));
+            } else if l.contains("GRPCProvider.v6:")
+                && let Some(u) = used.take()
+            {
+                step.dial = Some(between(u, *t));
+                startups.push(step);
             } else if l.contains("provider: plugin process exited")
                 && let Some(s) = started.take()
             {
@@ -248,7 +279,7 @@ impl TraceSplit {
                 let done = lines[k..].iter().find(|(_, l)| l.contains("writeResourceInstanceState"))?;
                 Some(between(lines[k].0, done.0))
             });
-        Ok(TraceSplit { total: between(first.0, last.0), package_check, processes, read_data_source })
+        Ok(TraceSplit { total: between(first.0, last.0), package_check, processes, startups, read_data_source })
     }
 
     fn summary(splits: &[TraceSplit]) -> String {
@@ -258,14 +289,22 @@ impl TraceSplit {
         };
         let count = splits.first().map(|s| s.processes.len()).unwrap_or(0);
         let per_process: Vec<String> = (0..count).map(|k| med(&|s: &TraceSplit| s.processes.get(k).copied())).collect();
+        let step = |pick: fn(&Startup) -> Option<Duration>| -> String {
+            let counted = splits.first().map(|s| s.startups.len()).unwrap_or(0);
+            (0..counted).map(|k| med(&|s: &TraceSplit| s.startups.get(k).and_then(pick))).collect::<Vec<_>>().join(", ")
+        };
         format!(
             "overhead split, medians of {} `TF_LOG=trace` plans (trace logging slows the CLI itself): whole plan {}; \
-             package check (of the wrapper) {}; {count} provider processes, start → exit: {}; ReadDataSource \
-             (kube client, TLS to the API server, reads) {}",
+             package check (of the wrapper) {}; {count} provider processes, start → exit: {}; per process, the \
+             CLI's P-521 client certificate (mTLS → start): {}; exec → handshake line: {}; the CLI's gRPC/TLS dial \
+             → first RPC: {}; ReadDataSource (kube client, TLS to the API server, reads) {}",
             splits.len(),
             med(&|s: &TraceSplit| Some(s.total)),
             med(&|s: &TraceSplit| s.package_check),
             per_process.join(", "),
+            step(|s| s.client_certificate),
+            step(|s| s.handshake),
+            step(|s| s.dial),
             med(&|s: &TraceSplit| s.read_data_source),
         )
     }
@@ -318,7 +357,10 @@ mod tests {
         let log = "2026-11-22T02:43:27.414Z [INFO]  Terraform version: 1.11.4\n\
                    2026-11-22T02:43:27.417Z [TRACE] providercache.fillMetaCache: including .terraform/providers/x as a candidate\n\
                    2026-11-22T02:43:27.476Z [DEBUG] checking for provisioner in \".\"\n\
+                   2026-11-22T02:43:27.477Z [INFO]  provider: configuring client automatic mTLS\n\
                    2026-11-22T02:43:27.480Z [DEBUG] provider: starting plugin: path=x\n\
+                   2026-11-22T02:43:27.482Z [DEBUG] provider: using plugin: version=6\n\
+                   2026-11-22T02:43:27.486Z [TRACE] GRPCProvider.v6: GetProviderSchema\n\
                    2026-11-22T02:43:27.490Z [INFO]  provider: plugin process exited: plugin=x id=1\n\
                    2026-11-22T02:43:27.500Z [DEBUG] provider: starting plugin: path=x\n\
                    2026-11-22T02:43:27.505Z [TRACE] GRPCProvider.v6: ReadDataSource\n\
@@ -334,9 +376,12 @@ mod tests {
                 total: d(116),
                 package_check: Some(d(59)),
                 processes: vec![d(10), d(23)],
+                startups: vec![Startup { client_certificate: Some(d(3)), handshake: Some(d(2)), dial: Some(d(4)) }],
                 read_data_source: Some(d(9)),
             }
         );
-        assert!(TraceSplit::summary(&[split]).contains("package check (of the wrapper) 59 ms"));
+        let summary = TraceSplit::summary(&[split]);
+        assert!(summary.contains("package check (of the wrapper) 59 ms"), "{summary}");
+        assert!(summary.contains("P-521 client certificate (mTLS → start): 3 ms"), "{summary}");
     }
 }

@@ -1,8 +1,10 @@
-//! Peak RSS of provider processes: the CLI runs a `/bin/sh` wrapper instead of the provider binary, and the
-//! wrapper runs the provider under GNU `time` (`%M`, maximum resident set size) while the file `record` exists
-//! next to it — otherwise it `exec`s the binary directly (one `/bin/sh` start, measured and reported).
+//! Peak RSS and CPU time of provider processes: the CLI runs a `/bin/sh` wrapper instead of the provider binary,
+//! and the wrapper runs the provider under GNU `time` (`%M`, maximum resident set size; `%U`/`%S`, user and system
+//! CPU seconds) while the file `record` exists next to it — otherwise it `exec`s the binary directly (one
+//! `/bin/sh` start, measured and reported).
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -18,7 +20,7 @@ pub fn write_wrapper(dir: &Path, name: &str, bin: &Path) -> Result<PathBuf> {
         &wrapper,
         format!(
             "#!/bin/sh\n# Benchmark wrapper: peak RSS of each provider process while {record} exists.\n\
-             if [ -e '{record}' ]; then exec {GNU_TIME} -f '%M' -o \"{rss}/$$.kb\" '{bin}' \"$@\"; fi\nexec '{bin}' \"$@\"\n",
+             if [ -e '{record}' ]; then exec {GNU_TIME} -f '%M %U %S' -o \"{rss}/$$.kb\" '{bin}' \"$@\"; fi\nexec '{bin}' \"$@\"\n",
             record = record.display(),
             rss = rss.display(),
             bin = bin.display()
@@ -53,22 +55,37 @@ impl RssRecorder {
         let _ = fs::remove_file(self.dir.join("record"));
     }
 
-    /// Peak RSS (kB) of each recorded process, sorted. GNU time writes "Command exited with non-zero status N" or
-    /// "Command terminated by signal N" before the figure when the process did not exit 0; those are counted
-    /// apart, because a killed provider did not shut down as go-plugin asked.
+    /// Peak RSS (kB) of each recorded process, sorted, and how many did not exit 0. GNU time writes "Command
+    /// exited with non-zero status N" or "Command terminated by signal N" before the figures when the process did
+    /// not exit 0; those are counted apart, because a killed provider did not shut down as go-plugin asked.
     pub fn collect(&self) -> Result<(Vec<u64>, usize)> {
-        let (mut peaks, mut unclean) = (Vec::new(), 0);
+        let (records, unclean) = self.records()?;
+        let mut peaks: Vec<u64> = records.iter().map(|r| r.0).collect();
+        peaks.sort_unstable();
+        Ok((peaks, unclean))
+    }
+
+    /// User + system CPU time of all processes recorded since `start`.
+    pub fn cpu(&self) -> Result<Duration> {
+        Ok(Duration::from_secs_f64(self.records()?.0.iter().map(|r| r.1).sum()))
+    }
+
+    /// (peak RSS in kB, CPU seconds) of each recorded process, and how many did not exit 0.
+    fn records(&self) -> Result<(Vec<(u64, f64)>, usize)> {
+        let (mut records, mut unclean) = (Vec::new(), 0);
         for entry in fs::read_dir(self.dir.join("rss"))? {
             let text = fs::read_to_string(entry?.path())?;
             if text.lines().count() > 1 {
                 unclean += 1;
             }
-            if let Some(kb) = text.lines().last().and_then(|l| l.trim().parse().ok()) {
-                peaks.push(kb);
+            let fields: Vec<&str> = text.lines().last().unwrap_or_default().split_whitespace().collect();
+            if let [kb, user, system] = fields[..]
+                && let (Ok(kb), Ok(user), Ok(system)) = (kb.parse(), user.parse::<f64>(), system.parse::<f64>())
+            {
+                records.push((kb, user + system));
             }
         }
-        peaks.sort_unstable();
-        Ok((peaks, unclean))
+        Ok((records, unclean))
     }
 
     /// "median X MB, max Y MB (n processes)" of what was recorded since `start`.
