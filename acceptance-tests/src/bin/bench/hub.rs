@@ -131,10 +131,14 @@ fn children_cpu() -> Duration {
     stat_ticks("/proc/self/stat", 15).unwrap_or_default()
 }
 
-/// The sum of the two clock-tick fields of a `/proc/<pid>/stat` at `first` and `first + 1` (0-based, counted
-/// after the command name, which may hold spaces: field 14 of proc(5) is index 11 here).
+/// The sum of two adjacent clock-tick fields of the `/proc/<pid>/stat` file at `path`, the first at `first`
+/// (proc(5)'s field number less one: 13 for `utime` + `stime`, 15 for `cutime` + `cstime`).
 fn stat_ticks(path: &str, first: usize) -> Option<Duration> {
-    let stat = std::fs::read_to_string(path).ok()?;
+    parse_ticks(&std::fs::read_to_string(path).ok()?, first)
+}
+
+fn parse_ticks(stat: &str, first: usize) -> Option<Duration> {
+    // The command name (field 2) may hold spaces and parentheses; the fields after its last ')' start at field 3.
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     let ticks: u64 = fields.get(first - 2)?.parse::<u64>().ok()? + fields.get(first - 1)?.parse::<u64>().ok()?;
     // The kernel reports in USER_HZ, 100 on Linux.
@@ -362,4 +366,18 @@ fn meminfo(field: &str) -> Option<u64> {
 
 fn gib(kb: u64) -> f64 {
     kb as f64 / 1024.0 / 1024.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_own_and_children_cpu_ticks_past_a_command_name_with_spaces() {
+        // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime …
+        let stat = "4242 (kube apiserver) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 12 0 123456 0 0";
+        assert_eq!(parse_ticks(stat, 13), Some(Duration::from_millis(3000)));
+        assert_eq!(parse_ticks(stat, 15), Some(Duration::from_millis(100)));
+        assert_eq!(parse_ticks("no closing parenthesis", 13), None);
+    }
 }

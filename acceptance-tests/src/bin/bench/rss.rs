@@ -105,3 +105,23 @@ impl RssRecorder {
 fn kb_mb(kb: u64) -> f64 {
     kb as f64 / 1024.0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_peak_rss_and_cpu_of_clean_and_unclean_exits() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("rss")).unwrap();
+        fs::write(dir.path().join("rss/1.kb"), "11264 0.02 0.01\n").unwrap();
+        fs::write(dir.path().join("rss/2.kb"), "Command terminated by signal 9\n16384 0.10 0.05\n").unwrap();
+        let recorder = RssRecorder { dir: dir.path().to_path_buf() };
+        assert_eq!(recorder.collect().unwrap(), (vec![11264, 16384], 1));
+        let cpu = recorder.cpu().unwrap().as_secs_f64();
+        assert!((cpu - 0.18).abs() < 1e-9, "{cpu}");
+        let (text, max) = recorder.summary().unwrap().unwrap();
+        assert_eq!(max, 16384);
+        assert!(text.contains("(2 processes, 1 did not exit 0)"), "{text}");
+    }
+}
