@@ -24,7 +24,7 @@ use tokio::sync::oneshot;
 
 use super::peering::{self, Comparison, OFFLOAD_NAMESPACE};
 use super::rss::RssRecorder;
-use super::{Args, Report, apply_complete, gateway_config, hook_at, median, percentile, secs};
+use super::{Args, Report, apply_complete, gateway_config, hook_at, median, secs, status_percentiles};
 
 /// The parts of this file, as `--skip` names them.
 pub const PARTS: [&str; 3] = ["real-peering", "real-status", "real-pod"];
@@ -160,21 +160,7 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
 
     let mut sorted = latencies.clone();
     sorted.sort_unstable_by(f64::total_cmp);
-    let (p50, p99) = (percentile(&sorted, 0.50), percentile(&sorted, 0.99));
-    report.add(
-        "real status wait",
-        format!("real status flip → apply step returns, p50 (n={})", sorted.len()),
-        format!("{p50:.1} ms"),
-        "≤ 50 ms",
-        Some(p50 <= 50.0),
-    );
-    report.add(
-        "real status wait",
-        format!("real status flip → apply step returns, p99 (n={})", sorted.len()),
-        format!("{p99:.1} ms"),
-        "≤ 250 ms",
-        Some(p99 <= 250.0),
-    );
+    status_percentiles(report, "real status wait", &sorted);
     waited.sort_unstable_by(f64::total_cmp);
     report.notes.push(format!(
         "real status-wait samples (ms, sorted): {}; flip = stageTimestamp of the audit entry of Liqo's status \
