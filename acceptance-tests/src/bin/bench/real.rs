@@ -136,7 +136,7 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
     let namespace = format!("liqo-tenant-{ROME}");
     let api: Api<GatewayServer> = Api::namespaced(ground.client(MILAN).await?, &namespace);
     let audit_log = ground.audit_log(MILAN);
-    let (mut latencies, mut waited) = (Vec::new(), Vec::new());
+    let (mut latencies, mut waited, mut after_flip) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..args.status_runs {
         let recording = Recording::start(&api).await?;
         let applied = work.apply_with(&["-json", "-var", "on=true"]).await;
@@ -154,6 +154,10 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
         let flip = status_write(&audit_log, "gatewayservers", &namespace, &name, &prior).await?;
         latencies.push(millis(complete - flip));
         waited.push(millis(flip - started));
+        if run < 3 {
+            let text = std::fs::read_to_string(&audit_log)?;
+            after_flip.push(format!("run {run}: {}", requests_between(&text, flip, complete).join(", ")));
+        }
         work.apply_with(&["-var", "on=false"]).await?;
     }
     work.destroy().await?;
@@ -169,7 +173,41 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
         list(&sorted),
         list(&waited)
     ));
+    report.notes.push(format!(
+        "real status wait, the provider's requests received by milan's API server between the flip and \
+         `apply_complete` of the first runs (ms after the flip, ms the API server took): {}",
+        after_flip.join("; ")
+    ));
     Ok(())
+}
+
+/// Where the time after the flip goes: the provider's requests (user `admin` of `tf::provider_config`, which the
+/// ground's kubelet shares only for pods) to the GatewayServers and Connections received between `from` and `to`,
+/// as `<verb> <resource> at +ms (took ms)`: after the watch event the provider lists the Connections once.
+fn requests_between(audit: &str, from: OffsetDateTime, to: OffsetDateTime) -> Vec<String> {
+    let at = |e: &serde_json::Value, key: &str| OffsetDateTime::parse(e[key].as_str()?, &Rfc3339).ok();
+    audit
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| {
+            e["stage"] == "ResponseComplete"
+                && e["verb"] != "watch"
+                && e["user"]["username"] == "admin"
+                && ["gatewayservers", "connections"].iter().any(|r| e["objectRef"]["resource"] == *r)
+        })
+        .filter_map(|e| {
+            let (received, answered) = (at(&e, "requestReceivedTimestamp")?, at(&e, "stageTimestamp")?);
+            (received >= from && received <= to).then(|| {
+                format!(
+                    "{} {} at +{:.1} (took {:.1})",
+                    e["verb"].as_str().unwrap_or("?"),
+                    e["objectRef"]["resource"].as_str().unwrap_or("?"),
+                    millis(received - from),
+                    millis(answered - received)
+                )
+            })
+        })
+        .collect()
 }
 
 /// The GatewayServer's name and the resource version it had just before the first version the watch saw with a
@@ -313,5 +351,23 @@ mod tests {
         let at = find_status_write(&audit, "gatewayservers", "liqo-tenant-rome", "rome", "42").expect("found");
         assert_eq!(at.microsecond(), 412_345);
         assert!(find_status_write(&audit, "gatewayservers", "liqo-tenant-rome", "rome", "43").is_none());
+    }
+
+    #[test]
+    fn lists_the_provider_requests_received_after_the_flip() {
+        let entry = |verb: &str, resource: &str, received: &str, answered: &str| {
+            format!(
+                r#"{{"stage":"ResponseComplete","verb":"{verb}","user":{{"username":"admin"}},"objectRef":{{"resource":"{resource}"}},"requestReceivedTimestamp":"2026-11-24T10:00:{received}Z","stageTimestamp":"2026-11-24T10:00:{answered}Z"}}"#
+            )
+        };
+        let audit = [
+            entry("list", "connections", "00.050000", "00.051000"),
+            entry("patch", "pods", "00.150000", "00.160000"),
+            entry("watch", "gatewayservers", "00.150000", "00.400000"),
+            entry("list", "connections", "00.260000", "00.263500"),
+        ]
+        .join("\n");
+        let t = |s: &str| OffsetDateTime::parse(&format!("2026-11-24T10:00:{s}Z"), &Rfc3339).unwrap();
+        assert_eq!(requests_between(&audit, t("00.100000"), t("00.300000")), ["list connections at +160.0 (took 3.5)"]);
     }
 }
