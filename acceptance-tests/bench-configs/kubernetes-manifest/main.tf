@@ -6,7 +6,8 @@
 # What a user of hashicorp/kubernetes has to do by hand is done by the benchmark before the run and handed in as
 # variables (terraform.tfvars): read both clusters' IDs and CIDRs, generate the two WireGuard key pairs, generate
 # the consumer's private key and CSR, copy the provider cluster's CA and API server URL, and pick the gateway's
-# node port (the client must dial it; the server's status cannot be read back into another resource's input).
+# node port and look up the provider node's address (the client must dial them; the server's status cannot be read
+# back into another resource's input).
 #
 # Waits that hashicorp/kubernetes cannot express, because the object is made by Liqo rather than by this
 # configuration: the Connection (`Connected`), the VirtualNode and its core Node. This side therefore waits for
@@ -52,6 +53,9 @@ variable "consumer_key_pem" {
 }
 variable "consumer_csr_pem" { type = string }
 variable "gateway_node_port" { type = number }
+# The provider node's address the GatewayServer publishes: 127.0.0.1 on the simulated ground, the node's address
+# on the ground's wire where real Liqo runs real WireGuard gateways.
+variable "gateway_server_address" { type = string }
 variable "offload_namespace" { type = string }
 
 provider "kubernetes" {
@@ -274,8 +278,8 @@ resource "kubernetes_manifest" "gateway_client" {
       labels    = { "liqo.io/remote-cluster-id" = var.provider_cluster_id }
     }
     spec = {
-      # Copied by hand from the server's status (loopback ground: 127.0.0.1 and the chosen node port).
-      endpoint  = { addresses = ["127.0.0.1"], port = var.gateway_node_port, protocol = "UDP" }
+      # Copied by hand from the server's status (the provider node's address and the chosen node port).
+      endpoint  = { addresses = [var.gateway_server_address], port = var.gateway_node_port, protocol = "UDP" }
       mtu       = local.mtu
       secretRef = { name = kubernetes_manifest.consumer_keys.manifest.metadata.name }
       clientTemplateRef = {

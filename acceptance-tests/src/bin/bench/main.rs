@@ -3,7 +3,7 @@
 //! ```text
 //! bench --provider-bin PATH [--kubernetes-provider-bin PATH] [--cli terraform|tofu] [--plan-runs N]
 //!       [--status-runs N] [--status-delay-ms MS] [--peering-runs N] [--hub-consumers N] [--hub-sizes N,N,…]
-//!       [--skip overhead,status,peering,hub]
+//!       [--skip overhead,status,peering,real-peering,real-status,real-pod,hub]
 //! ```
 //!
 //! Measured, both sides of every comparison in the same run:
@@ -16,7 +16,9 @@
 //!    `kubernetes_manifest` (`peering.rs`, `manifest.rs`): apply and destroy wall time, API requests;
 //! 4. peak RSS of every provider process of those runs (GNU time around the provider, `rss.rs`);
 //! 5. binary size and idle RSS of the provider process;
-//! 6. a hub with up to N consumers, each its own control plane (`hub.rs`), last, on a ground of its own: apply,
+//! 6. on a second, real-Liqo ground (`real.rs`): the comparison of 3., the status-wait latency of 2. on a status
+//!    flip Liqo's own controller writes, and `apply` start → a pod Running on the virtual node;
+//! 7. a hub with up to N consumers, each its own control plane (`hub.rs`), last, on a ground of its own: apply,
 //!    plan and destroy of several sizes at two parallelisms.
 //!
 //! The provider is installed from the tests' filesystem mirror. The mirror takes its binary from
@@ -26,6 +28,7 @@ mod hub;
 mod manifest;
 mod overhead;
 mod peering;
+mod real;
 mod rss;
 
 use rss::RssRecorder;
@@ -46,7 +49,7 @@ use time::format_description::well_known::Rfc3339;
 
 const USAGE: &str = "usage: bench --provider-bin PATH [--kubernetes-provider-bin PATH] [--cli terraform|tofu] \
                      [--plan-runs N] [--status-runs N] [--status-delay-ms MS] [--peering-runs N] [--hub-consumers N] \
-                     [--hub-sizes N,N,…] [--skip overhead,status,peering,hub]";
+                     [--hub-sizes N,N,…] [--skip overhead,status,peering,real-peering,real-status,real-pod,hub]";
 /// Set (to the wrapper's directory) in the environment of the second, measuring, run of this binary.
 const WRAPPER_DIR_ENV: &str = "LIQO_BENCH_WRAPPER_DIR";
 const WRAPPER: &str = "terraform-provider-liqo";
@@ -229,44 +232,53 @@ async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
     eprintln!("[bench] {machine}");
     binary_figures(args, &mut report)?;
 
-    // The status part times the simulator's status write (fault `status-delay-ms`), and the hub is sized by this
-    // ground's memory per cluster: both need the simulated ground.
-    let ground = Ground::start_simulated(&[MILAN, ROME]).await.context("starting the ground")?;
-    report.add("ground", "startup (2 clusters + simulator)", secs(ground.startup_time()), "", None);
-    let per_cluster_kb = hub::ground_memory_kb(&ground)? / 2;
-    report.add(
-        "ground",
-        "memory (PSS) per cluster at idle (kube-apiserver + kube-controller-manager, half of the shared etcd and \
-         simulator)",
-        format!("{:.0} MB", per_cluster_kb as f64 / 1024.0),
-        "",
-        None,
-    );
     // Build the mirror (packaging the wrapper) before any timing.
     tokio::task::spawn_blocking(mirror::get).await??;
-
     // A part that fails is reported as such; the figures of the others are still printed.
     let mut failed = Vec::new();
-    if args.runs("overhead")
-        && let Err(e) = overhead::plan_overhead(args, &ground, wrapper_dir, &mut report).await
-    {
-        failed.push(format!("provider overhead: {e:#}"));
+    // The status part times the simulator's status write (fault `status-delay-ms`), and the hub is sized by this
+    // ground's memory per cluster: both need the simulated ground. The real-Liqo parts alone do not start it.
+    let mut per_cluster_kb = 0;
+    if ["overhead", "status", "peering", "hub"].iter().any(|part| args.runs(part)) {
+        let ground = Ground::start_simulated(&[MILAN, ROME]).await.context("starting the ground")?;
+        report.add("ground", "startup (2 clusters + simulator)", secs(ground.startup_time()), "", None);
+        per_cluster_kb = hub::ground_memory_kb(&ground)? / 2;
+        report.add(
+            "ground",
+            "memory (PSS) per cluster at idle (kube-apiserver + kube-controller-manager, half of the shared etcd and \
+             simulator)",
+            format!("{:.0} MB", per_cluster_kb as f64 / 1024.0),
+            "",
+            None,
+        );
+        if args.runs("overhead")
+            && let Err(e) = overhead::plan_overhead(args, &ground, wrapper_dir, &mut report).await
+        {
+            failed.push(format!("provider overhead: {e:#}"));
+        }
+        if args.runs("status")
+            && let Err(e) = status_latency(args, &ground, &mut report).await
+        {
+            failed.push(format!("status-wait latency: {e:#}"));
+        }
+        if args.runs("peering") {
+            let other = kubernetes
+                .as_ref()
+                .map(|(wrapper, recorder)| peering::Comparison { kubernetes_provider: wrapper, recorder });
+            if let Err(e) =
+                peering::full_peering(args, &ground, &recorder, other, peering::SIMULATED, &mut report).await
+            {
+                failed.push(format!("full peering: {e:#}"));
+            }
+        }
+        // The real-Liqo ground and the hub need the memory of the simulated ground: it stops here.
     }
-    if args.runs("status")
-        && let Err(e) = status_latency(args, &ground, &mut report).await
-    {
-        failed.push(format!("status-wait latency: {e:#}"));
-    }
-    if args.runs("peering") {
+    if real::PARTS.iter().any(|part| args.runs(part)) {
         let other = kubernetes
             .as_ref()
             .map(|(wrapper, recorder)| peering::Comparison { kubernetes_provider: wrapper, recorder });
-        if let Err(e) = peering::full_peering(args, &ground, &recorder, other, &mut report).await {
-            failed.push(format!("full peering: {e:#}"));
-        }
+        real::parts(args, &recorder, other, &mut report, &mut failed).await;
     }
-    // The hub needs the memory of the two-cluster ground.
-    drop(ground);
     if args.runs("hub") && args.hub_consumers > 0 {
         let (n, why) = hub::plan_size(args.hub_consumers, per_cluster_kb);
         if let Some(why) = why {
@@ -383,17 +395,7 @@ fn binary_figures(args: &Args, report: &mut Report) -> Result<()> {
 ///    `status.endpoint` well after the provider started watching, so the figure is the provider's reaction to
 ///    the status change plus Terraform's handling of the response, not a lucky early read.
 async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Result<()> {
-    let config = format!(
-        "{}\nvariable \"on\" {{\n  type    = bool\n  default = false\n}}\n\n\
-         resource \"liqo_generate\" \"milan\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{ROME}\"\n}}\n\n\
-         resource \"liqo_generate\" \"rome\" {{\n  provider          = liqo.rome\n  remote_cluster_id = \"{MILAN}\"\n}}\n\n\
-         resource \"liqo_gateway\" \"server\" {{\n  count                = var.on ? 1 : 0\n  provider             = liqo.milan\n  \
-         tenant_namespace     = liqo_generate.milan.tenant_namespace\n  remote_cluster_id    = liqo_generate.rome.cluster_id\n  \
-         remote_pod_cidrs     = liqo_generate.rome.pod_cidrs\n  remote_external_cidr = liqo_generate.rome.external_cidr\n  \
-         remote_public_key    = liqo_generate.rome.wireguard_public_key\n  \
-         server = {{\n    service_type = \"NodePort\"\n    port         = 51840\n  }}\n}}\n",
-        tf::provider_config(ground)
-    );
+    let config = gateway_config(ground);
     let work = Workdir::new(args.cli, &config).await?;
     work.apply_with(&["-var", "on=false"]).await?;
     ground.set_fault(MILAN, "status-delay-ms", &args.status_delay_ms.to_string()).await?;
@@ -421,22 +423,7 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
     work.destroy().await?;
 
     latencies.sort_unstable();
-    let p50 = percentile(&latencies, 0.50);
-    let p99 = percentile(&latencies, 0.99);
-    report.add(
-        "status wait",
-        format!("status flip → apply step returns, p50 (n={})", latencies.len()),
-        format!("{p50} ms"),
-        "≤ 50 ms",
-        Some(p50 <= 50),
-    );
-    report.add(
-        "status wait",
-        format!("status flip → apply step returns, p99 (n={})", latencies.len()),
-        format!("{p99} ms"),
-        "≤ 250 ms",
-        Some(p99 <= 250),
-    );
+    status_percentiles(report, "status wait", &latencies.iter().map(|&ms| ms as f64).collect::<Vec<_>>());
     report.notes.push(format!(
         "status-wait samples (ms, sorted; status-delay-ms={}): {:?}; flip instant = the simulator's log line after the \
          API server acknowledged the status write (ms resolution), end = `apply_complete` in the CLI's -json output",
@@ -445,10 +432,45 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
     Ok(())
 }
 
+/// The p50 and p99 rows, with their goals, of status-wait samples in ms (sorted).
+fn status_percentiles(report: &mut Report, group: &'static str, sorted: &[f64]) {
+    for (p, goal, limit) in [(50, "≤ 50 ms", 50.0), (99, "≤ 250 ms", 250.0)] {
+        let value = percentile(sorted, f64::from(p) / 100.0);
+        report.add(
+            group,
+            format!("status flip → apply step returns, p{p} (n={})", sorted.len()),
+            format!("{value:.0} ms"),
+            goal,
+            Some(value <= limit),
+        );
+    }
+}
+
+/// Both clusters' `liqo_generate` and, with `-var on=true`, one `liqo_gateway` server on milan for rome: the
+/// configuration of both status-wait parts.
+fn gateway_config(ground: &Ground) -> String {
+    format!(
+        "{}\nvariable \"on\" {{\n  type    = bool\n  default = false\n}}\n\n\
+         resource \"liqo_generate\" \"milan\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{ROME}\"\n}}\n\n\
+         resource \"liqo_generate\" \"rome\" {{\n  provider          = liqo.rome\n  remote_cluster_id = \"{MILAN}\"\n}}\n\n\
+         resource \"liqo_gateway\" \"server\" {{\n  count                = var.on ? 1 : 0\n  provider             = liqo.milan\n  \
+         tenant_namespace     = liqo_generate.milan.tenant_namespace\n  remote_cluster_id    = liqo_generate.rome.cluster_id\n  \
+         remote_pod_cidrs     = liqo_generate.rome.pod_cidrs\n  remote_external_cidr = liqo_generate.rome.external_cidr\n  \
+         remote_public_key    = liqo_generate.rome.wireguard_public_key\n  \
+         server = {{\n    service_type = \"NodePort\"\n    port         = 51840\n  }}\n}}\n",
+        tf::provider_config(ground)
+    )
+}
+
 /// Timestamp of the `apply_complete` message of `address` in an `apply -json` output.
 fn apply_complete(stdout: &str, address: &str) -> Option<OffsetDateTime> {
+    hook_at(stdout, "apply_complete", address)
+}
+
+/// Timestamp of the first `kind` message (`apply_start`, `apply_complete`, …) of `address` in a `-json` output.
+fn hook_at(stdout: &str, kind: &str, address: &str) -> Option<OffsetDateTime> {
     stdout.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).find_map(|m| {
-        let is_it = m["type"] == "apply_complete" && m["hook"]["resource"]["addr"] == address;
+        let is_it = m["type"] == kind && m["hook"]["resource"]["addr"] == address;
         is_it.then(|| OffsetDateTime::parse(m["@timestamp"].as_str()?, &Rfc3339).ok()).flatten()
     })
 }
@@ -533,7 +555,7 @@ fn median(values: &[Duration]) -> Duration {
 }
 
 /// Nearest-rank percentile of sorted samples.
-fn percentile(sorted: &[i64], p: f64) -> i64 {
+fn percentile<T: Copy>(sorted: &[T], p: f64) -> T {
     let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
     sorted[rank - 1]
 }

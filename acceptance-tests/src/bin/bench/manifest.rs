@@ -3,7 +3,8 @@
 //! by `acceptance-tests/scripts/build-kubernetes-provider.sh` and installed from a filesystem mirror.
 //!
 //! What its user would do by hand is done here, before the timed runs, and written to `terraform.tfvars.json`:
-//! the clusters' IDs, CIDRs, API server URL and CA, two WireGuard key pairs, the consumer's key and CSR.
+//! the clusters' IDs, CIDRs, API server URL and CA, two WireGuard key pairs, the consumer's key and CSR, the
+//! provider node's address the gateway client dials.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -144,6 +145,7 @@ fn variables(ground: &Ground, provider: &str, consumer: &str, offload_namespace:
         "consumer_key_pem": key.serialize_pem(),
         "consumer_csr_pem": csr,
         "gateway_node_port": GATEWAY_NODE_PORT,
+        "gateway_server_address": ground.node_address(provider).to_string(),
         "offload_namespace": offload_namespace,
     }))
 }

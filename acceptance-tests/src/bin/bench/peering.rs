@@ -13,7 +13,7 @@ use super::manifest::{GATEWAY_NODE_PORT, ManifestSide};
 use super::rss::RssRecorder;
 use super::{Report, list_secs, median, secs, slowest};
 
-const OFFLOAD_NAMESPACE: &str = "liqo-demo";
+pub const OFFLOAD_NAMESPACE: &str = "liqo-demo";
 
 /// The other side, when its provider binary was given.
 pub struct Comparison<'a> {
@@ -44,6 +44,23 @@ pub fn peering_module(label: &str, provider: &str, consumer: &str, extra: &str) 
     )
 }
 
+/// rome peers with milan through `examples/modules/peering` and offloads [`OFFLOAD_NAMESPACE`], which it creates.
+pub fn offload_config(ground: &Ground) -> String {
+    format!(
+        "{}{}",
+        provider_blocks(ground, &[MILAN, ROME]),
+        peering_module(
+            "rome_to_milan",
+            MILAN,
+            ROME,
+            &format!(
+                "  offload_namespaces        = [\"{OFFLOAD_NAMESPACE}\"]\n  create_offload_namespaces = true\n  \
+                 gateway_node_port         = {GATEWAY_NODE_PORT}\n"
+            )
+        )
+    )
+}
+
 /// Requests made with the provider kubeconfig's user, in all the given clusters so far.
 pub fn provider_requests(ground: &Ground, clusters: &[&str]) -> Result<usize> {
     let mut count = 0;
@@ -53,6 +70,17 @@ pub fn provider_requests(ground: &Ground, clusters: &[&str]) -> Result<usize> {
     }
     Ok(count)
 }
+
+/// The report groups of one run of the comparison: the simulated ground's, or the real-Liqo ground's.
+#[derive(Clone, Copy)]
+pub struct Groups {
+    pub peering: &'static str,
+    pub requests: &'static str,
+    pub memory: &'static str,
+}
+
+pub const SIMULATED: Groups = Groups { peering: "peering", requests: "requests", memory: "memory" };
+pub const REAL: Groups = Groups { peering: "real peering", requests: "real requests", memory: "real memory" };
 
 /// What one side measured.
 #[derive(Default)]
@@ -74,23 +102,11 @@ pub async fn full_peering(
     ground: &Ground,
     recorder: &RssRecorder,
     other: Option<Comparison<'_>>,
+    groups: Groups,
     report: &mut Report,
 ) -> Result<()> {
     let clusters = [MILAN, ROME];
-    let config = format!(
-        "{}{}",
-        provider_blocks(ground, &clusters),
-        peering_module(
-            "rome_to_milan",
-            MILAN,
-            ROME,
-            &format!(
-                "  offload_namespaces        = [\"{OFFLOAD_NAMESPACE}\"]\n  create_offload_namespaces = true\n  \
-                 gateway_node_port         = {GATEWAY_NODE_PORT}\n"
-            )
-        )
-    );
-    let work = Workdir::new(args.cli, &config).await?;
+    let work = Workdir::new(args.cli, &offload_config(ground)).await?;
     let manifest = match &other {
         Some(c) => Some(
             ManifestSide::new(args.cli, ground, c.kubernetes_provider, MILAN, ROME, OFFLOAD_NAMESPACE)
@@ -123,8 +139,16 @@ pub async fn full_peering(
             if run == 0 {
                 let after_destroy = provider_requests(ground, &clusters)?;
                 ours.requests = Some((after_apply.saturating_sub(before), after_destroy.saturating_sub(after_apply)));
-                report.notes.push(format!("slowest resources of the first apply: {}", slowest(&applied.stdout, 4)));
-                report.notes.push(format!("slowest resources of the first destroy: {}", slowest(&destroyed.stdout, 4)));
+                report.notes.push(format!(
+                    "{}: slowest resources of the first apply: {}",
+                    groups.peering,
+                    slowest(&applied.stdout, 4)
+                ));
+                report.notes.push(format!(
+                    "{}: slowest resources of the first destroy: {}",
+                    groups.peering,
+                    slowest(&destroyed.stdout, 4)
+                ));
             }
             if let (Some(side), Some(c)) = (&manifest, &other) {
                 let before = provider_requests(ground, &clusters)?;
@@ -147,16 +171,21 @@ pub async fn full_peering(
     }
     .await;
     if let Err(err) = &result {
-        report.notes.push(format!("full peering FAILED after {} cycle(s): {err:#}", ours.destroys.len()));
+        report.notes.push(format!(
+            "{}: full peering FAILED after {} cycle(s): {err:#}",
+            groups.peering,
+            ours.destroys.len()
+        ));
     }
 
     let n = ours.destroys.len();
     if n > 0 {
-        report.add("peering", format!("liqo: apply, median of {n}"), secs(median(&ours.applies)), "", None);
-        report.add("peering", format!("liqo: destroy, median of {n}"), secs(median(&ours.destroys)), "", None);
-        report.add("peering", "liqo: apply + destroy, median", secs(median(&ours.cycles())), "", None);
+        report.add(groups.peering, format!("liqo: apply, median of {n}"), secs(median(&ours.applies)), "", None);
+        report.add(groups.peering, format!("liqo: destroy, median of {n}"), secs(median(&ours.destroys)), "", None);
+        report.add(groups.peering, "liqo: apply + destroy, median", secs(median(&ours.cycles())), "", None);
         report.notes.push(format!(
-            "liqo peering runs (s): apply {}; destroy {}",
+            "{}: liqo runs (s): apply {}; destroy {}",
+            groups.peering,
             list_secs(&ours.applies),
             list_secs(&ours.destroys)
         ));
@@ -164,22 +193,29 @@ pub async fn full_peering(
     let m = theirs.destroys.len();
     if m > 0 {
         report.add(
-            "peering",
+            groups.peering,
             format!("kubernetes_manifest: apply, median of {m}"),
             secs(median(&theirs.applies)),
             "",
             None,
         );
         report.add(
-            "peering",
+            groups.peering,
             format!("kubernetes_manifest: destroy, median of {m}"),
             secs(median(&theirs.destroys)),
             "",
             None,
         );
-        report.add("peering", "kubernetes_manifest: apply + destroy, median", secs(median(&theirs.cycles())), "", None);
+        report.add(
+            groups.peering,
+            "kubernetes_manifest: apply + destroy, median",
+            secs(median(&theirs.cycles())),
+            "",
+            None,
+        );
         report.notes.push(format!(
-            "kubernetes_manifest peering runs (s): apply {}; destroy {}",
+            "{}: kubernetes_manifest runs (s): apply {}; destroy {}",
+            groups.peering,
             list_secs(&theirs.applies),
             list_secs(&theirs.destroys)
         ));
@@ -187,21 +223,21 @@ pub async fn full_peering(
             let ratio = |a: &[Duration], b: &[Duration]| median(a).as_secs_f64() / median(b).as_secs_f64().max(1e-9);
             let cycle = ratio(&ours.cycles(), &theirs.cycles());
             report.add(
-                "peering",
+                groups.peering,
                 "liqo ÷ kubernetes_manifest, apply + destroy",
                 format!("{cycle:.2}×"),
                 "≤ 0.25×",
                 Some(cycle <= 0.25),
             );
             report.add(
-                "peering",
+                groups.peering,
                 "liqo ÷ kubernetes_manifest, apply only",
                 format!("{:.2}×", ratio(&ours.applies, &theirs.applies)),
                 "",
                 None,
             );
             report.add(
-                "peering",
+                groups.peering,
                 "liqo ÷ kubernetes_manifest, destroy only",
                 format!("{:.2}×", ratio(&ours.destroys, &theirs.destroys)),
                 "",
@@ -218,7 +254,7 @@ pub async fn full_peering(
     for (who, side) in [("liqo", &ours), ("kubernetes_manifest", &theirs)] {
         if let Some((apply, destroy)) = side.requests {
             report.add(
-                "requests",
+                groups.requests,
                 format!("{who}: API requests, one peering apply / destroy"),
                 format!("{apply} / {destroy}"),
                 "",
@@ -228,7 +264,7 @@ pub async fn full_peering(
     }
     if let Some((text, max_kb)) = recorder.summary()? {
         report.add(
-            "memory",
+            groups.memory,
             "liqo: peak RSS per provider process (peering runs)",
             text,
             "≤ 20 MB",
@@ -238,7 +274,7 @@ pub async fn full_peering(
     if let Some(c) = &other
         && let Some((text, _)) = c.recorder.summary()?
     {
-        report.add("memory", "hashicorp/kubernetes: peak RSS per provider process (peering runs)", text, "", None);
+        report.add(groups.memory, "hashicorp/kubernetes: peak RSS per provider process (peering runs)", text, "", None);
     }
     result
 }
