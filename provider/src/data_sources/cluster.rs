@@ -7,7 +7,6 @@
 //! [`LocalCluster::read`] is shared with `liqo_generate`, whose outputs are the same facts; [`read_cluster_id`]
 //! with `liqo_consumer_key`, whose CSR names this cluster's user after it.
 use crate::errors::op_diags;
-use crate::kube_ops;
 use crate::protocol::{Ctx, DataSource};
 use crate::provider::Cluster;
 use async_trait::async_trait;
@@ -43,13 +42,14 @@ impl LocalCluster {
 
         // Both kinds in one request: every request is paid again by each `plan` that reads the data source.
         let networks: Api<Network> = Api::namespaced(client, &namespace);
-        let (pod, external): (Vec<Network>, Vec<Network>) =
-            kube_ops::list(ctx, &networks, &network_selector()).await.map_err(|e| op_diags(&e))?.into_iter().partition(
-                |n| {
-                    n.metadata.labels.as_ref().and_then(|l| l.get(labels::NETWORK_TYPE)).map(String::as_str)
-                        == Some(labels::NETWORK_TYPE_POD_CIDR)
-                },
-            );
+        let (pod, external): (Vec<Network>, Vec<Network>) = crate::kube::list(ctx, &networks, &network_selector())
+            .await
+            .map_err(|e| op_diags(&e))?
+            .into_iter()
+            .partition(|n| {
+                n.metadata.labels.as_ref().and_then(|l| l.get(labels::NETWORK_TYPE)).map(String::as_str)
+                    == Some(labels::NETWORK_TYPE_POD_CIDR)
+            });
         let pod_cidrs = cidrs_from(pod, labels::NETWORK_TYPE_POD_CIDR, &namespace)?;
         let external_cidr = match cidrs_from(external, labels::NETWORK_TYPE_EXTERNAL_CIDR, &namespace)?.as_slice() {
             [one] => one.clone(),
@@ -79,10 +79,10 @@ pub async fn read_cluster_id(
     ctx: &Ctx,
     client: &kube::Client,
     namespace: &str,
-) -> Result<Result<String, Diagnostics>, kube_ops::OpError> {
+) -> Result<Result<String, Diagnostics>, crate::kube::OpError> {
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let selector = format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME);
-    let found = kube_ops::list(ctx, &maps, &selector).await?;
+    let found = crate::kube::list(ctx, &maps, &selector).await?;
     Ok(cluster_id_from(&found, namespace))
 }
 
@@ -170,9 +170,9 @@ fn image_tag(image: &str) -> Option<String> {
 /// default installation puts it or the caller may not read it (the version is informative only).
 async fn liqo_version(ctx: &Ctx, cluster: &Cluster) -> Result<Option<String>, Diagnostics> {
     let deployments: Api<Deployment> = Api::namespaced(cluster.client().await?, &cluster.liqo_namespace());
-    let found = match kube_ops::get_opt(ctx, &deployments, CONTROLLER_MANAGER).await {
+    let found = match crate::kube::get_opt(ctx, &deployments, CONTROLLER_MANAGER).await {
         Ok(d) => d,
-        Err(kube_ops::OpError::Api { source: kube::Error::Api(s), .. }) if s.code == 403 => None,
+        Err(crate::kube::OpError::Api { source: kube::Error::Api(s), .. }) if s.code == 403 => None,
         Err(e) => return Err(op_diags(&e)),
     };
     let containers = found.and_then(|d| d.spec).and_then(|s| s.template.spec).map(|s| s.containers).unwrap_or_default();

@@ -8,7 +8,6 @@
 //!
 //! Nothing is written; the data source only reads.
 use crate::errors::op_diags;
-use crate::kube_ops;
 use crate::protocol::{Ctx, DataSource};
 use crate::provider::Cluster;
 use crate::resources::common::Check;
@@ -227,7 +226,7 @@ impl DataSource for PeeringDataSource {
             Err(d) => return (Value::Null, d.into()),
         };
         let api: Api<ForeignCluster> = Api::all(client);
-        match kube_ops::get_opt(ctx, &api, &remote).await {
+        match crate::kube::get_opt(ctx, &api, &remote).await {
             Ok(Some(fc)) => (state(&remote, &fc), Diagnostics::new()),
             Ok(None) => (Value::Null, not_found(&remote).into()),
             Err(e) => (Value::Null, op_diags(&e)),

@@ -6,7 +6,7 @@
 //! An object the managed type cannot adopt (import refuses it) is not listed: the query shows a warning with
 //! import's reason instead, so no generated block would plan a replacement unannounced.
 use crate::errors::{not_adoptable, op_diags};
-use crate::kube_ops::{self, OpError};
+use crate::kube::OpError;
 use crate::protocol::{Ctx, IdentitySchema, ListResource, Listed, Resource};
 use crate::provider::Cluster;
 use crate::resources::common::Check;
@@ -136,7 +136,7 @@ impl Lister {
             Kind::Generate => {
                 let api: Api<Namespace> = Api::all(client);
                 let selector = by_peer(labels::TENANT_NAMESPACE, labels::REMOTE_CLUSTER_ID);
-                kube_ops::list(ctx, &api, &selector)
+                crate::kube::list(ctx, &api, &selector)
                     .await?
                     .iter()
                     .map(|ns| {
@@ -149,7 +149,7 @@ impl Lister {
                 let selector = by_peer(labels::REMOTE_CLUSTER_ID, labels::REMOTE_CLUSTER_ID);
                 let servers: Api<GatewayServer> = Api::all(client.clone());
                 let clients: Api<GatewayClient> = Api::all(client);
-                let mut all: Vec<Found> = kube_ops::list(ctx, &servers, &selector)
+                let mut all: Vec<Found> = crate::kube::list(ctx, &servers, &selector)
                     .await?
                     .iter()
                     .map(|g| {
@@ -160,14 +160,14 @@ impl Lister {
                         )
                     })
                     .collect();
-                all.extend(kube_ops::list(ctx, &clients, &selector).await?.iter().map(|g| {
+                all.extend(crate::kube::list(ctx, &clients, &selector).await?.iter().map(|g| {
                     found(namespaced_id(&g.metadata), "GatewayClient", label(&g.metadata, labels::REMOTE_CLUSTER_ID))
                 }));
                 all
             }
             Kind::Tenant => {
                 let api: Api<Tenant> = Api::all(client);
-                kube_ops::list(ctx, &api, "")
+                crate::kube::list(ctx, &api, "")
                     .await?
                     .iter()
                     .filter(|t| remote.is_none_or(|r| t.spec.cluster_id.as_deref() == Some(r)))
@@ -178,8 +178,9 @@ impl Lister {
                 // Only the key Secrets this provider made: a peering made by `liqoctl peer` has none (Liqo keeps
                 // its key in `authentication-keys`, which no liqo_consumer_key owns).
                 let api: Api<Secret> = Api::all(client);
-                let base = format!("{},{}={}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY, kube_ops::FIELD_MANAGER);
-                kube_ops::list(ctx, &api, &by_peer(&base, labels::REMOTE_CLUSTER_ID))
+                let base =
+                    format!("{},{}={}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY, crate::kube::FIELD_MANAGER);
+                crate::kube::list(ctx, &api, &by_peer(&base, labels::REMOTE_CLUSTER_ID))
                     .await?
                     .iter()
                     .filter_map(|secret| {
@@ -196,7 +197,7 @@ impl Lister {
                 // Only the consumer's own slices: the provider's replicated copies carry `liqo.io/replicated`.
                 let api: Api<ResourceSlice> = Api::all(client);
                 let selector = by_peer(&format!("{}={}", labels::REPLICATION, labels::TRUE), labels::REMOTE_ID);
-                kube_ops::list(ctx, &api, &selector)
+                crate::kube::list(ctx, &api, &selector)
                     .await?
                     .iter()
                     .map(|rs| {
@@ -206,7 +207,7 @@ impl Lister {
             }
             Kind::Offload => {
                 let api: Api<NamespaceOffloading> = Api::all(client);
-                kube_ops::list(ctx, &api, "")
+                crate::kube::list(ctx, &api, "")
                     .await?
                     .iter()
                     .filter(|o| o.metadata.name.as_deref() == Some(labels::NAMESPACE_OFFLOADING_NAME))

@@ -24,7 +24,7 @@ use super::common::{Check, Timeouts, check_dns_label, left, timeouts_block};
 use crate::crypto;
 use crate::data_sources::cluster::read_cluster_id;
 use crate::errors::op_diags;
-use crate::kube_ops::{self, OpError, is_terminating};
+use crate::kube::{OpError, is_terminating};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
@@ -132,7 +132,7 @@ fn key_secret(namespace: &str, provider: &str, key_pem: &str, csr_pem: &str) -> 
             namespace: Some(namespace.to_string()),
             labels: Some(BTreeMap::from([
                 (labels::REMOTE_CLUSTER_ID.to_string(), provider.to_string()),
-                (labels::MANAGED_BY.to_string(), kube_ops::FIELD_MANAGER.to_string()),
+                (labels::MANAGED_BY.to_string(), crate::kube::FIELD_MANAGER.to_string()),
             ])),
             ..Default::default()
         },
@@ -170,8 +170,8 @@ impl ConsumerKeyResource {
         })?;
         let secrets: Api<Secret> = Api::namespaced(client, ns);
         // A Secret of that name still terminating would swallow the write: let it go first.
-        kube_ops::settle(ctx, &secrets, &key_secret_name(provider), left(deadline)).await.map_err(fail)?;
-        kube_ops::apply(ctx, &secrets, &key_secret(ns, provider, &key.key_pem, &key.csr_pem)).await.map_err(fail)?;
+        crate::kube::settle(ctx, &secrets, &key_secret_name(provider), left(deadline)).await.map_err(fail)?;
+        crate::kube::apply(ctx, &secrets, &key_secret(ns, provider, &key.key_pem, &key.csr_pem)).await.map_err(fail)?;
         let mut state = planned.clone();
         state.set("cluster_id", Value::string(cluster_id));
         state.set("csr", Value::string(key.csr_pem));
@@ -181,7 +181,7 @@ impl ConsumerKeyResource {
     async fn observe(&self, ctx: &Ctx, ns: &str, provider: &str) -> Result<Option<(String, String)>, Diagnostics> {
         let client = self.cluster.client().await?;
         let secrets: Api<Secret> = Api::namespaced(client, ns);
-        let secret = kube_ops::get_opt(ctx, &secrets, &key_secret_name(provider)).await.map_err(|e| op_diags(&e))?;
+        let secret = crate::kube::get_opt(ctx, &secrets, &key_secret_name(provider)).await.map_err(|e| op_diags(&e))?;
         Ok(secret.filter(|s| !is_terminating(s)).as_ref().and_then(sound))
     }
 }
@@ -215,7 +215,7 @@ impl Resource for ConsumerKeyResource {
             let result = match self.cluster.client().await {
                 Ok(client) => {
                     let secrets: Api<Secret> = Api::namespaced(client, &ns);
-                    kube_ops::delete_and_wait(ctx, &secrets, &name, left(deadline)).await.map_err(|e| op_diags(&e))
+                    crate::kube::delete_and_wait(ctx, &secrets, &name, left(deadline)).await.map_err(|e| op_diags(&e))
                 }
                 Err(d) => Err(d.into()),
             };

@@ -25,7 +25,7 @@
 //! generated goes with its gateway.
 use crate::data_sources::cluster::LocalCluster;
 use crate::errors::{op_diags, op_error};
-use crate::kube_ops::{self, Check as Wait, OpError};
+use crate::kube::{OpError, Verdict};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
@@ -205,7 +205,7 @@ fn tenant_namespace_labels(remote: &str) -> BTreeMap<String, String> {
 fn namespace_object(inputs: &Inputs, ours: bool) -> Namespace {
     let mut l = tenant_namespace_labels(&inputs.remote);
     if ours {
-        l.insert(labels::MANAGED_BY.to_string(), kube_ops::FIELD_MANAGER.to_string());
+        l.insert(labels::MANAGED_BY.to_string(), crate::kube::FIELD_MANAGER.to_string());
     }
     Namespace {
         metadata: ObjectMeta { name: Some(inputs.namespace.clone()), labels: Some(l), ..ObjectMeta::default() },
@@ -220,7 +220,7 @@ fn peer_of(ns: &Namespace) -> Option<&str> {
 
 /// True when this provider created the Namespace (see the module docs).
 fn created_by_us(ns: &Namespace) -> bool {
-    ns.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).is_some_and(|v| v == kube_ops::FIELD_MANAGER)
+    ns.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).is_some_and(|v| v == crate::kube::FIELD_MANAGER)
 }
 
 const POD_SECURITY_LABELS: [&str; 3] =
@@ -462,17 +462,17 @@ fn state_of(inputs: &Inputs, facts: &LocalCluster, public_key: Option<String>, t
     ])
 }
 
-fn namespace_check(ns: Option<&Namespace>) -> Wait<()> {
+fn namespace_check(ns: Option<&Namespace>) -> Verdict<()> {
     let Some(ns) = ns else {
-        return Wait::Pending("the Namespace does not exist yet".into());
+        return Verdict::Pending("the Namespace does not exist yet".into());
     };
     match ns.status.as_ref().and_then(|s| s.phase.as_deref()) {
-        Some(PHASE_ACTIVE) => Wait::Ready(()),
-        Some(PHASE_TERMINATING) => Wait::Failed {
+        Some(PHASE_ACTIVE) => Verdict::Ready(()),
+        Some(PHASE_TERMINATING) => Verdict::Failed {
             reason: "The Namespace is being deleted (status.phase = Terminating).".into(),
             hint: "Wait until the deletion finishes (`kubectl get namespace`), then apply again.".into(),
         },
-        other => Wait::Pending(format!("status.phase = {other:?}")),
+        other => Verdict::Pending(format!("status.phase = {other:?}")),
     }
 }
 
@@ -489,7 +489,7 @@ impl GenerateResource {
         inputs: &Inputs,
     ) -> Result<(), Diagnostics> {
         let selector = format!("{}={},{}", labels::REMOTE_CLUSTER_ID, inputs.remote, labels::TENANT_NAMESPACE);
-        let others: Vec<String> = kube_ops::list(ctx, api, &selector)
+        let others: Vec<String> = crate::kube::list(ctx, api, &selector)
             .await
             .map_err(|e| op_diags(&e))?
             .into_iter()
@@ -521,7 +521,7 @@ impl GenerateResource {
     async fn check_unique_key_secret(&self, ctx: &Ctx, api: &Api<Secret>, inputs: &Inputs) -> Result<(), Diagnostics> {
         let selector =
             format!("{}={},{}={}", labels::REMOTE_CLUSTER_ID, inputs.remote, labels::GATEWAY_RESOURCE, labels::TRUE);
-        let others: Vec<String> = kube_ops::list(ctx, api, &selector)
+        let others: Vec<String> = crate::kube::list(ctx, api, &selector)
             .await
             .map_err(|e| op_diags(&e))?
             .into_iter()
@@ -555,21 +555,9 @@ impl GenerateResource {
         deadline: &Deadline,
     ) -> Result<bool, Diagnostics> {
         self.check_unique_namespace(ctx, api, inputs).await?;
-        let mut existing = kube_ops::get_opt(ctx, api, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
-        if existing.as_ref().is_some_and(|n| n.metadata.deletion_timestamp.is_some()) {
-            // A namespace still being deleted (e.g. by the destroy half of a replacement) cannot be reused.
-            kube_ops::wait_for(
-                ctx,
-                api,
-                &inputs.namespace,
-                "the previous Namespace to finish deleting",
-                deadline.left(),
-                kube_ops::gone_check::<Namespace>,
-            )
-            .await
-            .map_err(|e| op_diags(&e))?;
-            existing = None;
-        }
+        // A namespace still being deleted (e.g. by the destroy half of a replacement) cannot be reused.
+        let existing =
+            crate::kube::settle(ctx, api, &inputs.namespace, deadline.left()).await.map_err(|e| op_diags(&e))?;
         if let Some(other) = existing.as_ref().and_then(peer_of).filter(|o| *o != inputs.remote) {
             return Err(Diagnostic::error(
                 format!("Namespace {} belongs to another peer", inputs.namespace),
@@ -601,11 +589,11 @@ impl GenerateResource {
         let deployments: Api<Deployment> = Api::namespaced(client.clone(), namespace);
         let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
         let mut restarted = Vec::new();
-        for d in kube_ops::list(ctx, &deployments, "").await?.iter().filter(|d| mounts_key_secret(d)) {
+        for d in crate::kube::list(ctx, &deployments, "").await?.iter().filter(|d| mounts_key_secret(d)) {
             let Some(selector) = pod_selector(d) else { continue };
-            for pod in kube_ops::list(ctx, &pods, &selector).await? {
+            for pod in crate::kube::list(ctx, &pods, &selector).await? {
                 if let Some(name) = pod.metadata.name.as_deref() {
-                    kube_ops::delete_and_wait(ctx, &pods, name, deadline.left()).await?;
+                    crate::kube::delete_and_wait(ctx, &pods, name, deadline.left()).await?;
                 }
             }
             restarted.push(d.metadata.name.clone().unwrap_or_default());
@@ -632,8 +620,8 @@ impl GenerateResource {
             Err(d) => return (Value::Null, d),
         };
         let written = async {
-            kube_ops::apply(ctx, &namespaces, &namespace_object(&inputs, ours)).await?;
-            kube_ops::wait_for(
+            crate::kube::apply(ctx, &namespaces, &namespace_object(&inputs, ours)).await?;
+            crate::kube::wait_for(
                 ctx,
                 &namespaces,
                 &inputs.namespace,
@@ -654,7 +642,7 @@ impl GenerateResource {
             self.check_unique_key_secret(ctx, &secrets, &inputs).await?;
             let keys = wireguard::KeyPair::generate()
                 .map_err(|why| Diagnostics::from(Diagnostic::error("Cannot generate a WireGuard key", why)))?;
-            kube_ops::apply(ctx, &secrets, &key_secret_object(&inputs, &keys)).await.map_err(|e| op_diags(&e))?;
+            crate::kube::apply(ctx, &secrets, &key_secret_object(&inputs, &keys)).await.map_err(|e| op_diags(&e))?;
             Ok::<String, Diagnostics>(keys.public_key())
         }
         .await;
@@ -704,12 +692,12 @@ impl GenerateResource {
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
         let namespaces: Api<Namespace> = Api::all(client);
         let result = async {
-            kube_ops::delete_and_wait(ctx, &secrets, KEY_SECRET_NAME, deadline.left()).await?;
-            match kube_ops::get_opt(ctx, &namespaces, &inputs.namespace).await? {
+            crate::kube::delete_and_wait(ctx, &secrets, KEY_SECRET_NAME, deadline.left()).await?;
+            match crate::kube::get_opt(ctx, &namespaces, &inputs.namespace).await? {
                 // Labelled for another peer (relabelled out of band): not ours to delete or to change.
                 Some(ns) if peer_of(&ns).is_some_and(|p| p != inputs.remote) => Ok(()),
                 Some(ns) if created_by_us(&ns) => {
-                    kube_ops::delete_and_wait(ctx, &namespaces, &inputs.namespace, deadline.left()).await
+                    crate::kube::delete_and_wait(ctx, &namespaces, &inputs.namespace, deadline.left()).await
                 }
                 // Applying the bare Namespace as our field manager drops the labels only we set; labels that Liqo
                 // or whoever created it also set stay.
@@ -718,7 +706,7 @@ impl GenerateResource {
                         metadata: ObjectMeta { name: Some(inputs.namespace.clone()), ..ObjectMeta::default() },
                         ..Namespace::default()
                     };
-                    kube_ops::apply(ctx, &namespaces, &bare).await.map(|_| ())
+                    crate::kube::apply(ctx, &namespaces, &bare).await.map(|_| ())
                 }
                 _ => Ok(()),
             }
@@ -741,7 +729,7 @@ impl GenerateResource {
         key_secret: Option<&str>,
     ) -> Result<Option<Option<String>>, Diagnostics> {
         let namespaces: Api<Namespace> = Api::all(client.clone());
-        let ns = kube_ops::get_opt(ctx, &namespaces, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
+        let ns = crate::kube::get_opt(ctx, &namespaces, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
         match ns {
             Some(ns) if ns.metadata.deletion_timestamp.is_none() && namespace_drift(&ns, &inputs.remote).is_none() => {}
             _ => return Ok(None),
@@ -750,7 +738,7 @@ impl GenerateResource {
             return Ok(Some(None));
         };
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
-        let secret = kube_ops::get_opt(ctx, &secrets, key_secret).await.map_err(|e| op_diags(&e))?;
+        let secret = crate::kube::get_opt(ctx, &secrets, key_secret).await.map_err(|e| op_diags(&e))?;
         Ok(Some(secret.and_then(|s| key_secret_public_key(&s, &inputs.remote).ok())))
     }
 
@@ -763,7 +751,7 @@ impl GenerateResource {
         })?;
         let client = self.client().await?;
         let namespaces: Api<Namespace> = Api::all(client.clone());
-        let ns = kube_ops::get_opt(ctx, &namespaces, id).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+        let ns = crate::kube::get_opt(ctx, &namespaces, id).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
             cannot(format!(
                 "Namespace {id} does not exist on this cluster. Check the name (`kubectl get namespaces -l {}`).",
                 labels::TENANT_NAMESPACE
@@ -774,7 +762,7 @@ impl GenerateResource {
         })?;
         let inputs = Inputs { remote, namespace: id.to_string() };
         let secrets: Api<Secret> = Api::namespaced(client, id);
-        let secret = match kube_ops::get_opt(ctx, &secrets, KEY_SECRET_NAME).await.map_err(|e| op_diags(&e))? {
+        let secret = match crate::kube::get_opt(ctx, &secrets, KEY_SECRET_NAME).await.map_err(|e| op_diags(&e))? {
             Some(ours) => Some(ours),
             // Liqo's gateway finds its key Secret by these labels: the one it uses is the one to adopt.
             None => {
@@ -785,7 +773,7 @@ impl GenerateResource {
                     labels::GATEWAY_RESOURCE,
                     labels::TRUE
                 );
-                let mut found = kube_ops::list(ctx, &secrets, &selector).await.map_err(|e| op_diags(&e))?;
+                let mut found = crate::kube::list(ctx, &secrets, &selector).await.map_err(|e| op_diags(&e))?;
                 if found.len() > 1 {
                     let names: Vec<String> = found.iter().filter_map(|s| s.metadata.name.clone()).collect();
                     return Err(cannot(format!(
@@ -1163,14 +1151,14 @@ mod tests {
     #[test]
     fn namespace_wait_fails_fast_on_terminating() {
         let mut ns = Namespace::default();
-        assert!(matches!(namespace_check(None), Wait::Pending(_)));
+        assert!(matches!(namespace_check(None), Verdict::Pending(_)));
         ns.status = Some(k8s_openapi::api::core::v1::NamespaceStatus {
             phase: Some("Terminating".into()),
             ..Default::default()
         });
-        assert!(matches!(namespace_check(Some(&ns)), Wait::Failed { .. }));
+        assert!(matches!(namespace_check(Some(&ns)), Verdict::Failed { .. }));
         ns.status =
             Some(k8s_openapi::api::core::v1::NamespaceStatus { phase: Some("Active".into()), ..Default::default() });
-        assert!(matches!(namespace_check(Some(&ns)), Wait::Ready(())));
+        assert!(matches!(namespace_check(Some(&ns)), Verdict::Ready(())));
     }
 }
