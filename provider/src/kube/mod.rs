@@ -32,6 +32,22 @@ pub use wait::{Verdict, WaitTarget, wait_for, wait_until};
 /// show up as drift and we never fight over them.
 pub const FIELD_MANAGER: &str = "terraform-provider-liqo";
 
+/// The label that marks an object this provider created (`app.kubernetes.io/managed-by=terraform-provider-liqo`),
+/// so destroy deletes only what it made and adopts the rest. Recorded on the object, not in private state, which
+/// is lost exactly when it matters (a resource dropped by Read, an import).
+pub fn provider_mark() -> (String, String) {
+    (liqo_schema::liqo::labels::MANAGED_BY.to_string(), FIELD_MANAGER.to_string())
+}
+
+/// True when the object carries [`provider_mark`]: this provider created it.
+pub fn created_by_provider<K: Resource>(o: &K) -> bool {
+    o.meta()
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(liqo_schema::liqo::labels::MANAGED_BY))
+        .is_some_and(|v| v == FIELD_MANAGER)
+}
+
 /// How long transient failures (API server restarting, 409 conflicts, 429/5xx) are retried before giving up.
 const RETRY_BUDGET: Duration = Duration::from_secs(30);
 

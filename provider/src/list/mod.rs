@@ -5,12 +5,12 @@
 //!
 //! An object the managed type cannot adopt (import refuses it) is not listed: the query shows a warning with
 //! import's reason instead, so no generated block would plan a replacement unannounced.
+use crate::cluster_api::ClusterApi;
 use crate::errors::{not_adoptable, op_diags};
 use crate::kube::OpError;
 use crate::protocol::{Ctx, IdentitySchema, ListResource, Listed, Resource};
-use crate::provider::Cluster;
-use crate::resources::common::Check;
 use crate::resources::{consumer_key, gateway, generate, offload, peer, tenant};
+use crate::validate::Validator;
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::Api;
@@ -20,11 +20,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Every list resource, bound to the provider block's cluster.
-pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn ListResource>> {
+pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn ListResource>> {
     listers(cluster).into_iter().map(|l| Arc::new(l) as Arc<dyn ListResource>).collect()
 }
 
-fn listers(cluster: &Arc<Cluster>) -> Vec<Lister> {
+fn listers(cluster: &Arc<ClusterApi>) -> Vec<Lister> {
     let lister = |kind: Kind, resource: Arc<dyn Resource>| Lister { kind, cluster: cluster.clone(), resource };
     vec![
         lister(Kind::Generate, Arc::new(generate::GenerateResource::new(cluster.clone()))),
@@ -40,7 +40,7 @@ fn listers(cluster: &Arc<Cluster>) -> Vec<Lister> {
 /// list resources: the `liqo_import_ids` data source).
 pub async fn import_ids(
     ctx: &Ctx,
-    cluster: &Arc<Cluster>,
+    cluster: &Arc<ClusterApi>,
     remote: Option<&str>,
 ) -> Result<BTreeMap<&'static str, Vec<String>>, Diagnostics> {
     let client = cluster.client().await?;
@@ -98,7 +98,7 @@ impl Kind {
 
 struct Lister {
     kind: Kind,
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
     resource: Arc<dyn Resource>,
 }
 
@@ -273,7 +273,7 @@ impl ListResource for Lister {
     }
 
     fn validate(&self, config: &Value) -> Diagnostics {
-        let mut c = Check::new(config);
+        let mut c = Validator::new(config);
         c.cluster_id("remote_cluster_id");
         c.finish()
     }

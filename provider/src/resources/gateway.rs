@@ -16,14 +16,15 @@
 //! differs, keeping the Configuration and PublicKey; the new endpoint flows to the client through the plan.
 //!
 //! Import ID: `<tenant_namespace>/<gateway name>`; the gateway name is the peer's cluster ID.
+use crate::cluster_api::ClusterApi;
 use crate::errors::{op_diags, op_error};
 use crate::kube::events::{regarding, warnings_about};
 use crate::kube::{OpError, Verdict, WaitTarget};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
-use crate::resources::common::{self, Timeouts, changed, timeouts_block};
+use crate::resources::common::{Deadline, Timeouts, changed, timeouts_block};
+use crate::validate::{self, Validator};
 use async_trait::async_trait;
 use base64::Engine;
 use k8s_openapi::ByteString;
@@ -40,9 +41,8 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const DEFAULT_KEY_SECRET_NAME: &str = "gw-keys";
 const DEFAULT_MTU: i64 = 1340;
 const DEFAULT_SERVER_PORT: i64 = 51840;
 /// liqoctl's `--gw-server-service-type` default.
@@ -82,11 +82,11 @@ const DEFAULT_TIMEOUTS: Timeouts =
 const SERVER_RECREATE_FIELDS: &[&str] = &["service_type", "port", "node_port", "load_balancer_ip"];
 
 pub struct GatewayResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl GatewayResource {
-    pub fn new(cluster: Arc<Cluster>) -> GatewayResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> GatewayResource {
         GatewayResource { cluster }
     }
 }
@@ -157,7 +157,8 @@ fn schema() -> Schema {
             "The peer's WireGuard public key (the peer's liqo_generate `wireguard_public_key`: 32 bytes in standard base64). A wrong key leaves the tunnel in `Error`. Updated in place.",
         ),
         Attribute::optional_computed("key_secret_name", Type::String).describe(format!(
-            "Name of this cluster's WireGuard key Secret in the tenant namespace (liqo_generate's `key_secret_name`, default `{DEFAULT_KEY_SECRET_NAME}`). The private key never enters Terraform. Updated in place. A gateway imported from `liqoctl peer` has none (null): Liqo generates its keys (Secret `gw-<gateway>`), and the gateway keeps them."
+            "Name of this cluster's WireGuard key Secret in the tenant namespace (liqo_generate's `key_secret_name`, default `{}`). The private key never enters Terraform. Updated in place. A gateway imported from `liqoctl peer` has none (null): Liqo generates its keys (Secret `gw-<gateway>`), and the gateway keeps them.",
+            labels::KEY_SECRET_NAME
         )),
         Attribute::optional_computed("mtu", Type::Number).describe(format!(
             "MTU of the WireGuard interface (default `{DEFAULT_MTU}`, {}–{}); must be equal on both sides. Updated in place.",
@@ -194,7 +195,7 @@ fn schema() -> Schema {
 // ---------------------------------------------------------------------------------------------------------------
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = common::Check::new(config);
+    let mut c = Validator::new(config);
     c.namespace("tenant_namespace");
     c.cluster_id("remote_cluster_id");
     let pods = config.get("remote_pod_cidrs");
@@ -297,11 +298,11 @@ fn validate(config: &Value) -> Diagnostics {
 }
 
 /// A Secret name: a DNS subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters).
-fn secret_name(c: &mut common::Check, path: &str) {
+fn secret_name(c: &mut Validator, path: &str) {
     let Some(s) = c.value(path).as_str() else {
         return;
     };
-    let valid = !s.is_empty() && s.len() <= 253 && s.split('.').all(|part| common::check_dns_label(part).is_ok());
+    let valid = !s.is_empty() && s.len() <= 253 && s.split('.').all(|part| validate::check_dns_label(part).is_ok());
     if !valid {
         c.error(
             AttributePath::parse(path),
@@ -311,7 +312,7 @@ fn secret_name(c: &mut common::Check, path: &str) {
     }
 }
 
-fn whole_number(c: &mut common::Check, path: &str, range: std::ops::RangeInclusive<i64>, what: &str) {
+fn whole_number(c: &mut Validator, path: &str, range: std::ops::RangeInclusive<i64>, what: &str) {
     let v = c.value(path);
     if let Value::Number(n) = v
         && !v.as_i64().is_some_and(|x| range.contains(&x))
@@ -375,14 +376,11 @@ fn plan(req: &PlanRequest) -> PlanResponse {
         private: Vec::new(),
         diagnostics: Diagnostics::new(),
     };
-    if req.proposed.is_null() {
-        return resp;
-    }
     let config = &req.config;
     let mut planned = req.proposed.clone();
     // A gateway imported from `liqoctl peer` names no key Secret (Liqo generates its own): it keeps none.
     let liqo_keys = !req.prior.is_null() && req.prior.get("key_secret_name").is_null();
-    let default_keys = if liqo_keys { Value::Null } else { Value::string(DEFAULT_KEY_SECRET_NAME) };
+    let default_keys = if liqo_keys { Value::Null } else { Value::string(labels::KEY_SECRET_NAME) };
     planned.set("key_secret_name", or_default(config.get("key_secret_name"), default_keys));
     planned.set("mtu", or_default(config.get("mtu"), Value::Number(DEFAULT_MTU as f64)));
     planned.set("wait_for_connection", or_default(config.get("wait_for_connection"), Value::Bool(true)));
@@ -679,18 +677,6 @@ fn unknown_as_null(v: &Value) -> Value {
 // ---------------------------------------------------------------------------------------------------------------
 // Waits (check functions are pure so they are unit-tested)
 // ---------------------------------------------------------------------------------------------------------------
-
-/// Remaining share of one operation's budget.
-struct Deadline(Instant);
-
-impl Deadline {
-    fn after(d: Duration) -> Deadline {
-        Deadline(Instant::now() + d)
-    }
-    fn remaining(&self) -> Duration {
-        self.0.saturating_duration_since(Instant::now())
-    }
-}
 
 fn configuration_check(c: Option<&Configuration>) -> Verdict<()> {
     let Some(c) = c else {
@@ -1030,7 +1016,7 @@ impl GatewayResource {
         let Some(key_secret_name) = &spec.key_secret_name else {
             return Ok(());
         };
-        let budget = SECRET_WAIT.min(deadline.remaining());
+        let budget = SECRET_WAIT.min(deadline.left());
         let remote = spec.remote_cluster_id.clone();
         let res =
             crate::kube::wait_for(ctx, &apis.secrets, key_secret_name, "the WireGuard key Secret", budget, move |s| {
@@ -1074,7 +1060,7 @@ impl GatewayResource {
             &apis.configurations,
             spec.name(),
             "the peer's CIDRs to be configured (condition NetworkCIDRsConfigured=True for the current generation, or status.remote on Liqo < 1.2)",
-            deadline.remaining(),
+            deadline.left(),
             configuration_check,
         )
         .await;
@@ -1089,7 +1075,7 @@ impl GatewayResource {
         match &spec.role {
             Role::Server(s) => {
                 if recreate_server {
-                    crate::kube::delete_and_wait(ctx, &apis.servers, spec.name(), deadline.remaining()).await?;
+                    crate::kube::delete_and_wait(ctx, &apis.servers, spec.name(), deadline.left()).await?;
                 }
                 let applied = crate::kube::apply(ctx, &apis.servers, &spec.gateway_server(s, &liqo_ns)).await?;
                 let service_type = s.service_type.clone();
@@ -1098,7 +1084,7 @@ impl GatewayResource {
                     &apis.servers,
                     spec.name(),
                     "status.endpoint with a non-empty address and a port",
-                    deadline.remaining(),
+                    deadline.left(),
                     move |g| endpoint_check(g, &service_type),
                 )
                 .await
@@ -1131,7 +1117,7 @@ impl GatewayResource {
                     &apis.clients,
                     spec.name(),
                     "status.clientRef (the gateway rendered from the template)",
-                    deadline.remaining(),
+                    deadline.left(),
                     client_rendered_check,
                 )
                 .await;
@@ -1169,9 +1155,9 @@ impl GatewayResource {
         let mut last_error: Option<(String, Option<String>)> = None;
         loop {
             let (budget, waiting_for) = match mode {
-                Mode::Await => (deadline.remaining(), "status.value == Connected"),
-                Mode::Grace => (ERROR_GRACE.min(deadline.remaining()), "the Connection to leave Error"),
-                Mode::Settle { .. } => (settle.min(deadline.remaining()), "a fresh measurement of the tunnel"),
+                Mode::Await => (deadline.left(), "status.value == Connected"),
+                Mode::Grace => (ERROR_GRACE.min(deadline.left()), "the Connection to leave Error"),
+                Mode::Settle { .. } => (settle.min(deadline.left()), "a fresh measurement of the tunnel"),
             };
             let target = WaitTarget::labelled(&apis.connections, &selector, waiting_for);
             let res = crate::kube::wait_until(ctx, &apis.connections, target, budget, |all: &[Connection]| {
@@ -1252,14 +1238,14 @@ impl GatewayResource {
         };
         match kind {
             Kind::Server => {
-                crate::kube::delete_and_wait(ctx, &apis.servers, name, deadline.remaining()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.servers, name, deadline.left()).await?;
                 // Garbage collection would remove it too; deleting it here waits for Liqo's
                 // clusterrolebinding finalizer and names it if Liqo never releases it.
-                crate::kube::delete_and_wait(ctx, &apis.wg_servers, name, deadline.remaining()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.wg_servers, name, deadline.left()).await?;
             }
             Kind::Client => {
-                crate::kube::delete_and_wait(ctx, &apis.clients, name, deadline.remaining()).await?;
-                crate::kube::delete_and_wait(ctx, &apis.wg_clients, name, deadline.remaining()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.clients, name, deadline.left()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.wg_clients, name, deadline.left()).await?;
             }
         }
         // The gateway's Connection is owned by it; delete it now rather than leaving it to the garbage collector
@@ -1272,11 +1258,11 @@ impl GatewayResource {
                 .filter(|c| c.metadata.owner_references.as_ref().is_some_and(|o| o.iter().any(|r| r.uid == uid)));
             for c in owned {
                 let cname = c.metadata.name.unwrap_or_default();
-                crate::kube::delete_and_wait(ctx, &apis.connections, &cname, deadline.remaining()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.connections, &cname, deadline.left()).await?;
             }
         }
-        crate::kube::delete_and_wait(ctx, &apis.public_keys, name, deadline.remaining()).await?;
-        crate::kube::delete_and_wait(ctx, &apis.configurations, name, deadline.remaining()).await?;
+        crate::kube::delete_and_wait(ctx, &apis.public_keys, name, deadline.left()).await?;
+        crate::kube::delete_and_wait(ctx, &apis.configurations, name, deadline.left()).await?;
         Ok(())
     }
 }
@@ -1426,7 +1412,7 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
         )
     };
     let (ns, name) = id.split_once('/').ok_or_else(bad)?;
-    if common::check_dns_label(ns).is_err() || common::check_dns_label(name).is_err() || name.contains('/') {
+    if validate::check_dns_label(ns).is_err() || validate::check_dns_label(name).is_err() || name.contains('/') {
         return Err(bad());
     }
     Ok((ns.to_string(), name.to_string()))
@@ -1811,13 +1797,6 @@ mod tests {
         assert_eq!(p.get("client").get("protocol"), &Value::string("UDP"));
         let p = plan_create(&with(config("server"), "server", Value::Unknown)).planned;
         assert!(p.get("server").is_unknown() && p.get("endpoint_port").is_unknown());
-    }
-
-    #[test]
-    fn destroy_plans_null() {
-        let prior = applied(&config("server"));
-        let r = plan(&PlanRequest { prior, proposed: Value::Null, config: Value::Null, private: Vec::new() });
-        assert!(r.planned.is_null() && r.requires_replace.is_empty());
     }
 
     #[test]

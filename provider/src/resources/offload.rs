@@ -15,7 +15,7 @@
 //! Import ID: `<namespace>`.
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Namespace, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
@@ -27,13 +27,14 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 
-use super::common::{Check, Timeouts, check_dns_label, check_qualified_name, left, timeouts_block};
+use super::common::{Deadline, Timeouts, timeouts_block};
+use crate::cluster_api::ClusterApi;
 use crate::errors::op_diags;
-use crate::kube::{FIELD_MANAGER, OpError, Verdict};
+use crate::kube::{OpError, Verdict, created_by_provider};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
+use crate::validate::{Validator, check_dns_label, check_qualified_name};
 
 const TYPE_NAME: &str = "liqo_offload";
 
@@ -49,11 +50,11 @@ const OPERATORS: [&str; 6] = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt
 const REPLACE_ON_CHANGE: [&str; 3] = ["namespace", "namespace_mapping_strategy", "remote_namespace_name"];
 
 pub struct OffloadResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl OffloadResource {
-    pub fn new(cluster: Arc<Cluster>) -> OffloadResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> OffloadResource {
         OffloadResource { cluster }
     }
 }
@@ -132,7 +133,7 @@ fn schema() -> Schema {
 // -------------------------------------------------------------------------------------------------------------
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = Check::new(config);
+    let mut c = Validator::new(config);
     c.namespace("namespace");
     c.one_of("namespace_mapping_strategy", &MAPPING_STRATEGIES);
     c.one_of("pod_offloading_strategy", &POD_STRATEGIES);
@@ -227,7 +228,7 @@ fn check_default_name(prior: &Value, planned: &Value, config: &Value) -> Diagnos
     d
 }
 
-fn validate_expression(c: &mut Check, path: AttributePath, expr: &Value) {
+fn validate_expression(c: &mut Validator, path: AttributePath, expr: &Value) {
     if let Some(key) = expr.get("key").as_str()
         && let Err(why) = check_qualified_name(key)
     {
@@ -360,7 +361,7 @@ impl Offload {
     /// The Namespace as `create_namespace` applies it; `ours` adds the marker that makes destroy delete it, and
     /// applying it without (as the same field manager) removes the marker again.
     fn namespace_object(&self, ours: bool) -> Namespace {
-        let marker = ours.then(|| BTreeMap::from([(labels::MANAGED_BY.to_string(), FIELD_MANAGER.to_string())]));
+        let marker = ours.then(|| BTreeMap::from([crate::kube::provider_mark()]));
         Namespace {
             metadata: ObjectMeta { name: Some(self.namespace.clone()), labels: marker, ..Default::default() },
             ..Default::default()
@@ -572,11 +573,6 @@ fn observed_state(prior: &Value, o: &NamespaceOffloading) -> Value {
     s
 }
 
-/// True when this provider created the namespace (see the module docs).
-fn created_by_provider(ns: &Namespace) -> bool {
-    ns.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).is_some_and(|v| v == FIELD_MANAGER)
-}
-
 fn parse_import_id(id: &str) -> Result<String, Diagnostic> {
     match check_dns_label(id) {
         Ok(()) => Ok(id.to_string()),
@@ -598,12 +594,12 @@ impl OffloadResource {
         client: &kube::Client,
         off: &Offload,
         managed_namespace_before: bool,
-        deadline: Instant,
+        deadline: Deadline,
         written: &mut bool,
     ) -> Result<Outcome, OpError> {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         if off.create_namespace || managed_namespace_before {
-            let existing = crate::kube::settle(ctx, &namespaces, &off.namespace, left(deadline)).await?;
+            let existing = crate::kube::settle(ctx, &namespaces, &off.namespace, deadline.left()).await?;
             let ours = existing.as_ref().is_none_or(created_by_provider);
             if off.create_namespace && ours {
                 crate::kube::apply(ctx, &namespaces, &off.namespace_object(true)).await?;
@@ -614,7 +610,7 @@ impl OffloadResource {
             }
         }
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), &off.namespace);
-        crate::kube::settle(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, left(deadline)).await?;
+        crate::kube::settle(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, deadline.left()).await?;
         let applied = crate::kube::apply(ctx, &api, &off.namespace_offloading()).await?;
         *written = true;
         let generation = applied.metadata.generation.unwrap_or_default();
@@ -623,21 +619,21 @@ impl OffloadResource {
             &api,
             labels::NAMESPACE_OFFLOADING_NAME,
             "status.observedGeneration = metadata.generation and offloadingPhase = Ready",
-            left(deadline),
+            deadline.left(),
             |o| offloading_check(o, generation),
         )
         .await
     }
 
-    async fn remove(&self, ctx: &Ctx, client: &kube::Client, prior: &Value, deadline: Instant) -> Result<(), OpError> {
+    async fn remove(&self, ctx: &Ctx, client: &kube::Client, prior: &Value, deadline: Deadline) -> Result<(), OpError> {
         let ns = prior.get("namespace").as_str().unwrap_or_default();
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), ns);
-        crate::kube::delete_and_wait(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, left(deadline)).await?;
+        crate::kube::delete_and_wait(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, deadline.left()).await?;
         if prior.get("create_namespace").as_bool() == Some(true) {
             let namespaces: Api<Namespace> = Api::all(client.clone());
             let existing = crate::kube::get_opt(ctx, &namespaces, ns).await?;
             if existing.as_ref().is_some_and(created_by_provider) {
-                crate::kube::delete_and_wait(ctx, &namespaces, ns, left(deadline)).await?;
+                crate::kube::delete_and_wait(ctx, &namespaces, ns, deadline.left()).await?;
             }
         }
         Ok(())
@@ -688,7 +684,7 @@ impl Resource for OffloadResource {
             Err(d) => return ApplyResponse { new_state: req.prior, private: vec![], diagnostics: d.into() },
         };
         if req.planned.is_null() {
-            let deadline = Instant::now() + Timeouts::from_value(&req.prior, DEFAULT_TIMEOUTS).delete;
+            let deadline = Deadline::after(Timeouts::from_value(&req.prior, DEFAULT_TIMEOUTS).delete);
             return match self.remove(ctx, &client, &req.prior, deadline).await {
                 Ok(()) => ApplyResponse { new_state: Value::Null, private: vec![], diagnostics: Diagnostics::new() },
                 Err(e) => ApplyResponse { new_state: req.prior, private: vec![], diagnostics: op_diags(&e) },
@@ -702,7 +698,7 @@ impl Resource for OffloadResource {
         let budget = if req.prior.is_null() { timeouts.create } else { timeouts.update };
         let mut written = false;
         let managed_before = req.prior.get("create_namespace").as_bool() == Some(true);
-        match self.converge(ctx, &client, &off, managed_before, Instant::now() + budget, &mut written).await {
+        match self.converge(ctx, &client, &off, managed_before, Deadline::after(budget), &mut written).await {
             Ok(outcome) => {
                 let mut diagnostics = Diagnostics::new();
                 if outcome.phase == OFFLOADING_PHASE_NO_CLUSTER_SELECTED {
@@ -782,6 +778,7 @@ impl Resource for OffloadResource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kube::FIELD_MANAGER;
     use liqo_schema::liqo::{LiqoCondition, NamespaceOffloadingStatus};
     use liqo_schema::tf::Severity;
 

@@ -25,7 +25,7 @@
 //! `liqo_consumer_key` names (`controlplane-key-<provider id>`).
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -41,15 +41,16 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 
-use super::common::{Check, Timeouts, check_dns_label, check_qualified_name, left, timeouts_block};
+use super::common::{Deadline, Timeouts, timeouts_block};
 use super::consumer_key;
+use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::errors::op_diags;
 use crate::kube::{OpError, Verdict, is_terminating};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
+use crate::validate::{Validator, check_dns_label, check_qualified_name};
 
 const TYPE_NAME: &str = "liqo_peer";
 /// 1: `kubeconfig` (with the consumer's private key) replaced by the public parts and the key Secret's name.
@@ -80,11 +81,11 @@ pub fn identity_secret_name(provider: &str) -> String {
 }
 
 pub struct PeerResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl PeerResource {
-    pub fn new(cluster: Arc<Cluster>) -> PeerResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> PeerResource {
         PeerResource { cluster }
     }
 }
@@ -202,7 +203,7 @@ fn schema() -> Schema {
 // -------------------------------------------------------------------------------------------------------------
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = Check::new(config);
+    let mut c = Validator::new(config);
     c.namespace("tenant_namespace");
     c.cluster_id("provider_cluster_id");
     c.namespace("provider_tenant_namespace");
@@ -261,8 +262,8 @@ fn validate(config: &Value) -> Diagnostics {
 /// At most one way to authenticate: the four attributes of the issued-certificate flow, or `kubeconfig_wo` with
 /// its version; none keeps the identity Liqo minted (an adopted `liqoctl peer` peering). Values are checked when
 /// known; an unknown value only counts as set.
-fn check_credentials(c: &mut Check<'_>) {
-    let set = |c: &Check<'_>, a: &str| !c.value(a).is_null();
+fn check_credentials(c: &mut Validator<'_>) {
+    let set = |c: &Validator<'_>, a: &str| !c.value(a).is_null();
     let issued: Vec<&str> = ISSUED.iter().copied().filter(|a| set(c, a)).collect();
     let brought = set(c, "kubeconfig_wo");
     let flows = "Either pass the issued-certificate flow's four attributes (`api_server_url`, `cluster_ca_certificate` \
@@ -969,7 +970,7 @@ impl PeerResource {
         ctx: &Ctx,
         client: &kube::Client,
         peer: &Peer,
-        deadline: Instant,
+        deadline: Deadline,
         written: &mut bool,
         accepted: &mut Option<BTreeMap<String, String>>,
     ) -> Result<(), OpError> {
@@ -981,7 +982,7 @@ impl PeerResource {
         let secret = crate::kube::get_opt(ctx, &secrets, &peer.secret_name()).await?;
         if secret.as_ref().is_some_and(is_terminating) {
             self.unpeer_slice(ctx, client, &peer.tenant_namespace, &peer.slice_name, deadline).await?;
-            crate::kube::settle(ctx, &secrets, &peer.secret_name(), left(deadline)).await?;
+            crate::kube::settle(ctx, &secrets, &peer.secret_name(), deadline.left()).await?;
         }
         let kubeconfig = match &peer.credentials {
             Credentials::Issued { server, ca_pem, cert_pem, key_secret } => Some({
@@ -1018,7 +1019,7 @@ impl PeerResource {
             crate::kube::apply(ctx, &secrets, &peer.identity_secret(&kubeconfig)).await?;
             *written = true;
         }
-        crate::kube::settle(ctx, &slices, &peer.slice_name, left(deadline)).await?;
+        crate::kube::settle(ctx, &slices, &peer.slice_name, deadline.left()).await?;
         crate::kube::apply(ctx, &slices, &peer.resource_slice()).await?;
         *written = true;
 
@@ -1027,7 +1028,7 @@ impl PeerResource {
         } else {
             "conditions Authentication and Resources = Accepted"
         };
-        let granted = crate::kube::wait_for(ctx, &slices, &peer.slice_name, waiting_for, left(deadline), |rs| {
+        let granted = crate::kube::wait_for(ctx, &slices, &peer.slice_name, waiting_for, deadline.left(), |rs| {
             slice_check(rs, peer)
         })
         .await?;
@@ -1040,7 +1041,7 @@ impl PeerResource {
                 &vns,
                 &peer.slice_name,
                 "conditions VirtualKubelet and Node = Running",
-                left(deadline),
+                deadline.left(),
                 virtual_node_check,
             )
             .await?;
@@ -1051,7 +1052,7 @@ impl PeerResource {
                     &nodes,
                     &peer.slice_name,
                     "condition Ready = True",
-                    left(deadline),
+                    deadline.left(),
                     node_check,
                 )
                 .await;
@@ -1075,7 +1076,7 @@ impl PeerResource {
     }
 
     /// Liqo's teardown order (reference §6); each step waits for the object to be gone.
-    async fn remove(&self, ctx: &Ctx, client: &kube::Client, prior: &Value, deadline: Instant) -> Result<(), OpError> {
+    async fn remove(&self, ctx: &Ctx, client: &kube::Client, prior: &Value, deadline: Deadline) -> Result<(), OpError> {
         let ns = prior.get("tenant_namespace").as_str().unwrap_or_default();
         let name = prior.get("resource_slice_name").as_str().unwrap_or_default();
         let provider = prior.get("provider_cluster_id").as_str().unwrap_or_default();
@@ -1092,9 +1093,9 @@ impl PeerResource {
             let owner = crate::kube::get_opt(ctx, &secrets, &secret_name).await?.as_ref().and_then(owning_identity);
             if let Some(identity) = owner {
                 let identities: Api<Identity> = Api::namespaced(client.clone(), ns);
-                crate::kube::delete_and_wait(ctx, &identities, &identity, left(deadline)).await?;
+                crate::kube::delete_and_wait(ctx, &identities, &identity, deadline.left()).await?;
             }
-            crate::kube::delete_and_wait(ctx, &secrets, &secret_name, left(deadline)).await?;
+            crate::kube::delete_and_wait(ctx, &secrets, &secret_name, deadline.left()).await?;
         }
         Ok(())
     }
@@ -1107,20 +1108,20 @@ impl PeerResource {
         client: &kube::Client,
         ns: &str,
         name: &str,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<(), OpError> {
         let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
-        crate::kube::delete_and_wait(ctx, &slices, name, left(deadline)).await?;
+        crate::kube::delete_and_wait(ctx, &slices, name, deadline.left()).await?;
 
         let vns: Api<VirtualNode> = Api::namespaced(client.clone(), ns);
-        crate::kube::wait_deleted(ctx, &vns, name, "deletion by Liqo (it follows its ResourceSlice)", left(deadline))
+        crate::kube::wait_deleted(ctx, &vns, name, "deletion by Liqo (it follows its ResourceSlice)", deadline.left())
             .await?;
         let nodes: Api<Node> = Api::all(client.clone());
-        crate::kube::wait_deleted(ctx, &nodes, name, "deletion by the virtual kubelet", left(deadline)).await
+        crate::kube::wait_deleted(ctx, &nodes, name, "deletion by the virtual kubelet", deadline.left()).await
     }
 
     async fn delete(&self, ctx: &Ctx, prior: Value) -> ApplyResponse {
-        let deadline = Instant::now() + Timeouts::from_value(&prior, DEFAULT_TIMEOUTS).delete;
+        let deadline = Deadline::after(Timeouts::from_value(&prior, DEFAULT_TIMEOUTS).delete);
         let result = match self.cluster.client().await {
             Ok(client) => self.remove(ctx, &client, &prior, deadline).await.map_err(|e| op_diags(&e)),
             Err(d) => Err(d.into()),
@@ -1169,7 +1170,7 @@ impl Resource for PeerResource {
         let timeouts = Timeouts::from_value(&req.planned, DEFAULT_TIMEOUTS);
         let budget = if req.prior.is_null() { timeouts.create } else { timeouts.update };
         let (mut written, mut accepted) = (false, None);
-        let result = self.converge(ctx, &client, &peer, Instant::now() + budget, &mut written, &mut accepted).await;
+        let result = self.converge(ctx, &client, &peer, Deadline::after(budget), &mut written, &mut accepted).await;
         match result {
             Ok(()) => ApplyResponse {
                 new_state: peer.state(&req.planned, accepted.as_ref()),
@@ -1635,7 +1636,7 @@ mod tests {
 
     #[test]
     fn upgrading_0_2_0_state_drops_the_kubeconfig() {
-        let resource = PeerResource::new(Arc::new(Cluster::default()));
+        let resource = PeerResource::new(Arc::new(ClusterApi::default()));
         let old = serde_json::json!({"id": "liqo-tenant-milan/milan", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
         let upgraded = resource.upgrade(0, old).unwrap();
         assert_eq!(upgraded, serde_json::json!({"id": "liqo-tenant-milan/milan"}));

@@ -18,14 +18,15 @@
 //! (`liqoctl peer`, `authzPolicy: KeysExchange`), whose consumer identity Liqo minted and renews: it is adopted
 //! as it is (`authz_policy = "KeysExchange"`, `csr` = the CSR Liqo's handshake exchanged), and no certificate is
 //! ever signed for it.
+use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::errors::{op_diags, op_error};
 use crate::kube::{OpError, Verdict};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
-use crate::resources::common::{Check, Timeouts, changed, parse_duration, timeouts_block};
+use crate::resources::common::{Deadline, Timeouts, changed, timeouts_block};
+use crate::validate::{Validator, parse_duration};
 use async_trait::async_trait;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
@@ -41,7 +42,7 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -69,11 +70,11 @@ const ROOT_CA_KEY: &str = "ca.crt";
 
 /// The `liqo_tenant` resource type, bound to the provider block's cluster.
 pub struct TenantResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl TenantResource {
-    pub fn new(cluster: Arc<Cluster>) -> TenantResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> TenantResource {
         TenantResource { cluster }
     }
 }
@@ -175,7 +176,7 @@ fn schema() -> Schema {
 // ---------------------------------------------------------------------------------------------------------------
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = Check::new(config);
+    let mut c = Validator::new(config);
     c.namespace("tenant_namespace");
     c.cluster_id("consumer_cluster_id");
     c.one_of("tenant_condition", &TENANT_CONDITIONS);
@@ -195,7 +196,7 @@ fn validate(config: &Value) -> Diagnostics {
         // An invalid consumer ID has its own error; comparing the CSR with it would only add noise.
         && let Err((summary, detail)) = check_csr(
             csr,
-            config.get("consumer_cluster_id").as_str().filter(|id| crate::resources::common::check_dns_label(id).is_ok()),
+            config.get("consumer_cluster_id").as_str().filter(|id| crate::validate::check_dns_label(id).is_ok()),
         )
     {
         c.error(AttributePath::root("csr"), summary, detail);
@@ -291,9 +292,6 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value, now: OffsetDateT
         private: Vec::new(),
         diagnostics: Diagnostics::new(),
     };
-    if proposed.is_null() {
-        return resp;
-    }
     let mut planned = proposed.clone();
     // Defaults follow the configuration (not the prior state), so removing an explicit value restores the default.
     for (attr, default) in [
@@ -514,7 +512,8 @@ fn csr_selector(consumer: &str) -> String {
 
 fn csr_object(name: &str, consumer: &str, csr_pem: &str, validity: Duration) -> CertificateSigningRequest {
     let mut object_labels = remote_cluster_labels(consumer);
-    object_labels.insert(labels::MANAGED_BY.to_string(), crate::kube::FIELD_MANAGER.to_string());
+    let (mark, by) = crate::kube::provider_mark();
+    object_labels.insert(mark, by);
     CertificateSigningRequest {
         metadata: ObjectMeta { name: Some(name.to_string()), labels: Some(object_labels), ..ObjectMeta::default() },
         spec: CertificateSigningRequestSpec {
@@ -546,8 +545,7 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
     };
     let (ns, consumer) = id.split_once('/').ok_or_else(|| bad("has no `/`"))?;
     for part in [ns, consumer] {
-        crate::resources::common::check_dns_label(part)
-            .map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
+        crate::validate::check_dns_label(part).map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
     }
     Ok((ns.to_string(), consumer.to_string()))
 }
@@ -555,18 +553,6 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
 // ---------------------------------------------------------------------------------------------------------------
 // Cluster operations
 // ---------------------------------------------------------------------------------------------------------------
-
-/// The wait budget of one apply, shared by its successive waits.
-struct Budget(Instant);
-
-impl Budget {
-    fn new(total: Duration) -> Budget {
-        Budget(Instant::now() + total)
-    }
-    fn left(&self) -> Duration {
-        self.0.saturating_duration_since(Instant::now())
-    }
-}
 
 /// Where and how the consumer reaches this cluster.
 struct Endpoint {
@@ -801,7 +787,7 @@ impl TenantResource {
         client: &kube::Client,
         inputs: &Inputs,
         planned: &Value,
-        budget: &Budget,
+        budget: &Deadline,
         diags: &mut Diagnostics,
     ) -> Result<Endpoint, Diagnostics> {
         let server = self.server_url(planned).await?;
@@ -849,7 +835,7 @@ impl TenantResource {
         ctx: &Ctx,
         client: &kube::Client,
         inputs: &Inputs,
-        budget: &Budget,
+        budget: &Deadline,
     ) -> Result<Issued, Diagnostics> {
         let name = csr_name(&inputs.consumer);
         let api: Api<CertificateSigningRequest> = Api::all(client.clone());
@@ -893,7 +879,7 @@ impl TenantResource {
         ctx: &Ctx,
         client: &kube::Client,
         inputs: &Inputs,
-        budget: &Budget,
+        budget: &Deadline,
     ) -> Result<(), Diagnostics> {
         let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
         let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
@@ -948,7 +934,7 @@ impl TenantResource {
         client: &kube::Client,
         consumer: &str,
         keep: Option<&str>,
-        budget: &Budget,
+        budget: &Deadline,
     ) -> Result<(), OpError> {
         let api: Api<CertificateSigningRequest> = Api::all(client.clone());
         for csr in crate::kube::list(ctx, &api, &csr_selector(consumer)).await? {
@@ -983,7 +969,7 @@ impl TenantResource {
 
     async fn create(&self, ctx: &Ctx, planned: &Value) -> (Value, Diagnostics) {
         let inputs = Inputs::from_value(planned);
-        let budget = Budget::new(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).create);
+        let budget = Deadline::after(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).create);
         let mut diags = Diagnostics::new();
         let client = match self.client().await {
             Ok(c) => c,
@@ -1021,7 +1007,7 @@ impl TenantResource {
 
     async fn update(&self, ctx: &Ctx, prior: &Value, planned: &Value) -> (Value, Diagnostics) {
         let inputs = Inputs::from_value(planned);
-        let budget = Budget::new(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).update);
+        let budget = Deadline::after(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).update);
         let mut diags = Diagnostics::new();
         // The state follows the cluster step by step, so a failure leaves it true and the next plan retries.
         let mut state = prior.clone();
@@ -1090,7 +1076,7 @@ impl TenantResource {
     /// certificate guarantees.
     async fn destroy(&self, ctx: &Ctx, prior: &Value) -> (Value, Diagnostics) {
         let inputs = Inputs::from_value(prior);
-        let budget = Budget::new(Timeouts::from_value(prior, DEFAULT_TIMEOUTS).delete);
+        let budget = Deadline::after(Timeouts::from_value(prior, DEFAULT_TIMEOUTS).delete);
         let client = match self.client().await {
             Ok(c) => c,
             Err(d) => return (prior.clone(), d),
@@ -1470,13 +1456,6 @@ mod tests {
     }
 
     #[test]
-    fn destroy_plans_null() {
-        let prior = applied_state("2030-12-01T00:00:00Z");
-        let p = plan_change(&prior, &Value::Null, &Value::Null, now());
-        assert!(p.planned.is_null());
-    }
-
-    #[test]
     fn tenant_condition_updates_in_place_and_keeps_the_credentials() {
         let prior = applied_state("2030-12-01T00:00:00Z");
         let mut proposed = prior.clone();
@@ -1661,7 +1640,7 @@ mod tests {
     /// 0.2.0 kept the consumer's private key in `kubeconfig`: the upgrade drops it.
     #[test]
     fn upgrading_0_2_0_state_drops_the_kubeconfig() {
-        let resource = TenantResource::new(Arc::new(Cluster::default()));
+        let resource = TenantResource::new(Arc::new(ClusterApi::default()));
         let old = serde_json::json!({"id": "liqo-tenant-rome/rome", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
         let upgraded = resource.upgrade(0, old).unwrap();
         assert_eq!(upgraded, serde_json::json!({"id": "liqo-tenant-rome/rome"}));
@@ -1891,7 +1870,7 @@ mod tests {
 
     #[test]
     fn api_server_urls() {
-        use crate::resources::common::check_api_server_url;
+        use crate::validate::check_api_server_url;
         for ok in ["https://10.0.0.1:6443", "https://api.example.com", "https://[::1]:6443", "https://h:443/prefix"] {
             assert_eq!(check_api_server_url(ok), Ok(()), "{ok}");
         }
