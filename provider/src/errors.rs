@@ -1,6 +1,6 @@
 //! The one place where failures become diagnostics. Each diagnostic names the object, what was expected, what
 //! was seen (Liqo's reason and message when there is one) and the next step.
-use crate::kube_ops::{Holds, OpError};
+use crate::kube::{Holds, OpError};
 use liqo_schema::tf::{Diagnostic, Diagnostics};
 
 /// Turns an operation error into a user-facing diagnostic.

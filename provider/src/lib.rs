@@ -1,15 +1,23 @@
 //! terraform-provider-liqo: Liqo 1.x declarative peering as Terraform resources.
 //!
-//! Layers (see DESIGN.md): `protocol` speaks tfplugin6 and knows nothing of Liqo; `provider` holds the
-//! provider block and the lazily built Kubernetes clients; `resources` and `data_sources` hold one module per
-//! Terraform type, `list` the list resources that find existing objects to import; `kube_ops` is the only place
-//! that applies, reads, waits for and deletes Kubernetes objects; `errors` is the only place where failures
-//! become diagnostics; `crypto` reads and makes certificates, keys and CSRs.
+//! Layers (see DESIGN.md), each depending only on those below it:
+//! - `protocol` speaks tfplugin6 and knows nothing of Liqo;
+//! - `provider` is the provider block (schema, validation, ConfigureProvider); it lists the resources, data
+//!   sources and list resources;
+//! - `resources`, `data_sources` and `list` hold one module per Terraform type; none reaches into another
+//!   layer's module of the same height: what two of them share lives below;
+//! - below them: `cluster_api` (the lazily connected API of the cluster one provider block points at),
+//!   `cluster_facts` (cluster ID and CIDRs, as liqoctl reads them), `validate` (plan-time validators), `kube`
+//!   (the only place that applies, reads, waits for and deletes Kubernetes objects), `errors` (the only place
+//!   where failures become diagnostics) and `crypto` (certificates, keys, CSRs).
+pub mod cluster_api;
+pub mod cluster_facts;
 pub mod crypto;
 pub mod data_sources;
 pub mod errors;
-pub mod kube_ops;
+pub mod kube;
 pub mod list;
 pub mod protocol;
 pub mod provider;
 pub mod resources;
+pub mod validate;

@@ -1,4 +1,5 @@
-//! The `provider "liqo"` block and the cluster it points at.
+//! The `provider "liqo"` block: its schema, validation and ConfigureProvider, which leaves a checked client
+//! configuration in the block's [`ClusterApi`].
 //!
 //! One provider block (one alias) manages one cluster. ConfigureProvider only *stores* a client configuration
 //! (files are read and checked then, nothing is contacted); the Kubernetes client is built when a resource first
@@ -7,108 +8,17 @@
 //! the API fails, saying which attribute was unknown and how to apply in two steps.
 mod connection;
 
+use crate::cluster_api::{Access, ClusterApi};
 use crate::protocol::{DataSource, ListResource, Provider, Resource};
 use async_trait::async_trait;
-use liqo_schema::liqo::labels::DEFAULT_LIQO_NAMESPACE;
-use liqo_schema::tf::{Attribute, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
-use std::sync::{Arc, RwLock};
+use liqo_schema::tf::{Attribute, Block, Diagnostics, Nesting, Schema, Type, Value};
+use std::sync::Arc;
 use tokio::sync::OnceCell;
-
-/// What ConfigureProvider left for the resources.
-enum Connection {
-    /// ConfigureProvider has not run (Terraform always configures before using resources).
-    NotConfigured,
-    /// Some attributes were unknown at configure time; their paths, for the error of any API call.
-    Unknown(Vec<String>),
-    /// A checked client configuration; the client is built from it on first use.
-    Ready { config: Box<kube::Config>, client: OnceCell<kube::Client> },
-}
-
-/// The cluster one provider block points at. Resources hold an `Arc<Cluster>`; nothing connects until a
-/// resource first needs the API (plan works without a reachable cluster).
-pub struct Cluster {
-    connection: RwLock<Arc<Connection>>,
-    liqo_namespace: RwLock<String>,
-}
-
-impl Default for Cluster {
-    fn default() -> Cluster {
-        Cluster {
-            connection: RwLock::new(Arc::new(Connection::NotConfigured)),
-            liqo_namespace: RwLock::new(DEFAULT_LIQO_NAMESPACE.to_string()),
-        }
-    }
-}
-
-impl Cluster {
-    fn connection(&self) -> Arc<Connection> {
-        self.connection.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// The Kubernetes client, built on first use from the provider block.
-    pub async fn client(&self) -> Result<kube::Client, Diagnostic> {
-        match &*self.connection() {
-            Connection::Ready { config, client } => client
-                .get_or_try_init(|| async {
-                    kube::Client::try_from(kube::Config::clone(config)).map_err(|e| {
-                        Diagnostic::error(
-                            "Cannot build the Kubernetes client",
-                            format!("{e}. Check the credentials in this provider block's `kubernetes` settings (or in the kubeconfig they point at)."),
-                        )
-                    })
-                })
-                .await
-                .cloned(),
-            other => Err(unavailable(other)),
-        }
-    }
-
-    /// Namespace where Liqo is installed (`liqo_namespace`, default `liqo`). While the block's value is unknown
-    /// this is the default, which no API call ever uses: every call fails first on the unknown configuration.
-    pub fn liqo_namespace(&self) -> String {
-        self.liqo_namespace.read().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    /// The API server URL of this cluster as the provider block reaches it (used as a default where a peer
-    /// needs this cluster's address, e.g. liqo_tenant's `api_server_url`).
-    pub async fn api_server_url(&self) -> Result<String, Diagnostic> {
-        match &*self.connection() {
-            Connection::Ready { config, .. } => Ok(connection::server_url(config)),
-            other => Err(unavailable(other)),
-        }
-    }
-
-    fn set(&self, connection: Connection, liqo_namespace: Option<String>) {
-        *self.connection.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(connection);
-        *self.liqo_namespace.write().unwrap_or_else(|e| e.into_inner()) =
-            liqo_namespace.unwrap_or_else(|| DEFAULT_LIQO_NAMESPACE.to_string());
-    }
-}
-
-/// Why there is no client: the error any API-needing operation reports.
-fn unavailable(c: &Connection) -> Diagnostic {
-    match c {
-        Connection::Unknown(attrs) => Diagnostic::error(
-            "Provider configuration not known yet",
-            format!(
-                "This operation needs the cluster's API, but the provider block's {} depended on values that are \
-                 not known until apply (typically the cluster or its credentials are created in this same \
-                 configuration). Apply in two steps: first create what the provider block depends on, e.g. \
-                 `terraform apply -target=<the cluster resource>`, then run `terraform apply` again.",
-                attrs.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
-            ),
-        ),
-        _ => Diagnostic::error(
-            "Provider not configured",
-            "The provider block has not been configured yet; Terraform configures it before any resource operation, so this is a bug in the provider.",
-        ),
-    }
-}
 
 /// The provider: its block's schema and the resources and data sources bound to its cluster.
 #[derive(Default)]
 pub struct LiqoProvider {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 #[async_trait]
@@ -136,16 +46,16 @@ impl Provider for LiqoProvider {
 }
 
 /// ConfigureProvider with an injectable environment (unit tests never touch the process environment).
-async fn configure(cluster: &Cluster, config: &Value, env: connection::Env<'_>) -> Diagnostics {
+async fn configure(cluster: &ClusterApi, config: &Value, env: connection::Env<'_>) -> Diagnostics {
     let unknown = connection::unknown_attributes(config);
     if !unknown.is_empty() {
-        cluster.set(Connection::Unknown(unknown), None);
+        cluster.set(Access::Unknown(unknown), None);
         return Diagnostics::new();
     }
     let mut diags = validate_liqo_namespace(config);
     match connection::build(config, env).await {
         Ok(cfg) if !diags.has_errors() => cluster.set(
-            Connection::Ready { config: Box::new(cfg), client: OnceCell::new() },
+            Access::Ready { config: Box::new(cfg), client: OnceCell::new() },
             config.get("liqo_namespace").as_str().map(str::to_string),
         ),
         Ok(_) => {}
@@ -155,7 +65,7 @@ async fn configure(cluster: &Cluster, config: &Value, env: connection::Env<'_>) 
 }
 
 fn validate_liqo_namespace(config: &Value) -> Diagnostics {
-    let mut check = crate::resources::common::Check::new(config);
+    let mut check = crate::validate::Validator::new(config);
     check.namespace("liqo_namespace");
     check.finish()
 }

@@ -2,10 +2,10 @@
 //! clients without `terraform query` (OpenTofu, Terraform < 1.14). Found as the list resources find them
 //! (`crate::list`): tenant namespaces, gateways, Tenants, the consumer's ResourceSlices and offloaded namespaces,
 //! whoever made them. Nothing is written; the data source only reads.
+use crate::cluster_api::ClusterApi;
 use crate::list;
 use crate::protocol::{Ctx, DataSource};
-use crate::provider::Cluster;
-use crate::resources::common::Check;
+use crate::validate::Validator;
 use async_trait::async_trait;
 use liqo_schema::tf::{Attribute, Block, Diagnostics, Schema, Type, Value};
 use std::sync::Arc;
@@ -13,11 +13,11 @@ use std::sync::Arc;
 const TYPE_NAME: &str = "liqo_import_ids";
 
 pub struct ImportIdsDataSource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl ImportIdsDataSource {
-    pub fn new(cluster: Arc<Cluster>) -> ImportIdsDataSource {
+    pub fn new(cluster: Arc<ClusterApi>) -> ImportIdsDataSource {
         ImportIdsDataSource { cluster }
     }
 }
@@ -54,7 +54,7 @@ impl DataSource for ImportIdsDataSource {
     }
 
     fn validate(&self, config: &Value) -> Diagnostics {
-        let mut c = Check::new(config);
+        let mut c = Validator::new(config);
         c.cluster_id("remote_cluster_id");
         c.finish()
     }

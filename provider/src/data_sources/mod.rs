@@ -1,6 +1,6 @@
 //! One module per data source type.
+use crate::cluster_api::ClusterApi;
 use crate::protocol::DataSource;
-use crate::provider::Cluster;
 use std::sync::Arc;
 
 pub mod cluster;
@@ -8,7 +8,7 @@ pub mod import_ids;
 pub mod peering;
 
 /// Every data source type of the provider, bound to the provider block's cluster.
-pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn DataSource>> {
+pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn DataSource>> {
     vec![
         Arc::new(cluster::ClusterDataSource::new(cluster.clone())),
         Arc::new(peering::PeeringDataSource::new(cluster.clone())),

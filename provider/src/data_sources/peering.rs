@@ -7,11 +7,10 @@
 //! is not enabled, `Healthy` when it is and every condition is `Established` or `Ready`, else `Unhealthy`.
 //!
 //! Nothing is written; the data source only reads.
+use crate::cluster_api::ClusterApi;
 use crate::errors::op_diags;
-use crate::kube_ops;
 use crate::protocol::{Ctx, DataSource};
-use crate::provider::Cluster;
-use crate::resources::common::Check;
+use crate::validate::Validator;
 use async_trait::async_trait;
 use kube::api::Api;
 use liqo_schema::liqo::core::ROLE_UNKNOWN;
@@ -99,18 +98,18 @@ fn not_found(remote_cluster_id: &str) -> Diagnostic {
 
 /// No API calls: the remote cluster ID must look like one (unknown values pass).
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = Check::new(config);
+    let mut c = Validator::new(config);
     c.cluster_id("remote_cluster_id");
     c.finish()
 }
 
 /// The `liqo_peering` data source type, bound to the provider block's cluster.
 pub struct PeeringDataSource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl PeeringDataSource {
-    pub fn new(cluster: Arc<Cluster>) -> PeeringDataSource {
+    pub fn new(cluster: Arc<ClusterApi>) -> PeeringDataSource {
         PeeringDataSource { cluster }
     }
 }
@@ -227,7 +226,7 @@ impl DataSource for PeeringDataSource {
             Err(d) => return (Value::Null, d.into()),
         };
         let api: Api<ForeignCluster> = Api::all(client);
-        match kube_ops::get_opt(ctx, &api, &remote).await {
+        match crate::kube::get_opt(ctx, &api, &remote).await {
             Ok(Some(fc)) => (state(&remote, &fc), Diagnostics::new()),
             Ok(None) => (Value::Null, not_found(&remote).into()),
             Err(e) => (Value::Null, op_diags(&e)),

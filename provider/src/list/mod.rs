@@ -5,12 +5,12 @@
 //!
 //! An object the managed type cannot adopt (import refuses it) is not listed: the query shows a warning with
 //! import's reason instead, so no generated block would plan a replacement unannounced.
+use crate::cluster_api::ClusterApi;
 use crate::errors::{not_adoptable, op_diags};
-use crate::kube_ops::{self, OpError};
+use crate::kube::OpError;
 use crate::protocol::{Ctx, IdentitySchema, ListResource, Listed, Resource};
-use crate::provider::Cluster;
-use crate::resources::common::Check;
 use crate::resources::{consumer_key, gateway, generate, offload, peer, tenant};
+use crate::validate::Validator;
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::Api;
@@ -20,11 +20,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Every list resource, bound to the provider block's cluster.
-pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn ListResource>> {
+pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn ListResource>> {
     listers(cluster).into_iter().map(|l| Arc::new(l) as Arc<dyn ListResource>).collect()
 }
 
-fn listers(cluster: &Arc<Cluster>) -> Vec<Lister> {
+fn listers(cluster: &Arc<ClusterApi>) -> Vec<Lister> {
     let lister = |kind: Kind, resource: Arc<dyn Resource>| Lister { kind, cluster: cluster.clone(), resource };
     vec![
         lister(Kind::Generate, Arc::new(generate::GenerateResource::new(cluster.clone()))),
@@ -40,7 +40,7 @@ fn listers(cluster: &Arc<Cluster>) -> Vec<Lister> {
 /// list resources: the `liqo_import_ids` data source).
 pub async fn import_ids(
     ctx: &Ctx,
-    cluster: &Arc<Cluster>,
+    cluster: &Arc<ClusterApi>,
     remote: Option<&str>,
 ) -> Result<BTreeMap<&'static str, Vec<String>>, Diagnostics> {
     let client = cluster.client().await?;
@@ -98,7 +98,7 @@ impl Kind {
 
 struct Lister {
     kind: Kind,
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
     resource: Arc<dyn Resource>,
 }
 
@@ -136,7 +136,7 @@ impl Lister {
             Kind::Generate => {
                 let api: Api<Namespace> = Api::all(client);
                 let selector = by_peer(labels::TENANT_NAMESPACE, labels::REMOTE_CLUSTER_ID);
-                kube_ops::list(ctx, &api, &selector)
+                crate::kube::list(ctx, &api, &selector)
                     .await?
                     .iter()
                     .map(|ns| {
@@ -149,7 +149,7 @@ impl Lister {
                 let selector = by_peer(labels::REMOTE_CLUSTER_ID, labels::REMOTE_CLUSTER_ID);
                 let servers: Api<GatewayServer> = Api::all(client.clone());
                 let clients: Api<GatewayClient> = Api::all(client);
-                let mut all: Vec<Found> = kube_ops::list(ctx, &servers, &selector)
+                let mut all: Vec<Found> = crate::kube::list(ctx, &servers, &selector)
                     .await?
                     .iter()
                     .map(|g| {
@@ -160,14 +160,14 @@ impl Lister {
                         )
                     })
                     .collect();
-                all.extend(kube_ops::list(ctx, &clients, &selector).await?.iter().map(|g| {
+                all.extend(crate::kube::list(ctx, &clients, &selector).await?.iter().map(|g| {
                     found(namespaced_id(&g.metadata), "GatewayClient", label(&g.metadata, labels::REMOTE_CLUSTER_ID))
                 }));
                 all
             }
             Kind::Tenant => {
                 let api: Api<Tenant> = Api::all(client);
-                kube_ops::list(ctx, &api, "")
+                crate::kube::list(ctx, &api, "")
                     .await?
                     .iter()
                     .filter(|t| remote.is_none_or(|r| t.spec.cluster_id.as_deref() == Some(r)))
@@ -178,8 +178,9 @@ impl Lister {
                 // Only the key Secrets this provider made: a peering made by `liqoctl peer` has none (Liqo keeps
                 // its key in `authentication-keys`, which no liqo_consumer_key owns).
                 let api: Api<Secret> = Api::all(client);
-                let base = format!("{},{}={}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY, kube_ops::FIELD_MANAGER);
-                kube_ops::list(ctx, &api, &by_peer(&base, labels::REMOTE_CLUSTER_ID))
+                let base =
+                    format!("{},{}={}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY, crate::kube::FIELD_MANAGER);
+                crate::kube::list(ctx, &api, &by_peer(&base, labels::REMOTE_CLUSTER_ID))
                     .await?
                     .iter()
                     .filter_map(|secret| {
@@ -196,7 +197,7 @@ impl Lister {
                 // Only the consumer's own slices: the provider's replicated copies carry `liqo.io/replicated`.
                 let api: Api<ResourceSlice> = Api::all(client);
                 let selector = by_peer(&format!("{}={}", labels::REPLICATION, labels::TRUE), labels::REMOTE_ID);
-                kube_ops::list(ctx, &api, &selector)
+                crate::kube::list(ctx, &api, &selector)
                     .await?
                     .iter()
                     .map(|rs| {
@@ -206,7 +207,7 @@ impl Lister {
             }
             Kind::Offload => {
                 let api: Api<NamespaceOffloading> = Api::all(client);
-                kube_ops::list(ctx, &api, "")
+                crate::kube::list(ctx, &api, "")
                     .await?
                     .iter()
                     .filter(|o| o.metadata.name.as_deref() == Some(labels::NAMESPACE_OFFLOADING_NAME))
@@ -272,7 +273,7 @@ impl ListResource for Lister {
     }
 
     fn validate(&self, config: &Value) -> Diagnostics {
-        let mut c = Check::new(config);
+        let mut c = Validator::new(config);
         c.cluster_id("remote_cluster_id");
         c.finish()
     }

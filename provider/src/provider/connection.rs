@@ -722,8 +722,3 @@ fn in_cluster(s: &Settings, env: Env) -> Result<kube::Config, Diagnostics> {
     .at(path)
     .into())
 }
-
-/// The server URL a client built from `config` talks to, as users write it (no trailing `/`).
-pub fn server_url(config: &kube::Config) -> String {
-    config.cluster_url.to_string().trim_end_matches('/').to_string()
-}

@@ -119,12 +119,12 @@ async fn kubeconfig_current_context_and_config_context() {
     let f = write(dir.path(), "kc", &two_context_kubeconfig(Some("a")));
 
     let c = build(&block(vec![("config_path", s(&f))]), &no_env).await.unwrap();
-    assert_eq!(connection::server_url(&c), "https://127.0.0.1:1111");
+    assert_eq!(crate::cluster_api::server_url(&c), "https://127.0.0.1:1111");
     assert_eq!(c.default_namespace, "team-a");
     assert_eq!(token(&c).as_deref(), Some("token-a"));
 
     let c = build(&block(vec![("config_path", s(&f)), ("config_context", Value::string("b"))]), &no_env).await.unwrap();
-    assert_eq!(connection::server_url(&c), "https://127.0.0.1:2222");
+    assert_eq!(crate::cluster_api::server_url(&c), "https://127.0.0.1:2222");
     assert_eq!(c.tls_server_name.as_deref(), Some("b.internal"));
     assert_eq!(token(&c).as_deref(), Some("token-b"));
 
@@ -139,7 +139,7 @@ async fn kubeconfig_current_context_and_config_context() {
     )
     .await
     .unwrap();
-    assert_eq!(connection::server_url(&c), "https://127.0.0.1:2222");
+    assert_eq!(crate::cluster_api::server_url(&c), "https://127.0.0.1:2222");
     assert_eq!(token(&c).as_deref(), Some("token-a"));
 }
 
@@ -206,7 +206,7 @@ async fn config_paths_merge_in_order_and_errors_carry_the_index() {
     );
     let second = write(dir.path(), "second", &two_context_kubeconfig(Some("a")));
     let c = build(&block(vec![("config_paths", Value::List(vec![s(&first), s(&second)]))]), &no_env).await.unwrap();
-    assert_eq!(connection::server_url(&c), "https://127.0.0.1:3333");
+    assert_eq!(crate::cluster_api::server_url(&c), "https://127.0.0.1:3333");
     assert_eq!(token(&c).as_deref(), Some("token-b"));
 
     let d =
@@ -224,7 +224,7 @@ async fn environment_is_a_fallback_and_the_block_wins() {
     let env = [("KUBE_CONFIG_PATH", path), ("KUBE_CTX", "b"), ("KUBE_TOKEN", "env-token")];
 
     let c = build(&Value::Null, &env_of(&env)).await.unwrap();
-    assert_eq!(connection::server_url(&c), "https://127.0.0.1:2222");
+    assert_eq!(crate::cluster_api::server_url(&c), "https://127.0.0.1:2222");
     assert_eq!(token(&c).as_deref(), Some("env-token"));
 
     let c = build(
@@ -233,7 +233,7 @@ async fn environment_is_a_fallback_and_the_block_wins() {
     )
     .await
     .unwrap();
-    assert_eq!(connection::server_url(&c), "https://127.0.0.1:1111");
+    assert_eq!(crate::cluster_api::server_url(&c), "https://127.0.0.1:1111");
     assert_eq!(token(&c).as_deref(), Some("block-token"));
 
     // A bad boolean in the environment is named.
@@ -269,7 +269,7 @@ async fn explicit_attributes_override_the_kubeconfig() {
     )
     .await
     .unwrap();
-    assert_eq!(connection::server_url(&c), "https://127.0.0.1:4444/prefix");
+    assert_eq!(crate::cluster_api::server_url(&c), "https://127.0.0.1:4444/prefix");
     assert_eq!(token(&c).as_deref(), Some("override"));
     assert_eq!(c.tls_server_name.as_deref(), Some("api.milan"));
     assert!(c.accept_invalid_certs);
@@ -292,7 +292,7 @@ async fn host_and_certificates_without_a_kubeconfig() {
     )
     .await
     .unwrap();
-    assert_eq!(connection::server_url(&c), "https://127.0.0.1:6443");
+    assert_eq!(crate::cluster_api::server_url(&c), "https://127.0.0.1:6443");
     assert_eq!(c.root_cert.as_ref().map(Vec::len), Some(1));
 
     // Certificate without key (and nothing in a kubeconfig to supply it).
@@ -446,7 +446,7 @@ async fn configure_stores_settings_and_the_client_is_built_lazily() {
         key = b64(&ck.signing_key.serialize_pem()),
     );
     let f = write(dir.path(), "milan.kubeconfig", &kc);
-    let cluster = Cluster::default();
+    let cluster = ClusterApi::default();
     let config = Value::object([
         ("kubernetes", Value::object([("config_path", s(&f))])),
         ("liqo_namespace", Value::string("liqo-system")),
@@ -468,7 +468,7 @@ fn b64(s: &str) -> String {
 
 #[tokio::test]
 async fn unknown_configuration_configures_and_fails_clearly_on_use() {
-    let cluster = Cluster::default();
+    let cluster = ClusterApi::default();
     let config = Value::object([
         (
             "kubernetes",
@@ -502,7 +502,7 @@ async fn unknown_configuration_configures_and_fails_clearly_on_use() {
 
 #[tokio::test]
 async fn configure_reports_errors_and_a_bad_liqo_namespace() {
-    let cluster = Cluster::default();
+    let cluster = ClusterApi::default();
     let d = configure(
         &cluster,
         &Value::object([

@@ -11,7 +11,7 @@
 //! identity Secret in the same apply). Import ID: `<tenant_namespace>/<provider_cluster_id>`.
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use k8s_openapi::ByteString;
@@ -20,15 +20,16 @@ use kube::api::{Api, ObjectMeta};
 use liqo_schema::liqo::labels;
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 
-use super::common::{Check, Timeouts, check_dns_label, left, timeouts_block};
+use super::common::{Deadline, Timeouts, timeouts_block};
+use crate::cluster_api::ClusterApi;
+use crate::cluster_facts::read_cluster_id;
 use crate::crypto;
-use crate::data_sources::cluster::read_cluster_id;
 use crate::errors::op_diags;
-use crate::kube_ops::{self, OpError, is_terminating};
+use crate::kube::{OpError, is_terminating};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
+use crate::validate::{Validator, check_dns_label};
 
 const TYPE_NAME: &str = "liqo_consumer_key";
 const DEFAULT_TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(120));
@@ -43,11 +44,11 @@ pub fn key_secret_name(provider: &str) -> String {
 }
 
 pub struct ConsumerKeyResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl ConsumerKeyResource {
-    pub fn new(cluster: Arc<Cluster>) -> ConsumerKeyResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> ConsumerKeyResource {
         ConsumerKeyResource { cluster }
     }
 }
@@ -92,7 +93,7 @@ fn schema() -> Schema {
 }
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = Check::new(config);
+    let mut c = Validator::new(config);
     c.namespace("tenant_namespace");
     c.cluster_id("provider_cluster_id");
     c.timeouts();
@@ -132,7 +133,7 @@ fn key_secret(namespace: &str, provider: &str, key_pem: &str, csr_pem: &str) -> 
             namespace: Some(namespace.to_string()),
             labels: Some(BTreeMap::from([
                 (labels::REMOTE_CLUSTER_ID.to_string(), provider.to_string()),
-                (labels::MANAGED_BY.to_string(), kube_ops::FIELD_MANAGER.to_string()),
+                crate::kube::provider_mark(),
             ])),
             ..Default::default()
         },
@@ -156,7 +157,7 @@ fn sound(secret: &Secret) -> Option<(String, String)> {
 
 impl ConsumerKeyResource {
     async fn create(&self, ctx: &Ctx, planned: &Value) -> Result<Value, (Value, Diagnostics)> {
-        let deadline = Instant::now() + Timeouts::from_value(planned, DEFAULT_TIMEOUTS).create;
+        let deadline = Deadline::after(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).create);
         let ns = planned.get("tenant_namespace").as_str().unwrap_or_default();
         let provider = planned.get("provider_cluster_id").as_str().unwrap_or_default();
         let client = self.cluster.client().await.map_err(|d| (Value::Null, d.into()))?;
@@ -170,8 +171,8 @@ impl ConsumerKeyResource {
         })?;
         let secrets: Api<Secret> = Api::namespaced(client, ns);
         // A Secret of that name still terminating would swallow the write: let it go first.
-        kube_ops::settle(ctx, &secrets, &key_secret_name(provider), left(deadline)).await.map_err(fail)?;
-        kube_ops::apply(ctx, &secrets, &key_secret(ns, provider, &key.key_pem, &key.csr_pem)).await.map_err(fail)?;
+        crate::kube::settle(ctx, &secrets, &key_secret_name(provider), deadline.left()).await.map_err(fail)?;
+        crate::kube::apply(ctx, &secrets, &key_secret(ns, provider, &key.key_pem, &key.csr_pem)).await.map_err(fail)?;
         let mut state = planned.clone();
         state.set("cluster_id", Value::string(cluster_id));
         state.set("csr", Value::string(key.csr_pem));
@@ -181,7 +182,7 @@ impl ConsumerKeyResource {
     async fn observe(&self, ctx: &Ctx, ns: &str, provider: &str) -> Result<Option<(String, String)>, Diagnostics> {
         let client = self.cluster.client().await?;
         let secrets: Api<Secret> = Api::namespaced(client, ns);
-        let secret = kube_ops::get_opt(ctx, &secrets, &key_secret_name(provider)).await.map_err(|e| op_diags(&e))?;
+        let secret = crate::kube::get_opt(ctx, &secrets, &key_secret_name(provider)).await.map_err(|e| op_diags(&e))?;
         Ok(secret.filter(|s| !is_terminating(s)).as_ref().and_then(sound))
     }
 }
@@ -209,13 +210,13 @@ impl Resource for ConsumerKeyResource {
         let respond =
             |new_state: Value, diagnostics: Diagnostics| ApplyResponse { new_state, private: Vec::new(), diagnostics };
         if req.planned.is_null() {
-            let deadline = Instant::now() + Timeouts::from_value(&req.prior, DEFAULT_TIMEOUTS).delete;
+            let deadline = Deadline::after(Timeouts::from_value(&req.prior, DEFAULT_TIMEOUTS).delete);
             let ns = req.prior.get("tenant_namespace").as_str().unwrap_or_default().to_string();
             let name = req.prior.get("key_secret_name").as_str().unwrap_or_default().to_string();
             let result = match self.cluster.client().await {
                 Ok(client) => {
                     let secrets: Api<Secret> = Api::namespaced(client, &ns);
-                    kube_ops::delete_and_wait(ctx, &secrets, &name, left(deadline)).await.map_err(|e| op_diags(&e))
+                    crate::kube::delete_and_wait(ctx, &secrets, &name, deadline.left()).await.map_err(|e| op_diags(&e))
                 }
                 Err(d) => Err(d.into()),
             };

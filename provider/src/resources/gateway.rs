@@ -16,13 +16,15 @@
 //! differs, keeping the Configuration and PublicKey; the new endpoint flows to the client through the plan.
 //!
 //! Import ID: `<tenant_namespace>/<gateway name>`; the gateway name is the peer's cluster ID.
+use crate::cluster_api::ClusterApi;
 use crate::errors::{op_diags, op_error};
-use crate::kube_ops::{self, OpError, WaitTarget};
+use crate::kube::events::{regarding, warnings_about};
+use crate::kube::{OpError, Verdict, WaitTarget};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
-use crate::resources::common::{self, Timeouts, changed, timeouts_block};
+use crate::resources::common::{Deadline, Timeouts, changed, timeouts_block};
+use crate::validate::{self, Validator};
 use async_trait::async_trait;
 use base64::Engine;
 use k8s_openapi::ByteString;
@@ -39,9 +41,8 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-const DEFAULT_KEY_SECRET_NAME: &str = "gw-keys";
 const DEFAULT_MTU: i64 = 1340;
 const DEFAULT_SERVER_PORT: i64 = 51840;
 /// liqoctl's `--gw-server-service-type` default.
@@ -81,11 +82,11 @@ const DEFAULT_TIMEOUTS: Timeouts =
 const SERVER_RECREATE_FIELDS: &[&str] = &["service_type", "port", "node_port", "load_balancer_ip"];
 
 pub struct GatewayResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl GatewayResource {
-    pub fn new(cluster: Arc<Cluster>) -> GatewayResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> GatewayResource {
         GatewayResource { cluster }
     }
 }
@@ -156,7 +157,8 @@ fn schema() -> Schema {
             "The peer's WireGuard public key (the peer's liqo_generate `wireguard_public_key`: 32 bytes in standard base64). A wrong key leaves the tunnel in `Error`. Updated in place.",
         ),
         Attribute::optional_computed("key_secret_name", Type::String).describe(format!(
-            "Name of this cluster's WireGuard key Secret in the tenant namespace (liqo_generate's `key_secret_name`, default `{DEFAULT_KEY_SECRET_NAME}`). The private key never enters Terraform. Updated in place. A gateway imported from `liqoctl peer` has none (null): Liqo generates its keys (Secret `gw-<gateway>`), and the gateway keeps them."
+            "Name of this cluster's WireGuard key Secret in the tenant namespace (liqo_generate's `key_secret_name`, default `{}`). The private key never enters Terraform. Updated in place. A gateway imported from `liqoctl peer` has none (null): Liqo generates its keys (Secret `gw-<gateway>`), and the gateway keeps them.",
+            labels::KEY_SECRET_NAME
         )),
         Attribute::optional_computed("mtu", Type::Number).describe(format!(
             "MTU of the WireGuard interface (default `{DEFAULT_MTU}`, {}–{}); must be equal on both sides. Updated in place.",
@@ -193,7 +195,7 @@ fn schema() -> Schema {
 // ---------------------------------------------------------------------------------------------------------------
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = common::Check::new(config);
+    let mut c = Validator::new(config);
     c.namespace("tenant_namespace");
     c.cluster_id("remote_cluster_id");
     let pods = config.get("remote_pod_cidrs");
@@ -296,11 +298,11 @@ fn validate(config: &Value) -> Diagnostics {
 }
 
 /// A Secret name: a DNS subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters).
-fn secret_name(c: &mut common::Check, path: &str) {
+fn secret_name(c: &mut Validator, path: &str) {
     let Some(s) = c.value(path).as_str() else {
         return;
     };
-    let valid = !s.is_empty() && s.len() <= 253 && s.split('.').all(|part| common::check_dns_label(part).is_ok());
+    let valid = !s.is_empty() && s.len() <= 253 && s.split('.').all(|part| validate::check_dns_label(part).is_ok());
     if !valid {
         c.error(
             AttributePath::parse(path),
@@ -310,7 +312,7 @@ fn secret_name(c: &mut common::Check, path: &str) {
     }
 }
 
-fn whole_number(c: &mut common::Check, path: &str, range: std::ops::RangeInclusive<i64>, what: &str) {
+fn whole_number(c: &mut Validator, path: &str, range: std::ops::RangeInclusive<i64>, what: &str) {
     let v = c.value(path);
     if let Value::Number(n) = v
         && !v.as_i64().is_some_and(|x| range.contains(&x))
@@ -374,14 +376,11 @@ fn plan(req: &PlanRequest) -> PlanResponse {
         private: Vec::new(),
         diagnostics: Diagnostics::new(),
     };
-    if req.proposed.is_null() {
-        return resp;
-    }
     let config = &req.config;
     let mut planned = req.proposed.clone();
     // A gateway imported from `liqoctl peer` names no key Secret (Liqo generates its own): it keeps none.
     let liqo_keys = !req.prior.is_null() && req.prior.get("key_secret_name").is_null();
-    let default_keys = if liqo_keys { Value::Null } else { Value::string(DEFAULT_KEY_SECRET_NAME) };
+    let default_keys = if liqo_keys { Value::Null } else { Value::string(labels::KEY_SECRET_NAME) };
     planned.set("key_secret_name", or_default(config.get("key_secret_name"), default_keys));
     planned.set("mtu", or_default(config.get("mtu"), Value::Number(DEFAULT_MTU as f64)));
     planned.set("wait_for_connection", or_default(config.get("wait_for_connection"), Value::Bool(true)));
@@ -679,24 +678,12 @@ fn unknown_as_null(v: &Value) -> Value {
 // Waits (check functions are pure so they are unit-tested)
 // ---------------------------------------------------------------------------------------------------------------
 
-/// Remaining share of one operation's budget.
-struct Deadline(Instant);
-
-impl Deadline {
-    fn after(d: Duration) -> Deadline {
-        Deadline(Instant::now() + d)
-    }
-    fn remaining(&self) -> Duration {
-        self.0.saturating_duration_since(Instant::now())
-    }
-}
-
-fn configuration_check(c: Option<&Configuration>) -> kube_ops::Check<()> {
+fn configuration_check(c: Option<&Configuration>) -> Verdict<()> {
     let Some(c) = c else {
-        return kube_ops::Check::Pending("the Configuration does not exist".into());
+        return Verdict::Pending("the Configuration does not exist".into());
     };
     if c.cidrs_configured() {
-        return kube_ops::Check::Ready(());
+        return Verdict::Ready(());
     }
     let conditions = c.status.as_ref().and_then(|s| s.conditions.as_deref());
     let seen = match find_condition(conditions, NETWORK_CIDRS_CONFIGURED) {
@@ -706,17 +693,17 @@ fn configuration_check(c: Option<&Configuration>) -> kube_ops::Check<()> {
         ),
         None => "no NetworkCIDRsConfigured condition and no status.remote CIDRs yet (Liqo's Configuration controller remaps the peer's CIDRs)".into(),
     };
-    kube_ops::Check::Pending(seen)
+    Verdict::Pending(seen)
 }
 
 /// Server endpoint: at least one non-empty address and a non-zero port.
-fn endpoint_check(g: Option<&GatewayServer>, service_type: &str) -> kube_ops::Check<EndpointStatus> {
+fn endpoint_check(g: Option<&GatewayServer>, service_type: &str) -> Verdict<EndpointStatus> {
     let Some(g) = g else {
-        return kube_ops::Check::Pending("the GatewayServer does not exist".into());
+        return Verdict::Pending("the GatewayServer does not exist".into());
     };
     match g.status.as_ref().and_then(|s| s.endpoint.as_ref()) {
-        Some(e) if e.is_ready() => kube_ops::Check::Ready(e.clone()),
-        Some(e) => kube_ops::Check::Pending(format!(
+        Some(e) if e.is_ready() => Verdict::Ready(e.clone()),
+        Some(e) => Verdict::Pending(format!(
             "status.endpoint = addresses {:?}, port {:?}{}",
             e.addresses.clone().unwrap_or_default(),
             e.port,
@@ -726,31 +713,31 @@ fn endpoint_check(g: Option<&GatewayServer>, service_type: &str) -> kube_ops::Ch
                 _ => "",
             }
         )),
-        None => kube_ops::Check::Pending(
+        None => Verdict::Pending(
             "no status.endpoint yet: Liqo renders the WgGatewayServerTemplate into a gateway Deployment and Service `gw-<name>`; check they exist and the template is installed".into(),
         ),
     }
 }
 
-fn client_rendered_check(g: Option<&GatewayClient>) -> kube_ops::Check<()> {
+fn client_rendered_check(g: Option<&GatewayClient>) -> Verdict<()> {
     match g {
-        None => kube_ops::Check::Pending("the GatewayClient does not exist".into()),
-        Some(g) if g.status.as_ref().is_some_and(|s| s.client_ref.is_some()) => kube_ops::Check::Ready(()),
-        Some(_) => kube_ops::Check::Pending(
+        None => Verdict::Pending("the GatewayClient does not exist".into()),
+        Some(g) if g.status.as_ref().is_some_and(|s| s.client_ref.is_some()) => Verdict::Ready(()),
+        Some(_) => Verdict::Pending(
             "no status.clientRef yet: Liqo renders the WgGatewayClientTemplate into a WgGatewayClient".into(),
         ),
     }
 }
 
 /// The key Secret exists, holds both keys and, if labelled for a peer, for this one.
-fn key_secret_check(s: Option<&Secret>, remote_cluster_id: &str) -> kube_ops::Check<()> {
+fn key_secret_check(s: Option<&Secret>, remote_cluster_id: &str) -> Verdict<()> {
     let Some(s) = s else {
-        return kube_ops::Check::Pending("the Secret does not exist".into());
+        return Verdict::Pending("the Secret does not exist".into());
     };
     if let Some(owner) = s.metadata.labels.as_ref().and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
         && owner != remote_cluster_id
     {
-        return kube_ops::Check::Failed {
+        return Verdict::Failed {
             reason: format!(
                 "The Secret is labelled {}={owner}: it holds the keys for peer `{owner}`, not `{remote_cluster_id}`.",
                 labels::REMOTE_CLUSTER_ID
@@ -766,14 +753,14 @@ fn key_secret_check(s: Option<&Secret>, remote_cluster_id: &str) -> kube_ops::Ch
         .filter(|k| !data.is_some_and(|d| d.contains_key(*k)))
         .collect();
     if !missing.is_empty() {
-        return kube_ops::Check::Failed {
+        return Verdict::Failed {
             reason: format!(
                 "The Secret has no data key(s) {missing:?}; Liqo's gateway needs `privateKey` and `publicKey` (raw 32-byte WireGuard keys)."
             ),
             hint: "Let liqo_generate create the key Secret and pass its `key_secret_name` here.".into(),
         };
     }
-    kube_ops::Check::Ready(())
+    Verdict::Ready(())
 }
 
 /// The gateway's Connection among those labelled for the peer: the one owned by the gateway (by UID), or an
@@ -832,16 +819,11 @@ enum ConnPhase {
     Recovering,
 }
 
-fn connection_check(
-    all: &[Connection],
-    gateway_uid: Option<&str>,
-    namespace: &str,
-    mode: Mode,
-) -> kube_ops::Check<ConnPhase> {
+fn connection_check(all: &[Connection], gateway_uid: Option<&str>, namespace: &str, mode: Mode) -> Verdict<ConnPhase> {
     let conn = match pick_connection(all, gateway_uid) {
         Ok(c) => c,
         Err(why) => {
-            return kube_ops::Check::Failed {
+            return Verdict::Failed {
                 reason: why,
                 hint: "Delete the stale Connection(s) (they belong to gateways that no longer exist) and apply again."
                     .into(),
@@ -850,9 +832,9 @@ fn connection_check(
     };
     let Some(conn) = conn else {
         if mode != Mode::Await {
-            return kube_ops::Check::Ready(ConnPhase::Recovering);
+            return Verdict::Ready(ConnPhase::Recovering);
         }
-        return kube_ops::Check::Pending(
+        return Verdict::Pending(
             "no Connection yet (the gateway creates it once WireGuard is configured with the peer's PublicKey)".into(),
         );
     };
@@ -863,20 +845,20 @@ fn connection_check(
     let connected = ConnPhase::Connected { uid: conn.metadata.uid.clone(), measured_at };
     match (value.as_str(), mode) {
         (CONNECTION_CONNECTED, Mode::Settle { fresh_after }) if measured_at.is_some_and(|at| at > fresh_after) => {
-            kube_ops::Check::Ready(connected)
+            Verdict::Ready(connected)
         }
-        (CONNECTION_CONNECTED, Mode::Settle { .. }) => kube_ops::Check::Pending(format!(
+        (CONNECTION_CONNECTED, Mode::Settle { .. }) => Verdict::Pending(format!(
             "{object} status.value = Connected; waiting for Liqo's gateway to measure the tunnel after the change"
         )),
-        (CONNECTION_CONNECTED, _) => kube_ops::Check::Ready(connected),
-        (CONNECTION_ERROR, Mode::Grace) => kube_ops::Check::Pending(format!("{object} status.value = Error")),
-        (CONNECTION_ERROR, _) => kube_ops::Check::Ready(ConnPhase::Error {
+        (CONNECTION_CONNECTED, _) => Verdict::Ready(connected),
+        (CONNECTION_ERROR, Mode::Grace) => Verdict::Pending(format!("{object} status.value = Error")),
+        (CONNECTION_ERROR, _) => Verdict::Ready(ConnPhase::Error {
             name: conn.metadata.name.clone().unwrap_or_default(),
             latency: conn.status.as_ref().and_then(|s| s.latency.as_ref()).and_then(|l| l.value.clone()),
         }),
-        (_, Mode::Grace | Mode::Settle { .. }) => kube_ops::Check::Ready(ConnPhase::Recovering),
-        ("", Mode::Await) => kube_ops::Check::Pending(format!("{object} has no status.value yet")),
-        (other, Mode::Await) => kube_ops::Check::Pending(format!("{object} status.value = {other}")),
+        (_, Mode::Grace | Mode::Settle { .. }) => Verdict::Ready(ConnPhase::Recovering),
+        ("", Mode::Await) => Verdict::Pending(format!("{object} has no status.value yet")),
+        (other, Mode::Await) => Verdict::Pending(format!("{object} status.value = {other}")),
     }
 }
 
@@ -978,51 +960,11 @@ enum Kind {
     Client,
 }
 
-/// How many of Liqo's most recent Warning events an error quotes.
-const MAX_WARNINGS: usize = 3;
-
-/// Liqo reports what it cannot put in a status (a missing key Secret, an invalid endpoint, a failed handshake) as
-/// Warning events on the object. Best effort: an identity without access to events simply gets none.
-async fn warnings_about(ctx: &Ctx, apis: &Apis, about: impl Fn(&ObjectReference) -> bool) -> Vec<String> {
-    let Ok(events) = kube_ops::list(ctx, &apis.events, "").await else {
-        return Vec::new();
-    };
-    latest_warnings(events, about)
-}
-
-/// The newest distinct Warning notes about the matching objects, newest first.
-fn latest_warnings(mut events: Vec<Event>, about: impl Fn(&ObjectReference) -> bool) -> Vec<String> {
-    let when = |e: &Event| {
-        e.series
-            .as_ref()
-            .map(|s| s.last_observed_time.0)
-            .or(e.event_time.as_ref().map(|t| t.0))
-            .or(e.deprecated_last_timestamp.as_ref().map(|t| t.0))
-    };
-    events.retain(|e| e.type_.as_deref() == Some("Warning") && e.regarding.as_ref().is_some_and(&about));
-    events.sort_by_key(|e| std::cmp::Reverse(when(e)));
-    let mut notes: Vec<String> = Vec::new();
-    for e in events {
-        let note = format!("{}: {}", e.reason.unwrap_or_default(), e.note.unwrap_or_default());
-        if !notes.contains(&note) {
-            notes.push(note);
-        }
-        if notes.len() == MAX_WARNINGS {
-            break;
-        }
-    }
-    notes
-}
-
-fn regarding(kind: &'static str, name: String) -> impl Fn(&ObjectReference) -> bool {
-    move |r| r.kind.as_deref() == Some(kind) && r.name.as_deref() == Some(name.as_str())
-}
-
 /// Adds Liqo's warnings about the awaited object to a timeout, so the error says why it never got ready.
 async fn explain_timeout(ctx: &Ctx, apis: &Apis, err: OpError, about: impl Fn(&ObjectReference) -> bool) -> OpError {
     match err {
         OpError::Timeout { object, waiting_for, last_seen, after } => {
-            let warnings = warnings_about(ctx, apis, about).await;
+            let warnings = warnings_about(ctx, &apis.events, about).await;
             let last_seen = if warnings.is_empty() {
                 last_seen
             } else {
@@ -1043,14 +985,14 @@ impl GatewayResource {
     /// Liqo allows one gateway per tenant namespace and finds it by label: refuse to add a second one.
     async fn check_single_gateway(ctx: &Ctx, apis: &Apis, spec: &GatewaySpec) -> Result<(), OpError> {
         let selector = spec.selector();
-        let mut others: Vec<String> = kube_ops::list(ctx, &apis.servers, &selector)
+        let mut others: Vec<String> = crate::kube::list(ctx, &apis.servers, &selector)
             .await?
             .into_iter()
             .filter(|g| !(matches!(spec.role, Role::Server(_)) && g.metadata.name.as_deref() == Some(spec.name())))
             .map(|g| format!("GatewayServer {}/{}", apis.namespace, g.metadata.name.unwrap_or_default()))
             .collect();
         others.extend(
-            kube_ops::list(ctx, &apis.clients, &selector)
+            crate::kube::list(ctx, &apis.clients, &selector)
                 .await?
                 .into_iter()
                 .filter(|g| !(matches!(spec.role, Role::Client(_)) && g.metadata.name.as_deref() == Some(spec.name())))
@@ -1074,10 +1016,10 @@ impl GatewayResource {
         let Some(key_secret_name) = &spec.key_secret_name else {
             return Ok(());
         };
-        let budget = SECRET_WAIT.min(deadline.remaining());
+        let budget = SECRET_WAIT.min(deadline.left());
         let remote = spec.remote_cluster_id.clone();
         let res =
-            kube_ops::wait_for(ctx, &apis.secrets, key_secret_name, "the WireGuard key Secret", budget, move |s| {
+            crate::kube::wait_for(ctx, &apis.secrets, key_secret_name, "the WireGuard key Secret", budget, move |s| {
                 key_secret_check(s, &remote)
             })
             .await;
@@ -1105,20 +1047,20 @@ impl GatewayResource {
         let liqo_ns = self.cluster.liqo_namespace();
         Self::check_single_gateway(ctx, apis, spec).await?;
         // Connections present before anything is written may still report the state from before this apply.
-        let preexisting: Vec<String> = kube_ops::list(ctx, &apis.connections, &spec.selector())
+        let preexisting: Vec<String> = crate::kube::list(ctx, &apis.connections, &spec.selector())
             .await?
             .into_iter()
             .filter_map(|c| c.metadata.uid)
             .collect();
 
-        kube_ops::apply(ctx, &apis.configurations, &spec.configuration()).await?;
+        crate::kube::apply(ctx, &apis.configurations, &spec.configuration()).await?;
         *written = true;
-        let configured = kube_ops::wait_for(
+        let configured = crate::kube::wait_for(
             ctx,
             &apis.configurations,
             spec.name(),
             "the peer's CIDRs to be configured (condition NetworkCIDRsConfigured=True for the current generation, or status.remote on Liqo < 1.2)",
-            deadline.remaining(),
+            deadline.left(),
             configuration_check,
         )
         .await;
@@ -1127,22 +1069,22 @@ impl GatewayResource {
             return Err(explain_timeout(ctx, apis, e, about).await);
         }
 
-        kube_ops::apply(ctx, &apis.public_keys, &spec.public_key()).await?;
+        crate::kube::apply(ctx, &apis.public_keys, &spec.public_key()).await?;
         Self::wait_key_secret(ctx, apis, spec, deadline).await?;
 
         match &spec.role {
             Role::Server(s) => {
                 if recreate_server {
-                    kube_ops::delete_and_wait(ctx, &apis.servers, spec.name(), deadline.remaining()).await?;
+                    crate::kube::delete_and_wait(ctx, &apis.servers, spec.name(), deadline.left()).await?;
                 }
-                let applied = kube_ops::apply(ctx, &apis.servers, &spec.gateway_server(s, &liqo_ns)).await?;
+                let applied = crate::kube::apply(ctx, &apis.servers, &spec.gateway_server(s, &liqo_ns)).await?;
                 let service_type = s.service_type.clone();
-                let endpoint = match kube_ops::wait_for(
+                let endpoint = match crate::kube::wait_for(
                     ctx,
                     &apis.servers,
                     spec.name(),
                     "status.endpoint with a non-empty address and a port",
-                    deadline.remaining(),
+                    deadline.left(),
                     move |g| endpoint_check(g, &service_type),
                 )
                 .await
@@ -1153,7 +1095,7 @@ impl GatewayResource {
                         return Err(explain_timeout(ctx, apis, e, about).await);
                     }
                 };
-                let conns = kube_ops::list(ctx, &apis.connections, &spec.selector()).await?;
+                let conns = crate::kube::list(ctx, &apis.connections, &spec.selector()).await?;
                 let connection_status = pick_connection(&conns, applied.metadata.uid.as_deref())
                     .ok()
                     .flatten()
@@ -1162,7 +1104,7 @@ impl GatewayResource {
                 Ok(Outputs { endpoint: Some(endpoint), connection_status })
             }
             Role::Client(c) => {
-                let applied = kube_ops::apply(ctx, &apis.clients, &spec.gateway_client(c, &liqo_ns)).await?;
+                let applied = crate::kube::apply(ctx, &apis.clients, &spec.gateway_client(c, &liqo_ns)).await?;
                 let uid = applied.metadata.uid.clone();
                 if spec.wait_for_connection {
                     let endpoint =
@@ -1170,12 +1112,12 @@ impl GatewayResource {
                     Self::wait_connected(ctx, apis, spec, uid.as_deref(), &preexisting, &endpoint, deadline).await?;
                     return Ok(Outputs { endpoint: None, connection_status: CONNECTION_CONNECTED.into() });
                 }
-                let rendered = kube_ops::wait_for(
+                let rendered = crate::kube::wait_for(
                     ctx,
                     &apis.clients,
                     spec.name(),
                     "status.clientRef (the gateway rendered from the template)",
-                    deadline.remaining(),
+                    deadline.left(),
                     client_rendered_check,
                 )
                 .await;
@@ -1183,7 +1125,7 @@ impl GatewayResource {
                     let about = regarding("GatewayClient", spec.name().to_string());
                     return Err(explain_timeout(ctx, apis, e, about).await);
                 }
-                let conns = kube_ops::list(ctx, &apis.connections, &spec.selector()).await?;
+                let conns = crate::kube::list(ctx, &apis.connections, &spec.selector()).await?;
                 let connection_status =
                     pick_connection(&conns, uid.as_deref()).ok().flatten().map(status_value).unwrap_or_default();
                 Ok(Outputs { endpoint: None, connection_status })
@@ -1213,12 +1155,12 @@ impl GatewayResource {
         let mut last_error: Option<(String, Option<String>)> = None;
         loop {
             let (budget, waiting_for) = match mode {
-                Mode::Await => (deadline.remaining(), "status.value == Connected"),
-                Mode::Grace => (ERROR_GRACE.min(deadline.remaining()), "the Connection to leave Error"),
-                Mode::Settle { .. } => (settle.min(deadline.remaining()), "a fresh measurement of the tunnel"),
+                Mode::Await => (deadline.left(), "status.value == Connected"),
+                Mode::Grace => (ERROR_GRACE.min(deadline.left()), "the Connection to leave Error"),
+                Mode::Settle { .. } => (settle.min(deadline.left()), "a fresh measurement of the tunnel"),
             };
             let target = WaitTarget::labelled(&apis.connections, &selector, waiting_for);
-            let res = kube_ops::wait_until(ctx, &apis.connections, target, budget, |all: &[Connection]| {
+            let res = crate::kube::wait_until(ctx, &apis.connections, target, budget, |all: &[Connection]| {
                 connection_check(all, gateway_uid, &ns, mode)
             })
             .await;
@@ -1241,7 +1183,7 @@ impl GatewayResource {
                 (Mode::Settle { .. }, Err(OpError::Timeout { .. })) => return Ok(()),
                 (Mode::Grace, Err(OpError::Timeout { .. })) => {
                     let (name, latency) = last_error.take().unwrap_or_default();
-                    let warnings = warnings_about(ctx, apis, regarding("Connection", name.clone())).await;
+                    let warnings = warnings_about(ctx, &apis.events, regarding("Connection", name.clone())).await;
                     return Err(connection_error(&ns, &name, latency, endpoint, &warnings));
                 }
                 (Mode::Await, Err(e)) => {
@@ -1263,16 +1205,16 @@ impl GatewayResource {
     /// Reads the owned objects; `None` when any of them is gone.
     async fn observe(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind) -> Result<Option<Observed>, OpError> {
         let gateway = match kind {
-            Kind::Server => kube_ops::get_opt(ctx, &apis.servers, name).await?.map(GatewayObj::Server),
-            Kind::Client => kube_ops::get_opt(ctx, &apis.clients, name).await?.map(GatewayObj::Client),
+            Kind::Server => crate::kube::get_opt(ctx, &apis.servers, name).await?.map(GatewayObj::Server),
+            Kind::Client => crate::kube::get_opt(ctx, &apis.clients, name).await?.map(GatewayObj::Client),
         };
         let Some(gateway) = gateway else {
             return Ok(None);
         };
-        let Some(public_key) = kube_ops::get_opt(ctx, &apis.public_keys, name).await? else {
+        let Some(public_key) = crate::kube::get_opt(ctx, &apis.public_keys, name).await? else {
             return Ok(None);
         };
-        let Some(configuration) = kube_ops::get_opt(ctx, &apis.configurations, name).await? else {
+        let Some(configuration) = crate::kube::get_opt(ctx, &apis.configurations, name).await? else {
             return Ok(None);
         };
         let remote = match &gateway {
@@ -1281,7 +1223,8 @@ impl GatewayResource {
         }
         .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID).cloned())
         .unwrap_or_else(|| name.to_string());
-        let conns = kube_ops::list(ctx, &apis.connections, &format!("{}={remote}", labels::REMOTE_CLUSTER_ID)).await?;
+        let conns =
+            crate::kube::list(ctx, &apis.connections, &format!("{}={remote}", labels::REMOTE_CLUSTER_ID)).await?;
         let connection = pick_connection(&conns, gateway.uid()).ok().flatten().cloned();
         Ok(Some(Observed { configuration, public_key, gateway, connection }))
     }
@@ -1290,36 +1233,36 @@ impl GatewayResource {
     /// Configuration, each waited for so finalizers are honoured.
     async fn delete_all(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind, deadline: &Deadline) -> Result<(), OpError> {
         let uid = match kind {
-            Kind::Server => kube_ops::get_opt(ctx, &apis.servers, name).await?.and_then(|g| g.metadata.uid),
-            Kind::Client => kube_ops::get_opt(ctx, &apis.clients, name).await?.and_then(|g| g.metadata.uid),
+            Kind::Server => crate::kube::get_opt(ctx, &apis.servers, name).await?.and_then(|g| g.metadata.uid),
+            Kind::Client => crate::kube::get_opt(ctx, &apis.clients, name).await?.and_then(|g| g.metadata.uid),
         };
         match kind {
             Kind::Server => {
-                kube_ops::delete_and_wait(ctx, &apis.servers, name, deadline.remaining()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.servers, name, deadline.left()).await?;
                 // Garbage collection would remove it too; deleting it here waits for Liqo's
                 // clusterrolebinding finalizer and names it if Liqo never releases it.
-                kube_ops::delete_and_wait(ctx, &apis.wg_servers, name, deadline.remaining()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.wg_servers, name, deadline.left()).await?;
             }
             Kind::Client => {
-                kube_ops::delete_and_wait(ctx, &apis.clients, name, deadline.remaining()).await?;
-                kube_ops::delete_and_wait(ctx, &apis.wg_clients, name, deadline.remaining()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.clients, name, deadline.left()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.wg_clients, name, deadline.left()).await?;
             }
         }
         // The gateway's Connection is owned by it; delete it now rather than leaving it to the garbage collector
         // so nothing of this peering remains when destroy returns.
         if let Some(uid) = uid {
             let conns =
-                kube_ops::list(ctx, &apis.connections, &format!("{}={name}", labels::REMOTE_CLUSTER_ID)).await?;
+                crate::kube::list(ctx, &apis.connections, &format!("{}={name}", labels::REMOTE_CLUSTER_ID)).await?;
             let owned = conns
                 .into_iter()
                 .filter(|c| c.metadata.owner_references.as_ref().is_some_and(|o| o.iter().any(|r| r.uid == uid)));
             for c in owned {
                 let cname = c.metadata.name.unwrap_or_default();
-                kube_ops::delete_and_wait(ctx, &apis.connections, &cname, deadline.remaining()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.connections, &cname, deadline.left()).await?;
             }
         }
-        kube_ops::delete_and_wait(ctx, &apis.public_keys, name, deadline.remaining()).await?;
-        kube_ops::delete_and_wait(ctx, &apis.configurations, name, deadline.remaining()).await?;
+        crate::kube::delete_and_wait(ctx, &apis.public_keys, name, deadline.left()).await?;
+        crate::kube::delete_and_wait(ctx, &apis.configurations, name, deadline.left()).await?;
         Ok(())
     }
 }
@@ -1469,7 +1412,7 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
         )
     };
     let (ns, name) = id.split_once('/').ok_or_else(bad)?;
-    if common::check_dns_label(ns).is_err() || common::check_dns_label(name).is_err() || name.contains('/') {
+    if validate::check_dns_label(ns).is_err() || validate::check_dns_label(name).is_err() || name.contains('/') {
         return Err(bad());
     }
     Ok((ns.to_string(), name.to_string()))
@@ -1857,13 +1800,6 @@ mod tests {
     }
 
     #[test]
-    fn destroy_plans_null() {
-        let prior = applied(&config("server"));
-        let r = plan(&PlanRequest { prior, proposed: Value::Null, config: Value::Null, private: Vec::new() });
-        assert!(r.planned.is_null() && r.requires_replace.is_empty());
-    }
-
-    #[test]
     fn no_change_plans_the_prior_state() {
         let prior = applied(&config("server"));
         let r = plan_update(&prior, &config("server"));
@@ -2171,8 +2107,8 @@ mod tests {
         c
     }
 
-    fn is_ready<T>(c: &kube_ops::Check<T>) -> bool {
-        matches!(c, kube_ops::Check::Ready(_))
+    fn is_ready<T>(c: &Verdict<T>) -> bool {
+        matches!(c, Verdict::Ready(_))
     }
 
     #[test]
@@ -2182,28 +2118,28 @@ mod tests {
             c.metadata.uid = Some("conn-1".into());
             connection_check(&[c], Some("uid-1"), "ns", mode)
         };
-        let ready = |c: kube_ops::Check<ConnPhase>| match c {
-            kube_ops::Check::Ready(p) => Some(p),
+        let ready = |c: Verdict<ConnPhase>| match c {
+            Verdict::Ready(p) => Some(p),
             _ => None,
         };
         let connected = Some(ConnPhase::Connected { uid: Some("conn-1".into()), measured_at: None });
         // Waiting: Connecting pends, Connected is done, Error starts the grace period.
-        assert!(matches!(connection_check(&[], Some("uid-1"), "ns", Mode::Await), kube_ops::Check::Pending(_)));
-        assert!(matches!(check("Connecting", Mode::Await), kube_ops::Check::Pending(_)));
+        assert!(matches!(connection_check(&[], Some("uid-1"), "ns", Mode::Await), Verdict::Pending(_)));
+        assert!(matches!(check("Connecting", Mode::Await), Verdict::Pending(_)));
         assert_eq!(ready(check("Connected", Mode::Await)), connected);
         assert_eq!(
             ready(check("Error", Mode::Await)),
             Some(ConnPhase::Error { name: "gw-rome".into(), latency: None })
         );
         // Grace period: still Error pends; Connecting starts over; Connected is done.
-        assert!(matches!(check("Error", Mode::Grace), kube_ops::Check::Pending(_)));
+        assert!(matches!(check("Error", Mode::Grace), Verdict::Pending(_)));
         assert_eq!(ready(check("Connecting", Mode::Grace)), Some(ConnPhase::Recovering));
         assert_eq!(ready(check("Connected", Mode::Grace)), connected);
         assert_eq!(ready(connection_check(&[], Some("uid-1"), "ns", Mode::Grace)), Some(ConnPhase::Recovering));
         // Settling a pre-existing Connected: staying Connected pends (the timeout is success), Error fails over
         // to the grace period, anything else starts over.
         let settle = Mode::Settle { fresh_after: Timestamp::now() };
-        assert!(matches!(check("Connected", settle), kube_ops::Check::Pending(_)));
+        assert!(matches!(check("Connected", settle), Verdict::Pending(_)));
         assert!(matches!(ready(check("Error", settle)), Some(ConnPhase::Error { .. })));
         assert_eq!(ready(check("Connecting", settle)), Some(ConnPhase::Recovering));
     }
@@ -2221,9 +2157,9 @@ mod tests {
         };
         let before = change - std::time::Duration::from_secs(5);
         let after = change + std::time::Duration::from_secs(1);
-        assert!(matches!(measured(before), kube_ops::Check::Pending(_)), "a measurement from before the change");
+        assert!(matches!(measured(before), Verdict::Pending(_)), "a measurement from before the change");
         assert!(
-            matches!(measured(after), kube_ops::Check::Ready(ConnPhase::Connected { measured_at: Some(at), .. }) if at == after),
+            matches!(measured(after), Verdict::Ready(ConnPhase::Connected { measured_at: Some(at), .. }) if at == after),
             "a measurement after the change confirms the tunnel"
         );
     }
@@ -2235,7 +2171,7 @@ mod tests {
         assert!(pick_connection(&all[..1], Some("uid-1")).unwrap().is_none());
         let unowned = [conn("a", None, "Connected"), conn("b", None, "Connected")];
         assert!(pick_connection(&unowned, Some("uid-1")).unwrap_err().contains("2 Connections"));
-        assert!(matches!(connection_check(&unowned, Some("uid-1"), "ns", Mode::Await), kube_ops::Check::Failed { .. }));
+        assert!(matches!(connection_check(&unowned, Some("uid-1"), "ns", Mode::Await), Verdict::Failed { .. }));
     }
 
     #[test]
@@ -2261,46 +2197,19 @@ mod tests {
         );
     }
 
-    fn event(kind: &str, name: &str, type_: &str, note: &str, secs: i64) -> Event {
-        use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-        Event {
-            type_: Some(type_.into()),
-            reason: Some("ConnectionError".into()),
-            note: Some(note.into()),
-            regarding: Some(ObjectReference { kind: Some(kind.into()), name: Some(name.into()), ..Default::default() }),
-            event_time: Some(MicroTime(k8s_openapi::jiff::Timestamp::from_second(secs).unwrap())),
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn warnings_quote_the_newest_distinct_notes_about_the_object() {
-        let events = vec![
-            event("Connection", "gw-rome", "Warning", "old", 1),
-            event("Connection", "gw-rome", "Normal", "fine", 5),
-            event("Connection", "gw-other", "Warning", "elsewhere", 6),
-            event("Connection", "gw-rome", "Warning", "new", 4),
-            event("Connection", "gw-rome", "Warning", "new", 3),
-        ];
-        assert_eq!(
-            latest_warnings(events, regarding("Connection", "gw-rome".into())),
-            ["ConnectionError: new", "ConnectionError: old"]
-        );
-    }
-
     #[test]
     fn configuration_readiness() {
         let mut c = spec("server").configuration();
-        assert!(matches!(configuration_check(None), kube_ops::Check::Pending(_)));
+        assert!(matches!(configuration_check(None), Verdict::Pending(_)));
         assert!(
-            matches!(configuration_check(Some(&c)), kube_ops::Check::Pending(ref s) if s.contains("NetworkCIDRsConfigured"))
+            matches!(configuration_check(Some(&c)), Verdict::Pending(ref s) if s.contains("NetworkCIDRsConfigured"))
         );
         c.metadata.generation = Some(2);
         c.status = serde_json::from_value(json!({"conditions": [{"type": "NetworkCIDRsConfigured", "status": "True",
             "observedGeneration": 1, "reason": "NetworkCIDRsConfigured", "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}))
         .unwrap();
         assert!(
-            matches!(configuration_check(Some(&c)), kube_ops::Check::Pending(ref s) if s.contains("observedGeneration Some(1)"))
+            matches!(configuration_check(Some(&c)), Verdict::Pending(ref s) if s.contains("observedGeneration Some(1)"))
         );
         c.metadata.generation = Some(1);
         assert!(is_ready(&configuration_check(Some(&c))));
@@ -2311,16 +2220,12 @@ mod tests {
         let s = spec("server");
         let Role::Server(ss) = &s.role else { panic!() };
         let mut g = s.gateway_server(ss, "liqo");
-        assert!(
-            matches!(endpoint_check(Some(&g), "NodePort"), kube_ops::Check::Pending(ref m) if m.contains("template"))
-        );
+        assert!(matches!(endpoint_check(Some(&g), "NodePort"), Verdict::Pending(ref m) if m.contains("template")));
         g.status = Some(GatewayServerStatus {
             endpoint: Some(EndpointStatus { addresses: Some(vec!["".into()]), port: Some(30742), protocol: None }),
             ..Default::default()
         });
-        assert!(
-            matches!(endpoint_check(Some(&g), "NodePort"), kube_ops::Check::Pending(ref m) if m.contains("NotReady"))
-        );
+        assert!(matches!(endpoint_check(Some(&g), "NodePort"), Verdict::Pending(ref m) if m.contains("NotReady")));
         g.status.as_mut().unwrap().endpoint.as_mut().unwrap().addresses = Some(vec!["".into(), "10.0.0.5".into()]);
         assert!(is_ready(&endpoint_check(Some(&g), "NodePort")));
         // Only the non-empty addresses become outputs.
@@ -2340,13 +2245,13 @@ mod tests {
             data: Some(keys.iter().map(|k| (k.to_string(), ByteString(vec![1; 32]))).collect()),
             ..Default::default()
         };
-        assert!(matches!(key_secret_check(None, "rome"), kube_ops::Check::Pending(_)));
+        assert!(matches!(key_secret_check(None, "rome"), Verdict::Pending(_)));
         assert!(is_ready(&key_secret_check(Some(&secret(None, &["privateKey", "publicKey"])), "rome")));
         assert!(is_ready(&key_secret_check(Some(&secret(Some("rome"), &["privateKey", "publicKey"])), "rome")));
         assert!(matches!(key_secret_check(Some(&secret(Some("paris"), &["privateKey", "publicKey"])), "rome"),
-            kube_ops::Check::Failed { ref reason, .. } if reason.contains("paris")));
+            Verdict::Failed { ref reason, .. } if reason.contains("paris")));
         assert!(matches!(key_secret_check(Some(&secret(None, &["publicKey"])), "rome"),
-            kube_ops::Check::Failed { ref reason, .. } if reason.contains("privateKey")));
+            Verdict::Failed { ref reason, .. } if reason.contains("privateKey")));
     }
 
     #[test]

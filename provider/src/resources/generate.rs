@@ -23,14 +23,15 @@
 //! generates `gw-<gateway>` for a `liqoctl peer` gateway), else none (`liqoctl peer --networking-disabled`), which
 //! leaves `wireguard_public_key` and `key_secret_name` null. Only `gw-keys` is deleted on destroy: a Secret Liqo
 //! generated goes with its gateway.
-use crate::data_sources::cluster::LocalCluster;
+use crate::cluster_api::ClusterApi;
+use crate::cluster_facts::ClusterFacts;
 use crate::errors::{op_diags, op_error};
-use crate::kube_ops::{self, Check as Wait, OpError};
+use crate::kube::{OpError, Verdict, created_by_provider};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
-use crate::resources::common::{Check, Timeouts, changed, check_dns_label, timeouts_block};
+use crate::resources::common::{Deadline, Timeouts, changed, timeouts_block};
+use crate::validate::{Validator, check_dns_label};
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
@@ -40,11 +41,9 @@ use liqo_schema::liqo::labels;
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const TYPE_NAME: &str = "liqo_generate";
-/// Name of the WireGuard key Secret; `liqo_gateway` references it from the gateway's `spec.secretRef`.
-pub const KEY_SECRET_NAME: &str = "gw-keys";
 const DEFAULT_TIMEOUTS: Timeouts =
     Timeouts { create: Duration::from_secs(120), update: Duration::from_secs(120), delete: Duration::from_secs(300) };
 /// Outputs that come from the cluster (unknown until apply, kept while the peer stays the same).
@@ -55,11 +54,11 @@ const PHASE_TERMINATING: &str = "Terminating";
 
 /// The `liqo_generate` resource type, bound to the provider block's cluster.
 pub struct GenerateResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl GenerateResource {
-    pub fn new(cluster: Arc<Cluster>) -> GenerateResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> GenerateResource {
         GenerateResource { cluster }
     }
 }
@@ -114,7 +113,7 @@ fn schema() -> Schema {
 }
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = Check::new(config);
+    let mut c = Validator::new(config);
     c.cluster_id("remote_cluster_id");
     c.namespace("tenant_namespace");
     c.timeouts();
@@ -138,9 +137,6 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value) -> PlanResponse 
         private: Vec::new(),
         diagnostics: Diagnostics::new(),
     };
-    if proposed.is_null() {
-        return resp;
-    }
     let mut planned = proposed.clone();
     // The default follows the configuration, not the prior state: a new peer ID means a new default namespace.
     let namespace = match (config.get("tenant_namespace"), config.get("remote_cluster_id")) {
@@ -162,7 +158,7 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value) -> PlanResponse 
     let keep = !prior.is_null() && resp.requires_replace.is_empty();
     planned.set(
         "key_secret_name",
-        if keep { prior.get("key_secret_name").clone() } else { Value::string(KEY_SECRET_NAME) },
+        if keep { prior.get("key_secret_name").clone() } else { Value::string(labels::KEY_SECRET_NAME) },
     );
     for attr in CLUSTER_OUTPUTS {
         let v =
@@ -205,7 +201,8 @@ fn tenant_namespace_labels(remote: &str) -> BTreeMap<String, String> {
 fn namespace_object(inputs: &Inputs, ours: bool) -> Namespace {
     let mut l = tenant_namespace_labels(&inputs.remote);
     if ours {
-        l.insert(labels::MANAGED_BY.to_string(), kube_ops::FIELD_MANAGER.to_string());
+        let (mark, by) = crate::kube::provider_mark();
+        l.insert(mark, by);
     }
     Namespace {
         metadata: ObjectMeta { name: Some(inputs.namespace.clone()), labels: Some(l), ..ObjectMeta::default() },
@@ -218,11 +215,6 @@ fn peer_of(ns: &Namespace) -> Option<&str> {
     ns.metadata.labels.as_ref()?.get(labels::REMOTE_CLUSTER_ID).map(String::as_str)
 }
 
-/// True when this provider created the Namespace (see the module docs).
-fn created_by_us(ns: &Namespace) -> bool {
-    ns.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).is_some_and(|v| v == kube_ops::FIELD_MANAGER)
-}
-
 const POD_SECURITY_LABELS: [&str; 3] =
     [labels::POD_SECURITY_ENFORCE, labels::POD_SECURITY_AUDIT, labels::POD_SECURITY_WARN];
 
@@ -231,7 +223,7 @@ const POD_SECURITY_LABELS: [&str; 3] =
 /// that has none of them is taken as it is, so adopting a Liqo 1.0 peering writes nothing to it.
 fn namespace_drift(ns: &Namespace, remote: &str) -> Option<String> {
     let have = ns.metadata.labels.clone().unwrap_or_default();
-    let liqo_1_0 = !created_by_us(ns) && POD_SECURITY_LABELS.iter().all(|k| !have.contains_key(*k));
+    let liqo_1_0 = !created_by_provider(ns) && POD_SECURITY_LABELS.iter().all(|k| !have.contains_key(*k));
     let wrong: Vec<String> = tenant_namespace_labels(remote)
         .into_iter()
         .filter(|(k, _)| !(liqo_1_0 && POD_SECURITY_LABELS.contains(&k.as_str())))
@@ -250,10 +242,10 @@ fn key_secret_labels(remote: &str) -> BTreeMap<String, String> {
     ])
 }
 
-fn key_secret_object(inputs: &Inputs, keys: &wireguard::KeyPair) -> Secret {
+fn key_secret_object(inputs: &Inputs, keys: &crate::crypto::wireguard::KeyPair) -> Secret {
     Secret {
         metadata: ObjectMeta {
-            name: Some(KEY_SECRET_NAME.to_string()),
+            name: Some(labels::KEY_SECRET_NAME.to_string()),
             namespace: Some(inputs.namespace.clone()),
             labels: Some(key_secret_labels(&inputs.remote)),
             ..ObjectMeta::default()
@@ -273,147 +265,12 @@ fn key_secret_public_key(secret: &Secret, remote: &str) -> Result<String, String
         }
     }
     let data = secret.data.as_ref().ok_or("it has no data")?;
-    wireguard::verify(data).map(|public| wireguard::encode(&public))
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// WireGuard keys
-// ---------------------------------------------------------------------------------------------------------------
-
-/// X25519 key pairs as `wg genkey` / `wg pubkey` make them. Nothing here implements Debug or Display: the private
-/// key can only leave this module as the Secret's data.
-mod wireguard {
-    use base64::Engine;
-    use k8s_openapi::ByteString;
-    use liqo_schema::liqo::labels::{WIREGUARD_PRIVATE_KEY, WIREGUARD_PUBLIC_KEY};
-    use rand::TryRngCore;
-    use std::collections::BTreeMap;
-    use x25519_dalek::{PublicKey, StaticSecret};
-    use zeroize::Zeroizing;
-
-    pub struct KeyPair {
-        private: StaticSecret,
-        public: PublicKey,
-    }
-
-    /// Curve25519 clamping, as `wg genkey` applies it before printing, so the stored bytes match WireGuard's.
-    fn clamp(k: &mut [u8; 32]) {
-        k[0] &= 248;
-        k[31] &= 127;
-        k[31] |= 64;
-    }
-
-    impl KeyPair {
-        /// A fresh pair from the operating system's random source.
-        pub fn generate() -> Result<KeyPair, String> {
-            let mut bytes = Zeroizing::new([0u8; 32]);
-            rand::rngs::OsRng
-                .try_fill_bytes(&mut *bytes)
-                .map_err(|e| format!("the operating system's random source failed: {e}"))?;
-            clamp(&mut bytes);
-            let private = StaticSecret::from(*bytes);
-            let public = PublicKey::from(&private);
-            Ok(KeyPair { private, public })
-        }
-
-        pub fn public_key(&self) -> String {
-            encode(self.public.as_bytes())
-        }
-
-        /// `data` of the key Secret: raw 32-byte keys (the API carries them base64-encoded, as `wg` prints them).
-        pub fn secret_data(&self) -> BTreeMap<String, ByteString> {
-            BTreeMap::from([
-                (WIREGUARD_PRIVATE_KEY.to_string(), ByteString(self.private.to_bytes().to_vec())),
-                (WIREGUARD_PUBLIC_KEY.to_string(), ByteString(self.public.as_bytes().to_vec())),
-            ])
-        }
-    }
-
-    pub fn encode(key: &[u8; 32]) -> String {
-        base64::engine::general_purpose::STANDARD.encode(key)
-    }
-
-    /// The public key of a Secret's pair when both keys are 32 bytes and the public one derives from the private one.
-    pub fn verify(data: &BTreeMap<String, ByteString>) -> Result<[u8; 32], String> {
-        let key = |name: &str| -> Result<Zeroizing<[u8; 32]>, String> {
-            let raw = data.get(name).ok_or_else(|| format!("data.{name} is missing"))?;
-            let arr: [u8; 32] =
-                raw.0.as_slice().try_into().map_err(|_| format!("data.{name} is {} bytes, not 32", raw.0.len()))?;
-            Ok(Zeroizing::new(arr))
-        };
-        let private = key(WIREGUARD_PRIVATE_KEY)?;
-        let public = key(WIREGUARD_PUBLIC_KEY)?;
-        let derived = PublicKey::from(&StaticSecret::from(*private));
-        if derived.as_bytes() != &*public {
-            return Err(format!("data.{WIREGUARD_PUBLIC_KEY} is not the public key of data.{WIREGUARD_PRIVATE_KEY}"));
-        }
-        Ok(*public)
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn generated_keys_are_clamped_32_byte_pairs() {
-            let k = KeyPair::generate().unwrap();
-            let data = k.secret_data();
-            let private = &data[WIREGUARD_PRIVATE_KEY].0;
-            assert_eq!(private.len(), 32);
-            assert_eq!(private[0] & 7, 0);
-            assert_eq!(private[31] & 0xc0, 0x40);
-            assert_eq!(verify(&data).map(|p| encode(&p)), Ok(k.public_key()));
-            assert_eq!(k.public_key().len(), 44);
-            assert_ne!(KeyPair::generate().unwrap().public_key(), k.public_key(), "each pair is fresh");
-        }
-
-        /// RFC 7748 §6.1 (Alice): the derivation matches every other X25519 implementation, `wg pubkey` included.
-        #[test]
-        fn public_key_derivation_matches_rfc7748() {
-            let hex = |s: &str| -> Vec<u8> {
-                (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-            };
-            let private = hex("77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a");
-            let public = hex("8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a");
-            let data = BTreeMap::from([
-                (WIREGUARD_PRIVATE_KEY.to_string(), ByteString(private.clone())),
-                (WIREGUARD_PUBLIC_KEY.to_string(), ByteString(public.clone())),
-            ]);
-            assert_eq!(verify(&data).unwrap().to_vec(), public);
-        }
-
-        #[test]
-        fn broken_pairs_are_rejected_with_the_reason() {
-            let mut data = KeyPair::generate().unwrap().secret_data();
-            data.insert(
-                WIREGUARD_PUBLIC_KEY.to_string(),
-                KeyPair::generate().unwrap().secret_data()[WIREGUARD_PUBLIC_KEY].clone(),
-            );
-            assert!(verify(&data).unwrap_err().contains("is not the public key"));
-            data.insert(WIREGUARD_PRIVATE_KEY.to_string(), ByteString(vec![1; 31]));
-            assert!(verify(&data).unwrap_err().contains("data.privateKey is 31 bytes, not 32"));
-            let mut data = KeyPair::generate().unwrap().secret_data();
-            data.remove(WIREGUARD_PUBLIC_KEY);
-            assert!(verify(&data).unwrap_err().contains("data.publicKey is missing"));
-        }
-    }
+    crate::crypto::wireguard::verify(data).map(|public| crate::crypto::wireguard::encode(&public))
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Operations
 // ---------------------------------------------------------------------------------------------------------------
-
-/// The wait budget of one operation, shared by its steps.
-struct Deadline(Instant);
-
-impl Deadline {
-    fn after(d: Duration) -> Deadline {
-        Deadline(Instant::now() + d)
-    }
-    fn left(&self) -> Duration {
-        self.0.saturating_duration_since(Instant::now())
-    }
-}
 
 /// True when the Deployment's pods mount the key Secret (Liqo's WireGuard gateway Deployment `gw-<gateway>`,
 /// whose `wireguard-config` volume its controller points at the gateway's key Secret).
@@ -422,7 +279,7 @@ fn mounts_key_secret(d: &Deployment) -> bool {
     volumes
         .into_iter()
         .flatten()
-        .any(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some(KEY_SECRET_NAME))
+        .any(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some(labels::KEY_SECRET_NAME))
 }
 
 /// The label selector of a Deployment's pods (`matchLabels` only, which is what Liqo's templates use); `None`
@@ -437,17 +294,18 @@ fn key_pair_lost(namespace: &str) -> Diagnostic {
     Diagnostic::warning(
         format!("The WireGuard key pair in {namespace} is gone or was changed"),
         format!(
-            "Secret {namespace}/{KEY_SECRET_NAME} no longer holds the key pair this resource wrote, so the plan \
+            "Secret {namespace}/{} no longer holds the key pair this resource wrote, so the plan \
              creates liqo_generate again: the next apply writes a NEW key pair, restarts the pods of the gateway \
              Deployment(s) in {namespace} that use it (Liqo's gateway reads its key only at start), and the peer's \
              liqo_gateway gets the new public key through `wireguard_public_key` in the same apply. The tunnel is \
-             down until then. The previous private key cannot be restored (it never left the cluster)."
+             down until then. The previous private key cannot be restored (it never left the cluster).",
+            labels::KEY_SECRET_NAME
         ),
     )
 }
 
 /// The full state for `inputs` with this cluster's facts and the public key (null when not written yet).
-fn state_of(inputs: &Inputs, facts: &LocalCluster, public_key: Option<String>, timeouts: &Value) -> Value {
+fn state_of(inputs: &Inputs, facts: &ClusterFacts, public_key: Option<String>, timeouts: &Value) -> Value {
     Value::object([
         ("id", Value::string(&inputs.namespace)),
         ("remote_cluster_id", Value::string(&inputs.remote)),
@@ -457,22 +315,22 @@ fn state_of(inputs: &Inputs, facts: &LocalCluster, public_key: Option<String>, t
         ("external_cidr", Value::string(&facts.external_cidr)),
         ("api_server_url", Value::string(&facts.api_server_url)),
         ("wireguard_public_key", Value::opt_string(public_key)),
-        ("key_secret_name", Value::string(KEY_SECRET_NAME)),
+        ("key_secret_name", Value::string(labels::KEY_SECRET_NAME)),
         ("timeouts", timeouts.clone()),
     ])
 }
 
-fn namespace_check(ns: Option<&Namespace>) -> Wait<()> {
+fn namespace_check(ns: Option<&Namespace>) -> Verdict<()> {
     let Some(ns) = ns else {
-        return Wait::Pending("the Namespace does not exist yet".into());
+        return Verdict::Pending("the Namespace does not exist yet".into());
     };
     match ns.status.as_ref().and_then(|s| s.phase.as_deref()) {
-        Some(PHASE_ACTIVE) => Wait::Ready(()),
-        Some(PHASE_TERMINATING) => Wait::Failed {
+        Some(PHASE_ACTIVE) => Verdict::Ready(()),
+        Some(PHASE_TERMINATING) => Verdict::Failed {
             reason: "The Namespace is being deleted (status.phase = Terminating).".into(),
             hint: "Wait until the deletion finishes (`kubectl get namespace`), then apply again.".into(),
         },
-        other => Wait::Pending(format!("status.phase = {other:?}")),
+        other => Verdict::Pending(format!("status.phase = {other:?}")),
     }
 }
 
@@ -489,7 +347,7 @@ impl GenerateResource {
         inputs: &Inputs,
     ) -> Result<(), Diagnostics> {
         let selector = format!("{}={},{}", labels::REMOTE_CLUSTER_ID, inputs.remote, labels::TENANT_NAMESPACE);
-        let others: Vec<String> = kube_ops::list(ctx, api, &selector)
+        let others: Vec<String> = crate::kube::list(ctx, api, &selector)
             .await
             .map_err(|e| op_diags(&e))?
             .into_iter()
@@ -521,12 +379,12 @@ impl GenerateResource {
     async fn check_unique_key_secret(&self, ctx: &Ctx, api: &Api<Secret>, inputs: &Inputs) -> Result<(), Diagnostics> {
         let selector =
             format!("{}={},{}={}", labels::REMOTE_CLUSTER_ID, inputs.remote, labels::GATEWAY_RESOURCE, labels::TRUE);
-        let others: Vec<String> = kube_ops::list(ctx, api, &selector)
+        let others: Vec<String> = crate::kube::list(ctx, api, &selector)
             .await
             .map_err(|e| op_diags(&e))?
             .into_iter()
             .filter_map(|s| s.metadata.name)
-            .filter(|n| n != KEY_SECRET_NAME)
+            .filter(|n| n != labels::KEY_SECRET_NAME)
             .collect();
         if others.is_empty() {
             return Ok(());
@@ -555,21 +413,9 @@ impl GenerateResource {
         deadline: &Deadline,
     ) -> Result<bool, Diagnostics> {
         self.check_unique_namespace(ctx, api, inputs).await?;
-        let mut existing = kube_ops::get_opt(ctx, api, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
-        if existing.as_ref().is_some_and(|n| n.metadata.deletion_timestamp.is_some()) {
-            // A namespace still being deleted (e.g. by the destroy half of a replacement) cannot be reused.
-            kube_ops::wait_for(
-                ctx,
-                api,
-                &inputs.namespace,
-                "the previous Namespace to finish deleting",
-                deadline.left(),
-                kube_ops::gone_check::<Namespace>,
-            )
-            .await
-            .map_err(|e| op_diags(&e))?;
-            existing = None;
-        }
+        // A namespace still being deleted (e.g. by the destroy half of a replacement) cannot be reused.
+        let existing =
+            crate::kube::settle(ctx, api, &inputs.namespace, deadline.left()).await.map_err(|e| op_diags(&e))?;
         if let Some(other) = existing.as_ref().and_then(peer_of).filter(|o| *o != inputs.remote) {
             return Err(Diagnostic::error(
                 format!("Namespace {} belongs to another peer", inputs.namespace),
@@ -582,7 +428,7 @@ impl GenerateResource {
             .at(AttributePath::root("tenant_namespace"))
             .into());
         }
-        Ok(existing.as_ref().is_none_or(created_by_us))
+        Ok(existing.as_ref().is_none_or(created_by_provider))
     }
 
     /// Liqo's gateway reads its WireGuard private key once, at start (`pkg/gateway/tunnel/wireguard/keys.go`), so a
@@ -601,11 +447,11 @@ impl GenerateResource {
         let deployments: Api<Deployment> = Api::namespaced(client.clone(), namespace);
         let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
         let mut restarted = Vec::new();
-        for d in kube_ops::list(ctx, &deployments, "").await?.iter().filter(|d| mounts_key_secret(d)) {
+        for d in crate::kube::list(ctx, &deployments, "").await?.iter().filter(|d| mounts_key_secret(d)) {
             let Some(selector) = pod_selector(d) else { continue };
-            for pod in kube_ops::list(ctx, &pods, &selector).await? {
+            for pod in crate::kube::list(ctx, &pods, &selector).await? {
                 if let Some(name) = pod.metadata.name.as_deref() {
-                    kube_ops::delete_and_wait(ctx, &pods, name, deadline.left()).await?;
+                    crate::kube::delete_and_wait(ctx, &pods, name, deadline.left()).await?;
                 }
             }
             restarted.push(d.metadata.name.clone().unwrap_or_default());
@@ -621,7 +467,7 @@ impl GenerateResource {
             Err(d) => return (Value::Null, d),
         };
         // Read the facts first: without Liqo installed there is nothing to prepare, and nothing gets written.
-        let facts = match LocalCluster::read(ctx, &self.cluster).await {
+        let facts = match ClusterFacts::read(ctx, &self.cluster).await {
             Ok(f) => f,
             Err(d) => return (Value::Null, d),
         };
@@ -632,8 +478,8 @@ impl GenerateResource {
             Err(d) => return (Value::Null, d),
         };
         let written = async {
-            kube_ops::apply(ctx, &namespaces, &namespace_object(&inputs, ours)).await?;
-            kube_ops::wait_for(
+            crate::kube::apply(ctx, &namespaces, &namespace_object(&inputs, ours)).await?;
+            crate::kube::wait_for(
                 ctx,
                 &namespaces,
                 &inputs.namespace,
@@ -652,9 +498,9 @@ impl GenerateResource {
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
         let written = async {
             self.check_unique_key_secret(ctx, &secrets, &inputs).await?;
-            let keys = wireguard::KeyPair::generate()
+            let keys = crate::crypto::wireguard::KeyPair::generate()
                 .map_err(|why| Diagnostics::from(Diagnostic::error("Cannot generate a WireGuard key", why)))?;
-            kube_ops::apply(ctx, &secrets, &key_secret_object(&inputs, &keys)).await.map_err(|e| op_diags(&e))?;
+            crate::kube::apply(ctx, &secrets, &key_secret_object(&inputs, &keys)).await.map_err(|e| op_diags(&e))?;
             Ok::<String, Diagnostics>(keys.public_key())
         }
         .await;
@@ -669,10 +515,11 @@ impl GenerateResource {
                 let note = Diagnostic::warning(
                     format!("Restarted the WireGuard gateway of {} for its new key pair", inputs.namespace),
                     format!(
-                        "A new key pair was written to Secret {}/{KEY_SECRET_NAME}, and Liqo's gateway reads its key \
+                        "A new key pair was written to Secret {}/{}, and Liqo's gateway reads its key \
                          only at start, so the pods of Deployment(s) {} were restarted. The peer's liqo_gateway \
                          receives the new public key through its reference to `wireguard_public_key` in this apply.",
                         inputs.namespace,
+                        labels::KEY_SECRET_NAME,
                         restarted.join(", ")
                     ),
                 );
@@ -704,12 +551,12 @@ impl GenerateResource {
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
         let namespaces: Api<Namespace> = Api::all(client);
         let result = async {
-            kube_ops::delete_and_wait(ctx, &secrets, KEY_SECRET_NAME, deadline.left()).await?;
-            match kube_ops::get_opt(ctx, &namespaces, &inputs.namespace).await? {
+            crate::kube::delete_and_wait(ctx, &secrets, labels::KEY_SECRET_NAME, deadline.left()).await?;
+            match crate::kube::get_opt(ctx, &namespaces, &inputs.namespace).await? {
                 // Labelled for another peer (relabelled out of band): not ours to delete or to change.
                 Some(ns) if peer_of(&ns).is_some_and(|p| p != inputs.remote) => Ok(()),
-                Some(ns) if created_by_us(&ns) => {
-                    kube_ops::delete_and_wait(ctx, &namespaces, &inputs.namespace, deadline.left()).await
+                Some(ns) if created_by_provider(&ns) => {
+                    crate::kube::delete_and_wait(ctx, &namespaces, &inputs.namespace, deadline.left()).await
                 }
                 // Applying the bare Namespace as our field manager drops the labels only we set; labels that Liqo
                 // or whoever created it also set stay.
@@ -718,7 +565,7 @@ impl GenerateResource {
                         metadata: ObjectMeta { name: Some(inputs.namespace.clone()), ..ObjectMeta::default() },
                         ..Namespace::default()
                     };
-                    kube_ops::apply(ctx, &namespaces, &bare).await.map(|_| ())
+                    crate::kube::apply(ctx, &namespaces, &bare).await.map(|_| ())
                 }
                 _ => Ok(()),
             }
@@ -741,7 +588,7 @@ impl GenerateResource {
         key_secret: Option<&str>,
     ) -> Result<Option<Option<String>>, Diagnostics> {
         let namespaces: Api<Namespace> = Api::all(client.clone());
-        let ns = kube_ops::get_opt(ctx, &namespaces, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
+        let ns = crate::kube::get_opt(ctx, &namespaces, &inputs.namespace).await.map_err(|e| op_diags(&e))?;
         match ns {
             Some(ns) if ns.metadata.deletion_timestamp.is_none() && namespace_drift(&ns, &inputs.remote).is_none() => {}
             _ => return Ok(None),
@@ -750,7 +597,7 @@ impl GenerateResource {
             return Ok(Some(None));
         };
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
-        let secret = kube_ops::get_opt(ctx, &secrets, key_secret).await.map_err(|e| op_diags(&e))?;
+        let secret = crate::kube::get_opt(ctx, &secrets, key_secret).await.map_err(|e| op_diags(&e))?;
         Ok(Some(secret.and_then(|s| key_secret_public_key(&s, &inputs.remote).ok())))
     }
 
@@ -763,7 +610,7 @@ impl GenerateResource {
         })?;
         let client = self.client().await?;
         let namespaces: Api<Namespace> = Api::all(client.clone());
-        let ns = kube_ops::get_opt(ctx, &namespaces, id).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+        let ns = crate::kube::get_opt(ctx, &namespaces, id).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
             cannot(format!(
                 "Namespace {id} does not exist on this cluster. Check the name (`kubectl get namespaces -l {}`).",
                 labels::TENANT_NAMESPACE
@@ -774,7 +621,10 @@ impl GenerateResource {
         })?;
         let inputs = Inputs { remote, namespace: id.to_string() };
         let secrets: Api<Secret> = Api::namespaced(client, id);
-        let secret = match kube_ops::get_opt(ctx, &secrets, KEY_SECRET_NAME).await.map_err(|e| op_diags(&e))? {
+        let secret = match crate::kube::get_opt(ctx, &secrets, labels::KEY_SECRET_NAME)
+            .await
+            .map_err(|e| op_diags(&e))?
+        {
             Some(ours) => Some(ours),
             // Liqo's gateway finds its key Secret by these labels: the one it uses is the one to adopt.
             None => {
@@ -785,7 +635,7 @@ impl GenerateResource {
                     labels::GATEWAY_RESOURCE,
                     labels::TRUE
                 );
-                let mut found = kube_ops::list(ctx, &secrets, &selector).await.map_err(|e| op_diags(&e))?;
+                let mut found = crate::kube::list(ctx, &secrets, &selector).await.map_err(|e| op_diags(&e))?;
                 if found.len() > 1 {
                     let names: Vec<String> = found.iter().filter_map(|s| s.metadata.name.clone()).collect();
                     return Err(cannot(format!(
@@ -806,7 +656,7 @@ impl GenerateResource {
             }
             None => None,
         };
-        let facts = LocalCluster::read(ctx, &self.cluster).await?;
+        let facts = ClusterFacts::read(ctx, &self.cluster).await?;
         let mut state = state_of(&inputs, &facts, key.as_ref().map(|(_, k)| k.clone()), &Value::Null);
         state.set("key_secret_name", Value::opt_string(key.map(|(name, _)| name)));
         Ok(state)
@@ -872,7 +722,7 @@ impl Resource for GenerateResource {
             Err(diagnostics) => return ReadResponse { new_state: state, private, diagnostics },
         };
         // Refresh the cluster's facts: a change in Liqo's installation shows up as drift for the peer's resources.
-        match LocalCluster::read(ctx, &self.cluster).await {
+        match ClusterFacts::read(ctx, &self.cluster).await {
             Ok(facts) => {
                 let mut new_state = state_of(&inputs, &facts, public_key, state.get("timeouts"));
                 new_state.set("key_secret_name", Value::opt_string(key_secret));
@@ -912,8 +762,8 @@ mod tests {
         v
     }
 
-    fn facts() -> LocalCluster {
-        LocalCluster {
+    fn facts() -> ClusterFacts {
+        ClusterFacts {
             cluster_id: "milan".into(),
             pod_cidrs: vec!["10.1.0.0/16".into()],
             external_cidr: "10.70.0.0/16".into(),
@@ -1029,7 +879,7 @@ mod tests {
     }
 
     #[test]
-    fn timeouts_update_in_place_and_destroy_plans_null() {
+    fn timeouts_update_in_place() {
         let prior = applied();
         let timeouts =
             Value::object([("create", Value::string("5m")), ("update", Value::Null), ("delete", Value::Null)]);
@@ -1038,7 +888,6 @@ mod tests {
         let r = plan_change(&prior, &proposed, &config(&[("timeouts", timeouts)]));
         assert!(r.requires_replace.is_empty());
         assert_eq!(r.planned.get("wireguard_public_key"), prior.get("wireguard_public_key"));
-        assert!(plan_change(&prior, &Value::Null, &Value::Null).planned.is_null());
     }
 
     #[test]
@@ -1051,7 +900,7 @@ mod tests {
         for mode in ["enforce", "audit", "warn"] {
             assert_eq!(l[&format!("pod-security.kubernetes.io/{mode}")], "privileged");
         }
-        assert!(created_by_us(&ns));
+        assert!(created_by_provider(&ns));
         assert!(namespace_drift(&ns, "rome").is_none());
         // Only fields we own are sent: no spec, no status.
         let json = serde_json::to_value(&ns).unwrap();
@@ -1060,7 +909,7 @@ mod tests {
         assert!(json.get("spec").is_none() && json.get("status").is_none());
 
         let adopted = namespace_object(&inputs, false);
-        assert!(!created_by_us(&adopted));
+        assert!(!created_by_provider(&adopted));
 
         let mut drifted = ns.clone();
         drifted.metadata.labels.as_mut().unwrap().remove("pod-security.kubernetes.io/enforce");
@@ -1088,7 +937,7 @@ mod tests {
     #[test]
     fn key_secret_holds_raw_keys_and_is_checked_against_its_labels() {
         let inputs = Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() };
-        let keys = wireguard::KeyPair::generate().unwrap();
+        let keys = crate::crypto::wireguard::KeyPair::generate().unwrap();
         let secret = key_secret_object(&inputs, &keys);
         assert_eq!(secret.metadata.name.as_deref(), Some("gw-keys"));
         assert_eq!(secret.metadata.namespace.as_deref(), Some("liqo-tenant-rome"));
@@ -1113,7 +962,7 @@ mod tests {
     #[test]
     fn state_never_contains_the_private_key() {
         let inputs = Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() };
-        let keys = wireguard::KeyPair::generate().unwrap();
+        let keys = crate::crypto::wireguard::KeyPair::generate().unwrap();
         let secret = key_secret_object(&inputs, &keys);
         let private = serde_json::to_value(&secret).unwrap()["data"]["privateKey"].as_str().unwrap().to_string();
         let state = state_of(&inputs, &facts(), Some(keys.public_key()), &Value::Null);
@@ -1139,7 +988,7 @@ mod tests {
             }))
             .unwrap()
         };
-        let gw = deployment(KEY_SECRET_NAME);
+        let gw = deployment(labels::KEY_SECRET_NAME);
         assert!(mounts_key_secret(&gw));
         assert_eq!(
             pod_selector(&gw).as_deref(),
@@ -1163,14 +1012,14 @@ mod tests {
     #[test]
     fn namespace_wait_fails_fast_on_terminating() {
         let mut ns = Namespace::default();
-        assert!(matches!(namespace_check(None), Wait::Pending(_)));
+        assert!(matches!(namespace_check(None), Verdict::Pending(_)));
         ns.status = Some(k8s_openapi::api::core::v1::NamespaceStatus {
             phase: Some("Terminating".into()),
             ..Default::default()
         });
-        assert!(matches!(namespace_check(Some(&ns)), Wait::Failed { .. }));
+        assert!(matches!(namespace_check(Some(&ns)), Verdict::Failed { .. }));
         ns.status =
             Some(k8s_openapi::api::core::v1::NamespaceStatus { phase: Some("Active".into()), ..Default::default() });
-        assert!(matches!(namespace_check(Some(&ns)), Wait::Ready(())));
+        assert!(matches!(namespace_check(Some(&ns)), Verdict::Ready(())));
     }
 }

@@ -1,6 +1,6 @@
 //! One module per managed resource type: schema → validate → plan → apply → read → import, unit tests beside it.
+use crate::cluster_api::ClusterApi;
 use crate::protocol::Resource;
-use crate::provider::Cluster;
 use std::sync::Arc;
 
 pub mod common;
@@ -12,7 +12,7 @@ pub mod peer;
 pub mod tenant;
 
 /// Every managed resource type of the provider, bound to the provider block's cluster.
-pub fn all(cluster: &Arc<Cluster>) -> Vec<Arc<dyn Resource>> {
+pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn Resource>> {
     vec![
         Arc::new(generate::GenerateResource::new(cluster.clone())),
         Arc::new(gateway::GatewayResource::new(cluster.clone())),

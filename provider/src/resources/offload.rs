@@ -15,7 +15,7 @@
 //! Import ID: `<namespace>`.
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Namespace, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
@@ -27,13 +27,14 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 
-use super::common::{Check, Timeouts, check_dns_label, check_qualified_name, left, timeouts_block};
+use super::common::{Deadline, Timeouts, timeouts_block};
+use crate::cluster_api::ClusterApi;
 use crate::errors::op_diags;
-use crate::kube_ops::{self, Check as Wait, FIELD_MANAGER, OpError};
+use crate::kube::{OpError, Verdict, created_by_provider};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
+use crate::validate::{Validator, check_dns_label, check_qualified_name};
 
 const TYPE_NAME: &str = "liqo_offload";
 
@@ -49,11 +50,11 @@ const OPERATORS: [&str; 6] = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt
 const REPLACE_ON_CHANGE: [&str; 3] = ["namespace", "namespace_mapping_strategy", "remote_namespace_name"];
 
 pub struct OffloadResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl OffloadResource {
-    pub fn new(cluster: Arc<Cluster>) -> OffloadResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> OffloadResource {
         OffloadResource { cluster }
     }
 }
@@ -132,7 +133,7 @@ fn schema() -> Schema {
 // -------------------------------------------------------------------------------------------------------------
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = Check::new(config);
+    let mut c = Validator::new(config);
     c.namespace("namespace");
     c.one_of("namespace_mapping_strategy", &MAPPING_STRATEGIES);
     c.one_of("pod_offloading_strategy", &POD_STRATEGIES);
@@ -227,7 +228,7 @@ fn check_default_name(prior: &Value, planned: &Value, config: &Value) -> Diagnos
     d
 }
 
-fn validate_expression(c: &mut Check, path: AttributePath, expr: &Value) {
+fn validate_expression(c: &mut Validator, path: AttributePath, expr: &Value) {
     if let Some(key) = expr.get("key").as_str()
         && let Err(why) = check_qualified_name(key)
     {
@@ -360,7 +361,7 @@ impl Offload {
     /// The Namespace as `create_namespace` applies it; `ours` adds the marker that makes destroy delete it, and
     /// applying it without (as the same field manager) removes the marker again.
     fn namespace_object(&self, ours: bool) -> Namespace {
-        let marker = ours.then(|| BTreeMap::from([(labels::MANAGED_BY.to_string(), FIELD_MANAGER.to_string())]));
+        let marker = ours.then(|| BTreeMap::from([crate::kube::provider_mark()]));
         Namespace {
             metadata: ObjectMeta { name: Some(self.namespace.clone()), labels: marker, ..Default::default() },
             ..Default::default()
@@ -484,19 +485,19 @@ fn remote_conditions(o: &NamespaceOffloading) -> String {
 }
 
 /// Ready once Liqo has processed at least the generation this apply wrote and reports a final phase.
-fn offloading_check(o: Option<&NamespaceOffloading>, applied_generation: i64) -> Wait<Outcome> {
+fn offloading_check(o: Option<&NamespaceOffloading>, applied_generation: i64) -> Verdict<Outcome> {
     let Some(o) = o else {
-        return Wait::Pending("the NamespaceOffloading does not exist".into());
+        return Verdict::Pending("the NamespaceOffloading does not exist".into());
     };
     let generation = o.metadata.generation.unwrap_or_default();
     if generation < applied_generation {
-        return Wait::Pending(format!(
+        return Verdict::Pending(format!(
             "generation {generation}, older than the applied generation {applied_generation}"
         ));
     }
     let status = o.status.clone().unwrap_or_default();
     if status.observed_generation != Some(generation) {
-        return Wait::Pending(format!(
+        return Verdict::Pending(format!(
             "status.observedGeneration = {}, metadata.generation = {generation} (Liqo has not processed the latest \
              spec yet)",
             status.observed_generation.map(|g| g.to_string()).unwrap_or_else(|| "not reported".into())
@@ -505,9 +506,9 @@ fn offloading_check(o: Option<&NamespaceOffloading>, applied_generation: i64) ->
     let phase = status.offloading_phase.clone().unwrap_or_default();
     match phase.as_str() {
         OFFLOADING_PHASE_READY | OFFLOADING_PHASE_NO_CLUSTER_SELECTED => {
-            Wait::Ready(Outcome { phase, remote_namespace_name: status.remote_namespace_name })
+            Verdict::Ready(Outcome { phase, remote_namespace_name: status.remote_namespace_name })
         }
-        OFFLOADING_PHASE_SOME_FAILED | OFFLOADING_PHASE_ALL_FAILED => Wait::Failed {
+        OFFLOADING_PHASE_SOME_FAILED | OFFLOADING_PHASE_ALL_FAILED => Verdict::Failed {
             reason: format!(
                 "offloadingPhase is {phase}: the remote namespace `{}` could not be set up on {} selected \
                  cluster(s). Per-cluster conditions:\n{}",
@@ -520,8 +521,8 @@ fn offloading_check(o: Option<&NamespaceOffloading>, applied_generation: i64) ->
                    info`). Fix it, then run apply again."
                 .into(),
         },
-        "" => Wait::Pending("offloadingPhase not reported yet".into()),
-        other => Wait::Pending(format!("offloadingPhase = {other}")),
+        "" => Verdict::Pending("offloadingPhase not reported yet".into()),
+        other => Verdict::Pending(format!("offloadingPhase = {other}")),
     }
 }
 
@@ -572,11 +573,6 @@ fn observed_state(prior: &Value, o: &NamespaceOffloading) -> Value {
     s
 }
 
-/// True when this provider created the namespace (see the module docs).
-fn created_by_provider(ns: &Namespace) -> bool {
-    ns.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).is_some_and(|v| v == FIELD_MANAGER)
-}
-
 fn parse_import_id(id: &str) -> Result<String, Diagnostic> {
     match check_dns_label(id) {
         Ok(()) => Ok(id.to_string()),
@@ -598,46 +594,46 @@ impl OffloadResource {
         client: &kube::Client,
         off: &Offload,
         managed_namespace_before: bool,
-        deadline: Instant,
+        deadline: Deadline,
         written: &mut bool,
     ) -> Result<Outcome, OpError> {
         let namespaces: Api<Namespace> = Api::all(client.clone());
         if off.create_namespace || managed_namespace_before {
-            let existing = kube_ops::settle(ctx, &namespaces, &off.namespace, left(deadline)).await?;
+            let existing = crate::kube::settle(ctx, &namespaces, &off.namespace, deadline.left()).await?;
             let ours = existing.as_ref().is_none_or(created_by_provider);
             if off.create_namespace && ours {
-                kube_ops::apply(ctx, &namespaces, &off.namespace_object(true)).await?;
+                crate::kube::apply(ctx, &namespaces, &off.namespace_object(true)).await?;
                 *written = true;
             } else if !off.create_namespace && existing.is_some() && ours {
                 // `create_namespace` switched off: drop the marker, so destroy and import leave it alone.
-                kube_ops::apply(ctx, &namespaces, &off.namespace_object(false)).await?;
+                crate::kube::apply(ctx, &namespaces, &off.namespace_object(false)).await?;
             }
         }
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), &off.namespace);
-        kube_ops::settle(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, left(deadline)).await?;
-        let applied = kube_ops::apply(ctx, &api, &off.namespace_offloading()).await?;
+        crate::kube::settle(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, deadline.left()).await?;
+        let applied = crate::kube::apply(ctx, &api, &off.namespace_offloading()).await?;
         *written = true;
         let generation = applied.metadata.generation.unwrap_or_default();
-        kube_ops::wait_for(
+        crate::kube::wait_for(
             ctx,
             &api,
             labels::NAMESPACE_OFFLOADING_NAME,
             "status.observedGeneration = metadata.generation and offloadingPhase = Ready",
-            left(deadline),
+            deadline.left(),
             |o| offloading_check(o, generation),
         )
         .await
     }
 
-    async fn remove(&self, ctx: &Ctx, client: &kube::Client, prior: &Value, deadline: Instant) -> Result<(), OpError> {
+    async fn remove(&self, ctx: &Ctx, client: &kube::Client, prior: &Value, deadline: Deadline) -> Result<(), OpError> {
         let ns = prior.get("namespace").as_str().unwrap_or_default();
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), ns);
-        kube_ops::delete_and_wait(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, left(deadline)).await?;
+        crate::kube::delete_and_wait(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME, deadline.left()).await?;
         if prior.get("create_namespace").as_bool() == Some(true) {
             let namespaces: Api<Namespace> = Api::all(client.clone());
-            let existing = kube_ops::get_opt(ctx, &namespaces, ns).await?;
+            let existing = crate::kube::get_opt(ctx, &namespaces, ns).await?;
             if existing.as_ref().is_some_and(created_by_provider) {
-                kube_ops::delete_and_wait(ctx, &namespaces, ns, left(deadline)).await?;
+                crate::kube::delete_and_wait(ctx, &namespaces, ns, deadline.left()).await?;
             }
         }
         Ok(())
@@ -688,7 +684,7 @@ impl Resource for OffloadResource {
             Err(d) => return ApplyResponse { new_state: req.prior, private: vec![], diagnostics: d.into() },
         };
         if req.planned.is_null() {
-            let deadline = Instant::now() + Timeouts::from_value(&req.prior, DEFAULT_TIMEOUTS).delete;
+            let deadline = Deadline::after(Timeouts::from_value(&req.prior, DEFAULT_TIMEOUTS).delete);
             return match self.remove(ctx, &client, &req.prior, deadline).await {
                 Ok(()) => ApplyResponse { new_state: Value::Null, private: vec![], diagnostics: Diagnostics::new() },
                 Err(e) => ApplyResponse { new_state: req.prior, private: vec![], diagnostics: op_diags(&e) },
@@ -702,7 +698,7 @@ impl Resource for OffloadResource {
         let budget = if req.prior.is_null() { timeouts.create } else { timeouts.update };
         let mut written = false;
         let managed_before = req.prior.get("create_namespace").as_bool() == Some(true);
-        match self.converge(ctx, &client, &off, managed_before, Instant::now() + budget, &mut written).await {
+        match self.converge(ctx, &client, &off, managed_before, Deadline::after(budget), &mut written).await {
             Ok(outcome) => {
                 let mut diagnostics = Diagnostics::new();
                 if outcome.phase == OFFLOADING_PHASE_NO_CLUSTER_SELECTED {
@@ -713,7 +709,7 @@ impl Resource for OffloadResource {
             // Objects were written: record them (a failed create is tainted and replaced), with what Liqo reports.
             Err(e) if written => {
                 let api: Api<NamespaceOffloading> = Api::namespaced(client, &off.namespace);
-                let seen = kube_ops::get_opt(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME).await.ok().flatten();
+                let seen = crate::kube::get_opt(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME).await.ok().flatten();
                 let outcome = seen.and_then(|o| o.status).map(|st| Outcome {
                     phase: st.offloading_phase.unwrap_or_default(),
                     remote_namespace_name: st.remote_namespace_name,
@@ -737,8 +733,8 @@ impl Resource for OffloadResource {
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), &ns);
         let namespaces: Api<Namespace> = Api::all(client);
         let objects = async {
-            let o = kube_ops::get_opt(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME).await?;
-            let namespace = kube_ops::get_opt(ctx, &namespaces, &ns).await?;
+            let o = crate::kube::get_opt(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME).await?;
+            let namespace = crate::kube::get_opt(ctx, &namespaces, &ns).await?;
             Ok::<_, OpError>((o, namespace))
         };
         match objects.await {
@@ -761,7 +757,7 @@ impl Resource for OffloadResource {
         let ns = parse_import_id(id)?;
         let client = self.cluster.client().await?;
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), &ns);
-        let o = kube_ops::get_opt(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME)
+        let o = crate::kube::get_opt(ctx, &api, labels::NAMESPACE_OFFLOADING_NAME)
             .await
             .map_err(|e| op_diags(&e))?
             .ok_or_else(|| {
@@ -772,7 +768,7 @@ impl Resource for OffloadResource {
                 )
             })?;
         let namespaces: Api<Namespace> = Api::all(client);
-        let namespace = kube_ops::get_opt(ctx, &namespaces, &ns).await.map_err(|e| op_diags(&e))?;
+        let namespace = crate::kube::get_opt(ctx, &namespaces, &ns).await.map_err(|e| op_diags(&e))?;
         let mut state = observed_state(&Value::Null, &o);
         state.set("create_namespace", Value::Bool(namespace.as_ref().is_some_and(created_by_provider)));
         Ok(vec![ImportedResource { state, private: vec![] }])
@@ -782,6 +778,7 @@ impl Resource for OffloadResource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kube::FIELD_MANAGER;
     use liqo_schema::liqo::{LiqoCondition, NamespaceOffloadingStatus};
     use liqo_schema::tf::Severity;
 
@@ -1092,16 +1089,16 @@ mod tests {
 
     #[test]
     fn wait_needs_the_current_generation_and_a_final_phase() {
-        assert!(matches!(offloading_check(None, 1), Wait::Pending(_)));
+        assert!(matches!(offloading_check(None, 1), Verdict::Pending(_)));
         // A stale copy from before this apply, even if Ready, does not count.
-        assert!(matches!(offloading_check(Some(&offloading(1, Some(1), "Ready")), 2), Wait::Pending(_)));
-        let Wait::Pending(seen) = offloading_check(Some(&offloading(2, Some(1), "Ready")), 2) else { panic!() };
+        assert!(matches!(offloading_check(Some(&offloading(1, Some(1), "Ready")), 2), Verdict::Pending(_)));
+        let Verdict::Pending(seen) = offloading_check(Some(&offloading(2, Some(1), "Ready")), 2) else { panic!() };
         assert!(seen.contains("observedGeneration = 1"));
-        let Wait::Pending(seen) = offloading_check(Some(&offloading(2, Some(2), "InProgress")), 2) else { panic!() };
+        let Verdict::Pending(seen) = offloading_check(Some(&offloading(2, Some(2), "InProgress")), 2) else { panic!() };
         assert_eq!(seen, "offloadingPhase = InProgress");
-        let Wait::Ready(out) = offloading_check(Some(&offloading(2, Some(2), "Ready")), 2) else { panic!() };
+        let Verdict::Ready(out) = offloading_check(Some(&offloading(2, Some(2), "Ready")), 2) else { panic!() };
         assert_eq!(out, Outcome { phase: "Ready".into(), remote_namespace_name: Some("liqo-demo-rome".into()) });
-        assert!(matches!(offloading_check(Some(&offloading(2, Some(2), "NoClusterSelected")), 2), Wait::Ready(_)));
+        assert!(matches!(offloading_check(Some(&offloading(2, Some(2), "NoClusterSelected")), 2), Verdict::Ready(_)));
 
         let mut failed = offloading(3, Some(3), "SomeFailed");
         let cond = |t: &str, s: &str, r: &str| LiqoCondition {
@@ -1114,11 +1111,11 @@ mod tests {
             "milan".to_string(),
             vec![cond("OffloadingRequired", "True", "ClusterSelected"), cond("Ready", "False", "CreationLoopBackOff")],
         )]));
-        let Wait::Failed { reason, hint } = offloading_check(Some(&failed), 3) else { panic!() };
+        let Verdict::Failed { reason, hint } = offloading_check(Some(&failed), 3) else { panic!() };
         assert!(reason.contains("SomeFailed"));
         assert!(reason.contains("milan: OffloadingRequired=True (ClusterSelected), Ready=False (CreationLoopBackOff)"));
         assert!(hint.contains("apply again"));
-        let Wait::Failed { reason, .. } = offloading_check(Some(&offloading(3, Some(3), "AllFailed")), 3) else {
+        let Verdict::Failed { reason, .. } = offloading_check(Some(&offloading(3, Some(3), "AllFailed")), 3) else {
             panic!()
         };
         assert!(reason.contains("no per-cluster conditions"));

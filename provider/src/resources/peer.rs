@@ -25,7 +25,7 @@
 //! `liqo_consumer_key` names (`controlplane-key-<provider id>`).
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -41,15 +41,16 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 
-use super::common::{Check, Timeouts, check_dns_label, check_qualified_name, left, timeouts_block};
+use super::common::{Deadline, Timeouts, timeouts_block};
 use super::consumer_key;
+use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::errors::op_diags;
-use crate::kube_ops::{self, Check as Wait, OpError, gone_check, is_terminating};
+use crate::kube::{OpError, Verdict, is_terminating};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
+use crate::validate::{Validator, check_dns_label, check_qualified_name};
 
 const TYPE_NAME: &str = "liqo_peer";
 /// 1: `kubeconfig` (with the consumer's private key) replaced by the public parts and the key Secret's name.
@@ -80,11 +81,11 @@ pub fn identity_secret_name(provider: &str) -> String {
 }
 
 pub struct PeerResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl PeerResource {
-    pub fn new(cluster: Arc<Cluster>) -> PeerResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> PeerResource {
         PeerResource { cluster }
     }
 }
@@ -202,7 +203,7 @@ fn schema() -> Schema {
 // -------------------------------------------------------------------------------------------------------------
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = Check::new(config);
+    let mut c = Validator::new(config);
     c.namespace("tenant_namespace");
     c.cluster_id("provider_cluster_id");
     c.namespace("provider_tenant_namespace");
@@ -261,8 +262,8 @@ fn validate(config: &Value) -> Diagnostics {
 /// At most one way to authenticate: the four attributes of the issued-certificate flow, or `kubeconfig_wo` with
 /// its version; none keeps the identity Liqo minted (an adopted `liqoctl peer` peering). Values are checked when
 /// known; an unknown value only counts as set.
-fn check_credentials(c: &mut Check<'_>) {
-    let set = |c: &Check<'_>, a: &str| !c.value(a).is_null();
+fn check_credentials(c: &mut Validator<'_>) {
+    let set = |c: &Validator<'_>, a: &str| !c.value(a).is_null();
     let issued: Vec<&str> = ISSUED.iter().copied().filter(|a| set(c, a)).collect();
     let brought = set(c, "kubeconfig_wo");
     let flows = "Either pass the issued-certificate flow's four attributes (`api_server_url`, `cluster_ca_certificate` \
@@ -699,14 +700,14 @@ fn denied_hint(condition: &str, peer: &Peer) -> String {
 }
 
 /// Slice accepted (and, for the built-in class, granting the current request) → the granted resources.
-fn slice_check(rs: Option<&ResourceSlice>, peer: &Peer) -> Wait<BTreeMap<String, String>> {
+fn slice_check(rs: Option<&ResourceSlice>, peer: &Peer) -> Verdict<BTreeMap<String, String>> {
     let Some(rs) = rs else {
-        return Wait::Pending("the ResourceSlice does not exist".into());
+        return Verdict::Pending("the ResourceSlice does not exist".into());
     };
     let status = rs.status.clone().unwrap_or_default();
     for t in [RESOURCE_SLICE_CONDITION_AUTHENTICATION, RESOURCE_SLICE_CONDITION_RESOURCES] {
         if let Some(c) = status.condition(t).filter(|c| c.status == RESOURCE_SLICE_DENIED) {
-            return Wait::Failed {
+            return Verdict::Failed {
                 reason: format!(
                     "Condition {t} is Denied (reason: {}; message: {}).",
                     c.reason.as_deref().unwrap_or("none given"),
@@ -717,7 +718,7 @@ fn slice_check(rs: Option<&ResourceSlice>, peer: &Peer) -> Wait<BTreeMap<String,
         }
     }
     if !status.is_accepted() {
-        return Wait::Pending(condition_summary(rs));
+        return Verdict::Pending(condition_summary(rs));
     }
     let granted: BTreeMap<String, String> =
         status.resources.iter().flatten().map(|(k, q)| (k.clone(), q.0.clone())).collect();
@@ -725,7 +726,7 @@ fn slice_check(rs: Option<&ResourceSlice>, peer: &Peer) -> Wait<BTreeMap<String,
         for (key, wanted) in peer.resources.iter().flatten() {
             let got = granted.get(key);
             if !got.is_some_and(|g| quantity::same(g, wanted)) {
-                return Wait::Pending(format!(
+                return Verdict::Pending(format!(
                     "both conditions Accepted, but status.resources[{key}] is {} while {wanted} is requested \
                      (the provider has not processed the current request yet)",
                     got.map(|g| format!("`{g}`")).unwrap_or_else(|| "absent".into())
@@ -733,16 +734,16 @@ fn slice_check(rs: Option<&ResourceSlice>, peer: &Peer) -> Wait<BTreeMap<String,
             }
         }
     }
-    Wait::Ready(granted)
+    Verdict::Ready(granted)
 }
 
 /// VirtualNode running → whether Liqo also creates a core Node for it.
-fn virtual_node_check(vn: Option<&VirtualNode>) -> Wait<bool> {
+fn virtual_node_check(vn: Option<&VirtualNode>) -> Verdict<bool> {
     let Some(vn) = vn else {
-        return Wait::Pending("the VirtualNode does not exist (Liqo creates it once the slice is accepted)".into());
+        return Verdict::Pending("the VirtualNode does not exist (Liqo creates it once the slice is accepted)".into());
     };
     if is_terminating(vn) {
-        return Wait::Pending("the previous VirtualNode of this name is being deleted".into());
+        return Verdict::Pending("the previous VirtualNode of this name is being deleted".into());
     }
     let create_node = vn.spec.create_node.unwrap_or(true);
     let status = vn.status.clone().unwrap_or_default();
@@ -750,29 +751,29 @@ fn virtual_node_check(vn: Option<&VirtualNode>) -> Wait<bool> {
     let kubelet = show(VIRTUAL_NODE_CONDITION_VIRTUAL_KUBELET);
     let node = show(VIRTUAL_NODE_CONDITION_NODE);
     if kubelet == VIRTUAL_NODE_RUNNING && (!create_node || node == VIRTUAL_NODE_RUNNING) {
-        Wait::Ready(create_node)
+        Verdict::Ready(create_node)
     } else {
-        Wait::Pending(format!("VirtualKubelet = {kubelet}, Node = {node}"))
+        Verdict::Pending(format!("VirtualKubelet = {kubelet}, Node = {node}"))
     }
 }
 
-fn node_check(node: Option<&Node>) -> Wait<()> {
+fn node_check(node: Option<&Node>) -> Verdict<()> {
     let Some(node) = node else {
-        return Wait::Pending("the Node does not exist (the virtual kubelet registers it)".into());
+        return Verdict::Pending("the Node does not exist (the virtual kubelet registers it)".into());
     };
     if is_terminating(node) {
-        return Wait::Pending("the previous Node of this name is being deleted".into());
+        return Verdict::Pending("the previous Node of this name is being deleted".into());
     }
     let ready =
         node.status.as_ref().and_then(|s| s.conditions.as_ref()).and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"));
     match ready {
-        Some(c) if c.status == "True" => Wait::Ready(()),
-        Some(c) => Wait::Pending(format!(
+        Some(c) if c.status == "True" => Verdict::Ready(()),
+        Some(c) => Verdict::Pending(format!(
             "Ready = {} ({})",
             c.status,
             c.message.as_deref().or(c.reason.as_deref()).unwrap_or("no message")
         )),
-        None => Wait::Pending("no Ready condition yet".into()),
+        None => Verdict::Pending("no Ready condition yet".into()),
     }
 }
 
@@ -800,7 +801,7 @@ fn network_note(connections: &[Connection], provider: &str) -> Option<String> {
         .map(|c| {
             format!(
                 "{} is {}",
-                kube_ops::describe::<Connection>(
+                crate::kube::describe::<Connection>(
                     c.metadata.namespace.as_deref(),
                     c.metadata.name.as_deref().unwrap_or("")
                 ),
@@ -969,7 +970,7 @@ impl PeerResource {
         ctx: &Ctx,
         client: &kube::Client,
         peer: &Peer,
-        deadline: Instant,
+        deadline: Deadline,
         written: &mut bool,
         accepted: &mut Option<BTreeMap<String, String>>,
     ) -> Result<(), OpError> {
@@ -978,15 +979,15 @@ impl PeerResource {
 
         // An identity Secret deleted out of band stays until Liqo has nothing replicated: take the slice down
         // first, then rebuild both (this apply is a re-creation anyway).
-        let secret = kube_ops::get_opt(ctx, &secrets, &peer.secret_name()).await?;
+        let secret = crate::kube::get_opt(ctx, &secrets, &peer.secret_name()).await?;
         if secret.as_ref().is_some_and(is_terminating) {
             self.unpeer_slice(ctx, client, &peer.tenant_namespace, &peer.slice_name, deadline).await?;
-            kube_ops::settle(ctx, &secrets, &peer.secret_name(), left(deadline)).await?;
+            crate::kube::settle(ctx, &secrets, &peer.secret_name(), deadline.left()).await?;
         }
         let kubeconfig = match &peer.credentials {
             Credentials::Issued { server, ca_pem, cert_pem, key_secret } => Some({
-                let found = kube_ops::get_opt(ctx, &secrets, key_secret).await?;
-                let object = kube_ops::describe::<Secret>(Some(&peer.tenant_namespace), key_secret);
+                let found = crate::kube::get_opt(ctx, &secrets, key_secret).await?;
+                let object = crate::kube::describe::<Secret>(Some(&peer.tenant_namespace), key_secret);
                 let key = key_for_certificate(found.as_ref(), &object, cert_pem)?;
                 assemble_kubeconfig(&KubeconfigParts {
                     server,
@@ -1001,7 +1002,7 @@ impl PeerResource {
             Credentials::Liqo if secret.as_ref().is_some_and(|s| !is_terminating(s)) => None,
             Credentials::Liqo => {
                 return Err(OpError::Failed {
-                    object: kube_ops::describe::<Secret>(Some(&peer.tenant_namespace), &peer.secret_name()),
+                    object: crate::kube::describe::<Secret>(Some(&peer.tenant_namespace), &peer.secret_name()),
                     reason: "no credentials are configured, which keeps the control-plane identity Liqo minted, but \
                              that identity does not exist (any more)."
                         .into(),
@@ -1015,11 +1016,11 @@ impl PeerResource {
         // The Secret first: the crd-replicator needs it to replicate the slice. A new kubeconfig (a renewed
         // certificate, a rotated key) replaces the old one in place, and Liqo's crd-replicator reconnects with it.
         if let Some(kubeconfig) = kubeconfig {
-            kube_ops::apply(ctx, &secrets, &peer.identity_secret(&kubeconfig)).await?;
+            crate::kube::apply(ctx, &secrets, &peer.identity_secret(&kubeconfig)).await?;
             *written = true;
         }
-        kube_ops::settle(ctx, &slices, &peer.slice_name, left(deadline)).await?;
-        kube_ops::apply(ctx, &slices, &peer.resource_slice()).await?;
+        crate::kube::settle(ctx, &slices, &peer.slice_name, deadline.left()).await?;
+        crate::kube::apply(ctx, &slices, &peer.resource_slice()).await?;
         *written = true;
 
         let waiting_for = if peer.grants_request() && peer.resources.is_some() {
@@ -1027,30 +1028,31 @@ impl PeerResource {
         } else {
             "conditions Authentication and Resources = Accepted"
         };
-        let granted =
-            kube_ops::wait_for(ctx, &slices, &peer.slice_name, waiting_for, left(deadline), |rs| slice_check(rs, peer))
-                .await?;
+        let granted = crate::kube::wait_for(ctx, &slices, &peer.slice_name, waiting_for, deadline.left(), |rs| {
+            slice_check(rs, peer)
+        })
+        .await?;
         *accepted = Some(granted);
 
         if peer.create_virtual_node && peer.wait_for_virtual_node {
             let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &peer.tenant_namespace);
-            let create_node = kube_ops::wait_for(
+            let create_node = crate::kube::wait_for(
                 ctx,
                 &vns,
                 &peer.slice_name,
                 "conditions VirtualKubelet and Node = Running",
-                left(deadline),
+                deadline.left(),
                 virtual_node_check,
             )
             .await?;
             if create_node {
                 let nodes: Api<Node> = Api::all(client.clone());
-                let ready = kube_ops::wait_for(
+                let ready = crate::kube::wait_for(
                     ctx,
                     &nodes,
                     &peer.slice_name,
                     "condition Ready = True",
-                    left(deadline),
+                    deadline.left(),
                     node_check,
                 )
                 .await;
@@ -1058,7 +1060,7 @@ impl PeerResource {
                     // Name the Connection in the error: the most common reason a new virtual node stays NotReady.
                     let connections: Api<Connection> = Api::all(client.clone());
                     let selector = format!("{}={}", labels::REMOTE_CLUSTER_ID, peer.provider_cluster_id);
-                    let last_seen = match kube_ops::list(ctx, &connections, &selector).await {
+                    let last_seen = match crate::kube::list(ctx, &connections, &selector).await {
                         Ok(found) => match network_note(&found, &peer.provider_cluster_id) {
                             Some(note) => format!("{last_seen}. {note}"),
                             None => last_seen,
@@ -1074,7 +1076,7 @@ impl PeerResource {
     }
 
     /// Liqo's teardown order (reference §6); each step waits for the object to be gone.
-    async fn remove(&self, ctx: &Ctx, client: &kube::Client, prior: &Value, deadline: Instant) -> Result<(), OpError> {
+    async fn remove(&self, ctx: &Ctx, client: &kube::Client, prior: &Value, deadline: Deadline) -> Result<(), OpError> {
         let ns = prior.get("tenant_namespace").as_str().unwrap_or_default();
         let name = prior.get("resource_slice_name").as_str().unwrap_or_default();
         let provider = prior.get("provider_cluster_id").as_str().unwrap_or_default();
@@ -1083,17 +1085,17 @@ impl PeerResource {
         // Other slices for the same provider still need the shared identity Secret (and would hold its finalizer).
         let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
         let selector = format!("{}={provider}", labels::REMOTE_CLUSTER_ID);
-        let others = kube_ops::list(ctx, &slices, &selector).await?;
+        let others = crate::kube::list(ctx, &slices, &selector).await?;
         if others.iter().all(|rs| rs.metadata.name.as_deref() == Some(name)) {
             let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
             let secret_name = identity_secret_name(provider);
             // Liqo's identity goes as `liqoctl unpeer` removes it: through its Identity, which owns the Secret.
-            let owner = kube_ops::get_opt(ctx, &secrets, &secret_name).await?.as_ref().and_then(owning_identity);
+            let owner = crate::kube::get_opt(ctx, &secrets, &secret_name).await?.as_ref().and_then(owning_identity);
             if let Some(identity) = owner {
                 let identities: Api<Identity> = Api::namespaced(client.clone(), ns);
-                kube_ops::delete_and_wait(ctx, &identities, &identity, left(deadline)).await?;
+                crate::kube::delete_and_wait(ctx, &identities, &identity, deadline.left()).await?;
             }
-            kube_ops::delete_and_wait(ctx, &secrets, &secret_name, left(deadline)).await?;
+            crate::kube::delete_and_wait(ctx, &secrets, &secret_name, deadline.left()).await?;
         }
         Ok(())
     }
@@ -1106,27 +1108,20 @@ impl PeerResource {
         client: &kube::Client,
         ns: &str,
         name: &str,
-        deadline: Instant,
+        deadline: Deadline,
     ) -> Result<(), OpError> {
         let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
-        kube_ops::delete_and_wait(ctx, &slices, name, left(deadline)).await?;
+        crate::kube::delete_and_wait(ctx, &slices, name, deadline.left()).await?;
 
         let vns: Api<VirtualNode> = Api::namespaced(client.clone(), ns);
-        kube_ops::wait_for(
-            ctx,
-            &vns,
-            name,
-            "deletion by Liqo (it follows its ResourceSlice)",
-            left(deadline),
-            gone_check,
-        )
-        .await?;
+        crate::kube::wait_deleted(ctx, &vns, name, "deletion by Liqo (it follows its ResourceSlice)", deadline.left())
+            .await?;
         let nodes: Api<Node> = Api::all(client.clone());
-        kube_ops::wait_for(ctx, &nodes, name, "deletion by the virtual kubelet", left(deadline), gone_check).await
+        crate::kube::wait_deleted(ctx, &nodes, name, "deletion by the virtual kubelet", deadline.left()).await
     }
 
     async fn delete(&self, ctx: &Ctx, prior: Value) -> ApplyResponse {
-        let deadline = Instant::now() + Timeouts::from_value(&prior, DEFAULT_TIMEOUTS).delete;
+        let deadline = Deadline::after(Timeouts::from_value(&prior, DEFAULT_TIMEOUTS).delete);
         let result = match self.cluster.client().await {
             Ok(client) => self.remove(ctx, &client, &prior, deadline).await.map_err(|e| op_diags(&e)),
             Err(d) => Err(d.into()),
@@ -1175,7 +1170,7 @@ impl Resource for PeerResource {
         let timeouts = Timeouts::from_value(&req.planned, DEFAULT_TIMEOUTS);
         let budget = if req.prior.is_null() { timeouts.create } else { timeouts.update };
         let (mut written, mut accepted) = (false, None);
-        let result = self.converge(ctx, &client, &peer, Instant::now() + budget, &mut written, &mut accepted).await;
+        let result = self.converge(ctx, &client, &peer, Deadline::after(budget), &mut written, &mut accepted).await;
         match result {
             Ok(()) => ApplyResponse {
                 new_state: peer.state(&req.planned, accepted.as_ref()),
@@ -1203,8 +1198,8 @@ impl Resource for PeerResource {
         let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &ns);
         let secrets: Api<Secret> = Api::namespaced(client, &ns);
         let objects = async {
-            let rs = kube_ops::get_opt(ctx, &slices, &name).await?;
-            let secret = kube_ops::get_opt(ctx, &secrets, &identity_secret_name(&provider)).await?;
+            let rs = crate::kube::get_opt(ctx, &slices, &name).await?;
+            let secret = crate::kube::get_opt(ctx, &secrets, &identity_secret_name(&provider)).await?;
             Ok::<_, OpError>((rs, secret))
         };
         match objects.await {
@@ -1230,7 +1225,7 @@ impl Resource for PeerResource {
         let (ns, name) = parse_import_id(id)?;
         let client = self.cluster.client().await?;
         let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &ns);
-        let rs = kube_ops::get_opt(ctx, &slices, &name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+        let rs = crate::kube::get_opt(ctx, &slices, &name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
             Diagnostic::error(
                 format!("ResourceSlice {ns}/{name} not found"),
                 "Nothing to import: check the namespace and name (`kubectl get resourceslices -A` on the consumer \
@@ -1257,7 +1252,7 @@ impl Resource for PeerResource {
         let secrets: Api<Secret> = Api::namespaced(client, &ns);
         let secret_name = identity_secret_name(&provider);
         let secret =
-            kube_ops::get_opt(ctx, &secrets, &secret_name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+            crate::kube::get_opt(ctx, &secrets, &secret_name).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
                 Diagnostic::error(
                     format!("Secret {ns}/{secret_name} not found"),
                     format!(
@@ -1641,7 +1636,7 @@ mod tests {
 
     #[test]
     fn upgrading_0_2_0_state_drops_the_kubeconfig() {
-        let resource = PeerResource::new(Arc::new(Cluster::default()));
+        let resource = PeerResource::new(Arc::new(ClusterApi::default()));
         let old = serde_json::json!({"id": "liqo-tenant-milan/milan", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
         let upgraded = resource.upgrade(0, old).unwrap();
         assert_eq!(upgraded, serde_json::json!({"id": "liqo-tenant-milan/milan"}));
@@ -1779,80 +1774,80 @@ mod tests {
     #[test]
     fn slice_wait_follows_the_conditions() {
         let (_, peer) = planned_peer();
-        assert!(matches!(slice_check(None, &peer), Wait::Pending(_)));
+        assert!(matches!(slice_check(None, &peer), Verdict::Pending(_)));
 
         let rs = slice_with(vec![cond("Authentication", "Accepted")], &[]);
-        let Wait::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
+        let Verdict::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
         assert_eq!(seen, "Authentication = Accepted, Resources = not reported");
 
         let mut denied = cond("Resources", "Denied");
         denied.reason = Some("ResourceSliceResourcesDenied".into());
         denied.message = Some("ResourceSlice resources denied".into());
         let rs = slice_with(vec![cond("Authentication", "Accepted"), denied], &[]);
-        let Wait::Failed { reason, hint } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
+        let Verdict::Failed { reason, hint } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
         assert!(reason.contains("Resources is Denied") && reason.contains("ResourceSliceResourcesDenied"));
         assert!(reason.contains("ResourceSlice resources denied"));
         assert!(hint.contains("Cordoned"));
 
         let rs = slice_with(vec![cond("Authentication", "Denied")], &[]);
-        let Wait::Failed { hint, .. } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
+        let Verdict::Failed { hint, .. } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
         assert!(hint.contains("liqo-tenant-rome"));
 
         // Accepted but still granting the old request (resize not processed yet): keep waiting.
         let accepted = vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")];
         let rs = slice_with(accepted.clone(), &[("cpu", "2"), ("memory", "8Gi"), ("pods", "110")]);
-        let Wait::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
+        let Verdict::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
         assert!(seen.contains("status.resources[cpu] is `2` while 4 is requested"));
 
         // Granted in canonical spelling, plus provider defaults for other keys.
         let rs = slice_with(accepted.clone(), &[("cpu", "4000m"), ("memory", "8Gi"), ("pods", "110"), ("x", "1")]);
-        let Wait::Ready(granted) = slice_check(Some(&rs), &peer) else { panic!("expected ready") };
+        let Verdict::Ready(granted) = slice_check(Some(&rs), &peer) else { panic!("expected ready") };
         assert_eq!(granted.get("cpu").map(String::as_str), Some("4000m"));
         assert_eq!(granted.len(), 4);
 
         // A custom class may grant something else: accepted is enough.
         let custom = Peer { class: "gold".into(), ..peer };
         let rs = slice_with(accepted, &[("cpu", "1")]);
-        assert!(matches!(slice_check(Some(&rs), &custom), Wait::Ready(_)));
+        assert!(matches!(slice_check(Some(&rs), &custom), Verdict::Ready(_)));
     }
 
     #[test]
     fn virtual_node_and_node_waits() {
-        assert!(matches!(virtual_node_check(None), Wait::Pending(_)));
+        assert!(matches!(virtual_node_check(None), Verdict::Pending(_)));
         let mut vn = VirtualNode::new("milan", VirtualNodeSpec::default());
         vn.status = Some(VirtualNodeStatus {
             conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Creating")]),
         });
-        let Wait::Pending(seen) = virtual_node_check(Some(&vn)) else { panic!("expected pending") };
+        let Verdict::Pending(seen) = virtual_node_check(Some(&vn)) else { panic!("expected pending") };
         assert_eq!(seen, "VirtualKubelet = Running, Node = Creating");
         vn.status = Some(VirtualNodeStatus {
             conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Running")]),
         });
-        assert!(matches!(virtual_node_check(Some(&vn)), Wait::Ready(true)));
+        assert!(matches!(virtual_node_check(Some(&vn)), Verdict::Ready(true)));
         let mut dying = vn.clone();
         dying.metadata.deletion_timestamp =
             Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH));
-        let Wait::Pending(seen) = virtual_node_check(Some(&dying)) else { panic!("a dying VirtualNode is not ready") };
+        let Verdict::Pending(seen) = virtual_node_check(Some(&dying)) else {
+            panic!("a dying VirtualNode is not ready")
+        };
         assert!(seen.contains("being deleted"));
         vn.spec.create_node = Some(false);
         vn.status =
             Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "None")]) });
-        assert!(matches!(virtual_node_check(Some(&vn)), Wait::Ready(false)));
+        assert!(matches!(virtual_node_check(Some(&vn)), Verdict::Ready(false)));
 
         let node: Node = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "milan"},
             "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]}
         }))
         .unwrap();
-        let Wait::Pending(seen) = node_check(Some(&node)) else { panic!("expected pending") };
+        let Verdict::Pending(seen) = node_check(Some(&node)) else { panic!("expected pending") };
         assert_eq!(seen, "Ready = False (KubeletNotReady)");
         let node: Node = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "milan"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}
         }))
         .unwrap();
-        assert!(matches!(node_check(Some(&node)), Wait::Ready(())));
-        assert!(matches!(gone_check::<Node>(None), Wait::Ready(())));
-        assert!(matches!(gone_check(Some(&node)), Wait::Pending(_)));
+        assert!(matches!(node_check(Some(&node)), Verdict::Ready(())));
     }
 
     /// Real Liqo keeps the virtual node NotReady until the Connection is Connected: a timeout on the node names

@@ -18,14 +18,15 @@
 //! (`liqoctl peer`, `authzPolicy: KeysExchange`), whose consumer identity Liqo minted and renews: it is adopted
 //! as it is (`authz_policy = "KeysExchange"`, `csr` = the CSR Liqo's handshake exchanged), and no certificate is
 //! ever signed for it.
+use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::errors::{op_diags, op_error};
-use crate::kube_ops::{self, Check as Wait, OpError};
+use crate::kube::{OpError, Verdict};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::provider::Cluster;
-use crate::resources::common::{Check, Timeouts, changed, parse_duration, timeouts_block};
+use crate::resources::common::{Deadline, Timeouts, changed, timeouts_block};
+use crate::validate::{Validator, parse_duration};
 use async_trait::async_trait;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
@@ -41,7 +42,7 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
@@ -69,11 +70,11 @@ const ROOT_CA_KEY: &str = "ca.crt";
 
 /// The `liqo_tenant` resource type, bound to the provider block's cluster.
 pub struct TenantResource {
-    cluster: Arc<Cluster>,
+    cluster: Arc<ClusterApi>,
 }
 
 impl TenantResource {
-    pub fn new(cluster: Arc<Cluster>) -> TenantResource {
+    pub fn new(cluster: Arc<ClusterApi>) -> TenantResource {
         TenantResource { cluster }
     }
 }
@@ -175,7 +176,7 @@ fn schema() -> Schema {
 // ---------------------------------------------------------------------------------------------------------------
 
 fn validate(config: &Value) -> Diagnostics {
-    let mut c = Check::new(config);
+    let mut c = Validator::new(config);
     c.namespace("tenant_namespace");
     c.cluster_id("consumer_cluster_id");
     c.one_of("tenant_condition", &TENANT_CONDITIONS);
@@ -195,7 +196,7 @@ fn validate(config: &Value) -> Diagnostics {
         // An invalid consumer ID has its own error; comparing the CSR with it would only add noise.
         && let Err((summary, detail)) = check_csr(
             csr,
-            config.get("consumer_cluster_id").as_str().filter(|id| crate::resources::common::check_dns_label(id).is_ok()),
+            config.get("consumer_cluster_id").as_str().filter(|id| crate::validate::check_dns_label(id).is_ok()),
         )
     {
         c.error(AttributePath::root("csr"), summary, detail);
@@ -291,9 +292,6 @@ fn plan_change(prior: &Value, proposed: &Value, config: &Value, now: OffsetDateT
         private: Vec::new(),
         diagnostics: Diagnostics::new(),
     };
-    if proposed.is_null() {
-        return resp;
-    }
     let mut planned = proposed.clone();
     // Defaults follow the configuration (not the prior state), so removing an explicit value restores the default.
     for (attr, default) in [
@@ -509,12 +507,13 @@ fn pick_control_plane_role(mut names: Vec<String>) -> Result<String, (String, St
 
 /// Labels that find this resource's CSRs (and never Liqo's own CSRs for the same consumer's ResourceSlices).
 fn csr_selector(consumer: &str) -> String {
-    format!("{}={consumer},{}={}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY, kube_ops::FIELD_MANAGER)
+    format!("{}={consumer},{}={}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY, crate::kube::FIELD_MANAGER)
 }
 
 fn csr_object(name: &str, consumer: &str, csr_pem: &str, validity: Duration) -> CertificateSigningRequest {
     let mut object_labels = remote_cluster_labels(consumer);
-    object_labels.insert(labels::MANAGED_BY.to_string(), kube_ops::FIELD_MANAGER.to_string());
+    let (mark, by) = crate::kube::provider_mark();
+    object_labels.insert(mark, by);
     CertificateSigningRequest {
         metadata: ObjectMeta { name: Some(name.to_string()), labels: Some(object_labels), ..ObjectMeta::default() },
         spec: CertificateSigningRequestSpec {
@@ -546,8 +545,7 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
     };
     let (ns, consumer) = id.split_once('/').ok_or_else(|| bad("has no `/`"))?;
     for part in [ns, consumer] {
-        crate::resources::common::check_dns_label(part)
-            .map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
+        crate::validate::check_dns_label(part).map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
     }
     Ok((ns.to_string(), consumer.to_string()))
 }
@@ -555,18 +553,6 @@ fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
 // ---------------------------------------------------------------------------------------------------------------
 // Cluster operations
 // ---------------------------------------------------------------------------------------------------------------
-
-/// The wait budget of one apply, shared by its successive waits.
-struct Budget(Instant);
-
-impl Budget {
-    fn new(total: Duration) -> Budget {
-        Budget(Instant::now() + total)
-    }
-    fn left(&self) -> Duration {
-        self.0.saturating_duration_since(Instant::now())
-    }
-}
 
 /// Where and how the consumer reaches this cluster.
 struct Endpoint {
@@ -582,11 +568,11 @@ const TLS_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// The outcome of checking that the consumer will trust `api_server_url`: an error when the URL answers with a
 /// certificate the CA does not verify (the peering would silently never form), a warning when it cannot be reached
 /// from here (it may still be reachable from the consumer's network, which is what matters).
-fn tls_verdict(endpoint: &Endpoint, probe: Result<(), kube_ops::TlsProbeError>) -> Option<Diagnostic> {
+fn tls_verdict(endpoint: &Endpoint, probe: Result<(), crate::kube::probe::TlsProbeError>) -> Option<Diagnostic> {
     let (server, ca) = (&endpoint.server, &endpoint.ca_source);
     match probe {
         Ok(()) => None,
-        Err(kube_ops::TlsProbeError::Untrusted(why)) => Some(
+        Err(crate::kube::probe::TlsProbeError::Untrusted(why)) => Some(
             Diagnostic::error(
                 format!("{server} does not present a certificate {ca} verifies"),
                 format!(
@@ -599,7 +585,7 @@ fn tls_verdict(endpoint: &Endpoint, probe: Result<(), kube_ops::TlsProbeError>) 
             )
             .at(AttributePath::root(if ca.contains("api_server_ca") { "api_server_ca" } else { "api_server_url" })),
         ),
-        Err(kube_ops::TlsProbeError::Unreachable(why)) => Some(
+        Err(crate::kube::probe::TlsProbeError::Unreachable(why)) => Some(
             Diagnostic::warning(
                 format!("Could not check {server} from here"),
                 format!(
@@ -639,7 +625,7 @@ async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, inputs: &Input
         "Create it with liqo_generate on this (provider) cluster (`remote_cluster_id = \"{consumer}\"`) and pass its \
          `tenant_namespace` output here, so Terraform creates it first."
     );
-    let found = kube_ops::get_opt(ctx, &api, ns).await.map_err(|e| op_diags(&e))?;
+    let found = crate::kube::get_opt(ctx, &api, ns).await.map_err(|e| op_diags(&e))?;
     let Some(namespace) = found else {
         return Err(Diagnostic::error(
             format!("Tenant namespace {ns} does not exist"),
@@ -682,13 +668,13 @@ async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, inputs: &Input
 
 /// Approves a CSR as the provider's administrator would (`kubectl certificate approve`).
 /// Wait check on a CSR: the certificate once issued; Denied/Failed stop the wait with the signer's reason.
-fn csr_issued(csr: Option<&CertificateSigningRequest>) -> Wait<Vec<u8>> {
+fn csr_issued(csr: Option<&CertificateSigningRequest>) -> Verdict<Vec<u8>> {
     let Some(csr) = csr else {
-        return Wait::Pending("the CertificateSigningRequest does not exist".into());
+        return Verdict::Pending("the CertificateSigningRequest does not exist".into());
     };
     let status = csr.status.as_ref();
     if let Some(cert) = status.and_then(|s| s.certificate.as_ref()).filter(|c| !c.0.is_empty()) {
-        return Wait::Ready(cert.0.clone());
+        return Verdict::Ready(cert.0.clone());
     }
     let conditions = status.and_then(|s| s.conditions.as_deref()).unwrap_or_default();
     let find = |t: &str| conditions.iter().find(|c| c.type_ == t && c.status == "True");
@@ -702,7 +688,7 @@ fn csr_issued(csr: Option<&CertificateSigningRequest>) -> Wait<Vec<u8>> {
         ),
     ] {
         if let Some(c) = find(t) {
-            return Wait::Failed {
+            return Verdict::Failed {
                 reason: format!(
                     "The CSR was {t}: {} {}",
                     c.reason.as_deref().unwrap_or("(no reason)"),
@@ -715,9 +701,9 @@ fn csr_issued(csr: Option<&CertificateSigningRequest>) -> Wait<Vec<u8>> {
         }
     }
     if find("Approved").is_some() {
-        Wait::Pending("approved, but the kube-apiserver-client signer (kube-controller-manager) has not issued the certificate yet".into())
+        Verdict::Pending("approved, but the kube-apiserver-client signer (kube-controller-manager) has not issued the certificate yet".into())
     } else {
-        Wait::Pending("not approved yet".into())
+        Verdict::Pending("not approved yet".into())
     }
 }
 
@@ -726,24 +712,24 @@ fn csr_issued(csr: Option<&CertificateSigningRequest>) -> Wait<Vec<u8>> {
 /// records the tenant namespace in `status.tenantNamespace`; for `Drained` it returns before that (it unbinds the
 /// consumer and deletes its ResourceSlices and NamespaceMaps instead), so a Tenant created Drained never gets
 /// `status.tenantNamespace` and its finalizer is the only sign that Liqo has taken it.
-fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str, drained: bool) -> Wait<()> {
+fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str, drained: bool) -> Verdict<()> {
     let Some(t) = tenant else {
-        return Wait::Pending("the Tenant does not exist".into());
+        return Verdict::Pending("the Tenant does not exist".into());
     };
     if drained {
         let adopted = t.metadata.finalizers.iter().flatten().any(|f| f == labels::TENANT_FINALIZER);
         return if adopted {
-            Wait::Ready(())
+            Verdict::Ready(())
         } else {
-            Wait::Pending(format!(
+            Verdict::Pending(format!(
                 "finalizer {} is not set: Liqo's tenant controller has not reconciled the Tenant yet",
                 labels::TENANT_FINALIZER
             ))
         };
     }
     match t.status.as_ref().and_then(|s| s.tenant_namespace.as_deref()) {
-        Some(ns) if ns == namespace => Wait::Ready(()),
-        Some(other) if !other.is_empty() => Wait::Failed {
+        Some(ns) if ns == namespace => Verdict::Ready(()),
+        Some(other) if !other.is_empty() => Verdict::Failed {
             reason: format!("Liqo reports tenant namespace {other} for this Tenant, not {namespace}."),
             hint: format!(
                 "Liqo finds a consumer's tenant namespace by the labels {}=true and {}={consumer}, and more than one \
@@ -752,7 +738,7 @@ fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str, draine
                 labels::REMOTE_CLUSTER_ID
             ),
         },
-        _ => Wait::Pending(
+        _ => Verdict::Pending(
             "status.tenantNamespace is empty: Liqo's tenant controller has not reconciled the Tenant yet".into(),
         ),
     }
@@ -760,13 +746,13 @@ fn tenant_ready(tenant: Option<&Tenant>, namespace: &str, consumer: &str, draine
 
 /// Wait check for a drain: Liqo deletes every ResourceSlice of the consumer; one still live (no deletion
 /// requested) means the drain has not happened yet. Slices being deleted are Liqo's and the consumer's business.
-fn slices_drained(slices: &[ResourceSlice]) -> Wait<()> {
+fn slices_drained(slices: &[ResourceSlice]) -> Verdict<()> {
     let live: Vec<&str> =
-        slices.iter().filter(|s| !kube_ops::is_terminating(*s)).filter_map(|s| s.metadata.name.as_deref()).collect();
+        slices.iter().filter(|s| !crate::kube::is_terminating(*s)).filter_map(|s| s.metadata.name.as_deref()).collect();
     if live.is_empty() {
-        Wait::Ready(())
+        Verdict::Ready(())
     } else {
-        Wait::Pending(format!("ResourceSlice(s) {} not deleted by Liqo yet", live.join(", ")))
+        Verdict::Pending(format!("ResourceSlice(s) {} not deleted by Liqo yet", live.join(", ")))
     }
 }
 
@@ -779,7 +765,7 @@ impl TenantResource {
     async fn control_plane_role(&self, ctx: &Ctx, client: &kube::Client) -> Result<String, OpError> {
         let api: Api<ClusterRole> = Api::all(client.clone());
         let selector = control_plane_role_selector();
-        let roles = kube_ops::list(ctx, &api, &selector).await?;
+        let roles = crate::kube::list(ctx, &api, &selector).await?;
         pick_control_plane_role(roles.into_iter().filter_map(|r| r.metadata.name).collect()).map_err(
             |(reason, hint)| OpError::Failed { object: format!("ClusterRole labelled {selector}"), reason, hint },
         )
@@ -801,7 +787,7 @@ impl TenantResource {
         client: &kube::Client,
         inputs: &Inputs,
         planned: &Value,
-        budget: &Budget,
+        budget: &Deadline,
         diags: &mut Diagnostics,
     ) -> Result<Endpoint, Diagnostics> {
         let server = self.server_url(planned).await?;
@@ -817,10 +803,10 @@ impl TenantResource {
                     .and_then(|d| d.get(ROOT_CA_KEY))
                     .filter(|ca| !ca.is_empty())
                 {
-                    Some(ca) => Wait::Ready(ca.clone().into_bytes()),
-                    None => Wait::Pending("not published yet".into()),
+                    Some(ca) => Verdict::Ready(ca.clone().into_bytes()),
+                    None => Verdict::Pending("not published yet".into()),
                 };
-                let ca = kube_ops::wait_for(ctx, &cms, ROOT_CA_CONFIGMAP, &waiting_for, budget.left(), check)
+                let ca = crate::kube::wait_for(ctx, &cms, ROOT_CA_CONFIGMAP, &waiting_for, budget.left(), check)
                     .await
                     .map_err(|e| op_diags(&e))?;
                 let source = format!(
@@ -831,7 +817,9 @@ impl TenantResource {
             }
         };
         let endpoint = Endpoint { server, ca_pem, ca_source };
-        let probe = kube_ops::probe_tls(&endpoint.server, &endpoint.ca_pem, TLS_PROBE_TIMEOUT.min(budget.left())).await;
+        let probe =
+            crate::kube::probe::probe_tls(&endpoint.server, &endpoint.ca_pem, TLS_PROBE_TIMEOUT.min(budget.left()))
+                .await;
         match tls_verdict(&endpoint, probe) {
             Some(d) if d.severity == liqo_schema::tf::Severity::Error => return Err(d.into()),
             Some(warning) => diags.push(warning),
@@ -847,13 +835,13 @@ impl TenantResource {
         ctx: &Ctx,
         client: &kube::Client,
         inputs: &Inputs,
-        budget: &Budget,
+        budget: &Deadline,
     ) -> Result<Issued, Diagnostics> {
         let name = csr_name(&inputs.consumer);
         let api: Api<CertificateSigningRequest> = Api::all(client.clone());
         let csr = csr_object(&name, &inputs.consumer, &inputs.csr, inputs.validity);
-        kube_ops::create(ctx, &api, &csr).await.map_err(|e| op_diags(&e))?;
-        kube_ops::approve_csr(
+        crate::kube::create(ctx, &api, &csr).await.map_err(|e| op_diags(&e))?;
+        crate::kube::approve_csr(
             ctx,
             &api,
             &name,
@@ -862,7 +850,7 @@ impl TenantResource {
         )
         .await
         .map_err(|e| op_diags(&e))?;
-        let cert_pem = kube_ops::wait_for(
+        let cert_pem = crate::kube::wait_for(
             ctx,
             &api,
             &name,
@@ -874,7 +862,10 @@ impl TenantResource {
         .map_err(|e| op_diags(&e))?;
         let expires_at = crypto::not_after(&cert_pem).map_err(|e| {
             Diagnostic::error(
-                format!("Unreadable certificate in {}", kube_ops::describe::<CertificateSigningRequest>(None, &name)),
+                format!(
+                    "Unreadable certificate in {}",
+                    crate::kube::describe::<CertificateSigningRequest>(None, &name)
+                ),
                 format!("status.certificate could not be read: {e}. Check the cluster's kube-apiserver-client signer."),
             )
         })?;
@@ -888,24 +879,24 @@ impl TenantResource {
         ctx: &Ctx,
         client: &kube::Client,
         inputs: &Inputs,
-        budget: &Budget,
+        budget: &Deadline,
     ) -> Result<(), Diagnostics> {
         let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
         let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
         // A Tenant still terminating (e.g. deleted out of band) would swallow the apply: let it go first.
-        let existing = kube_ops::get_opt(ctx, &tenants, &inputs.consumer).await.map_err(|e| op_diags(&e))?;
+        let existing = crate::kube::get_opt(ctx, &tenants, &inputs.consumer).await.map_err(|e| op_diags(&e))?;
         if existing.is_some_and(|t| t.metadata.deletion_timestamp.is_some()) {
-            kube_ops::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left())
+            crate::kube::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left())
                 .await
                 .map_err(|e| op_diags(&e))?;
         }
         let role = self.control_plane_role(ctx, client).await.map_err(|e| op_diags(&e))?;
         if !inputs.drained() {
-            kube_ops::apply(ctx, &bindings, &role_binding(inputs, &role)).await.map_err(|e| op_diags(&e))?;
+            crate::kube::apply(ctx, &bindings, &role_binding(inputs, &role)).await.map_err(|e| op_diags(&e))?;
         }
-        kube_ops::apply(ctx, &tenants, &tenant_object(inputs)).await.map_err(|e| op_diags(&e))?;
+        crate::kube::apply(ctx, &tenants, &tenant_object(inputs)).await.map_err(|e| op_diags(&e))?;
         if inputs.drained() {
-            kube_ops::delete_and_wait(ctx, &bindings, &role_binding_name(&role), budget.left())
+            crate::kube::delete_and_wait(ctx, &bindings, &role_binding_name(&role), budget.left())
                 .await
                 .map_err(|e| op_diags(&e))?;
         }
@@ -915,7 +906,7 @@ impl TenantResource {
         } else {
             "status.tenantNamespace".to_string()
         };
-        kube_ops::wait_for(ctx, &tenants, consumer, &waiting_for, budget.left(), |t: Option<&Tenant>| {
+        crate::kube::wait_for(ctx, &tenants, consumer, &waiting_for, budget.left(), |t: Option<&Tenant>| {
             tenant_ready(t, ns, consumer, drained)
         })
         .await
@@ -923,12 +914,12 @@ impl TenantResource {
         if drained {
             let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
             let selector = format!("{}={consumer}", labels::REMOTE_CLUSTER_ID);
-            let target = kube_ops::WaitTarget::labelled(
+            let target = crate::kube::WaitTarget::labelled(
                 &slices,
                 &selector,
                 "Liqo to delete the consumer's ResourceSlices (the drain)",
             );
-            kube_ops::wait_until(ctx, &slices, target, budget.left(), slices_drained)
+            crate::kube::wait_until(ctx, &slices, target, budget.left(), slices_drained)
                 .await
                 .map_err(|e| op_diags(&e))?;
         }
@@ -943,13 +934,13 @@ impl TenantResource {
         client: &kube::Client,
         consumer: &str,
         keep: Option<&str>,
-        budget: &Budget,
+        budget: &Deadline,
     ) -> Result<(), OpError> {
         let api: Api<CertificateSigningRequest> = Api::all(client.clone());
-        for csr in kube_ops::list(ctx, &api, &csr_selector(consumer)).await? {
+        for csr in crate::kube::list(ctx, &api, &csr_selector(consumer)).await? {
             let name = csr.metadata.name.unwrap_or_default();
             if Some(name.as_str()) != keep {
-                kube_ops::delete_and_wait(ctx, &api, &name, budget.left()).await?;
+                crate::kube::delete_and_wait(ctx, &api, &name, budget.left()).await?;
             }
         }
         Ok(())
@@ -978,7 +969,7 @@ impl TenantResource {
 
     async fn create(&self, ctx: &Ctx, planned: &Value) -> (Value, Diagnostics) {
         let inputs = Inputs::from_value(planned);
-        let budget = Budget::new(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).create);
+        let budget = Deadline::after(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).create);
         let mut diags = Diagnostics::new();
         let client = match self.client().await {
             Ok(c) => c,
@@ -1016,7 +1007,7 @@ impl TenantResource {
 
     async fn update(&self, ctx: &Ctx, prior: &Value, planned: &Value) -> (Value, Diagnostics) {
         let inputs = Inputs::from_value(planned);
-        let budget = Budget::new(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).update);
+        let budget = Deadline::after(Timeouts::from_value(planned, DEFAULT_TIMEOUTS).update);
         let mut diags = Diagnostics::new();
         // The state follows the cluster step by step, so a failure leaves it true and the next plan retries.
         let mut state = prior.clone();
@@ -1085,7 +1076,7 @@ impl TenantResource {
     /// certificate guarantees.
     async fn destroy(&self, ctx: &Ctx, prior: &Value) -> (Value, Diagnostics) {
         let inputs = Inputs::from_value(prior);
-        let budget = Budget::new(Timeouts::from_value(prior, DEFAULT_TIMEOUTS).delete);
+        let budget = Deadline::after(Timeouts::from_value(prior, DEFAULT_TIMEOUTS).delete);
         let client = match self.client().await {
             Ok(c) => c,
             Err(d) => return (prior.clone(), d),
@@ -1093,13 +1084,13 @@ impl TenantResource {
         let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
         let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
         let result = async {
-            kube_ops::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left()).await?;
+            crate::kube::delete_and_wait(ctx, &tenants, &inputs.consumer, budget.left()).await?;
             // Without a unique labelled role (Liqo uninstalled or broken), the default name is the only candidate.
             let role = self
                 .control_plane_role(ctx, &client)
                 .await
                 .unwrap_or_else(|_| labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE.to_string());
-            kube_ops::delete_and_wait(ctx, &bindings, &role_binding_name(&role), budget.left()).await?;
+            crate::kube::delete_and_wait(ctx, &bindings, &role_binding_name(&role), budget.left()).await?;
             self.prune_csrs(ctx, &client, &inputs.consumer, None, &budget).await
         }
         .await;
@@ -1119,7 +1110,7 @@ impl TenantResource {
         consumer: &str,
     ) -> Result<Option<String>, OpError> {
         let tenants: Api<Tenant> = Api::namespaced(client.clone(), namespace);
-        let Some(tenant) = kube_ops::get_opt(ctx, &tenants, consumer).await? else {
+        let Some(tenant) = crate::kube::get_opt(ctx, &tenants, consumer).await? else {
             return Ok(None);
         };
         if tenant.metadata.deletion_timestamp.is_some() {
@@ -1130,7 +1121,7 @@ impl TenantResource {
         if condition != TENANT_CONDITION_DRAINED {
             let role = self.control_plane_role(ctx, client).await?;
             let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), namespace);
-            let rb = kube_ops::get_opt(ctx, &bindings, &role_binding_name(&role)).await?;
+            let rb = crate::kube::get_opt(ctx, &bindings, &role_binding_name(&role)).await?;
             if !rb.is_some_and(|rb| binds_consumer(&rb, consumer, &role)) {
                 return Ok(None);
             }
@@ -1209,10 +1200,10 @@ impl Resource for TenantResource {
         let (namespace, consumer) = parse_import_id(id)?;
         let client = self.client().await?;
         let tenants: Api<Tenant> = Api::namespaced(client.clone(), &namespace);
-        let tenant = kube_ops::get_opt(ctx, &tenants, &consumer).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
+        let tenant = crate::kube::get_opt(ctx, &tenants, &consumer).await.map_err(|e| op_diags(&e))?.ok_or_else(|| {
             Diagnostic::error(
                 format!("Cannot import {TYPE_NAME} {id}"),
-                format!("{} was not found on the provider cluster. Check the namespace and the consumer cluster ID (`kubectl get tenants -A`).", kube_ops::describe::<Tenant>(Some(&namespace), &consumer)),
+                format!("{} was not found on the provider cluster. Check the namespace and the consumer cluster ID (`kubectl get tenants -A`).", crate::kube::describe::<Tenant>(Some(&namespace), &consumer)),
             )
         })?;
         if tenant.spec.cluster_id.as_deref() != Some(consumer.as_str()) {
@@ -1220,7 +1211,7 @@ impl Resource for TenantResource {
                 format!("Cannot import {TYPE_NAME} {id}"),
                 format!(
                     "{} has spec.clusterID {:?}, but liqo_tenant names the Tenant after the consumer cluster ID. Import a Tenant whose name equals its clusterID.",
-                    kube_ops::describe::<Tenant>(Some(&namespace), &consumer),
+                    crate::kube::describe::<Tenant>(Some(&namespace), &consumer),
                     tenant.spec.cluster_id.as_deref().unwrap_or_default()
                 ),
             )
@@ -1465,13 +1456,6 @@ mod tests {
     }
 
     #[test]
-    fn destroy_plans_null() {
-        let prior = applied_state("2030-12-01T00:00:00Z");
-        let p = plan_change(&prior, &Value::Null, &Value::Null, now());
-        assert!(p.planned.is_null());
-    }
-
-    #[test]
     fn tenant_condition_updates_in_place_and_keeps_the_credentials() {
         let prior = applied_state("2030-12-01T00:00:00Z");
         let mut proposed = prior.clone();
@@ -1606,14 +1590,15 @@ mod tests {
         };
         let cluster_ca =
             endpoint("the cluster CA (ConfigMap liqo-tenant-rome/kube-root-ca.crt, the default of `api_server_ca`)");
-        let untrusted = || Err(kube_ops::TlsProbeError::Untrusted("UnknownIssuer".into()));
+        let untrusted = || Err(crate::kube::probe::TlsProbeError::Untrusted("UnknownIssuer".into()));
         let d = tls_verdict(&cluster_ca, untrusted()).unwrap();
         assert_eq!(d.severity, Severity::Error);
         assert!(d.summary.contains("https://203.0.113.10:6443") && d.summary.contains("cluster CA"), "{}", d.summary);
         assert!(d.detail.contains("UnknownIssuer") && d.detail.contains("set `api_server_ca`"), "{}", d.detail);
         let d = tls_verdict(&endpoint("the CA in `api_server_ca`"), untrusted()).unwrap();
         assert_eq!(d.attribute, Some(AttributePath::root("api_server_ca")));
-        let d = tls_verdict(&cluster_ca, Err(kube_ops::TlsProbeError::Unreachable("refused".into()))).unwrap();
+        let d =
+            tls_verdict(&cluster_ca, Err(crate::kube::probe::TlsProbeError::Unreachable("refused".into()))).unwrap();
         assert_eq!(d.severity, Severity::Warning, "unreachable from here may still work from the consumer");
         assert!(tls_verdict(&cluster_ca, Ok(())).is_none());
     }
@@ -1655,7 +1640,7 @@ mod tests {
     /// 0.2.0 kept the consumer's private key in `kubeconfig`: the upgrade drops it.
     #[test]
     fn upgrading_0_2_0_state_drops_the_kubeconfig() {
-        let resource = TenantResource::new(Arc::new(Cluster::default()));
+        let resource = TenantResource::new(Arc::new(ClusterApi::default()));
         let old = serde_json::json!({"id": "liqo-tenant-rome/rome", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
         let upgraded = resource.upgrade(0, old).unwrap();
         assert_eq!(upgraded, serde_json::json!({"id": "liqo-tenant-rome/rome"}));
@@ -1770,7 +1755,7 @@ mod tests {
     fn csr_wait_reports_denial_and_returns_the_certificate() {
         use k8s_openapi::api::certificates::v1::{CertificateSigningRequestCondition, CertificateSigningRequestStatus};
         let mut csr = csr_object("n", "rome", "PEM", Duration::from_secs(3600));
-        assert!(matches!(csr_issued(Some(&csr)), Wait::Pending(s) if s.contains("not approved")));
+        assert!(matches!(csr_issued(Some(&csr)), Verdict::Pending(s) if s.contains("not approved")));
         let cond = |t: &str| CertificateSigningRequestCondition {
             type_: t.into(),
             status: "True".into(),
@@ -1780,29 +1765,29 @@ mod tests {
         csr.status =
             Some(CertificateSigningRequestStatus { conditions: Some(vec![cond("Denied")]), certificate: None });
         assert!(
-            matches!(csr_issued(Some(&csr)), Wait::Failed { reason, .. } if reason.contains("Denied") && reason.contains("Policy"))
+            matches!(csr_issued(Some(&csr)), Verdict::Failed { reason, .. } if reason.contains("Denied") && reason.contains("Policy"))
         );
         csr.status = Some(CertificateSigningRequestStatus {
             conditions: Some(vec![cond("Approved")]),
             certificate: Some(ByteString(b"CERT".to_vec())),
         });
-        assert!(matches!(csr_issued(Some(&csr)), Wait::Ready(c) if c == b"CERT"));
+        assert!(matches!(csr_issued(Some(&csr)), Verdict::Ready(c) if c == b"CERT"));
     }
 
     #[test]
     fn tenant_wait_needs_our_namespace() {
         let inputs = Inputs::from_value(&config(&[]));
         let mut t = tenant_object(&inputs);
-        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Pending(_)));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Verdict::Pending(_)));
         t.status = Some(liqo_schema::liqo::TenantStatus {
             tenant_namespace: Some("liqo-tenant-rome".into()),
             auth_params: None,
         });
-        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Ready(())));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Verdict::Ready(())));
         t.status =
             Some(liqo_schema::liqo::TenantStatus { tenant_namespace: Some("elsewhere".into()), auth_params: None });
         assert!(
-            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Failed { reason, .. } if reason.contains("elsewhere"))
+            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Verdict::Failed { reason, .. } if reason.contains("elsewhere"))
         );
     }
 
@@ -1813,22 +1798,22 @@ mod tests {
         let inputs = Inputs::from_value(&config(&[("tenant_condition", Value::string("Drained"))]));
         let mut t = tenant_object(&inputs);
         assert!(
-            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Wait::Pending(s) if s.contains("tenant.liqo.io/finalizer"))
+            matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Verdict::Pending(s) if s.contains("tenant.liqo.io/finalizer"))
         );
         t.metadata.finalizers = Some(vec![labels::TENANT_FINALIZER.to_string()]);
         assert!(t.status.is_none(), "what Liqo leaves on a Drained Tenant: no status");
-        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Wait::Ready(())));
-        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Wait::Pending(_)));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Verdict::Ready(())));
+        assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Verdict::Pending(_)));
     }
 
     #[test]
     fn drain_waits_for_live_slices_only() {
         let mut rs = ResourceSlice::new("s1", Default::default());
-        assert!(matches!(slices_drained(&[]), Wait::Ready(())));
-        assert!(matches!(slices_drained(std::slice::from_ref(&rs)), Wait::Pending(s) if s.contains("s1")));
+        assert!(matches!(slices_drained(&[]), Verdict::Ready(())));
+        assert!(matches!(slices_drained(std::slice::from_ref(&rs)), Verdict::Pending(s) if s.contains("s1")));
         rs.metadata.deletion_timestamp =
             Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::now()));
-        assert!(matches!(slices_drained(&[rs]), Wait::Ready(())));
+        assert!(matches!(slices_drained(&[rs]), Verdict::Ready(())));
     }
 
     /// What `liqoctl peer` leaves on the provider: a KeysExchange Tenant with the consumer's Ed25519 CSR (Liqo's
@@ -1885,7 +1870,7 @@ mod tests {
 
     #[test]
     fn api_server_urls() {
-        use crate::resources::common::check_api_server_url;
+        use crate::validate::check_api_server_url;
         for ok in ["https://10.0.0.1:6443", "https://api.example.com", "https://[::1]:6443", "https://h:443/prefix"] {
             assert_eq!(check_api_server_url(ok), Ok(()), "{ok}");
         }

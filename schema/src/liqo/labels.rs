@@ -132,3 +132,11 @@ pub const WIREGUARD_PRIVATE_KEY: &str = "privateKey";
 pub const WIREGUARD_PUBLIC_KEY: &str = "publicKey";
 /// Data key of the control-plane kubeconfig Secret.
 pub const KUBECONFIG_KEY: &str = "kubeconfig";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Names this provider gives the objects Liqo reads
+// ---------------------------------------------------------------------------------------------------------------
+
+/// The WireGuard key Secret `liqo_generate` writes in the tenant namespace and `liqo_gateway` references by
+/// default (Liqo's own gateways name theirs `gw-<gateway>`).
+pub const KEY_SECRET_NAME: &str = "gw-keys";

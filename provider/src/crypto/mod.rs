@@ -1,9 +1,12 @@
 //! Certificates, keys and certificate signing requests, with maintained crates: `pem` splits PEM text,
 //! `x509-parser` reads certificates and CSRs (and verifies a CSR's self-signature), `rcgen` makes keys and CSRs.
-//! No cluster access here, and no Liqo knowledge beyond what the callers pass in.
+//! WireGuard key pairs are in [`wireguard`] (x25519-dalek). No cluster access here, and no Liqo knowledge beyond
+//! what the callers pass in.
 //!
 //! One rule for CA bundles ([`certificates`]) serves every attribute that takes one (the provider block's
 //! `cluster_ca_certificate`, `liqo_tenant.api_server_ca`, `liqo_peer.cluster_ca_certificate`) and the TLS probe.
+pub mod wireguard;
+
 use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, PKCS_ECDSA_P256_SHA256};
 use time::OffsetDateTime;
 use x509_parser::certification_request::X509CertificationRequest;

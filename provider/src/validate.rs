@@ -1,0 +1,346 @@
+//! Plan-time validators: each checks one attribute when its value is known and names the attribute and the fix.
+//! They run before anything touches a cluster; the provider block, the resources, the data sources and the list
+//! resources share them.
+use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Value};
+use std::time::Duration;
+
+/// Parses Go-style durations (`1h30m`, `90s`, `500ms`), the format Terraform users know from `timeouts`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("empty duration".into());
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        if num_len == 0 {
+            return Err(format!("`{s}` is not a duration"));
+        }
+        let n: f64 = rest[..num_len].parse().map_err(|_| format!("`{s}` is not a duration"))?;
+        rest = &rest[num_len..];
+        let unit_len = rest.find(|c: char| c.is_ascii_digit() || c == '.').unwrap_or(rest.len());
+        let factor = match &rest[..unit_len] {
+            "ms" => 0.001,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            "" => return Err(format!("`{s}` has a number without a unit (use s, m or h)")),
+            u => return Err(format!("`{s}` has unknown unit `{u}` (use ms, s, m or h)")),
+        };
+        rest = &rest[unit_len..];
+        total += n * factor;
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// Validation helpers: each checks one attribute when its value is known and pushes an error naming the
+/// attribute and the fix. Unknown and null values pass (required-ness is Terraform's job).
+pub struct Validator<'a> {
+    pub config: &'a Value,
+    pub diags: Diagnostics,
+}
+
+impl<'a> Validator<'a> {
+    pub fn new(config: &'a Value) -> Validator<'a> {
+        Validator { config, diags: Diagnostics::new() }
+    }
+
+    /// The value at a dotted path (`server.port`).
+    pub fn value(&self, path: &str) -> &'a Value {
+        path.split('.').fold(self.config, |v, step| v.get(step))
+    }
+
+    pub fn error(&mut self, path: AttributePath, summary: impl Into<String>, detail: impl Into<String>) {
+        self.diags.push(Diagnostic::error(summary, detail).at(path));
+    }
+
+    fn known_str(&self, path: &str) -> Option<&'a str> {
+        self.value(path).as_str()
+    }
+
+    /// A Liqo cluster ID: a DNS-1123 label (`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, at most 63 characters).
+    pub fn cluster_id(&mut self, path: &str) {
+        if let Some(s) = self.known_str(path)
+            && let Err(why) = check_dns_label(s)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid cluster ID for `{path}`"),
+                format!("`{s}` {why}. Liqo cluster IDs are DNS labels: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters (e.g. `milan`). Read it with `liqoctl info --get clusterid` or from liqo_generate's `cluster_id`."),
+            );
+        }
+    }
+
+    /// A Kubernetes namespace name (also a DNS label).
+    pub fn namespace(&mut self, path: &str) {
+        if let Some(s) = self.known_str(path)
+            && let Err(why) = check_dns_label(s)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid namespace name for `{path}`"),
+                format!("`{s}` {why}. Namespace names are DNS labels: lowercase letters, digits and '-', at most 63 characters."),
+            );
+        }
+    }
+
+    /// An IPv4 or IPv6 CIDR such as `10.243.0.0/16`.
+    pub fn cidr(&mut self, path: AttributePath, value: &Value) {
+        if let Some(s) = value.as_str()
+            && let Err(why) = check_cidr(s)
+        {
+            self.error(
+                path.clone(),
+                format!("Invalid CIDR for `{path}`"),
+                format!("`{s}` {why}. Give a network in CIDR notation, e.g. `10.243.0.0/16` (read it with liqo_generate's `pod_cidrs` / `external_cidr`)."),
+            );
+        }
+    }
+
+    /// A WireGuard public key: standard base64 of exactly 32 bytes (44 characters).
+    pub fn wireguard_key(&mut self, path: &str) {
+        if let Some(s) = self.known_str(path)
+            && let Err(why) = check_wireguard_key(s)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid WireGuard public key for `{path}`"),
+                format!("{why}. A WireGuard key is 32 bytes in standard base64 (44 characters ending in '='), as `wg pubkey` prints it; use the peer's liqo_generate `wireguard_public_key`."),
+            );
+        }
+    }
+
+    /// A TCP/UDP port in `range`.
+    pub fn port(&mut self, path: &str, range: std::ops::RangeInclusive<i64>) {
+        let v = self.value(path);
+        if let Value::Number(n) = v {
+            let ok = v.as_i64().is_some_and(|p| range.contains(&p));
+            if !ok {
+                self.error(
+                    AttributePath::parse(path),
+                    format!("Port out of range for `{path}`"),
+                    format!("{n} is not a whole number between {} and {}.", range.start(), range.end()),
+                );
+            }
+        }
+    }
+
+    /// One of a fixed set of strings (Liqo enum values are case-sensitive).
+    pub fn one_of(&mut self, path: &str, allowed: &[&str]) {
+        if let Some(s) = self.known_str(path)
+            && !allowed.contains(&s)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Unsupported value for `{path}`"),
+                format!(
+                    "`{s}` is not one of {} (case-sensitive).",
+                    allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+                ),
+            );
+        }
+    }
+
+    /// A duration string such as `90s` or `10m`.
+    pub fn duration(&mut self, path: &str) {
+        if let Some(s) = self.known_str(path)
+            && let Err(why) = parse_duration(s)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid duration for `{path}`"),
+                format!("{why}. Write durations like `90s`, `10m` or `1h30m`."),
+            );
+        }
+    }
+
+    /// Every entry of the `timeouts` block is a valid duration.
+    pub fn timeouts(&mut self) {
+        for t in ["create", "update", "delete"] {
+            self.duration(&format!("timeouts.{t}"));
+        }
+    }
+
+    /// An API server URL for a kubeconfig (`https://host[:port][/path]`); `example` shows a good value.
+    pub fn api_server_url(&mut self, path: &str, example: &str) {
+        if let Some(url) = self.known_str(path)
+            && let Err(why) = check_api_server_url(url)
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid API server URL for `{path}`"),
+                format!("`{url}` {why}. {example}"),
+            );
+        }
+    }
+
+    /// PEM CA certificate(s): certificates only, at least one (the rule of [`crate::crypto::certificates`]).
+    pub fn ca_bundle(&mut self, path: &str, fix: &str) {
+        if let Some(pem) = self.known_str(path)
+            && let Err(why) = crate::crypto::certificates(pem.as_bytes())
+        {
+            self.error(
+                AttributePath::parse(path),
+                format!("Invalid CA for `{path}`"),
+                format!("The value is not PEM CA certificates: {why}. {fix}"),
+            );
+        }
+    }
+
+    pub fn finish(self) -> Diagnostics {
+        self.diags
+    }
+}
+
+pub fn check_dns_label(s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("is empty".into());
+    }
+    if s.len() > 63 {
+        return Err(format!("is {} characters long", s.len()));
+    }
+    if !s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-') {
+        return Err("contains characters other than lowercase letters, digits and '-'".into());
+    }
+    if s.starts_with('-') || s.ends_with('-') {
+        return Err("starts or ends with '-'".into());
+    }
+    Ok(())
+}
+
+/// A Kubernetes qualified name (resource names, label keys): an optional DNS-subdomain prefix and `/`, then a
+/// name of at most 63 alphanumerics, '-', '_' or '.', starting and ending with an alphanumeric.
+pub fn check_qualified_name(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if let Some(p) = prefix {
+        let subdomain_ok = !p.is_empty() && p.len() <= 253 && p.split('.').all(|label| check_dns_label(label).is_ok());
+        if !subdomain_ok {
+            return Err(format!("has an invalid prefix `{p}` (it must be a DNS subdomain such as `example.com`)"));
+        }
+    }
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(alnum)
+        && name.ends_with(alnum)
+        && name.chars().all(|c| alnum(c) || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err("is not a valid name (at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit)".into())
+    }
+}
+
+pub fn check_cidr(s: &str) -> Result<(), String> {
+    let (addr, len) = s.split_once('/').ok_or_else(|| "has no prefix length (`/16`)".to_string())?;
+    let ip: std::net::IpAddr = addr.parse().map_err(|_| format!("has an invalid address `{addr}`"))?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    match len.parse::<u8>() {
+        Ok(l) if l <= max => Ok(()),
+        _ => Err(format!("has an invalid prefix length `{len}` (0–{max})")),
+    }
+}
+
+pub fn check_wireguard_key(s: &str) -> Result<(), String> {
+    use base64::Engine;
+    match base64::engine::general_purpose::STANDARD.decode(s) {
+        Ok(b) if b.len() == 32 => Ok(()),
+        Ok(b) => Err(format!("the value decodes to {} bytes, not 32", b.len())),
+        Err(_) => Err("the value is not valid standard base64".into()),
+    }
+}
+
+/// `https://host[:port][/path]`: what a kubeconfig `server` may hold. Plain HTTP is refused because the
+/// consumer authenticates with a client certificate, which only works over TLS.
+pub fn check_api_server_url(url: &str) -> Result<(), String> {
+    let rest =
+        url.strip_prefix("https://").ok_or("does not start with `https://` (API servers are served over TLS)")?;
+    if rest.contains(['?', '#', '@']) || rest.contains(char::is_whitespace) {
+        return Err("contains a query, fragment, user name or space".into());
+    }
+    let authority = rest.split('/').next().unwrap_or_default();
+    let port = if let Some(v6) = authority.strip_prefix('[') {
+        let (addr, after) = v6.split_once(']').ok_or("has an unclosed `[` in an IPv6 address")?;
+        addr.parse::<std::net::Ipv6Addr>().map_err(|_| format!("has an invalid IPv6 address `{addr}`"))?;
+        match after {
+            "" => None,
+            p => Some(p.strip_prefix(':').ok_or("has text after the IPv6 address that is not `:port`")?),
+        }
+    } else {
+        let (host, port) = match authority.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (authority, None),
+        };
+        if host.is_empty() {
+            return Err("has no host".into());
+        }
+        if !host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '.')) {
+            return Err(format!(
+                "has an invalid host `{host}` (IPv6 addresses go in brackets: `https://[fd00::1]:6443`)"
+            ));
+        }
+        port
+    };
+    match port.map(str::parse::<u16>) {
+        None | Some(Ok(1..=65535)) => Ok(()),
+        Some(_) => Err(format!("has an invalid port `{}` (1–65535)", port.unwrap_or_default())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_like_go() {
+        assert_eq!(parse_duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert!(parse_duration("10").unwrap_err().contains("without a unit"));
+        assert!(parse_duration("5 minutes").is_err());
+    }
+
+    #[test]
+    fn validators_name_the_attribute() {
+        let cfg = Value::object([
+            ("remote_cluster_id", Value::string("Milan_1")),
+            ("remote_public_key", Value::string("dG9vIHNob3J0")),
+            ("server", Value::object([("port", Value::Number(70000.0))])),
+            ("mode", Value::string("nodeport")),
+            ("ok", Value::Unknown),
+        ]);
+        let mut c = Validator::new(&cfg);
+        c.cluster_id("remote_cluster_id");
+        c.wireguard_key("remote_public_key");
+        c.port("server.port", 1..=65535);
+        c.one_of("mode", &["NodePort", "LoadBalancer"]);
+        c.cluster_id("ok");
+        let d = c.finish();
+        let paths: Vec<String> = d.iter().map(|d| d.attribute.as_ref().unwrap().to_string()).collect();
+        assert_eq!(paths, ["remote_cluster_id", "remote_public_key", "server.port", "mode"]);
+        assert!(d.0[1].detail.contains("decodes to 9 bytes"));
+    }
+
+    #[test]
+    fn cidrs_are_checked() {
+        assert!(check_cidr("10.243.0.0/16").is_ok());
+        assert!(check_cidr("fd00::/64").is_ok());
+        assert!(check_cidr("10.243.0.0").is_err());
+        assert!(check_cidr("10.243.0.0/33").is_err());
+        assert!(check_cidr("10.243.0/16").is_err());
+    }
+
+    #[test]
+    fn resource_names_are_qualified_names() {
+        for ok in ["cpu", "ephemeral-storage", "hugepages-2Mi", "nvidia.com/gpu", "example.com/foo_bar"] {
+            assert!(check_qualified_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-cpu", "a/b/c", "/gpu", "UPPER.com/gpu", "x".repeat(64).as_str()] {
+            assert!(check_qualified_name(bad).is_err(), "{bad}");
+        }
+    }
+}
