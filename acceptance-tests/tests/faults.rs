@@ -13,7 +13,7 @@ use anyhow::{Context, Result, ensure};
 use kube::Api;
 use liqo_acceptance::chain::{PEER, full_chain};
 use liqo_acceptance::ground::process;
-use liqo_acceptance::inventory::{self, Row};
+use liqo_acceptance::inventory;
 use liqo_acceptance::observe::{eventually, flat, instance, plan_text};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
@@ -26,10 +26,7 @@ const ROME_NS: &str = "liqo-tenant-milan";
 /// Both clusters' Liqo objects, keyed by `(cluster, kind, name)` with the random suffix of CSR names removed, so
 /// two inventories of equivalent peerings compare equal; the value counts objects with that key.
 async fn inventory(ground: &Ground) -> Result<BTreeMap<(String, String, String), usize>> {
-    let mut rows: Vec<Row> = Vec::new();
-    for cluster in [MILAN, ROME] {
-        rows.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
-    }
+    let rows = inventory::leftovers(ground, &[MILAN, ROME]).await?;
     let mut counted = BTreeMap::new();
     for row in rows {
         let name = match row.kind.as_str() {

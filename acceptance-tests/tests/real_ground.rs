@@ -291,11 +291,7 @@ async fn provider_peers_two_real_liqo_clusters_without_networking() -> Result<()
         no_key_in_state(&work, &rotated, &what)?;
 
         work.destroy().await.with_context(|| format!("{what}: destroy"))?;
-        let mut left = Vec::new();
-        for cluster in [provider, consumer] {
-            left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
-        }
-        ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
+        inventory::nothing_left(&ground, &[provider, consumer]).await.with_context(|| format!("{what}: destroy"))?;
         // The virtual node's Deployment is gone, so the ground's kubelet must have stopped its process.
         let virtual_kubelet = state.bin.join("virtual-kubelet");
         eventually(Duration::from_secs(30), "the virtual-kubelet process to stop after destroy", || async {

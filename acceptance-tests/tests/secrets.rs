@@ -740,11 +740,7 @@ async fn migrate_from_0_2_0(ground: &Ground, cli: Cli) -> Result<()> {
     let granted = &work.output_json().await?["accepted_resources"]["value"];
     ensure!(granted["cpu"] == json!("3"), "after the migration Liqo granted {granted} for 3 CPUs");
     work.destroy().await.context("destroy after the migration")?;
-    let mut left = Vec::new();
-    for cluster in [MILAN, ROME] {
-        left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
-    }
-    ensure!(left.is_empty(), "destroy left Liqo objects behind:\n{}", inventory::table(&left));
+    inventory::nothing_left(ground, &[MILAN, ROME]).await.context("destroy after the migration")?;
     Ok(())
 }
 
