@@ -80,6 +80,8 @@ async fn api_server_crash_mid_apply(ground: &Ground, cli: Cli) -> Result<()> {
     };
     let (first, crashed_at) = tokio::join!(apply, crash);
     let (first, crashed_at) = (first?, crashed_at?);
+    // The fault must hit the apply: an API server that went down after the apply ended proves nothing.
+    ensure!(crashed_at < first.duration, "{cli}: milan's API server went down only after the apply had ended");
     eprintln!(
         "[faults {cli}] milan's API server killed {:.1}s into the apply, down 5 s; the apply {} after {:.1}s",
         crashed_at.as_secs_f64(),
