@@ -1,9 +1,11 @@
 //! Everything Liqo-related on a cluster, as one table: what the demo prints and what tests use to prove that a
 //! destroy left nothing behind (no orphaned object, no duplicate).
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, ensure};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 use serde_json::Value;
+
+use crate::Ground;
 
 /// One object found on a cluster.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -64,6 +66,23 @@ pub async fn list(cluster: &str, client: &kube::Client) -> Result<Vec<Row>> {
         }
     }
     Ok(rows)
+}
+
+/// Every Liqo-related object left on the given clusters of a ground.
+pub async fn leftovers(ground: &Ground, clusters: &[&str]) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for cluster in clusters {
+        rows.extend(list(cluster, &ground.client(cluster).await?).await?);
+    }
+    Ok(rows)
+}
+
+/// Fails with the table of what is left when any Liqo-related object is left on the given clusters (after a
+/// destroy, nothing may be).
+pub async fn nothing_left(ground: &Ground, clusters: &[&str]) -> Result<()> {
+    let left = leftovers(ground, clusters).await?;
+    ensure!(left.is_empty(), "Liqo objects are left behind:\n{}", table(&left));
+    Ok(())
 }
 
 fn condition(data: &Value, ty: &str) -> Option<String> {

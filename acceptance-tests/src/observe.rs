@@ -3,8 +3,9 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use k8s_openapi::api::core::v1::Node;
-use kube::api::{Api, ListParams};
+use k8s_openapi::api::core::v1::{Namespace, Node};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::{Api, ListParams, PostParams};
 use liqo_schema::liqo::ResourceSlice;
 use serde_json::Value;
 
@@ -100,6 +101,17 @@ pub fn plan_text(plan: &Plan) -> &str {
 /// The plan's `Plan: …` line, or `no changes`.
 pub fn summary(plan: &Plan) -> &str {
     plan_text(plan).lines().find(|l| l.starts_with("Plan:")).unwrap_or("no changes")
+}
+
+/// Creates the namespace `name` (plain, no labels).
+pub async fn create_namespace(client: &kube::Client, name: &str) -> Result<()> {
+    let namespace =
+        Namespace { metadata: ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() };
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .with_context(|| format!("creating Namespace {name}"))?;
+    Ok(())
 }
 
 /// Diagnostics as one line of text: Terraform frames and wraps them, which must not split a phrase.

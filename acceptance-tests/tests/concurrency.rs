@@ -84,8 +84,9 @@ fn provider_conflicts(ground: &Ground) -> Result<(usize, Vec<String>)> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_hub_of_ten_applies_in_parallel_without_conflicts() -> Result<()> {
     let began = Instant::now();
-    let names: Vec<String> = std::iter::once(MILAN.to_owned()).chain(consumers()).collect();
-    let ground = Ground::start_simulated(&names.iter().map(String::as_str).collect::<Vec<_>>()).await?;
+    let owned: Vec<String> = std::iter::once(MILAN.to_owned()).chain(consumers()).collect();
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let ground = Ground::start_simulated(&names).await?;
     let cli = Cli::available()[0];
     let work = Workdir::new(cli, "").await?;
     let module_dir = work.path().join("modules/peering");
@@ -123,11 +124,7 @@ async fn a_hub_of_ten_applies_in_parallel_without_conflicts() -> Result<()> {
 
     let destroy = work.destroy_with(&["-parallelism=10"]).await?;
     eprintln!("[concurrency {cli}] destroyed in {:.1}s", destroy.duration.as_secs_f64());
-    let mut left = Vec::new();
-    for name in &names {
-        left.extend(inventory::list(name, &ground.client(name).await?).await?);
-    }
-    ensure!(left.is_empty(), "{cli}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
+    inventory::nothing_left(&ground, &names).await.with_context(|| format!("{cli}: destroy"))?;
     eprintln!(
         "[concurrency {cli}] {:.0}s in all (ground of {} control planes included)",
         began.elapsed().as_secs_f64(),

@@ -18,20 +18,9 @@ async fn apply_converges(work: &Workdir, what: &str) -> Result<serde_json::Value
     work.output_json().await
 }
 
-/// Every Liqo-related object left on the given clusters.
-async fn leftovers(ground: &Ground, clusters: &[&str]) -> Result<Vec<inventory::Row>> {
-    let mut rows = Vec::new();
-    for c in clusters {
-        rows.extend(inventory::list(c, &ground.client(c).await?).await?);
-    }
-    Ok(rows)
-}
-
 async fn destroy_leaves_nothing(work: &Workdir, ground: &Ground, clusters: &[&str], what: &str) -> Result<()> {
     work.destroy().await.with_context(|| format!("{what}: destroy"))?;
-    let left = leftovers(ground, clusters).await?;
-    ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
-    Ok(())
+    inventory::nothing_left(ground, clusters).await.with_context(|| format!("{what}: destroy"))
 }
 
 async fn node_ready(ground: &Ground, cluster: &str, node: &str) -> Result<bool> {
@@ -96,8 +85,7 @@ async fn hub_example_serves_three_consumers_and_targets_one() -> Result<()> {
         }
 
         work.destroy_with(&["-target=module.rome"]).await.with_context(|| format!("{what}: destroy -target"))?;
-        let left = leftovers(&ground, &["rome"]).await?;
-        ensure!(left.is_empty(), "{what}: -target destroy left objects on rome:\n{}", inventory::table(&left));
+        inventory::nothing_left(&ground, &["rome"]).await.with_context(|| format!("{what}: destroy -target"))?;
         for c in ["turin", "naples"] {
             ensure!(node_ready(&ground, c, MILAN).await?, "{what}: {c}'s virtual node is gone after targeting rome");
         }

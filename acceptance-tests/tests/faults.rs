@@ -13,7 +13,7 @@ use anyhow::{Context, Result, ensure};
 use kube::Api;
 use liqo_acceptance::chain::{PEER, full_chain};
 use liqo_acceptance::ground::process;
-use liqo_acceptance::inventory::{self, Row};
+use liqo_acceptance::inventory;
 use liqo_acceptance::observe::{eventually, flat, instance, plan_text};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
@@ -26,10 +26,7 @@ const ROME_NS: &str = "liqo-tenant-milan";
 /// Both clusters' Liqo objects, keyed by `(cluster, kind, name)` with the random suffix of CSR names removed, so
 /// two inventories of equivalent peerings compare equal; the value counts objects with that key.
 async fn inventory(ground: &Ground) -> Result<BTreeMap<(String, String, String), usize>> {
-    let mut rows: Vec<Row> = Vec::new();
-    for cluster in [MILAN, ROME] {
-        rows.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
-    }
+    let rows = inventory::leftovers(ground, &[MILAN, ROME]).await?;
     let mut counted = BTreeMap::new();
     for row in rows {
         let name = match row.kind.as_str() {
@@ -83,6 +80,8 @@ async fn api_server_crash_mid_apply(ground: &Ground, cli: Cli) -> Result<()> {
     };
     let (first, crashed_at) = tokio::join!(apply, crash);
     let (first, crashed_at) = (first?, crashed_at?);
+    // The fault must hit the apply: an API server that went down after the apply ended proves nothing.
+    ensure!(crashed_at < first.duration, "{cli}: milan's API server went down only after the apply had ended");
     eprintln!(
         "[faults {cli}] milan's API server killed {:.1}s into the apply, down 5 s; the apply {} after {:.1}s",
         crashed_at.as_secs_f64(),

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
@@ -15,6 +15,7 @@ use kube::api::{
 };
 use kube::{Api, Client};
 use liqo_acceptance::ground::{FAULTS_CONFIGMAP, LiqoMode, Options, audit, kubeconfig, pki, process};
+use liqo_acceptance::observe::{create_namespace, eventually};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels;
 use serde_json::json;
@@ -27,34 +28,6 @@ fn object(resource: &ApiResource, namespace: &str, name: &str, spec: serde_json:
     let mut object = DynamicObject::new(name, resource).within(namespace);
     object.data = json!({ "spec": spec });
     object
-}
-
-async fn create_namespace(client: &Client, name: &str) -> Result<()> {
-    let namespace =
-        Namespace { metadata: ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() };
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .with_context(|| format!("creating Namespace {name}"))?;
-    Ok(())
-}
-
-/// Polls `check` every 200 ms until it returns `Some`, failing with `what` after `timeout`.
-async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<Option<T>>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = check().await? {
-            return Ok(value);
-        }
-        if Instant::now() > deadline {
-            bail!("{what} did not happen within {timeout:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 #[tokio::test]

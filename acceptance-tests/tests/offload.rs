@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::{Namespace, Node};
-use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, Client};
 use liqo_acceptance::chain::full_chain;
-use liqo_acceptance::observe::{attributes, eventually, flat, instance, plan_text, summary};
-use liqo_acceptance::tf::{self, Cli, Workdir};
+use liqo_acceptance::observe::{attributes, create_namespace, eventually, flat, instance, plan_text, summary};
+use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::{NamespaceOffloading, ResourceSlice, labels};
 use serde_json::json;
@@ -75,12 +75,6 @@ async fn await_namespace(client: &Client, name: &str, present: bool, what: &str)
         Ok((found.is_some() == present && found.is_none_or(|n| n.metadata.deletion_timestamp.is_none())).then_some(()))
     })
     .await
-}
-
-async fn create_namespace(client: &Client, name: &str) -> Result<()> {
-    let ns = Namespace { metadata: ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() };
-    Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await?;
-    Ok(())
 }
 
 async fn delete_namespace(client: &Client, name: &str) -> Result<()> {
@@ -272,45 +266,6 @@ async fn offloading_lifecycle_on_the_full_chain() -> Result<()> {
     let ground = Ground::shared();
     for cli in Cli::all() {
         lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
-    }
-    Ok(())
-}
-
-#[tokio::test]
-async fn offload_inputs_are_checked_at_plan_time() -> Result<()> {
-    let ground = Ground::shared();
-    for cli in Cli::all() {
-        let bad = format!(
-            r#"{}
-resource "liqo_offload" "selected" {{
-  provider                   = liqo.rome
-  namespace                  = "demo"
-  namespace_mapping_strategy = "SelectedName"
-}}
-
-resource "liqo_offload" "default" {{
-  provider                = liqo.rome
-  namespace               = "Demo"
-  remote_namespace_name   = "elsewhere"
-  pod_offloading_strategy = "remote"
-  cluster_selector        = [{{ match_expressions = [{{ key = "zone", operator = "Equals" }}] }}]
-}}
-"#,
-            tf::provider_config(ground)
-        );
-        let work = Workdir::new(cli, &bad).await?;
-        let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
-        ensure!(!run.success(), "{cli}: invalid inputs must fail the plan");
-        let stderr = flat(&run.stderr);
-        for needle in [
-            "Missing `remote_namespace_name` for the SelectedName strategy",
-            "`remote_namespace_name` cannot be set with the DefaultName strategy",
-            "Invalid namespace name for `namespace`",
-            "Unsupported value for `pod_offloading_strategy`",
-            "Unsupported operator in `cluster_selector`",
-        ] {
-            ensure!(stderr.contains(needle), "{cli}: the errors say {needle:?}:\n{}", run.stderr);
-        }
     }
     Ok(())
 }

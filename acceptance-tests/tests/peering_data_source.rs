@@ -13,6 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use liqo_acceptance::ground::{LiqoMode, Options};
+use liqo_acceptance::observe::flat;
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::core::{
@@ -117,11 +118,6 @@ fn expected(fc: &ForeignCluster, role: &str, statuses: [&str; 3], healthy: bool)
         "offloading": module_json(&m.offloading, statuses[2]),
         "healthy": healthy,
     }))
-}
-
-/// Diagnostics as one line: Terraform wraps them and draws a box around them.
-fn flat(text: &str) -> String {
-    text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 async fn output(work: &Workdir) -> Result<Json> {

@@ -55,19 +55,10 @@ async fn virtual_node_ready(ground: &Ground) -> Result<bool> {
     }))
 }
 
-async fn leftovers(ground: &Ground) -> Result<Vec<inventory::Row>> {
-    let mut left = Vec::new();
-    for cluster in [MILAN, ROME] {
-        left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
-    }
-    Ok(left)
-}
-
 /// Destroys and checks that no Liqo object and no gateway process is left.
 async fn destroy_leaves_nothing(ground: &Ground, work: &Workdir, what: &str) -> Result<()> {
     work.destroy().await.with_context(|| format!("{what}: destroy"))?;
-    let left = leftovers(ground).await?;
-    ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
+    inventory::nothing_left(ground, &[MILAN, ROME]).await.with_context(|| format!("{what}: destroy"))?;
     eventually(Duration::from_secs(30), "the gateway processes to stop after destroy", || async {
         let running: usize = [MILAN, ROME]
             .iter()

@@ -7,11 +7,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::api::core::v1::{Node, Secret};
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::{Api, Client};
-use liqo_acceptance::observe::peering_up;
+use liqo_acceptance::observe::{create_namespace, eventually, peering_up};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory, offloaded_pod};
 use liqo_schema::liqo::labels;
@@ -85,11 +84,7 @@ async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replic
         let namespace = format!("probe-{cluster}");
         // Names unique across the ground, so that a copy on the peer cannot be confused with the peer's own.
         let (by_hand, for_replication) = (format!("by-hand-{cluster}"), format!("for-replication-{cluster}"));
-        let ns = Namespace {
-            metadata: ObjectMeta { name: Some(namespace.clone()), ..Default::default() },
-            ..Default::default()
-        };
-        Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &ns).await?;
+        create_namespace(&client, &namespace).await?;
         // Both name their destination as Liqo's own slices do; only one asks for replication.
         let remote = json!({(labels::REMOTE_CLUSTER_ID): peer, (labels::REMOTE_ID): peer});
         let replicated =
@@ -163,14 +158,13 @@ async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider
         Ok(node
             .and_then(|n| n.status)
             .and_then(|s| s.conditions)
-            .is_some_and(|conditions| conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True")))
+            .is_some_and(|conditions| conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+            .then_some(()))
     })
     .await?;
 
     let namespace = "offloaded";
-    let ns =
-        Namespace { metadata: ObjectMeta { name: Some(namespace.into()), ..Default::default() }, ..Default::default() };
-    Api::<Namespace>::all(rome_client.clone()).create(&PostParams::default(), &ns).await?;
+    create_namespace(&rome_client, namespace).await?;
     ground
         .liqoctl(&["offload", "namespace", namespace, "--kubeconfig", &rome, "--pod-offloading-strategy", "Remote"])
         .await?;
@@ -208,22 +202,6 @@ fn no_key_in_state(work: &Workdir, identity: &Identity, what: &str) -> Result<()
     let state = std::fs::read_to_string(work.path().join("terraform.tfstate"))?;
     for line in identity.key.lines().filter(|l| !l.starts_with("-----") && l.len() >= 32) {
         ensure!(!state.contains(line), "{what}: the state holds the consumer's private key");
-    }
-    Ok(())
-}
-
-/// Polls `check` every 300 ms until it holds, failing with `what` after `timeout`.
-async fn eventually<F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<()>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<bool>>,
-{
-    let deadline = Instant::now() + timeout;
-    while !check().await? {
-        if Instant::now() > deadline {
-            bail!("waited {timeout:?} for {what}");
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
     }
     Ok(())
 }
@@ -291,15 +269,11 @@ async fn provider_peers_two_real_liqo_clusters_without_networking() -> Result<()
         no_key_in_state(&work, &rotated, &what)?;
 
         work.destroy().await.with_context(|| format!("{what}: destroy"))?;
-        let mut left = Vec::new();
-        for cluster in [provider, consumer] {
-            left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
-        }
-        ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
+        inventory::nothing_left(&ground, &[provider, consumer]).await.with_context(|| format!("{what}: destroy"))?;
         // The virtual node's Deployment is gone, so the ground's kubelet must have stopped its process.
         let virtual_kubelet = state.bin.join("virtual-kubelet");
         eventually(Duration::from_secs(30), "the virtual-kubelet process to stop after destroy", || async {
-            Ok(processes_of(&virtual_kubelet, ground.dir()).is_empty())
+            Ok(processes_of(&virtual_kubelet, ground.dir()).is_empty().then_some(()))
         })
         .await
         .with_context(|| format!("{what}: destroy"))?;

@@ -113,6 +113,43 @@ impl Needle {
     }
 }
 
+/// Where a traced cycle keeps what it leaves: `root` (the directory above the working directory; every file
+/// under it is scanned), `dir` (`root/traced`, each command's output) and `log` (`dir/trace.log`, the TRACE log).
+struct Trace<'a> {
+    work: &'a Workdir,
+    root: PathBuf,
+    dir: PathBuf,
+    log: PathBuf,
+}
+
+impl<'a> Trace<'a> {
+    fn new(work: &'a Workdir) -> Result<Self> {
+        let root = work.path().parent().context("working directory layout")?.to_path_buf();
+        let dir = root.join("traced");
+        std::fs::create_dir_all(&dir)?;
+        let log = dir.join("trace.log");
+        Ok(Trace { work, root, dir, log })
+    }
+
+    async fn run(&self, label: &str, args: &[&str]) -> Result<Run> {
+        traced(self.work, &self.dir, &self.log, label, args).await
+    }
+
+    async fn ok(&self, label: &str, args: &[&str]) -> Result<Run> {
+        let run = self.run(label, args).await?;
+        ensure!(run.success(), "{run}");
+        Ok(run)
+    }
+
+    /// The TRACE log, which must show the provider process (or logging was not on).
+    fn log_text(&self) -> Result<String> {
+        let text = std::fs::read_to_string(&self.log).with_context(|| format!("reading {}", self.log.display()))?;
+        ensure!(text.contains("[TRACE]"), "{} holds no TRACE lines; was logging on?", self.log.display());
+        ensure!(text.contains("terraform-provider-liqo"), "the TRACE log shows nothing of the provider process");
+        Ok(text)
+    }
+}
+
 /// Runs one command like `Workdir::run` does, plus `TF_LOG=TRACE` into `trace`; output goes to
 /// `<dir>/<label>.stdout|stderr` (kept for the scan).
 async fn traced(work: &Workdir, dir: &Path, trace: &Path, label: &str, args: &[&str]) -> Result<Run> {
@@ -171,12 +208,6 @@ async fn traced(work: &Workdir, dir: &Path, trace: &Path, label: &str, args: &[&
     })
 }
 
-async fn traced_ok(work: &Workdir, dir: &Path, trace: &Path, label: &str, args: &[&str]) -> Result<Run> {
-    let run = traced(work, dir, trace, label, args).await?;
-    ensure!(run.success(), "{run}");
-    Ok(run)
-}
-
 /// The secrets of a kubeconfig (client keys and tokens of its users).
 fn kubeconfig_secrets(what: &str, yaml: &str, needles: &mut Vec<Needle>) -> Result<()> {
     let doc: Value = serde_yaml::from_str(yaml).with_context(|| format!("{what} is not YAML"))?;
@@ -192,6 +223,22 @@ fn kubeconfig_secrets(what: &str, yaml: &str, needles: &mut Vec<Needle>) -> Resu
         }
     }
     Ok(())
+}
+
+/// The secrets, from where they live: every key and token kept in a Secret on each of `clusters`, and the
+/// credentials of the provider block's kubeconfig for each.
+async fn secrets_on(ground: &Ground, clusters: &[&str]) -> Result<Vec<Needle>> {
+    let mut needles = Vec::new();
+    for cluster in clusters {
+        cluster_secrets(ground, cluster, &mut needles).await?;
+        let provider_kubeconfig = std::fs::read_to_string(ground.kubeconfig(cluster))?;
+        kubeconfig_secrets(
+            &format!("the provider block's kubeconfig for {cluster}"),
+            &provider_kubeconfig,
+            &mut needles,
+        )?;
+    }
+    Ok(needles)
 }
 
 /// Every private key and bearer token kept in a Secret on `cluster`.
@@ -288,6 +335,15 @@ fn artifacts(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// The text of an artifact as the scan reads it: a plan file's entries, any other file as (lossy) UTF-8.
+fn artifact_text(file: &Path) -> Result<String> {
+    if file.extension().is_some_and(|e| e == "tfplan") {
+        plan_file_contents(file)
+    } else {
+        Ok(String::from_utf8_lossy(&std::fs::read(file)?).into_owned())
+    }
+}
+
 /// The entries of a plan file (a zip holding the plan, the prior state and the configuration), concatenated.
 fn plan_file_contents(path: &Path) -> Result<String> {
     let output =
@@ -307,70 +363,38 @@ struct Peering<'a> {
 async fn cycle(ground: &Ground, cli: Cli, work: Workdir, peering: &Peering<'_>) -> Result<()> {
     let name = &peering.what;
     let clusters: Vec<&str> = std::iter::once(peering.provider).chain(peering.consumers.iter().copied()).collect();
-    let root = work.path().parent().context("working directory layout")?.to_path_buf();
-    let dir = root.join("traced");
-    std::fs::create_dir_all(&dir)?;
-    let trace = dir.join("trace.log");
-    let t = |label: &'static str, args: &'static [&'static str]| {
-        let (work, dir, trace) = (&work, &dir, &trace);
-        async move { traced_ok(work, dir, trace, label, args).await }
-    };
-
-    t("01-plan", &["plan", "-out=create.tfplan", "-input=false", "-no-color"]).await?;
-    t("02-show-create-plan", &["show", "-json", "-no-color", "create.tfplan"]).await?;
-    t("03-apply", &["apply", "-input=false", "-no-color", "create.tfplan"]).await?;
+    let trace = Trace::new(&work)?;
+    trace.ok("01-plan", &["plan", "-out=create.tfplan", "-input=false", "-no-color"]).await?;
+    trace.ok("02-show-create-plan", &["show", "-json", "-no-color", "create.tfplan"]).await?;
+    trace.ok("03-apply", &["apply", "-input=false", "-no-color", "create.tfplan"]).await?;
 
     // The secrets, from where they live, while they exist.
-    let mut needles = Vec::new();
-    for cluster in &clusters {
-        cluster_secrets(ground, cluster, &mut needles).await?;
-        let provider_kubeconfig = std::fs::read_to_string(ground.kubeconfig(cluster))?;
-        kubeconfig_secrets(
-            &format!("the provider block's kubeconfig for {cluster}"),
-            &provider_kubeconfig,
-            &mut needles,
-        )?;
-    }
+    let needles = secrets_on(ground, &clusters).await?;
     for consumer in peering.consumers {
         positive_control(ground, consumer, peering.provider, &needles)
             .await
             .with_context(|| format!("{cli}: positive control"))?;
     }
 
-    let steady = traced(
-        &work,
-        &dir,
-        &trace,
-        "04-plan",
-        &["plan", "-detailed-exitcode", "-out=steady.tfplan", "-input=false", "-no-color"],
-    )
-    .await?;
+    let steady = trace
+        .run("04-plan", &["plan", "-detailed-exitcode", "-out=steady.tfplan", "-input=false", "-no-color"])
+        .await?;
     ensure!(steady.status.code() == Some(0), "{cli}: the plan after apply must be empty:\n{steady}");
-    t("05-plan-json", &["plan", "-json", "-input=false", "-no-color"]).await?;
-    t("06-show-steady-plan", &["show", "-json", "-no-color", "steady.tfplan"]).await?;
-    t("07-show-state", &["show", "-json", "-no-color"]).await?;
-    t("08-output", &["output", "-json", "-no-color"]).await?;
-    t("09-plan-destroy", &["plan", "-destroy", "-out=destroy.tfplan", "-input=false", "-no-color"]).await?;
-    t("10-show-destroy-plan", &["show", "-json", "-no-color", "destroy.tfplan"]).await?;
-    t("11-destroy", &["destroy", "-auto-approve", "-input=false", "-no-color"]).await?;
+    trace.ok("05-plan-json", &["plan", "-json", "-input=false", "-no-color"]).await?;
+    trace.ok("06-show-steady-plan", &["show", "-json", "-no-color", "steady.tfplan"]).await?;
+    trace.ok("07-show-state", &["show", "-json", "-no-color"]).await?;
+    trace.ok("08-output", &["output", "-json", "-no-color"]).await?;
+    trace.ok("09-plan-destroy", &["plan", "-destroy", "-out=destroy.tfplan", "-input=false", "-no-color"]).await?;
+    trace.ok("10-show-destroy-plan", &["show", "-json", "-no-color", "destroy.tfplan"]).await?;
+    trace.ok("11-destroy", &["destroy", "-auto-approve", "-input=false", "-no-color"]).await?;
 
-    let trace_text = std::fs::read_to_string(&trace).with_context(|| format!("reading {}", trace.display()))?;
-    ensure!(trace_text.contains("[TRACE]"), "{cli}: {} holds no TRACE lines; was logging on?", trace.display());
-    ensure!(
-        trace_text.contains("terraform-provider-liqo"),
-        "{cli}: the TRACE log shows nothing of the provider process"
-    );
-
+    let trace_text = trace.log_text().with_context(|| format!("with {cli}"))?;
+    let root = &trace.root;
     let mut leaks = Vec::new();
-    let files = artifacts(&root)?;
+    let files = artifacts(root)?;
     for file in &files {
-        let name = file.strip_prefix(&root).unwrap_or(file).display().to_string();
-        let text = if file.extension().is_some_and(|e| e == "tfplan") {
-            plan_file_contents(file)?
-        } else {
-            String::from_utf8_lossy(&std::fs::read(file)?).into_owned()
-        };
-        scan_text(&name, &text, &needles, &mut leaks);
+        let name = file.strip_prefix(root).unwrap_or(file).display().to_string();
+        scan_text(&name, &artifact_text(file)?, &needles, &mut leaks);
     }
     let states = files
         .iter()
@@ -636,10 +660,7 @@ async fn kept_in_place(ground: &Ground) -> Result<Vec<(String, String)>> {
 async fn migrate_from_0_2_0(ground: &Ground, cli: Cli) -> Result<()> {
     let work = example(cli, "peering", ground, &[MILAN, ROME]).await?;
     work.apply().await.context("apply of examples/peering")?;
-    let root = work.path().parent().context("working directory layout")?.to_path_buf();
-    let dir = root.join("traced");
-    std::fs::create_dir_all(&dir)?;
-    let trace = dir.join("trace.log");
+    let trace = Trace::new(&work)?;
 
     let identity = identity_kubeconfig(ground).await?;
     let mut old = Vec::new();
@@ -663,12 +684,11 @@ async fn migrate_from_0_2_0(ground: &Ground, cli: Cli) -> Result<()> {
     .await?;
 
     // The guide's one apply, of a saved plan so that the plan checked is the plan applied.
-    let plan = traced_ok(&work, &dir, &trace, "01-plan", &["plan", "-out=migrate.tfplan", "-input=false", "-no-color"])
-        .await?;
-    let show =
-        traced_ok(&work, &dir, &trace, "02-show-plan", &["show", "-json", "-no-color", "migrate.tfplan"]).await?;
+    let plan = trace.ok("01-plan", &["plan", "-out=migrate.tfplan", "-input=false", "-no-color"]).await?;
+    let show = trace.ok("02-show-plan", &["show", "-json", "-no-color", "migrate.tfplan"]).await?;
     check_migration_plan(&show.stdout)?;
-    let apply = traced_ok(&work, &dir, &trace, "03-apply", &["apply", "-input=false", "-no-color", "migrate.tfplan"])
+    let apply = trace
+        .ok("03-apply", &["apply", "-input=false", "-no-color", "migrate.tfplan"])
         .await
         .context("the migration apply")?;
     check_migrated(&std::fs::read_to_string(&path)?)?;
@@ -678,34 +698,20 @@ async fn migrate_from_0_2_0(ground: &Ground, cli: Cli) -> Result<()> {
 
     // The secrets, from where they live now. The old key is in none of them: 0.2.0's key Secret is gone and
     // liqo_peer rewrote the identity Secret with the new key.
-    let mut needles = Vec::new();
-    for cluster in [MILAN, ROME] {
-        cluster_secrets(ground, cluster, &mut needles).await?;
-        let provider_kubeconfig = std::fs::read_to_string(ground.kubeconfig(cluster))?;
-        kubeconfig_secrets(
-            &format!("the provider block's kubeconfig for {cluster}"),
-            &provider_kubeconfig,
-            &mut needles,
-        )?;
-    }
+    let mut needles = secrets_on(ground, &[MILAN, ROME]).await?;
     ensure!(!needles.iter().any(|n| n.forms == old.forms), "a Secret still holds {}", old.what);
     positive_control(ground, ROME, MILAN, &needles).await?;
     let old_what = old.what.clone();
     needles.push(old);
 
-    let trace_text = std::fs::read_to_string(&trace).with_context(|| format!("reading {}", trace.display()))?;
-    ensure!(trace_text.contains("terraform-provider-liqo"), "the TRACE log shows nothing of the provider process");
+    trace.log_text()?;
     let backup = work.path().join("terraform.tfstate.backup");
     let (mut leaks, mut in_backup) = (Vec::new(), Vec::new());
-    let files = artifacts(&root)?;
+    let files = artifacts(&trace.root)?;
     for file in &files {
-        let name = file.strip_prefix(&root).unwrap_or(file).display().to_string();
-        let text = if file.extension().is_some_and(|e| e == "tfplan") {
-            plan_file_contents(file)?
-        } else {
-            String::from_utf8_lossy(&std::fs::read(file)?).into_owned()
-        };
-        scan_text(&name, &text, &needles, if *file == backup { &mut in_backup } else { &mut leaks });
+        let name = file.strip_prefix(&trace.root).unwrap_or(file).display().to_string();
+        let found = if *file == backup { &mut in_backup } else { &mut leaks };
+        scan_text(&name, &artifact_text(file)?, &needles, found);
     }
     ensure!(leaks.is_empty(), "secrets leaked through the migration:\n{}", leaks.join("\n"));
     // The backup is the state the apply replaced, 0.2.0's, with the old key and nothing else: why the guide says
@@ -734,11 +740,7 @@ async fn migrate_from_0_2_0(ground: &Ground, cli: Cli) -> Result<()> {
     let granted = &work.output_json().await?["accepted_resources"]["value"];
     ensure!(granted["cpu"] == json!("3"), "after the migration Liqo granted {granted} for 3 CPUs");
     work.destroy().await.context("destroy after the migration")?;
-    let mut left = Vec::new();
-    for cluster in [MILAN, ROME] {
-        left.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
-    }
-    ensure!(left.is_empty(), "destroy left Liqo objects behind:\n{}", inventory::table(&left));
+    inventory::nothing_left(ground, &[MILAN, ROME]).await.context("destroy after the migration")?;
     Ok(())
 }
 

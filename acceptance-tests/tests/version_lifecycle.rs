@@ -23,14 +23,6 @@ async fn virtual_node_ready(ground: &Ground, name: &str) -> Result<bool> {
     }))
 }
 
-async fn leftovers(ground: &Ground) -> Result<Vec<inventory::Row>> {
-    let mut rows = Vec::new();
-    for cluster in [MILAN, ROME] {
-        rows.extend(inventory::list(cluster, &ground.client(cluster).await?).await?);
-    }
-    Ok(rows)
-}
-
 async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let what = format!("examples/peering on Liqo {} with {}", ground.real_liqo().unwrap_or("?"), cli.name());
     let work = chain::example(cli, "peering", ground, &[MILAN, ROME]).await?;
@@ -55,9 +47,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     ensure!(plan.is_empty(), "{what}: the plan after re-apply is not empty:\n{}", plan.run().stdout);
 
     work.destroy().await.with_context(|| format!("{what}: destroy"))?;
-    let left = leftovers(ground).await?;
-    ensure!(left.is_empty(), "{what}: destroy left Liqo objects behind:\n{}", inventory::table(&left));
-    Ok(())
+    inventory::nothing_left(ground, &[MILAN, ROME]).await.with_context(|| format!("{what}: destroy"))
 }
 
 /// One row of the matrix per client, in `$LIQO_MATRIX_LEDGER` (Liqo version, gateways, client, result, seconds).

@@ -503,22 +503,46 @@ fn main() {
         _ => {}
     }
     let started = Instant::now();
-    let terraform = cached_client("terraform");
-    eprintln!("terraform_e2e: {}", terraform.display());
-    let ws = Workspace::new(&terraform);
-    scenario(&ws);
-    plugin_log_is_clean(&ws);
-    stop_provider_interrupts_apply(&ws);
-    debug_mode_reattach(&ws);
-    let tofu = cached_client("tofu");
-    eprintln!("terraform_e2e: {}", tofu.display());
-    scenario(&Workspace::new(&tofu));
-    // A failed check panics above, so reaching here means all five passed. libtest's closing line, so that the
-    // test command's summary and CI count this harness-less binary like the others.
+    // libtest's lines, so that the test command's summary and CI count this harness-less binary like the others:
+    // one `test … ok|FAILED` line per check and the closing `test result:` line, passed or failed.
+    type Check = (&'static str, fn(&Workspace));
+    let clients: [(&str, &[Check]); 2] = [
+        (
+            "terraform",
+            &[
+                ("scenario", scenario),
+                ("plugin_log_is_clean", plugin_log_is_clean),
+                ("stop_provider_interrupts_apply", stop_provider_interrupts_apply),
+                ("debug_mode_reattach", debug_mode_reattach),
+            ],
+        ),
+        ("tofu", &[("scenario", scenario)]),
+    ];
+    let (mut passed, mut failed) = (0, 0);
+    for (client, checks) in clients {
+        // A client missing from the cache fails its checks (with the script to run in the panic message).
+        let ws = std::panic::catch_unwind(|| {
+            let program = cached_client(client);
+            eprintln!("terraform_e2e: {}", program.display());
+            Workspace::new(&program)
+        });
+        for (name, check) in checks {
+            let ok = match &ws {
+                Ok(ws) => std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(ws))).is_ok(),
+                Err(_) => false,
+            };
+            println!("test {client}::{name} ... {}", if ok { "ok" } else { "FAILED" });
+            if ok { passed += 1 } else { failed += 1 }
+        }
+    }
     println!(
-        "test result: ok. 5 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in {:.2}s",
+        "test result: {}. {passed} passed; {failed} failed; 0 ignored; 0 measured; 0 filtered out; finished in {:.2}s",
+        if failed == 0 { "ok" } else { "FAILED" },
         started.elapsed().as_secs_f64()
     );
+    if failed > 0 {
+        std::process::exit(101);
+    }
 }
 
 fn serve(mode: Mode) {
