@@ -311,6 +311,31 @@ async fn panics_become_error_diagnostics() {
     assert!(resp.diagnostics[0].detail.contains("kaboom"));
 }
 
+/// A destroy plan (null proposed state) is answered here for every resource: null planned state, the prior private
+/// data kept, and the resource never asked (`boom` would panic if it were).
+#[tokio::test]
+async fn destroy_plans_are_answered_without_the_resource() {
+    let s = service();
+    let ty = thing_ty();
+    let prior = Value::object([("id", Value::string("x-1")), ("name", Value::string("a"))]);
+    let resp = s
+        .plan_resource_change(Request::new(pb::plan_resource_change::Request {
+            type_name: "boom".into(),
+            prior_state: dv(&prior, &ty),
+            proposed_new_state: dv(&Value::Null, &ty),
+            config: dv(&Value::Null, &ty),
+            prior_private: b"kept".to_vec(),
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
+    assert!(codec::decode(&resp.planned_state.unwrap().msgpack, &ty).unwrap().is_null());
+    assert_eq!(resp.planned_private, b"kept");
+    assert!(resp.requires_replace.is_empty());
+}
+
 #[tokio::test]
 async fn stop_provider_cancels_in_flight_requests_and_keeps_serving() {
     let s = service();
