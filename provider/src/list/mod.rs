@@ -27,12 +27,12 @@ pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn ListResource>> {
 fn listers(cluster: &Arc<ClusterApi>) -> Vec<Lister> {
     let lister = |kind: Kind, resource: Arc<dyn Resource>| Lister { kind, cluster: cluster.clone(), resource };
     vec![
-        lister(Kind::Generate, Arc::new(generate::GenerateResource::new(cluster.clone()))),
-        lister(Kind::Gateway, Arc::new(gateway::GatewayResource::new(cluster.clone()))),
-        lister(Kind::Tenant, Arc::new(tenant::TenantResource::new(cluster.clone()))),
-        lister(Kind::ConsumerKey, Arc::new(consumer_key::ConsumerKeyResource::new(cluster.clone()))),
-        lister(Kind::Peer, Arc::new(peer::PeerResource::new(cluster.clone()))),
-        lister(Kind::Offload, Arc::new(offload::OffloadResource::new(cluster.clone()))),
+        lister(Kind::Generate, generate::resource(cluster.clone())),
+        lister(Kind::Gateway, gateway::resource(cluster.clone())),
+        lister(Kind::Tenant, tenant::resource(cluster.clone())),
+        lister(Kind::ConsumerKey, consumer_key::resource(cluster.clone())),
+        lister(Kind::Peer, peer::resource(cluster.clone())),
+        lister(Kind::Offload, offload::resource(cluster.clone())),
     ]
 }
 

@@ -23,7 +23,8 @@ use crate::kube::{OpError, Verdict, WaitTarget};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::resources::common::{Deadline, Timeouts, changed, timeouts_block};
+use crate::resources::common::changed;
+use crate::resources::lifecycle::{Deadline, Timeouts, timeouts_block};
 use crate::validate::{self, Validator};
 use async_trait::async_trait;
 use base64::Engine;
@@ -89,6 +90,11 @@ impl GatewayResource {
     pub fn new(cluster: Arc<ClusterApi>) -> GatewayResource {
         GatewayResource { cluster }
     }
+}
+
+/// `gateway` as the protocol layer serves it.
+pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
+    Arc::new(GatewayResource::new(cluster))
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -30,7 +30,8 @@ use crate::kube::{OpError, Verdict, created_by_provider};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::resources::common::{Deadline, Timeouts, changed, timeouts_block};
+use crate::resources::common::changed;
+use crate::resources::lifecycle::{Deadline, Timeouts, timeouts_block};
 use crate::validate::{Validator, check_dns_label};
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::Deployment;
@@ -61,6 +62,11 @@ impl GenerateResource {
     pub fn new(cluster: Arc<ClusterApi>) -> GenerateResource {
         GenerateResource { cluster }
     }
+}
+
+/// `generate` as the protocol layer serves it.
+pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
+    Arc::new(GenerateResource::new(cluster))
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
 
-use super::common::{Deadline, Timeouts, timeouts_block};
+use super::lifecycle::{Deadline, Timeouts, timeouts_block};
 use crate::cluster_api::ClusterApi;
 use crate::errors::op_diags;
 use crate::kube::{OpError, Verdict, created_by_provider};
@@ -57,6 +57,11 @@ impl OffloadResource {
     pub fn new(cluster: Arc<ClusterApi>) -> OffloadResource {
         OffloadResource { cluster }
     }
+}
+
+/// `offload` as the protocol layer serves it.
+pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
+    Arc::new(OffloadResource::new(cluster))
 }
 
 // -------------------------------------------------------------------------------------------------------------

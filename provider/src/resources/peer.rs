@@ -41,8 +41,8 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 
-use super::common::{Deadline, Timeouts, timeouts_block};
 use super::consumer_key;
+use super::lifecycle::{Deadline, Timeouts, timeouts_block};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::errors::op_diags;
@@ -88,6 +88,11 @@ impl PeerResource {
     pub fn new(cluster: Arc<ClusterApi>) -> PeerResource {
         PeerResource { cluster }
     }
+}
+
+/// `peer` as the protocol layer serves it.
+pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
+    Arc::new(PeerResource::new(cluster))
 }
 
 // -------------------------------------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ use crate::kube::{OpError, Verdict};
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
-use crate::resources::common::{Deadline, Timeouts, changed, timeouts_block};
+use crate::resources::common::changed;
+use crate::resources::lifecycle::{Deadline, Timeouts, timeouts_block};
 use crate::validate::{Validator, parse_duration};
 use async_trait::async_trait;
 use k8s_openapi::ByteString;
@@ -77,6 +78,11 @@ impl TenantResource {
     pub fn new(cluster: Arc<ClusterApi>) -> TenantResource {
         TenantResource { cluster }
     }
+}
+
+/// `tenant` as the protocol layer serves it.
+pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
+    Arc::new(TenantResource::new(cluster))
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,128 @@
+//! `liqo_consumer_key` on the cluster: make the key and its CSR, delete the Secret, check it, import it.
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+use liqo_schema::liqo::labels;
+use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
+
+use super::objects::{CSR, PRIVATE_KEY, key_secret, key_secret_name, sound};
+use super::{ConsumerKey, plan, schema};
+use crate::cluster_api::ClusterApi;
+use crate::cluster_facts::read_cluster_id;
+use crate::crypto;
+use crate::kube::is_terminating;
+use crate::protocol::Ctx;
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts};
+use crate::validate::check_dns_label;
+
+impl ConsumerKey {
+    /// The key Secret's CSR and common name, if the Secret is there and sound.
+    async fn sound_secret(&self, ctx: &Ctx, ns: &str, provider: &str) -> Result<Option<(String, String)>, Failure> {
+        let secrets: Api<Secret> = Api::namespaced(self.cluster.client().await?, ns);
+        let secret = crate::kube::get_opt(ctx, &secrets, &key_secret_name(provider)).await?;
+        Ok(secret.filter(|s| !is_terminating(s)).as_ref().and_then(sound))
+    }
+}
+
+fn inputs(state: &Value) -> (String, String) {
+    let get = |a: &str| state.get(a).as_str().unwrap_or_default().to_string();
+    (get("tenant_namespace"), get("provider_cluster_id"))
+}
+
+#[async_trait]
+impl Lifecycle for ConsumerKey {
+    const TYPE_NAME: &'static str = "liqo_consumer_key";
+    const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(120));
+    const RULES: PlanRules = plan::RULES;
+
+    fn new(cluster: Arc<ClusterApi>) -> ConsumerKey {
+        ConsumerKey { cluster }
+    }
+
+    fn schema() -> Schema {
+        schema::schema()
+    }
+
+    fn validate(config: &Value) -> Diagnostics {
+        schema::validate(config)
+    }
+
+    fn refine(p: &mut Plan) {
+        plan::refine(p)
+    }
+
+    async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        let (ns, provider) = inputs(planned);
+        let client = self.cluster.client().await?;
+        let cluster_id = read_cluster_id(op.ctx, &client, &self.cluster.liqo_namespace()).await??;
+        let key = crypto::new_client_key(&cluster_id, labels::CONTROL_PLANE_ORGANIZATION)
+            .map_err(|e| Diagnostic::error("Could not make the consumer's control-plane key", e))?;
+        let secrets: Api<Secret> = Api::namespaced(client, &ns);
+        // A Secret of that name still terminating would swallow the write: let it go first.
+        crate::kube::settle(op.ctx, &secrets, &key_secret_name(&provider), op.deadline.left()).await?;
+        crate::kube::apply(op.ctx, &secrets, &key_secret(&ns, &provider, &key.key_pem, &key.csr_pem)).await?;
+        let mut state = planned.clone();
+        state.set("cluster_id", Value::string(cluster_id));
+        state.set("csr", Value::string(key.csr_pem));
+        Ok(state.into())
+    }
+
+    async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
+        let (ns, _) = inputs(prior);
+        let name = prior.get("key_secret_name").as_str().unwrap_or_default().to_string();
+        let secrets: Api<Secret> = Api::namespaced(self.cluster.client().await?, &ns);
+        Ok(crate::kube::delete_and_wait(op.ctx, &secrets, &name, op.deadline.left()).await?)
+    }
+
+    async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
+        let (ns, provider) = inputs(state);
+        Ok(match self.sound_secret(ctx, &ns, &provider).await? {
+            Some((csr, cn))
+                if Some(csr.as_str()) == state.get("csr").as_str()
+                    && state.get("cluster_id").as_str() == Some(cn.as_str()) =>
+            {
+                state.clone().into()
+            }
+            // Gone, or holding another key than the state's CSR: make a new key (and the peer follows).
+            _ => Value::Null.into(),
+        })
+    }
+
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
+        let type_name = Self::TYPE_NAME;
+        let bad = |why: &str| {
+            Diagnostic::error(
+                format!("Invalid import ID for {type_name}"),
+                format!(
+                    "`{id}` {why}. The import ID is `<tenant_namespace>/<provider_cluster_id>`, e.g. `liqo-tenant-milan/milan`."
+                ),
+            )
+        };
+        let (ns, provider) = id.split_once('/').ok_or_else(|| bad("has no `/`"))?;
+        for part in [ns, provider] {
+            check_dns_label(part).map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
+        }
+        let (csr, cluster_id) = self.sound_secret(ctx, ns, provider).await?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("Cannot import {type_name} {id}"),
+                format!(
+                    "Secret {ns}/{} does not exist on this cluster, or it does not hold a private key (`{PRIVATE_KEY}`) \
+                     and a CSR (`{CSR}`) for that key. Create the key with this resource instead of importing it.",
+                    key_secret_name(provider)
+                ),
+            )
+        })?;
+        Ok(Value::object([
+            ("id", Value::string(id)),
+            ("tenant_namespace", Value::string(ns)),
+            ("provider_cluster_id", Value::string(provider)),
+            ("cluster_id", Value::string(cluster_id)),
+            ("csr", Value::string(csr)),
+            ("key_secret_name", Value::string(key_secret_name(provider))),
+            ("timeouts", Value::Null),
+        ]))
+    }
+}

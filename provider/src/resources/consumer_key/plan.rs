@@ -1,0 +1,22 @@
+//! `liqo_consumer_key`'s plan: a new namespace or provider is a new key; the CSR and the cluster ID it names are
+//! known once the key is made.
+use liqo_schema::tf::Value;
+
+use super::objects::key_secret_name;
+use crate::resources::lifecycle::{Plan, PlanRules};
+
+pub const RULES: PlanRules =
+    PlanRules { replace_on_change: &["tenant_namespace", "provider_cluster_id"], outputs: &["cluster_id", "csr"] };
+
+/// `id` and `key_secret_name` follow from the inputs.
+pub fn refine(plan: &mut Plan) {
+    let (ns, provider) =
+        (plan.planned.get("tenant_namespace").clone(), plan.planned.get("provider_cluster_id").clone());
+    let id = match (ns.as_str(), provider.as_str()) {
+        (Some(ns), Some(p)) => Value::string(format!("{ns}/{p}")),
+        _ => Value::Unknown,
+    };
+    plan.planned.set("id", id);
+    plan.planned
+        .set("key_secret_name", provider.as_str().map(|p| Value::string(key_secret_name(p))).unwrap_or(Value::Unknown));
+}

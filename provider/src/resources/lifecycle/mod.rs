@@ -1,0 +1,268 @@
+//! The one lifecycle every managed resource goes through. A resource type implements [`Lifecycle`]: its schema,
+//! its plan rules (declared in [`PlanRules`], with hooks only for what a rule cannot say), and `create`, `update`,
+//! `delete`, `observe` and `import` against its typed objects. [`Driven`] turns that into the protocol layer's
+//! `Resource`, and is the only place that
+//! - starts each operation's deadline from the resource's `timeouts` block (create / update / delete budget),
+//! - decides what state Terraform records when an operation fails (what the operation says it wrote, else the
+//!   prior state, so nothing is orphaned and nothing is forgotten),
+//! - turns an operation's error into diagnostics (through [`crate::errors`]), and
+//! - answers Terraform's edge cases the same way for every type (a read of a null state, an in-place update of
+//!   `timeouts` alone).
+//!
+//! Cancellation reaches the operations through [`Op::ctx`]: every wait in [`crate::kube`] ends on Terraform's
+//! stop signal with an error naming what it waited for, which then follows the failure path above.
+use std::marker::PhantomData;
+
+use async_trait::async_trait;
+use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Severity, Value};
+
+use crate::cluster_api::ClusterApi;
+use crate::kube::OpError;
+use crate::protocol::{
+    ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
+};
+use std::sync::Arc;
+
+mod plan;
+mod timeouts;
+
+pub use plan::{Plan, PlanRules};
+pub use timeouts::{Deadline, Timeouts, timeouts_block};
+
+/// One running create, update or delete: the request's context and what is left of its `timeouts` budget.
+pub struct Op<'a> {
+    pub ctx: &'a Ctx,
+    pub deadline: Deadline,
+}
+
+/// A finished operation: the state to record and warnings to show with it.
+pub struct Done {
+    pub state: Value,
+    pub warnings: Diagnostics,
+}
+
+impl Done {
+    pub fn with_warning(mut self, warning: Diagnostic) -> Done {
+        self.warnings.push(warning);
+        self
+    }
+}
+
+impl From<Value> for Done {
+    fn from(state: Value) -> Done {
+        Done { state, warnings: Diagnostics::new() }
+    }
+}
+
+/// A failed operation: why, and — when it wrote something before failing — the state that records it.
+pub struct Failure {
+    /// `None`: nothing was written, Terraform keeps what it had (no state on a create, the prior state on an
+    /// update or delete). `Some`: the objects written so far, so a failed create is tainted and cleaned up by the
+    /// next apply or destroy instead of being orphaned.
+    pub written: Option<Value>,
+    pub diagnostics: Diagnostics,
+}
+
+impl Failure {
+    /// The failure of an operation that had written the objects `state` records.
+    pub fn after_writing(self, state: Value) -> Failure {
+        Failure { written: Some(state), ..self }
+    }
+
+    /// Adds what the failure means for this resource (what is already done, what the user should do) to the
+    /// detail of each error.
+    pub fn explain(mut self, consequence: &str) -> Failure {
+        for d in self.diagnostics.0.iter_mut().filter(|d| d.severity == Severity::Error) {
+            d.detail = format!("{}\n{consequence}", d.detail);
+        }
+        self
+    }
+}
+
+impl From<Diagnostics> for Failure {
+    fn from(diagnostics: Diagnostics) -> Failure {
+        Failure { written: None, diagnostics }
+    }
+}
+
+impl From<Diagnostic> for Failure {
+    fn from(d: Diagnostic) -> Failure {
+        Diagnostics::from(d).into()
+    }
+}
+
+impl From<OpError> for Failure {
+    fn from(e: OpError) -> Failure {
+        crate::errors::op_diags(&e).into()
+    }
+}
+
+impl From<&OpError> for Failure {
+    fn from(e: &OpError) -> Failure {
+        crate::errors::op_diags(e).into()
+    }
+}
+
+/// What a managed resource type declares and does; [`Driven`] runs it.
+#[async_trait]
+pub trait Lifecycle: Send + Sync + Sized + 'static {
+    const TYPE_NAME: &'static str;
+    /// Default budgets of the `timeouts` block.
+    const TIMEOUTS: Timeouts;
+    /// The plan rules every type has: which inputs replace it, which outputs are computed.
+    const RULES: PlanRules;
+
+    fn new(cluster: Arc<ClusterApi>) -> Self;
+    fn schema() -> Schema;
+    /// Static checks of the resource block (values may be unknown). Must not call any API.
+    fn validate(_config: &Value) -> Diagnostics {
+        Diagnostics::new()
+    }
+    /// Inputs defaulted from the configuration, filled before the rules compare them with the prior state.
+    fn defaults(_plan: &mut Plan) {}
+    /// What the rules cannot say: derived attributes, outputs an in-place update changes, plan-time warnings.
+    fn refine(_plan: &mut Plan) {}
+
+    async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure>;
+    /// An in-place update. The default suits types whose only in-place input is `timeouts`: the objects stay,
+    /// the state records the new budgets.
+    async fn update(&self, _op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        let mut state = prior.clone();
+        state.set("timeouts", planned.get("timeouts").clone());
+        Ok(state.into())
+    }
+    async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure>;
+    /// The state as the cluster has it now; `Done.state` null when the objects are gone or no longer what this
+    /// resource made (Terraform then plans to create them again).
+    async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure>;
+    /// The full state of the objects the documented import ID names.
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure>;
+
+    /// The configuration `-generate-config-out` writes for an imported object (computed-only attributes are
+    /// already null).
+    fn generated_config(config: Value) -> Value {
+        config
+    }
+    /// Upgrades stored state JSON of an older schema `version`; `None`: only the current version is accepted.
+    fn upgrade(_version: i64, _state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
+        None
+    }
+}
+
+/// A [`Lifecycle`] served as the protocol layer's `Resource`.
+pub struct Driven<L> {
+    inner: L,
+    _type: PhantomData<fn() -> L>,
+}
+
+impl<L: Lifecycle> Driven<L> {
+    pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
+        Arc::new(Driven { inner: L::new(cluster), _type: PhantomData })
+    }
+
+    fn budgets(state: &Value) -> Timeouts {
+        Timeouts::from_value(state, L::TIMEOUTS)
+    }
+}
+
+/// The state recorded after a failed operation: what it wrote, else what Terraform had.
+fn recorded(failure: Failure, had: Value) -> ApplyResponse {
+    ApplyResponse { new_state: failure.written.unwrap_or(had), private: Vec::new(), diagnostics: failure.diagnostics }
+}
+
+fn finished(done: Done) -> ApplyResponse {
+    ApplyResponse { new_state: done.state, private: Vec::new(), diagnostics: done.warnings }
+}
+
+#[async_trait]
+impl<L: Lifecycle> Resource for Driven<L> {
+    fn type_name(&self) -> &'static str {
+        L::TYPE_NAME
+    }
+
+    fn schema(&self) -> Schema {
+        L::schema()
+    }
+
+    fn validate(&self, config: &Value) -> Diagnostics {
+        L::validate(config)
+    }
+
+    async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
+        let plan = Plan::run::<L>(&req.prior, req.proposed, &req.config);
+        PlanResponse {
+            planned: plan.planned,
+            requires_replace: plan.replace,
+            private: req.private,
+            diagnostics: plan.diagnostics,
+        }
+    }
+
+    async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
+        if req.planned.is_null() {
+            let op = Op { ctx, deadline: Deadline::after(Self::budgets(&req.prior).delete) };
+            return match self.inner.delete(&op, &req.prior).await {
+                Ok(()) => finished(Value::Null.into()),
+                Err(failure) => recorded(failure, req.prior),
+            };
+        }
+        let budgets = Self::budgets(&req.planned);
+        if req.prior.is_null() {
+            let op = Op { ctx, deadline: Deadline::after(budgets.create) };
+            return match self.inner.create(&op, &req.planned, &req.config).await {
+                Ok(done) => finished(done),
+                Err(failure) => recorded(failure, Value::Null),
+            };
+        }
+        let op = Op { ctx, deadline: Deadline::after(budgets.update) };
+        match self.inner.update(&op, &req.prior, &req.planned, &req.config).await {
+            Ok(done) => finished(done),
+            Err(failure) => recorded(failure, req.prior),
+        }
+    }
+
+    async fn read(&self, ctx: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
+        if state.is_null() {
+            return ReadResponse { new_state: state, private, diagnostics: Diagnostics::new() };
+        }
+        match self.inner.observe(ctx, &state).await {
+            Ok(done) => ReadResponse { new_state: done.state, private, diagnostics: done.warnings },
+            // Could not look: keep what Terraform had and say why.
+            Err(failure) => ReadResponse { new_state: state, private, diagnostics: failure.diagnostics },
+        }
+    }
+
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
+        let state = self.inner.import(ctx, id).await.map_err(|f| f.diagnostics)?;
+        Ok(vec![ImportedResource { state, private: Vec::new() }])
+    }
+
+    fn generated_config(&self, config: Value) -> Value {
+        L::generated_config(config)
+    }
+
+    fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
+        let current = L::schema().version;
+        if version == current {
+            return Ok(state);
+        }
+        L::upgrade(version, &state)
+            .unwrap_or_else(|| Err(crate::errors::unknown_schema_version(L::TYPE_NAME, version, current)))
+    }
+}
+
+/// [`Lifecycle::upgrade`] of a type whose only change since schema version 0 (0.2.0) is that `attribute` is gone
+/// (the kubeconfig that held the consumer's private key): version 0 loses it.
+pub fn upgrade_dropping_v0(
+    attribute: &str,
+    version: i64,
+    state: &serde_json::Value,
+) -> Option<Result<serde_json::Value, Diagnostics>> {
+    (version == 0).then(|| {
+        let mut state = state.clone();
+        if let Some(attributes) = state.as_object_mut() {
+            attributes.remove(attribute);
+        }
+        Ok(state)
+    })
+}
