@@ -1,0 +1,484 @@
+//! `liqo_tenant` on the provider cluster: check the tenant namespace and the endpoint, have the consumer's CSR
+//! signed, write RoleBinding and Tenant and wait for Liqo, tear them down in Liqo's order, check them, import them.
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
+use kube::api::Api;
+use liqo_schema::liqo::labels;
+use liqo_schema::liqo::{
+    AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE,
+    TENANT_CONDITION_DRAINED, Tenant,
+};
+use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Schema, Severity, Value};
+
+use super::objects::{
+    Inputs, binds_consumer, control_plane_role_selector, csr_name, csr_object, csr_selector, pick_control_plane_role,
+    role_binding, role_binding_name, tenant_object,
+};
+use super::schema::{DEFAULT_RENEW_BEFORE, effective_duration};
+use super::state::{Issued, handshake_state, imported_state, parse_import_id, set_certificate};
+use super::status::{
+    Endpoint, ROOT_CA_KEY, capped, csr_issued, root_ca_published, slices_drained, tenant_ready, tls_verdict,
+};
+use super::{LiqoTenant, plan, schema};
+use crate::cluster_api::ClusterApi;
+use crate::crypto;
+use crate::kube::OpError;
+use crate::protocol::Ctx;
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts, upgrade_dropping_v0};
+
+const APPROVAL_REASON: &str = "TerraformProviderLiqoApproval";
+/// ConfigMap Kubernetes publishes in every namespace with the CA that verifies the API server.
+const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
+/// How long the TLS check of `api_server_url` may take.
+const TLS_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The tenant namespace must exist and be labelled for this consumer: Liqo's Tenant webhook and ResourceSlice
+/// controller reject anything else, so fail early with the fix.
+async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, inputs: &Inputs) -> Result<(), Failure> {
+    let api: Api<Namespace> = Api::all(client.clone());
+    let ns = &inputs.namespace;
+    let consumer = &inputs.consumer;
+    let fix = format!(
+        "Create it with liqo_generate on this (provider) cluster (`remote_cluster_id = \"{consumer}\"`) and pass its \
+         `tenant_namespace` output here, so Terraform creates it first."
+    );
+    let Some(namespace) = crate::kube::get_opt(ctx, &api, ns).await? else {
+        return Err(Diagnostic::error(
+            format!("Tenant namespace {ns} does not exist"),
+            format!("Namespace {ns} was not found on the provider cluster; liqo_tenant does not create it. {fix}"),
+        )
+        .at(AttributePath::root("tenant_namespace"))
+        .into());
+    };
+    if namespace.metadata.deletion_timestamp.is_some() {
+        return Err(Diagnostic::error(
+            format!("Tenant namespace {ns} is being deleted"),
+            format!("Namespace {ns} is terminating, so no Tenant can be created in it. Wait for the deletion to finish, then apply again. {fix}"),
+        )
+        .at(AttributePath::root("tenant_namespace"))
+        .into());
+    }
+    let label = |k: &str| namespace.metadata.labels.as_ref().and_then(|l| l.get(k)).map(String::as_str);
+    let tenant_label = label(labels::TENANT_NAMESPACE);
+    let remote_label = label(labels::REMOTE_CLUSTER_ID);
+    if tenant_label != Some(labels::TRUE) || remote_label != Some(consumer) {
+        let show = |v: Option<&str>| v.map(|v| format!("`{v}`")).unwrap_or_else(|| "missing".into());
+        return Err(Diagnostic::error(
+            format!("Namespace {ns} is not the tenant namespace of {consumer}"),
+            format!(
+                "Liqo requires the labels {}=true and {}={consumer} on it; found {} = {} and {} = {}. {fix} \
+                 Or set consumer_cluster_id to the cluster this namespace belongs to.",
+                labels::TENANT_NAMESPACE,
+                labels::REMOTE_CLUSTER_ID,
+                labels::TENANT_NAMESPACE,
+                show(tenant_label),
+                labels::REMOTE_CLUSTER_ID,
+                show(remote_label),
+            ),
+        )
+        .at(AttributePath::root("tenant_namespace"))
+        .into());
+    }
+    Ok(())
+}
+
+/// `failure` reported after the warnings the operation had gathered before it.
+fn after_warnings(mut diagnostics: Diagnostics, failure: Failure) -> Failure {
+    diagnostics.extend(failure.diagnostics);
+    Failure { diagnostics, ..failure }
+}
+
+/// A failure that does not fail the operation (a clean-up that Kubernetes also does by itself), as warnings.
+fn as_warnings(failure: Failure) -> Diagnostics {
+    let mut diagnostics = failure.diagnostics;
+    for d in &mut diagnostics.0 {
+        d.severity = Severity::Warning;
+    }
+    diagnostics
+}
+
+impl LiqoTenant {
+    /// The control-plane ClusterRole's name, found by label as Liqo finds it.
+    async fn control_plane_role(&self, ctx: &Ctx, client: &kube::Client) -> Result<String, OpError> {
+        let api: Api<ClusterRole> = Api::all(client.clone());
+        let selector = control_plane_role_selector();
+        let roles = crate::kube::list(ctx, &api, &selector).await?;
+        pick_control_plane_role(roles.into_iter().filter_map(|r| r.metadata.name).collect()).map_err(
+            |(reason, hint)| OpError::Failed { object: format!("ClusterRole labelled {selector}"), reason, hint },
+        )
+    }
+
+    /// The explicit URL, or the provider block's address when the plan left it to us.
+    async fn server_url(&self, planned: &Value) -> Result<String, Failure> {
+        match planned.get("api_server_url").as_str() {
+            Some(url) => Ok(url.to_string()),
+            None => Ok(self.cluster.api_server_url().await?),
+        }
+    }
+
+    /// Server URL and CA (`api_server_ca`, else `kube-root-ca.crt` in the tenant namespace), after checking that the
+    /// consumer will trust the URL (a warning, if any, goes to `warnings`).
+    async fn endpoint(
+        &self,
+        op: &Op<'_>,
+        client: &kube::Client,
+        inputs: &Inputs,
+        planned: &Value,
+        warnings: &mut Diagnostics,
+    ) -> Result<Endpoint, Failure> {
+        let server = self.server_url(planned).await?;
+        let (ca_pem, ca_source) = match planned.get("api_server_ca").as_str() {
+            Some(ca) => (ca.as_bytes().to_vec(), "the CA in `api_server_ca`".to_string()),
+            None => {
+                let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &inputs.namespace);
+                let waiting_for = format!(
+                    "data[\"{ROOT_CA_KEY}\"] (the cluster CA, published in every namespace by kube-controller-manager)"
+                );
+                let ca = crate::kube::wait_for(
+                    op.ctx,
+                    &cms,
+                    ROOT_CA_CONFIGMAP,
+                    &waiting_for,
+                    op.deadline.left(),
+                    root_ca_published,
+                )
+                .await?;
+                let source = format!(
+                    "the cluster CA (ConfigMap {}/{ROOT_CA_CONFIGMAP}, the default of `api_server_ca`)",
+                    inputs.namespace
+                );
+                (ca, source)
+            }
+        };
+        let endpoint = Endpoint { server, ca_pem, ca_source };
+        let probe = crate::kube::probe::probe_tls(
+            &endpoint.server,
+            &endpoint.ca_pem,
+            TLS_PROBE_TIMEOUT.min(op.deadline.left()),
+        )
+        .await;
+        match tls_verdict(&endpoint, probe) {
+            Some(d) if d.severity == Severity::Error => return Err(d.into()),
+            Some(warning) => warnings.push(warning),
+            None => {}
+        }
+        Ok(endpoint)
+    }
+
+    /// Has this cluster sign the consumer's CSR (a fresh CertificateSigningRequest object each time: they are
+    /// immutable, and a renewal is the same request signed again) and reads the certificate back.
+    async fn sign(&self, op: &Op<'_>, client: &kube::Client, inputs: &Inputs) -> Result<Issued, Failure> {
+        let name = csr_name(&inputs.consumer);
+        let api: Api<CertificateSigningRequest> = Api::all(client.clone());
+        let csr = csr_object(&name, &inputs.consumer, &inputs.csr, inputs.validity);
+        crate::kube::create(op.ctx, &api, &csr).await?;
+        crate::kube::approve_csr(
+            op.ctx,
+            &api,
+            &name,
+            APPROVAL_REASON,
+            "Approved by terraform-provider-liqo (liqo_tenant) for a Liqo consumer control plane.",
+        )
+        .await?;
+        let cert_pem = crate::kube::wait_for(
+            op.ctx,
+            &api,
+            &name,
+            "status.certificate (the signed client certificate)",
+            op.deadline.left(),
+            csr_issued,
+        )
+        .await?;
+        let expires_at = crypto::not_after(&cert_pem).map_err(|e| {
+            Diagnostic::error(
+                format!(
+                    "Unreadable certificate in {}",
+                    crate::kube::describe::<CertificateSigningRequest>(None, &name)
+                ),
+                format!("status.certificate could not be read: {e}. Check the cluster's kube-apiserver-client signer."),
+            )
+        })?;
+        Ok(Issued { cert_pem, expires_at, csr_name: name })
+    }
+
+    /// RoleBinding and Tenant as the inputs say, then waits for Liqo to adopt the Tenant. A drained consumer loses
+    /// its binding (Liqo removes it too; doing it here makes the revocation immediate).
+    async fn ensure_tenant(&self, op: &Op<'_>, client: &kube::Client, inputs: &Inputs) -> Result<(), Failure> {
+        let ctx = op.ctx;
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
+        let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
+        // A Tenant still terminating (e.g. deleted out of band) would swallow the apply: let it go first.
+        let existing = crate::kube::get_opt(ctx, &tenants, &inputs.consumer).await?;
+        if existing.is_some_and(|t| t.metadata.deletion_timestamp.is_some()) {
+            crate::kube::delete_and_wait(ctx, &tenants, &inputs.consumer, op.deadline.left()).await?;
+        }
+        let role = self.control_plane_role(ctx, client).await?;
+        if !inputs.drained() {
+            crate::kube::apply(ctx, &bindings, &role_binding(inputs, &role)).await?;
+        }
+        crate::kube::apply(ctx, &tenants, &tenant_object(inputs)).await?;
+        if inputs.drained() {
+            crate::kube::delete_and_wait(ctx, &bindings, &role_binding_name(&role), op.deadline.left()).await?;
+        }
+        let (ns, consumer, drained) = (inputs.namespace.as_str(), inputs.consumer.as_str(), inputs.drained());
+        let waiting_for = if drained {
+            format!("finalizer {} (Liqo writes no status for a Drained Tenant)", labels::TENANT_FINALIZER)
+        } else {
+            "status.tenantNamespace".to_string()
+        };
+        crate::kube::wait_for(ctx, &tenants, consumer, &waiting_for, op.deadline.left(), |t: Option<&Tenant>| {
+            tenant_ready(t, ns, consumer, drained)
+        })
+        .await?;
+        if drained {
+            let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
+            let selector = format!("{}={consumer}", labels::REMOTE_CLUSTER_ID);
+            let target = crate::kube::WaitTarget::labelled(
+                &slices,
+                &selector,
+                "Liqo to delete the consumer's ResourceSlices (the drain)",
+            );
+            crate::kube::wait_until(ctx, &slices, target, op.deadline.left(), slices_drained).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes this resource's CSRs except `keep`. They carry nothing secret and kube-controller-manager garbage
+    /// collects issued CSRs after an hour anyway, so after a create or an update a failure here is only a warning.
+    async fn prune_csrs(
+        &self,
+        op: &Op<'_>,
+        client: &kube::Client,
+        consumer: &str,
+        keep: Option<&str>,
+    ) -> Result<(), OpError> {
+        let api: Api<CertificateSigningRequest> = Api::all(client.clone());
+        for csr in crate::kube::list(op.ctx, &api, &csr_selector(consumer)).await? {
+            let name = csr.metadata.name.unwrap_or_default();
+            if Some(name.as_str()) != keep {
+                crate::kube::delete_and_wait(op.ctx, &api, &name, op.deadline.left()).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The Tenant's condition when the Tenant and (unless drained) the RoleBinding are in place; `None` when
+    /// either is gone, which makes Terraform recreate the resource.
+    async fn condition(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        namespace: &str,
+        consumer: &str,
+    ) -> Result<Option<String>, OpError> {
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), namespace);
+        let Some(tenant) = crate::kube::get_opt(ctx, &tenants, consumer).await? else {
+            return Ok(None);
+        };
+        if tenant.metadata.deletion_timestamp.is_some() {
+            return Ok(None);
+        }
+        let condition = tenant.spec.tenant_condition.clone().unwrap_or_else(|| TENANT_CONDITION_ACTIVE.to_string());
+        // Liqo deletes the binding of a drained tenant itself: its absence is expected then.
+        if condition != TENANT_CONDITION_DRAINED {
+            let role = self.control_plane_role(ctx, client).await?;
+            let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), namespace);
+            let rb = crate::kube::get_opt(ctx, &bindings, &role_binding_name(&role)).await?;
+            if !rb.is_some_and(|rb| binds_consumer(&rb, consumer, &role)) {
+                return Ok(None);
+            }
+        }
+        Ok(Some(condition))
+    }
+}
+
+/// `renew_before` as planned, for the check of the lifetime the cluster issued.
+fn renew_before(planned: &Value) -> Duration {
+    effective_duration(planned, "renew_before", DEFAULT_RENEW_BEFORE).unwrap_or_default()
+}
+
+#[async_trait]
+impl Lifecycle for LiqoTenant {
+    const TYPE_NAME: &'static str = "liqo_tenant";
+    const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
+    const RULES: PlanRules = plan::RULES;
+
+    fn new(cluster: Arc<ClusterApi>) -> LiqoTenant {
+        LiqoTenant { cluster }
+    }
+
+    fn schema() -> Schema {
+        schema::schema()
+    }
+
+    fn validate(config: &Value) -> Diagnostics {
+        schema::validate(config)
+    }
+
+    fn defaults(p: &mut Plan) {
+        plan::defaults(p)
+    }
+
+    fn refine(p: &mut Plan) {
+        plan::refine(p)
+    }
+
+    async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        let inputs = Inputs::from_value(planned);
+        let mut warnings = Diagnostics::new();
+        let client = self.cluster.client().await?;
+        check_tenant_namespace(op.ctx, &client, &inputs).await?;
+        let endpoint = self.endpoint(op, &client, &inputs, planned, &mut warnings).await?;
+        // From here on objects get written: a failure records the partial state, so Terraform records the resource
+        // as tainted and the next apply's destroy removes whatever was created.
+        let mut state = planned.clone();
+        state.set("api_server_url", Value::string(&endpoint.server));
+        state.set("cluster_ca_certificate", Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
+        state.set("client_certificate", Value::Null);
+        state.set("certificate_expires_at", Value::Null);
+        // Kept from before the lifecycle driver: a failed signing reports its errors without the endpoint's warning
+        // (an update reports both).
+        let issued = self.sign(op, &client, &inputs).await.map_err(|f| f.after_writing(state.clone()))?;
+        warnings.0.extend(capped(&issued, renew_before(planned)));
+        set_certificate(&mut state, &issued);
+        if let Err(f) = self.ensure_tenant(op, &client, &inputs).await {
+            return Err(after_warnings(warnings, f).after_writing(state));
+        }
+        if let Err(e) = self.prune_csrs(op, &client, &inputs.consumer, Some(&issued.csr_name)).await {
+            warnings.extend(as_warnings(e.into()));
+        }
+        Ok(Done { state, warnings })
+    }
+
+    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        let inputs = Inputs::from_value(planned);
+        let mut warnings = Diagnostics::new();
+        // The state follows the cluster step by step, so a failure leaves it true and the next plan retries: a
+        // failure records `state` as far as it got, not the prior state (even one before any call to the cluster
+        // records the settings that change nothing on it).
+        let mut state = prior.clone();
+        for attr in ["renew_before", "timeouts"] {
+            state.set(attr, planned.get(attr).clone());
+        }
+        if inputs.authz_policy == AUTHZ_POLICY_KEYS_EXCHANGE {
+            // Liqo's handshake identity: these settings are recorded and have no effect (nothing is signed).
+            for attr in ["csr", "api_server_url", "api_server_ca", "authz_policy"] {
+                state.set(attr, planned.get(attr).clone());
+            }
+        }
+        let steps = async {
+            let client = self.cluster.client().await?;
+            check_tenant_namespace(op.ctx, &client, &inputs).await?;
+            if planned.get("cluster_ca_certificate").is_unknown() {
+                let endpoint = self.endpoint(op, &client, &inputs, planned, &mut warnings).await?;
+                state.set("api_server_url", Value::string(&endpoint.server));
+                state.set("api_server_ca", planned.get("api_server_ca").clone());
+                state.set("cluster_ca_certificate", Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
+            }
+            let mut signed = None;
+            if planned.get("client_certificate").is_unknown() {
+                let issued = self.sign(op, &client, &inputs).await?;
+                warnings.0.extend(capped(&issued, renew_before(planned)));
+                set_certificate(&mut state, &issued);
+                state.set("csr", Value::string(&inputs.csr));
+                signed = Some(issued.csr_name);
+            }
+            state.set("certificate_validity", planned.get("certificate_validity").clone());
+            self.ensure_tenant(op, &client, &inputs).await?;
+            state.set("tenant_condition", Value::string(&inputs.condition));
+            if let Some(keep) = signed {
+                // The previous certificate stays valid until it expires (Kubernetes has no revocation); its CSR is
+                // just clutter now.
+                if let Err(e) = self.prune_csrs(op, &client, &inputs.consumer, Some(&keep)).await {
+                    warnings.extend(as_warnings(e.into()));
+                }
+            }
+            Ok::<(), Failure>(())
+        };
+        match steps.await {
+            Ok(()) => Ok(Done { state, warnings }),
+            Err(f) => Err(after_warnings(warnings, f).after_writing(state)),
+        }
+    }
+
+    /// Liqo's order (reference §6): Tenant (its finalizer is released by Liqo), then the RoleBinding, then the
+    /// CSRs. The consumer's ResourceSlices must already be gone, which liqo_peer's dependency on this resource's
+    /// certificate guarantees.
+    async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
+        let inputs = Inputs::from_value(prior);
+        let client = self.cluster.client().await?;
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
+        let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
+        crate::kube::delete_and_wait(op.ctx, &tenants, &inputs.consumer, op.deadline.left()).await?;
+        // Without a unique labelled role (Liqo uninstalled or broken), the default name is the only candidate.
+        let role = self
+            .control_plane_role(op.ctx, &client)
+            .await
+            .unwrap_or_else(|_| labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE.to_string());
+        crate::kube::delete_and_wait(op.ctx, &bindings, &role_binding_name(&role), op.deadline.left()).await?;
+        Ok(self.prune_csrs(op, &client, &inputs.consumer, None).await?)
+    }
+
+    async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
+        let inputs = Inputs::from_value(state);
+        let client = self.cluster.client().await?;
+        let Some(condition) = self.condition(ctx, &client, &inputs.namespace, &inputs.consumer).await? else {
+            return Ok(Value::Null.into());
+        };
+        let mut state = state.clone();
+        state.set("tenant_condition", Value::string(condition));
+        // Before `authz_policy` existed, every Tenant in state was created by this resource.
+        if state.get("authz_policy").is_null() {
+            state.set("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
+        }
+        Ok(state.into())
+    }
+
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
+        let type_name = Self::TYPE_NAME;
+        let (namespace, consumer) = parse_import_id(id)?;
+        let client = self.cluster.client().await?;
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), &namespace);
+        let tenant = crate::kube::get_opt(ctx, &tenants, &consumer).await?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("Cannot import {type_name} {id}"),
+                format!("{} was not found on the provider cluster. Check the namespace and the consumer cluster ID (`kubectl get tenants -A`).", crate::kube::describe::<Tenant>(Some(&namespace), &consumer)),
+            )
+        })?;
+        if tenant.spec.cluster_id.as_deref() != Some(consumer.as_str()) {
+            return Err(Diagnostic::error(
+                format!("Cannot import {type_name} {id}"),
+                format!(
+                    "{} has spec.clusterID {:?}, but liqo_tenant names the Tenant after the consumer cluster ID. Import a Tenant whose name equals its clusterID.",
+                    crate::kube::describe::<Tenant>(Some(&namespace), &consumer),
+                    tenant.spec.cluster_id.as_deref().unwrap_or_default()
+                ),
+            )
+            .into());
+        }
+        let condition = self.condition(ctx, &client, &namespace, &consumer).await?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("Cannot import {type_name} {id}"),
+                format!(
+                    "The RoleBinding `liqo-binding-<role>` in {namespace} is not in place or does not bind User {consumer} to Liqo's control-plane ClusterRole (labelled {}), or the Tenant is being deleted. Apply a liqo_tenant resource instead of importing, so the binding and credentials are created.",
+                    control_plane_role_selector()
+                ),
+            )
+        })?;
+        if tenant.spec.authz_policy.as_deref() != Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE) {
+            return Ok(handshake_state(&tenant, &namespace, &consumer, condition));
+        }
+        Ok(imported_state(&namespace, &consumer, condition, self.cluster.api_server_url().await.ok()))
+    }
+
+    /// From 0.2.0 (version 0): the `kubeconfig` holding the consumer's private key is dropped, so the upgraded
+    /// state carries no key; the next plan then signs the configured `csr` (an in-place update).
+    fn upgrade(version: i64, state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
+        upgrade_dropping_v0("kubeconfig", version, state)
+    }
+}
