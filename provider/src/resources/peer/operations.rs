@@ -1,0 +1,333 @@
+//! `liqo_peer` on the cluster: write the identity Secret and the ResourceSlice and wait for Liqo, unpeer in Liqo's
+//! order, read the peering back, import it.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::{Node, Secret};
+use kube::api::Api;
+use liqo_schema::liqo::{Connection, Identity, ResourceSlice, VirtualNode, labels};
+use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
+
+use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate};
+use super::objects::{Brought, Credentials, Peering, identity_secret_name, owning_identity};
+use super::observed::observed_state;
+use super::status::{network_note, node_check, slice_check, virtual_node_check};
+use super::{Peer, plan, schema};
+use crate::cluster_api::ClusterApi;
+use crate::kube::{OpError, is_terminating};
+use crate::protocol::Ctx;
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts, upgrade_dropping_v0};
+use crate::validate::check_dns_label;
+
+impl Peer {
+    /// Writes both objects and waits for Liqo; create and update alike. A failure after the first write records
+    /// what was written (a failed create is tainted and replaced), so nothing is orphaned.
+    async fn converge(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        let peering = Peering::from_value(planned, config)?;
+        let client = self.cluster.client().await?;
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &peering.tenant_namespace);
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &peering.tenant_namespace);
+        let kubeconfig = self.identity_kubeconfig(op, &client, &peering).await?;
+        let written = |accepted: Option<&BTreeMap<String, String>>| peering.state(planned, accepted);
+
+        // The Secret first: the crd-replicator needs it to replicate the slice. A new kubeconfig (a renewed
+        // certificate, a rotated key) replaces the old one in place, and Liqo's crd-replicator reconnects with it.
+        if let Some(kubeconfig) = &kubeconfig {
+            crate::kube::apply(op.ctx, &secrets, &peering.identity_secret(kubeconfig)).await?;
+        }
+        // A kept identity (Liqo's) is not written: until the slice is, this apply has nothing to record.
+        let before_slice = |e: OpError| match &kubeconfig {
+            Some(_) => Failure::from(e).after_writing(written(None)),
+            None => Failure::from(e),
+        };
+        crate::kube::settle(op.ctx, &slices, &peering.slice_name, op.deadline.left()).await.map_err(before_slice)?;
+        crate::kube::apply(op.ctx, &slices, &peering.resource_slice()).await.map_err(before_slice)?;
+
+        let waiting_for = if peering.grants_request() && peering.resources.is_some() {
+            "conditions Authentication and Resources = Accepted, granting the requested resources"
+        } else {
+            "conditions Authentication and Resources = Accepted"
+        };
+        let granted =
+            crate::kube::wait_for(op.ctx, &slices, &peering.slice_name, waiting_for, op.deadline.left(), |rs| {
+                slice_check(rs, &peering)
+            })
+            .await
+            .map_err(|e| Failure::from(e).after_writing(written(None)))?;
+
+        if peering.create_virtual_node && peering.wait_for_virtual_node {
+            self.wait_for_virtual_node(op, &client, &peering)
+                .await
+                .map_err(|e| Failure::from(e).after_writing(written(Some(&granted))))?;
+        }
+        Ok(written(Some(&granted)).into())
+    }
+
+    /// The kubeconfig to write into the identity Secret; `None` keeps the identity Liqo minted. Writes no object, so
+    /// a failure here leaves Terraform's state as it was.
+    async fn identity_kubeconfig(
+        &self,
+        op: &Op<'_>,
+        client: &kube::Client,
+        peering: &Peering,
+    ) -> Result<Option<zeroize::Zeroizing<String>>, OpError> {
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &peering.tenant_namespace);
+        // An identity Secret deleted out of band stays until Liqo has nothing replicated: take the slice down
+        // first, then rebuild both (this apply is a re-creation anyway).
+        let secret = crate::kube::get_opt(op.ctx, &secrets, &peering.secret_name()).await?;
+        if secret.as_ref().is_some_and(is_terminating) {
+            self.unpeer_slice(op, client, &peering.tenant_namespace, &peering.slice_name).await?;
+            crate::kube::settle(op.ctx, &secrets, &peering.secret_name(), op.deadline.left()).await?;
+        }
+        Ok(match &peering.credentials {
+            Credentials::Issued { server, ca_pem, cert_pem, key_secret } => {
+                let found = crate::kube::get_opt(op.ctx, &secrets, key_secret).await?;
+                let object = crate::kube::describe::<Secret>(Some(&peering.tenant_namespace), key_secret);
+                let key = key_for_certificate(found.as_ref(), &object, cert_pem)?;
+                Some(assemble_kubeconfig(&KubeconfigParts {
+                    server,
+                    ca_pem,
+                    cert_pem,
+                    key_pem: &key,
+                    cluster_name: &peering.provider_cluster_id,
+                    namespace: &peering.provider_tenant_namespace,
+                }))
+            }
+            Credentials::Brought(Brought(kubeconfig)) => Some(zeroize::Zeroizing::new(kubeconfig.clone())),
+            Credentials::Liqo if secret.as_ref().is_some_and(|s| !is_terminating(s)) => None,
+            Credentials::Liqo => {
+                return Err(OpError::Failed {
+                    object: crate::kube::describe::<Secret>(Some(&peering.tenant_namespace), &peering.secret_name()),
+                    reason: "no credentials are configured, which keeps the control-plane identity Liqo minted, but \
+                             that identity does not exist (any more)."
+                        .into(),
+                    hint: "Configure the issued-certificate flow (`api_server_url`, `cluster_ca_certificate` and \
+                           `client_certificate` from liqo_tenant, `client_key_secret` from liqo_consumer_key) or \
+                           `kubeconfig_wo`, or authenticate again with `liqoctl authenticate`, then apply again."
+                        .into(),
+                });
+            }
+        })
+    }
+
+    /// The VirtualNode running, then (if Liqo makes one) its Node `Ready`.
+    async fn wait_for_virtual_node(
+        &self,
+        op: &Op<'_>,
+        client: &kube::Client,
+        peering: &Peering,
+    ) -> Result<(), OpError> {
+        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &peering.tenant_namespace);
+        let create_node = crate::kube::wait_for(
+            op.ctx,
+            &vns,
+            &peering.slice_name,
+            "conditions VirtualKubelet and Node = Running",
+            op.deadline.left(),
+            virtual_node_check,
+        )
+        .await?;
+        if !create_node {
+            return Ok(());
+        }
+        let nodes: Api<Node> = Api::all(client.clone());
+        let ready = crate::kube::wait_for(
+            op.ctx,
+            &nodes,
+            &peering.slice_name,
+            "condition Ready = True",
+            op.deadline.left(),
+            node_check,
+        )
+        .await;
+        if let Err(OpError::Timeout { object, waiting_for, last_seen, after }) = ready {
+            // Name the Connection in the error: the most common reason a new virtual node stays NotReady.
+            let connections: Api<Connection> = Api::all(client.clone());
+            let selector = format!("{}={}", labels::REMOTE_CLUSTER_ID, peering.provider_cluster_id);
+            let last_seen = match crate::kube::list(op.ctx, &connections, &selector).await {
+                Ok(found) => match network_note(&found, &peering.provider_cluster_id) {
+                    Some(note) => format!("{last_seen}. {note}"),
+                    None => last_seen,
+                },
+                Err(_) => last_seen,
+            };
+            return Err(OpError::Timeout { object, waiting_for, last_seen, after });
+        }
+        ready
+    }
+
+    /// Liqo's teardown order (reference §6); each step waits for the object to be gone.
+    async fn remove(&self, op: &Op<'_>, client: &kube::Client, prior: &Value) -> Result<(), OpError> {
+        let ns = prior.get("tenant_namespace").as_str().unwrap_or_default();
+        let name = prior.get("resource_slice_name").as_str().unwrap_or_default();
+        let provider = prior.get("provider_cluster_id").as_str().unwrap_or_default();
+        self.unpeer_slice(op, client, ns, name).await?;
+
+        // Other slices for the same provider still need the shared identity Secret (and would hold its finalizer).
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
+        let selector = format!("{}={provider}", labels::REMOTE_CLUSTER_ID);
+        let others = crate::kube::list(op.ctx, &slices, &selector).await?;
+        if others.iter().all(|rs| rs.metadata.name.as_deref() == Some(name)) {
+            let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+            let secret_name = identity_secret_name(provider);
+            // Liqo's identity goes as `liqoctl unpeer` removes it: through its Identity, which owns the Secret.
+            let owner = crate::kube::get_opt(op.ctx, &secrets, &secret_name).await?.as_ref().and_then(owning_identity);
+            if let Some(identity) = owner {
+                let identities: Api<Identity> = Api::namespaced(client.clone(), ns);
+                crate::kube::delete_and_wait(op.ctx, &identities, &identity, op.deadline.left()).await?;
+            }
+            crate::kube::delete_and_wait(op.ctx, &secrets, &secret_name, op.deadline.left()).await?;
+        }
+        Ok(())
+    }
+
+    /// The slice (its finalizer needs the credentials, still present), then the VirtualNode and Node Liqo derived
+    /// from it, each waited for until gone.
+    async fn unpeer_slice(&self, op: &Op<'_>, client: &kube::Client, ns: &str, name: &str) -> Result<(), OpError> {
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), ns);
+        crate::kube::delete_and_wait(op.ctx, &slices, name, op.deadline.left()).await?;
+
+        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), ns);
+        crate::kube::wait_deleted(
+            op.ctx,
+            &vns,
+            name,
+            "deletion by Liqo (it follows its ResourceSlice)",
+            op.deadline.left(),
+        )
+        .await?;
+        let nodes: Api<Node> = Api::all(client.clone());
+        crate::kube::wait_deleted(op.ctx, &nodes, name, "deletion by the virtual kubelet", op.deadline.left()).await
+    }
+}
+
+pub fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
+    let bad = || {
+        Diagnostic::error(
+            "Invalid import ID for liqo_peer",
+            format!(
+                "Expected `<tenant_namespace>/<resource_slice_name>` (e.g. `liqo-tenant-milan/milan`), got `{id}`."
+            ),
+        )
+    };
+    let (ns, name) = id.split_once('/').ok_or_else(bad)?;
+    if check_dns_label(ns).is_err() || check_dns_label(name).is_err() {
+        return Err(bad());
+    }
+    Ok((ns.to_string(), name.to_string()))
+}
+
+#[async_trait]
+impl Lifecycle for Peer {
+    const TYPE_NAME: &'static str = "liqo_peer";
+    /// liqoctl gives `peer` 10 minutes end to end; a virtual kubelet may take a while to register its node.
+    const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(600));
+    const RULES: PlanRules = plan::RULES;
+
+    fn new(cluster: Arc<ClusterApi>) -> Peer {
+        Peer { cluster }
+    }
+
+    fn schema() -> Schema {
+        schema::schema()
+    }
+
+    fn validate(config: &Value) -> Diagnostics {
+        schema::validate(config)
+    }
+
+    fn defaults(p: &mut Plan) {
+        plan::defaults(p)
+    }
+
+    fn refine(p: &mut Plan) {
+        plan::refine(p)
+    }
+
+    async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        self.converge(op, planned, config).await
+    }
+
+    /// Every in-place change (credentials, resources, the wait flag, timeouts) converges the same way: the objects
+    /// are written again and Liqo's answer awaited.
+    async fn update(&self, op: &Op<'_>, _prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        self.converge(op, planned, config).await
+    }
+
+    async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
+        let client = self.cluster.client().await?;
+        Ok(self.remove(op, &client, prior).await?)
+    }
+
+    async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
+        let client = self.cluster.client().await?;
+        let ns = state.get("tenant_namespace").as_str().unwrap_or_default().to_string();
+        let name = state.get("resource_slice_name").as_str().unwrap_or_default().to_string();
+        let provider = state.get("provider_cluster_id").as_str().unwrap_or_default().to_string();
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &ns);
+        let secrets: Api<Secret> = Api::namespaced(client, &ns);
+        let rs = crate::kube::get_opt(ctx, &slices, &name).await?;
+        let secret = crate::kube::get_opt(ctx, &secrets, &identity_secret_name(&provider)).await?;
+        Ok(match (rs, secret) {
+            (Some(rs), Some(secret)) if !is_terminating(&rs) && !is_terminating(&secret) => {
+                observed_state(state, &rs, &secret)
+            }
+            // Either object gone or going: Terraform plans to create it again (apply waits out the deletion,
+            // and is idempotent for the rest).
+            _ => Value::Null,
+        }
+        .into())
+    }
+
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
+        let (ns, name) = parse_import_id(id)?;
+        let client = self.cluster.client().await?;
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &ns);
+        let rs = crate::kube::get_opt(ctx, &slices, &name).await?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("ResourceSlice {ns}/{name} not found"),
+                "Nothing to import: check the namespace and name (`kubectl get resourceslices -A` on the consumer \
+                 cluster), or create the peering with this resource instead.",
+            )
+        })?;
+        let provider = rs
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
+            .cloned()
+            .or_else(|| rs.spec.provider_cluster_id.clone())
+            .ok_or_else(|| {
+                Diagnostic::error(
+                    format!("ResourceSlice {ns}/{name} names no provider cluster"),
+                    format!(
+                        "It has neither the `{}` label nor `spec.providerClusterID`, so it is not a peering \
+                         liqo_peer can manage.",
+                        labels::REMOTE_CLUSTER_ID
+                    ),
+                )
+            })?;
+        let secrets: Api<Secret> = Api::namespaced(client, &ns);
+        let secret_name = identity_secret_name(&provider);
+        let secret = crate::kube::get_opt(ctx, &secrets, &secret_name).await?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("Secret {ns}/{secret_name} not found"),
+                format!(
+                    "liqo_peer manages (or, for an identity Liqo minted, keeps) the control-plane identity Secret \
+                     `{secret_name}` next to the ResourceSlice, and this peering has none: Liqo cannot replicate \
+                     the slice without it. Authenticate first (`liqoctl authenticate`, or liqo_tenant with \
+                     liqo_consumer_key and this resource's credentials), then import."
+                ),
+            )
+        })?;
+        Ok(observed_state(&Value::Null, &rs, &secret))
+    }
+
+    /// From 0.2.0 (version 0): the `kubeconfig` holding the private key is dropped; the configuration then sets
+    /// the issued-certificate attributes, and the next apply rewrites the identity Secret in place.
+    fn upgrade(version: i64, state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
+        upgrade_dropping_v0("kubeconfig", version, state)
+    }
+}

@@ -1,0 +1,680 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use k8s_openapi::ByteString;
+use k8s_openapi::api::core::v1::{Node, Secret};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use liqo_schema::liqo::{
+    Connection, LiqoCondition, ResourceSlice, ResourceSliceStatus, VirtualNode, VirtualNodeSpec, VirtualNodeStatus,
+    labels,
+};
+use liqo_schema::tf::{AttributePath, Diagnostics, Nesting, Severity, Value};
+
+use super::Peer;
+use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate, public_parts};
+use super::objects::{Brought, Credentials, Peering, minted_by_liqo, owning_identity};
+use super::observed::observed_state;
+use super::operations::parse_import_id;
+use super::quantity;
+use super::schema::{ISSUED, schema, validate};
+use super::status::{network_note, node_check, slice_check, virtual_node_check};
+use crate::cluster_api::ClusterApi;
+use crate::crypto;
+use crate::kube::{OpError, Verdict};
+use crate::resources::consumer_key;
+use crate::resources::lifecycle::{Driven, Plan};
+
+fn config() -> Value {
+    Value::object([
+        ("tenant_namespace", Value::string("liqo-tenant-milan")),
+        ("provider_cluster_id", Value::string("milan")),
+        ("provider_tenant_namespace", Value::string("liqo-tenant-rome")),
+        ("api_server_url", Value::string("https://milan.example.com:6443")),
+        ("cluster_ca_certificate", Value::string(&issued().ca)),
+        ("client_certificate", Value::string(&issued().cert)),
+        ("client_key_secret", Value::string("controlplane-key-milan")),
+        ("kubeconfig_wo", Value::Null),
+        ("kubeconfig_wo_version", Value::Null),
+        ("resources", Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
+        ("class", Value::Null),
+        ("create_virtual_node", Value::Null),
+        ("resource_slice_name", Value::Null),
+        ("wait_for_virtual_node", Value::Null),
+        ("id", Value::Null),
+        ("virtual_node_name", Value::Null),
+        ("accepted_resources", Value::Null),
+        ("timeouts", Value::Null),
+    ])
+}
+
+/// A CA, a client certificate it signed and the client's key, made once per test process.
+struct Issued {
+    ca: String,
+    cert: String,
+    key: String,
+}
+
+fn issued() -> &'static Issued {
+    static ISSUED: std::sync::OnceLock<Issued> = std::sync::OnceLock::new();
+    ISSUED.get_or_init(|| {
+        let ca_key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let issuer = rcgen::Issuer::new(ca_params, &ca_key);
+        let client = crypto::new_client_key("rome", "liqo.io").unwrap();
+        let key = rcgen::KeyPair::from_pem(&client.key_pem).unwrap();
+        let cert = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap().signed_by(&key, &issuer).unwrap();
+        Issued { ca: ca.pem(), cert: cert.pem(), key: client.key_pem.to_string() }
+    })
+}
+
+fn key_secret(key_pem: &str) -> Secret {
+    Secret {
+        data: Some(BTreeMap::from([(consumer_key::PRIVATE_KEY.to_string(), ByteString(key_pem.as_bytes().to_vec()))])),
+        ..Default::default()
+    }
+}
+
+fn error_paths(d: &Diagnostics) -> Vec<String> {
+    d.iter().filter(|d| d.severity == Severity::Error).map(|d| d.attribute.as_ref().unwrap().to_string()).collect()
+}
+
+fn plan(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<AttributePath>) {
+    let p = Plan::run::<Peer>(prior, proposed.clone(), config);
+    assert!(p.diagnostics.is_empty());
+    (p.planned, p.replace)
+}
+
+fn planned_peer() -> (Value, Peering) {
+    let (planned, _) = plan(&Value::Null, &config(), &config());
+    let mut known = planned.clone();
+    known.set("accepted_resources", Value::Null);
+    let peer = Peering::from_value(&known, &config()).unwrap();
+    (planned, peer)
+}
+
+fn cond(t: &str, s: &str) -> LiqoCondition {
+    LiqoCondition { type_: t.into(), status: s.into(), ..Default::default() }
+}
+
+fn slice_with(conditions: Vec<LiqoCondition>, granted: &[(&str, &str)]) -> ResourceSlice {
+    let (_, peer) = planned_peer();
+    let mut rs = peer.resource_slice();
+    rs.status = Some(ResourceSliceStatus {
+        conditions: Some(conditions),
+        resources: Some(granted.iter().map(|(k, v)| (k.to_string(), Quantity(v.to_string()))).collect()),
+        ..Default::default()
+    });
+    rs
+}
+
+#[test]
+fn schema_describes_everything_and_keeps_the_brought_kubeconfig_out_of_state() {
+    let s = schema();
+    for a in &s.block.attributes {
+        assert!(!a.description.is_empty(), "{} has no description", a.name);
+    }
+    assert!(s.block.attribute("kubeconfig").is_none(), "no key passes through state");
+    let wo = s.block.attribute("kubeconfig_wo").unwrap();
+    assert!(wo.write_only && wo.sensitive && wo.optional);
+    for public in ISSUED {
+        let a = s.block.attribute(public).unwrap();
+        assert!(a.optional && !a.sensitive && !a.write_only, "{public}");
+    }
+    for out in ["id", "virtual_node_name", "accepted_resources"] {
+        let a = s.block.attribute(out).unwrap();
+        assert!(a.computed && !a.optional && !a.required, "{out} must be computed only");
+    }
+    for input in ["tenant_namespace", "provider_cluster_id", "provider_tenant_namespace"] {
+        assert!(s.block.attribute(input).unwrap().required, "{input} must be required");
+    }
+    assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts" && b.nesting == Nesting::Single));
+}
+
+#[test]
+fn validation_names_each_bad_attribute() {
+    let mut c = config();
+    c.set("tenant_namespace", Value::string("Tenant_NS"));
+    c.set("provider_cluster_id", Value::string("-milan"));
+    c.set("provider_tenant_namespace", Value::Unknown);
+    c.set("client_certificate", Value::string("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"));
+    c.set("resource_slice_name", Value::string("a.b"));
+    c.set("class", Value::string(""));
+    c.set(
+        "resources",
+        Value::Map(BTreeMap::from([
+            ("cpu".to_string(), Value::string("-1")),
+            ("memory".to_string(), Value::string("8GB")),
+            ("pods".to_string(), Value::Unknown),
+            ("bad key!".to_string(), Value::string("1")),
+            ("nvidia.com/gpu".to_string(), Value::string("2")),
+        ])),
+    );
+    c.set("timeouts", Value::object([("create", Value::string("10 minutes"))]));
+    let d = validate(&c);
+    assert_eq!(
+        error_paths(&d),
+        [
+            "tenant_namespace",
+            "provider_cluster_id",
+            "resource_slice_name",
+            "class",
+            "client_certificate",
+            r#"resources["bad key!"]"#,
+            r#"resources["cpu"]"#,
+            r#"resources["memory"]"#,
+            "timeouts.create",
+        ]
+    );
+    let cert = d.iter().find(|d| d.attribute.as_ref().unwrap().to_string() == "client_certificate").unwrap();
+    assert!(cert.detail.contains("PRIVATE KEY") && !cert.detail.contains("AAAA"), "{}", cert.detail);
+    assert!(validate(&config()).is_empty());
+}
+
+/// One flow or the other, complete; each mistake names the attribute to fix.
+#[test]
+fn credentials_are_one_complete_flow() {
+    let brought = |version: Value, kubeconfig: &str| {
+        let mut c = config();
+        for a in ISSUED {
+            c.set(a, Value::Null);
+        }
+        c.set("kubeconfig_wo", Value::string(kubeconfig));
+        c.set("kubeconfig_wo_version", version);
+        c
+    };
+    let good = "clusters: [{name: milan}]\nusers: [{name: eks, user: {token: SECRET-TOKEN}}]\n";
+    assert!(validate(&brought(Value::Number(1.0), good)).is_empty());
+    assert_eq!(error_paths(&validate(&brought(Value::Null, good))), ["kubeconfig_wo_version"]);
+    let d = validate(&brought(Value::Number(1.0), "clusters: []\nusers: [{user: {token: SECRET-TOKEN}}]"));
+    assert_eq!(error_paths(&d), ["kubeconfig_wo"]);
+    assert!(d.0[0].detail.contains("no `clusters` entry") && !d.0[0].detail.contains("SECRET"), "never echoed");
+
+    let mut both = config();
+    both.set("kubeconfig_wo", Value::string(good));
+    assert_eq!(error_paths(&validate(&both)), ["kubeconfig_wo"]);
+    let mut none = config();
+    for a in ISSUED {
+        none.set(a, Value::Null);
+    }
+    assert!(validate(&none).is_empty(), "no credentials keep the identity Liqo minted");
+    let mut version_only = none.clone();
+    version_only.set("kubeconfig_wo_version", Value::Number(1.0));
+    assert_eq!(error_paths(&validate(&version_only)), ["kubeconfig_wo"]);
+    let (planned, _) = plan(&Value::Null, &none, &none);
+    assert_eq!(Peering::from_value(&planned, &none).unwrap().credentials, Credentials::Liqo);
+    let mut partial = config();
+    partial.set("client_key_secret", Value::Null);
+    partial.set("api_server_url", Value::Unknown);
+    assert_eq!(error_paths(&validate(&partial)), ["client_key_secret"]);
+    let mut bad = config();
+    bad.set("api_server_url", Value::string("http://milan:6443"));
+    bad.set("cluster_ca_certificate", Value::string(format!("{}{}", issued().ca, issued().key)));
+    assert_eq!(error_paths(&validate(&bad)), ["api_server_url", "cluster_ca_certificate"]);
+}
+
+/// The assembled kubeconfig has Liqo's shape and loads in kube-rs with the P-256 key; its public parts read
+/// back for drift detection, the key never does.
+#[tokio::test]
+async fn the_identity_kubeconfig_joins_the_public_parts_to_the_local_key() {
+    let (_, peer) = planned_peer();
+    let Credentials::Issued { server, ca_pem, cert_pem, .. } = &peer.credentials else { panic!("issued flow") };
+    let key = key_for_certificate(Some(&key_secret(&issued().key)), "Secret liqo-tenant-milan/k", cert_pem).unwrap();
+    let yaml = assemble_kubeconfig(&KubeconfigParts {
+        server,
+        ca_pem,
+        cert_pem,
+        key_pem: &key,
+        cluster_name: "milan",
+        namespace: "liqo-tenant-rome",
+    });
+    let kc = kube::config::Kubeconfig::from_yaml(&yaml).unwrap();
+    assert_eq!(kc.current_context.as_deref(), Some("default-context"));
+    let context = kc.contexts[0].context.as_ref().unwrap();
+    assert_eq!((context.cluster.as_str(), context.namespace.as_deref()), ("milan", Some("liqo-tenant-rome")));
+    let config = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await.unwrap();
+    assert_eq!(config.default_namespace, "liqo-tenant-rome");
+    // Building the client loads the identity into rustls: this fails if rustls rejects the key format.
+    kube::Client::try_from(config).expect("rustls accepts the P-256 PKCS#8 client key");
+    assert_eq!(public_parts(&yaml), Some((server.clone(), ca_pem.clone(), cert_pem.clone())));
+
+    // Read reflects those parts and never the key.
+    let (planned, _) = planned_peer();
+    let prior = peer.state(&planned, None);
+    let rs = peer.resource_slice();
+    let s = observed_state(&prior, &rs, &peer.identity_secret(&yaml));
+    for a in ISSUED {
+        assert_eq!(s.get(a), prior.get(a), "{a}");
+    }
+    assert!(!format!("{s:?}").contains(issued().key.lines().nth(1).unwrap()));
+    // An identity Secret edited to another certificate shows as drift.
+    let edited = yaml.replace(&STANDARD.encode(cert_pem.as_bytes()), &STANDARD.encode(issued().ca.as_bytes()));
+    let s = observed_state(&prior, &rs, &peer.identity_secret(&edited));
+    assert_eq!(s.get("client_certificate").as_str(), Some(issued().ca.as_str()));
+}
+
+#[test]
+fn the_key_must_be_the_certified_one() {
+    let object = "Secret liqo-tenant-milan/controlplane-key-milan";
+    let cert = &issued().cert;
+    let other = crypto::new_client_key("rome", "liqo.io").unwrap();
+    let reason = |r: Result<zeroize::Zeroizing<String>, OpError>| match r {
+        Err(OpError::Failed { object: o, reason, .. }) => {
+            assert_eq!(o, object);
+            reason
+        }
+        _ => panic!("expected a failure"),
+    };
+    assert!(reason(key_for_certificate(None, object, cert)).contains("does not exist"));
+    let mismatch = reason(key_for_certificate(Some(&key_secret(&other.key_pem)), object, cert));
+    assert!(mismatch.contains("another key"), "{mismatch}");
+    assert!(!mismatch.contains(other.key_pem.lines().nth(1).unwrap()));
+    assert!(reason(key_for_certificate(Some(&Secret::default()), object, cert)).contains("privateKey"));
+    assert!(key_for_certificate(Some(&key_secret(&issued().key)), object, cert).is_ok());
+}
+
+/// A brought kubeconfig comes from the configuration only and never shows in Debug output.
+#[test]
+fn a_brought_kubeconfig_comes_from_the_configuration() {
+    let (planned, _) = planned_peer();
+    let mut cfg = config();
+    cfg.set("kubeconfig_wo", Value::string("clusters: [{}]\nusers: [{user: {token: SECRET-TOKEN}}]"));
+    let peer = Peering::from_value(&planned, &cfg).unwrap();
+    assert!(matches!(&peer.credentials, Credentials::Brought(Brought(k)) if k.contains("SECRET-TOKEN")));
+    assert!(!format!("{peer:?}").contains("SECRET-TOKEN"));
+}
+
+#[test]
+fn upgrading_0_2_0_state_drops_the_kubeconfig() {
+    let resource = Driven::<Peer>::resource(Arc::new(ClusterApi::default()));
+    let old =
+        serde_json::json!({"id": "liqo-tenant-milan/milan", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
+    let upgraded = resource.upgrade(0, old).unwrap();
+    assert_eq!(upgraded, serde_json::json!({"id": "liqo-tenant-milan/milan"}));
+    assert!(resource.upgrade(2, upgraded).is_err());
+}
+
+#[test]
+fn quantities_follow_the_kubernetes_grammar() {
+    for ok in ["4", "500m", "8Gi", "1e3", "1E3", "0.5", ".5", "5.", "+2", "110", "1Ei", "1E", "2e-3", "100u", "1n", "0"]
+    {
+        assert!(quantity::parse(ok).is_ok(), "{ok} should parse");
+    }
+    for bad in ["", "-1", "8GB", "1.2.3", "Gi", "e3", "1e", "1e3.5", "4 ", " 4", "1ki", "0.1n", "1e-10", "abc"] {
+        assert!(quantity::parse(bad).is_err(), "{bad} should be rejected");
+    }
+    assert!(quantity::same("1000m", "1"));
+    assert!(quantity::same("1Gi", "1073741824"));
+    assert!(quantity::same("1.5Gi", "1536Mi"));
+    assert!(quantity::same("1e3", "1k"));
+    assert!(quantity::same("0", "0m"));
+    assert!(!quantity::same("1G", "1Gi"));
+    assert!(!quantity::same("4", "8"));
+}
+
+#[test]
+fn create_plan_fills_defaults_and_leaves_the_grant_unknown() {
+    let (planned, replace) = plan(&Value::Null, &config(), &config());
+    assert!(replace.is_empty());
+    assert_eq!(planned.get("class"), &Value::string("default"));
+    assert_eq!(planned.get("create_virtual_node"), &Value::Bool(true));
+    assert_eq!(planned.get("wait_for_virtual_node"), &Value::Bool(true));
+    assert_eq!(planned.get("resource_slice_name"), &Value::string("milan"));
+    assert_eq!(planned.get("id"), &Value::string("liqo-tenant-milan/milan"));
+    assert_eq!(planned.get("virtual_node_name"), &Value::string("milan"));
+    assert!(planned.get("accepted_resources").is_unknown());
+
+    // Cross-resource references unknown at plan time stay unknown, without errors.
+    let mut c = config();
+    c.set("provider_cluster_id", Value::Unknown);
+    let (planned, _) = plan(&Value::Null, &c, &c);
+    assert!(planned.get("resource_slice_name").is_unknown());
+    assert!(planned.get("id").is_unknown());
+    assert!(planned.get("virtual_node_name").is_unknown());
+}
+
+#[test]
+fn resizing_updates_in_place_and_renaming_replaces() {
+    let (planned, peer) = planned_peer();
+    let prior = peer.state(&planned, Some(&BTreeMap::from([("cpu".to_string(), "4".to_string())])));
+
+    // Same config: nothing changes, the grant is kept.
+    let (again, replace) = plan(&prior, &prior, &config());
+    assert!(replace.is_empty());
+    assert_eq!(again, prior);
+
+    // Resize: in place, grant unknown until the provider answers.
+    let mut proposed = prior.clone();
+    proposed.set("resources", Value::string_map([("cpu", "8")]));
+    let mut cfg = config();
+    cfg.set("resources", proposed.get("resources").clone());
+    let (planned, replace) = plan(&prior, &proposed, &cfg);
+    assert!(replace.is_empty());
+    assert!(planned.get("accepted_resources").is_unknown());
+
+    // A renewed certificate, or a new kubeconfig version: in place.
+    for (attr, value) in
+        [("client_certificate", Value::string("renewed")), ("kubeconfig_wo_version", Value::Number(2.0))]
+    {
+        let mut proposed = prior.clone();
+        proposed.set(attr, value);
+        assert!(plan(&prior, &proposed, &config()).1.is_empty(), "{attr}");
+    }
+
+    for (attr, value) in [
+        ("resource_slice_name", Value::string("other")),
+        ("class", Value::string("gold")),
+        ("create_virtual_node", Value::Bool(false)),
+        ("provider_tenant_namespace", Value::string("elsewhere")),
+    ] {
+        let mut proposed = prior.clone();
+        proposed.set(attr, value.clone());
+        let mut cfg = config();
+        cfg.set(attr, value);
+        let (_, replace) = plan(&prior, &proposed, &cfg);
+        assert_eq!(replace, vec![AttributePath::root(attr)], "{attr}");
+    }
+
+    // A value that vanished from the cluster (null after refresh) is re-asserted in place.
+    let mut drifted = prior.clone();
+    drifted.set("create_virtual_node", Value::Null);
+    let (planned, replace) = plan(&drifted, &prior, &config());
+    assert!(replace.is_empty());
+    assert_eq!(planned.get("create_virtual_node"), &Value::Bool(true));
+    assert_eq!(
+        planned.get("accepted_resources"),
+        prior.get("accepted_resources"),
+        "an in-place repair keeps the grant"
+    );
+}
+
+#[test]
+fn objects_carry_liqo_labels_and_never_claim_liqo_fields() {
+    let (_, peer) = planned_peer();
+    let secret = serde_json::to_value(peer.identity_secret("apiVersion: v1\n")).unwrap();
+    assert_eq!(secret["metadata"]["name"], "kubeconfig-controlplane-milan");
+    assert_eq!(secret["metadata"]["namespace"], "liqo-tenant-milan");
+    assert_eq!(secret["metadata"]["labels"]["liqo.io/identity-type"], "ControlPlane");
+    assert_eq!(secret["metadata"]["labels"]["liqo.io/remote-cluster-id"], "milan");
+    assert_eq!(secret["metadata"]["annotations"]["liqo.io/remote-tenant-namespace"], "liqo-tenant-rome");
+    assert!(secret["data"]["kubeconfig"].is_string());
+
+    let rs = serde_json::to_value(peer.resource_slice()).unwrap();
+    assert_eq!(rs["apiVersion"], "authentication.liqo.io/v1beta1");
+    assert_eq!(rs["kind"], "ResourceSlice");
+    assert_eq!(rs["metadata"]["name"], "milan");
+    let l = &rs["metadata"]["labels"];
+    assert_eq!(
+        (l["liqo.io/remote-cluster-id"].as_str(), l["liqo.io/remoteID"].as_str()),
+        (Some("milan"), Some("milan"))
+    );
+    assert_eq!(l["liqo.io/replication"], "true");
+    assert_eq!(rs["metadata"]["annotations"]["liqo.io/create-virtual-node"], "true");
+    assert_eq!(
+        rs["spec"],
+        serde_json::json!({
+            "class": "default",
+            "providerClusterID": "milan",
+            "resources": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+        })
+    );
+    assert!(rs.get("status").is_none());
+
+    let no_vn = Peering { create_virtual_node: false, resources: None, ..peer };
+    let rs = serde_json::to_value(no_vn.resource_slice()).unwrap();
+    assert_eq!(rs["metadata"]["annotations"]["liqo.io/create-virtual-node"], "false");
+    assert!(rs["spec"].get("resources").is_none(), "no request: no null, the provider's defaults apply");
+}
+
+#[test]
+fn slice_wait_follows_the_conditions() {
+    let (_, peer) = planned_peer();
+    assert!(matches!(slice_check(None, &peer), Verdict::Pending(_)));
+
+    let rs = slice_with(vec![cond("Authentication", "Accepted")], &[]);
+    let Verdict::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
+    assert_eq!(seen, "Authentication = Accepted, Resources = not reported");
+
+    let mut denied = cond("Resources", "Denied");
+    denied.reason = Some("ResourceSliceResourcesDenied".into());
+    denied.message = Some("ResourceSlice resources denied".into());
+    let rs = slice_with(vec![cond("Authentication", "Accepted"), denied], &[]);
+    let Verdict::Failed { reason, hint } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
+    assert!(reason.contains("Resources is Denied") && reason.contains("ResourceSliceResourcesDenied"));
+    assert!(reason.contains("ResourceSlice resources denied"));
+    assert!(hint.contains("Cordoned"));
+
+    let rs = slice_with(vec![cond("Authentication", "Denied")], &[]);
+    let Verdict::Failed { hint, .. } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
+    assert!(hint.contains("liqo-tenant-rome"));
+
+    // Accepted but still granting the old request (resize not processed yet): keep waiting.
+    let accepted = vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")];
+    let rs = slice_with(accepted.clone(), &[("cpu", "2"), ("memory", "8Gi"), ("pods", "110")]);
+    let Verdict::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
+    assert!(seen.contains("status.resources[cpu] is `2` while 4 is requested"));
+
+    // Granted in canonical spelling, plus provider defaults for other keys.
+    let rs = slice_with(accepted.clone(), &[("cpu", "4000m"), ("memory", "8Gi"), ("pods", "110"), ("x", "1")]);
+    let Verdict::Ready(granted) = slice_check(Some(&rs), &peer) else { panic!("expected ready") };
+    assert_eq!(granted.get("cpu").map(String::as_str), Some("4000m"));
+    assert_eq!(granted.len(), 4);
+
+    // A custom class may grant something else: accepted is enough.
+    let custom = Peering { class: "gold".into(), ..peer };
+    let rs = slice_with(accepted, &[("cpu", "1")]);
+    assert!(matches!(slice_check(Some(&rs), &custom), Verdict::Ready(_)));
+}
+
+#[test]
+fn virtual_node_and_node_waits() {
+    assert!(matches!(virtual_node_check(None), Verdict::Pending(_)));
+    let mut vn = VirtualNode::new("milan", VirtualNodeSpec::default());
+    vn.status =
+        Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Creating")]) });
+    let Verdict::Pending(seen) = virtual_node_check(Some(&vn)) else { panic!("expected pending") };
+    assert_eq!(seen, "VirtualKubelet = Running, Node = Creating");
+    vn.status =
+        Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "Running")]) });
+    assert!(matches!(virtual_node_check(Some(&vn)), Verdict::Ready(true)));
+    let mut dying = vn.clone();
+    dying.metadata.deletion_timestamp =
+        Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH));
+    let Verdict::Pending(seen) = virtual_node_check(Some(&dying)) else { panic!("a dying VirtualNode is not ready") };
+    assert!(seen.contains("being deleted"));
+    vn.spec.create_node = Some(false);
+    vn.status =
+        Some(VirtualNodeStatus { conditions: Some(vec![cond("VirtualKubelet", "Running"), cond("Node", "None")]) });
+    assert!(matches!(virtual_node_check(Some(&vn)), Verdict::Ready(false)));
+
+    let node: Node = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "milan"},
+        "status": {"conditions": [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]}
+    }))
+    .unwrap();
+    let Verdict::Pending(seen) = node_check(Some(&node)) else { panic!("expected pending") };
+    assert_eq!(seen, "Ready = False (KubeletNotReady)");
+    let node: Node = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "milan"}, "status": {"conditions": [{"type": "Ready", "status": "True"}]}
+    }))
+    .unwrap();
+    assert!(matches!(node_check(Some(&node)), Verdict::Ready(())));
+}
+
+/// Real Liqo keeps the virtual node NotReady until the Connection is Connected: a timeout on the node names
+/// the Connection and its state, or says that none exists and how to order the resources.
+#[test]
+fn a_node_timeout_names_the_connection_and_its_state() {
+    let connection = |value: Option<&str>| -> Connection {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "networking.liqo.io/v1beta1", "kind": "Connection",
+            "metadata": {"name": "gw-milan", "namespace": "liqo-tenant-milan"},
+            "spec": {"type": "Client"},
+            "status": value.map(|v| serde_json::json!({"value": v})),
+        }))
+        .unwrap()
+    };
+    let note = network_note(&[connection(Some("Connecting"))], "milan").unwrap();
+    assert!(note.contains("Connection liqo-tenant-milan/gw-milan is Connecting"), "{note}");
+    assert!(note.contains("NotReady until the network Connection is Connected"), "{note}");
+    let none = network_note(&[], "milan").unwrap();
+    assert!(none.contains("no Connection labelled liqo.io/remote-cluster-id=milan") && none.contains("depends_on"));
+    assert!(network_note(&[connection(None)], "milan").unwrap().contains("without status"));
+    assert_eq!(network_note(&[connection(Some("Connected"))], "milan"), None, "a working tunnel is not blamed");
+}
+
+/// A `liqoctl peer` identity: its Secret is owned by an Identity; import and read never take its key.
+#[test]
+fn an_identity_liqo_minted_is_kept_without_reading_its_key() {
+    let (planned, peer) = planned_peer();
+    let rs = slice_with(vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")], &[("cpu", "4")]);
+    let mut secret = peer.identity_secret(&assemble_kubeconfig(&KubeconfigParts {
+        server: "https://milan.example.com:6443",
+        ca_pem: &issued().ca,
+        cert_pem: &issued().cert,
+        key_pem: &issued().key,
+        cluster_name: "milan",
+        namespace: "liqo-tenant-rome",
+    }));
+    assert!(!minted_by_liqo(&secret));
+    let ours = observed_state(&Value::Null, &rs, &secret);
+    assert!(
+        ours.get("client_certificate").as_str().is_some() && ours.get("client_key_secret").as_str().is_some(),
+        "our own Secret's public parts are read"
+    );
+    secret.metadata.owner_references = Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+        api_version: "authentication.liqo.io/v1beta1".into(),
+        kind: "Identity".into(),
+        name: "controlplane-milan".into(),
+        uid: "u".into(),
+        ..Default::default()
+    }]);
+    assert_eq!(owning_identity(&secret).as_deref(), Some("controlplane-milan"));
+    let imported = observed_state(&Value::Null, &rs, &secret);
+    for attr in ISSUED {
+        assert!(imported.get(attr).is_null(), "import must not read Liqo's identity into state: {attr}");
+    }
+    let mut kept = peer.state(&planned, None);
+    for attr in ISSUED {
+        kept.set(attr, Value::Null);
+    }
+    let read = observed_state(&kept, &rs, &secret);
+    assert!(ISSUED.iter().all(|a| read.get(a).is_null()), "read keeps it out too");
+    // What `-generate-config-out` writes: the state without its computed-only attributes.
+    let mut generated = imported.clone();
+    for computed in ["id", "virtual_node_name", "accepted_resources"] {
+        generated.set(computed, Value::Null);
+    }
+    let (replanned, replace) = plan(&imported, &imported, &generated);
+    assert!(replace.is_empty() && ISSUED.iter().all(|a| replanned.get(a).is_null()));
+    assert!(validate(&generated).is_empty());
+    assert_eq!(Peering::from_value(&replanned, &generated).unwrap().credentials, Credentials::Liqo);
+}
+
+#[test]
+fn read_reflects_drift_and_keeps_equal_spellings() {
+    let (planned, peer) = planned_peer();
+    let prior = peer.state(&planned, Some(&BTreeMap::new()));
+    let mut rs = slice_with(
+        vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")],
+        &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")],
+    );
+    let secret = peer.identity_secret(&assemble_kubeconfig(&KubeconfigParts {
+        server: "https://milan.example.com:6443",
+        ca_pem: &issued().ca,
+        cert_pem: &issued().cert,
+        key_pem: &issued().key,
+        cluster_name: "milan",
+        namespace: "liqo-tenant-rome",
+    }));
+
+    // Unchanged objects read back into the same state (apart from the refreshed grant).
+    let s = observed_state(&prior, &rs, &secret);
+    let mut expected = prior.clone();
+    expected.set("accepted_resources", Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]));
+    assert_eq!(s, expected);
+
+    // Canonical spelling of an equal value keeps the user's spelling; a real change shows as drift.
+    rs.spec.resources = Some(BTreeMap::from([
+        ("cpu".to_string(), Quantity("4000m".into())),
+        ("memory".to_string(), Quantity("16Gi".into())),
+        ("pods".to_string(), Quantity("110".into())),
+    ]));
+    let s = observed_state(&prior, &rs, &secret);
+    assert_eq!(s.get("resources"), &Value::string_map([("cpu", "4"), ("memory", "16Gi"), ("pods", "110")]));
+
+    // A key removed out of band is drift; a key someone else added is not ours.
+    let live = rs.spec.resources.as_mut().unwrap();
+    live.remove("pods");
+    live.insert("nvidia.com/gpu".into(), Quantity("1".into()));
+    let s = observed_state(&prior, &rs, &secret);
+    assert_eq!(s.get("resources"), &Value::string_map([("cpu", "4"), ("memory", "16Gi")]));
+    let mut unset = prior.clone();
+    unset.set("resources", Value::Null);
+    assert!(observed_state(&unset, &rs, &secret).get("resources").is_null());
+    rs.spec.resources = Some(BTreeMap::from([
+        ("cpu".to_string(), Quantity("4000m".into())),
+        ("memory".to_string(), Quantity("16Gi".into())),
+        ("pods".to_string(), Quantity("110".into())),
+    ]));
+
+    // The remote tenant namespace annotation changed out of band: null, so the plan repairs the Secret in place
+    // instead of replacing the peer (whose delete would need the broken annotation).
+    let mut moved = secret.clone();
+    moved.metadata.annotations =
+        Some(BTreeMap::from([(labels::REMOTE_TENANT_NAMESPACE.to_string(), "elsewhere".to_string())]));
+    let s = observed_state(&prior, &rs, &moved);
+    assert!(s.get("provider_tenant_namespace").is_null());
+    let (planned_repair, replace) = plan(&s, &config(), &config());
+    assert!(replace.is_empty(), "{replace:?}");
+    assert_eq!(planned_repair.get("provider_tenant_namespace"), prior.get("provider_tenant_namespace"));
+
+    // Annotation removed out of band: null (repaired in place), not a replacement trigger.
+    rs.metadata.annotations = None;
+    let s = observed_state(&prior, &rs, &secret);
+    assert!(s.get("create_virtual_node").is_null());
+    assert_eq!(s.get("virtual_node_name"), &Value::string("milan"));
+
+    // Import (no prior) rebuilds the full state with the documented defaults.
+    let rs = peer.resource_slice();
+    let s = observed_state(&Value::Null, &rs, &secret);
+    let (want, _) = plan(&Value::Null, &config(), &config());
+    for attr in [
+        "id",
+        "tenant_namespace",
+        "provider_cluster_id",
+        "provider_tenant_namespace",
+        "api_server_url",
+        "cluster_ca_certificate",
+        "client_certificate",
+        "client_key_secret",
+        "resources",
+        "class",
+        "create_virtual_node",
+        "resource_slice_name",
+        "wait_for_virtual_node",
+        "virtual_node_name",
+    ] {
+        assert_eq!(s.get(attr), want.get(attr), "{attr}");
+    }
+}
+
+#[test]
+fn import_ids_are_namespace_slash_name() {
+    assert_eq!(parse_import_id("liqo-tenant-milan/milan").unwrap(), ("liqo-tenant-milan".into(), "milan".into()));
+    for bad in ["milan", "a/b/c", "/milan", "ns/", "NS/milan"] {
+        let e = parse_import_id(bad).unwrap_err();
+        assert!(e.detail.contains("<tenant_namespace>/<resource_slice_name>"), "{bad}");
+    }
+}
+
+#[test]
+fn failure_state_has_no_unknowns() {
+    let (planned, peer) = planned_peer();
+    let s = peer.state(&planned, None);
+    assert!(s.is_wholly_known());
+    assert!(s.get("accepted_resources").is_null());
+}
