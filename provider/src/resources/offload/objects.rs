@@ -1,0 +1,163 @@
+//! The objects `liqo_offload` writes (the NamespaceOffloading `offloading` and, with `create_namespace`, the
+//! Namespace) built from a plan, and the state read back from a live NamespaceOffloading.
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Namespace, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+use kube::api::ObjectMeta;
+use liqo_schema::liqo::{
+    MAPPING_DEFAULT_NAME, MAPPING_SELECTED_NAME, NamespaceOffloading, NamespaceOffloadingSpec,
+    POD_OFFLOADING_LOCAL_AND_REMOTE, labels,
+};
+use liqo_schema::tf::{Diagnostic, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Offload {
+    pub namespace: String,
+    pub create_namespace: bool,
+    mapping: String,
+    /// Sent only with SelectedName (the only strategy that reads it; the webhook freezes it).
+    selected_name: Option<String>,
+    pod_strategy: String,
+    terms: Vec<NodeSelectorTerm>,
+}
+
+impl Offload {
+    pub fn from_value(v: &Value) -> Result<Offload, Diagnostic> {
+        let s = |attr: &str| {
+            v.get(attr).as_str().map(str::to_string).ok_or_else(|| {
+                Diagnostic::attr_error(
+                    attr,
+                    format!("`{attr}` is not known at apply time"),
+                    "This is a bug in the provider (the plan should have filled it); please report it.",
+                )
+            })
+        };
+        let mapping = s("namespace_mapping_strategy")?;
+        let selected_name = if mapping == MAPPING_SELECTED_NAME { Some(s("remote_namespace_name")?) } else { None };
+        Ok(Offload {
+            namespace: s("namespace")?,
+            create_namespace: v.get("create_namespace").as_bool().unwrap_or(false),
+            mapping,
+            selected_name,
+            pod_strategy: s("pod_offloading_strategy")?,
+            terms: terms_from_value(v.get("cluster_selector")),
+        })
+    }
+
+    /// The Namespace as `create_namespace` applies it; `ours` adds the marker that makes destroy delete it, and
+    /// applying it without (as the same field manager) removes the marker again.
+    pub fn namespace_object(&self, ours: bool) -> Namespace {
+        let marker = ours.then(|| BTreeMap::from([crate::kube::provider_mark()]));
+        Namespace {
+            metadata: ObjectMeta { name: Some(self.namespace.clone()), labels: marker, ..Default::default() },
+            ..Default::default()
+        }
+    }
+
+    /// The NamespaceOffloading. `clusterSelector` is always sent with a (possibly empty) list of terms — an
+    /// empty list is Liqo's "every virtual node" and `nodeSelectorTerms: null` is never sent.
+    pub fn namespace_offloading(&self) -> NamespaceOffloading {
+        let spec = NamespaceOffloadingSpec {
+            namespace_mapping_strategy: Some(self.mapping.clone()),
+            remote_namespace_name: self.selected_name.clone(),
+            pod_offloading_strategy: Some(self.pod_strategy.clone()),
+            cluster_selector: Some(NodeSelector { node_selector_terms: self.terms.clone() }),
+        };
+        let mut o = NamespaceOffloading::new(labels::NAMESPACE_OFFLOADING_NAME, spec);
+        o.metadata.namespace = Some(self.namespace.clone());
+        o
+    }
+}
+
+fn terms_from_value(v: &Value) -> Vec<NodeSelectorTerm> {
+    v.elements()
+        .iter()
+        .map(|term| NodeSelectorTerm {
+            match_expressions: Some(
+                term.get("match_expressions")
+                    .elements()
+                    .iter()
+                    .map(|e| NodeSelectorRequirement {
+                        key: e.get("key").as_str().unwrap_or_default().to_string(),
+                        operator: e.get("operator").as_str().unwrap_or_default().to_string(),
+                        values: e.get("values").string_elements().filter(|v| !v.is_empty()),
+                    })
+                    .collect(),
+            ),
+            match_fields: None,
+        })
+        .collect()
+}
+
+/// The live selector as state. Empty lists the user wrote (`cluster_selector = []`, `values = []`) are kept as
+/// written, since Liqo treats them like absent ones.
+fn terms_to_value(prior: &Value, selector: Option<&NodeSelector>) -> Value {
+    let terms = selector.map(|s| s.node_selector_terms.as_slice()).unwrap_or_default();
+    if terms.is_empty() {
+        return if matches!(prior, Value::List(l) if l.is_empty()) { prior.clone() } else { Value::Null };
+    }
+    let prior_terms = prior.elements();
+    Value::List(
+        terms
+            .iter()
+            .enumerate()
+            .map(|(i, term)| {
+                let prior_exprs = prior_terms.get(i).map(|t| t.get("match_expressions").elements()).unwrap_or_default();
+                let exprs = term.match_expressions.as_deref().unwrap_or_default();
+                Value::object([(
+                    "match_expressions",
+                    Value::List(
+                        exprs
+                            .iter()
+                            .enumerate()
+                            .map(|(j, e)| {
+                                let prior_values = prior_exprs.get(j).map(|p| p.get("values")).unwrap_or(&Value::Null);
+                                let values = match e.values.as_deref() {
+                                    Some(v) if !v.is_empty() => Value::string_list(v.iter().cloned()),
+                                    _ if matches!(prior_values, Value::List(l) if l.is_empty()) => prior_values.clone(),
+                                    _ => Value::Null,
+                                };
+                                Value::object([
+                                    ("key", Value::string(&e.key)),
+                                    ("operator", Value::string(&e.operator)),
+                                    ("values", values),
+                                ])
+                            })
+                            .collect(),
+                    ),
+                )])
+            })
+            .collect(),
+    )
+}
+
+/// The state as the cluster has it; `prior` (Null on import) provides what the cluster does not hold.
+pub fn observed_state(prior: &Value, o: &NamespaceOffloading) -> Value {
+    let mut s = if prior.is_null() {
+        Value::object([("create_namespace", Value::Bool(false)), ("timeouts", Value::Null)])
+    } else {
+        prior.clone()
+    };
+    let ns = o.metadata.namespace.clone().unwrap_or_default();
+    s.set("id", Value::string(&ns));
+    s.set("namespace", Value::string(ns));
+    let spec = &o.spec;
+    s.set(
+        "namespace_mapping_strategy",
+        Value::string(spec.namespace_mapping_strategy.as_deref().unwrap_or(MAPPING_DEFAULT_NAME)),
+    );
+    s.set(
+        "pod_offloading_strategy",
+        Value::string(spec.pod_offloading_strategy.as_deref().unwrap_or(POD_OFFLOADING_LOCAL_AND_REMOTE)),
+    );
+    let status = o.status.clone().unwrap_or_default();
+    let remote = status.remote_namespace_name.or_else(|| spec.remote_namespace_name.clone());
+    if let Some(remote) = remote {
+        s.set("remote_namespace_name", Value::string(remote));
+    } else if s.get("remote_namespace_name").is_unknown() {
+        s.set("remote_namespace_name", Value::Null);
+    }
+    s.set("cluster_selector", terms_to_value(prior.get("cluster_selector"), spec.cluster_selector.as_ref()));
+    s.set("offloading_phase", Value::opt_string(status.offloading_phase));
+    s
+}

@@ -1,0 +1,204 @@
+//! `liqo_offload` on the cluster: provide the namespace, write the offloading and wait for Liqo's verdict,
+//! unoffload, read, import.
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::Api;
+use liqo_schema::liqo::{NamespaceOffloading, OFFLOADING_PHASE_NO_CLUSTER_SELECTED, labels};
+use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
+
+use super::objects::{Offload, observed_state};
+use super::status::{Outcome, applied_state, no_cluster_warning, offloading_check};
+use super::{OffloadResource, plan, schema};
+use crate::cluster_api::ClusterApi;
+use crate::kube::{OpError, created_by_provider, is_terminating};
+use crate::protocol::Ctx;
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts};
+use crate::validate::check_dns_label;
+
+const OFFLOADING: &str = labels::NAMESPACE_OFFLOADING_NAME;
+
+impl OffloadResource {
+    /// Create and update alike: the objects are applied whole, so an update converges from whatever is there.
+    /// `managed_namespace_before`: the prior state had `create_namespace = true`.
+    async fn converge(&self, op: &Op<'_>, planned: &Value, managed_namespace_before: bool) -> Result<Done, Failure> {
+        let client = self.cluster.client().await?;
+        let off = Offload::from_value(planned)?;
+        let namespace_written = self.provide_namespace(op, &client, &off, managed_namespace_before).await?;
+        let api: Api<NamespaceOffloading> = Api::namespaced(client, &off.namespace);
+        let generation = match write_offloading(op, &api, &off).await {
+            Ok(generation) => generation,
+            Err(e) if namespace_written => return Err(failed_after_writing(op.ctx, &api, planned, e).await),
+            Err(e) => return Err(e.into()),
+        };
+        let waited = crate::kube::wait_for(
+            op.ctx,
+            &api,
+            OFFLOADING,
+            "status.observedGeneration = metadata.generation and offloadingPhase = Ready",
+            op.deadline.left(),
+            |o| offloading_check(o, generation),
+        )
+        .await;
+        let outcome = match waited {
+            Ok(outcome) => outcome,
+            Err(e) => return Err(failed_after_writing(op.ctx, &api, planned, e).await),
+        };
+        let done = Done::from(applied_state(planned, Some(&outcome)));
+        Ok(if outcome.phase == OFFLOADING_PHASE_NO_CLUSTER_SELECTED {
+            done.with_warning(no_cluster_warning(&off.namespace))
+        } else {
+            done
+        })
+    }
+
+    /// The namespace as `create_namespace` wants it. True when it wrote the namespace as this resource's: from
+    /// then on a failure must record the state, or destroy would never delete that namespace.
+    async fn provide_namespace(
+        &self,
+        op: &Op<'_>,
+        client: &kube::Client,
+        off: &Offload,
+        managed_namespace_before: bool,
+    ) -> Result<bool, OpError> {
+        if !off.create_namespace && !managed_namespace_before {
+            return Ok(false);
+        }
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let existing = crate::kube::settle(op.ctx, &namespaces, &off.namespace, op.deadline.left()).await?;
+        let ours = existing.as_ref().is_none_or(created_by_provider);
+        if off.create_namespace && ours {
+            crate::kube::apply(op.ctx, &namespaces, &off.namespace_object(true)).await?;
+            return Ok(true);
+        }
+        if !off.create_namespace && existing.is_some() && ours {
+            // `create_namespace` switched off: drop the marker, so destroy and import leave it alone.
+            crate::kube::apply(op.ctx, &namespaces, &off.namespace_object(false)).await?;
+        }
+        Ok(false)
+    }
+}
+
+/// Applies the NamespaceOffloading once any earlier one has finished terminating; the generation it got.
+async fn write_offloading(op: &Op<'_>, api: &Api<NamespaceOffloading>, off: &Offload) -> Result<i64, OpError> {
+    crate::kube::settle(op.ctx, api, OFFLOADING, op.deadline.left()).await?;
+    let applied = crate::kube::apply(op.ctx, api, &off.namespace_offloading()).await?;
+    Ok(applied.metadata.generation.unwrap_or_default())
+}
+
+/// A create or update that failed once something was written records the planned state with whatever Liqo
+/// reports by now (a failed create is then tainted and replaced, so nothing is orphaned). An update records its
+/// planned values too, not the prior state, as this resource always has. The look is best effort: the error to
+/// report is the operation's.
+async fn failed_after_writing(ctx: &Ctx, api: &Api<NamespaceOffloading>, planned: &Value, e: OpError) -> Failure {
+    let seen = crate::kube::get_opt(ctx, api, OFFLOADING).await.ok().flatten();
+    let outcome = seen.as_ref().and_then(Outcome::reported);
+    Failure::from(e).after_writing(applied_state(planned, outcome.as_ref()))
+}
+
+pub(super) fn parse_import_id(id: &str) -> Result<String, Diagnostic> {
+    match check_dns_label(id) {
+        Ok(()) => Ok(id.to_string()),
+        Err(why) => Err(Diagnostic::error(
+            "Invalid import ID for liqo_offload",
+            format!("Expected `<namespace>`, the name of the offloaded namespace (e.g. `liqo-demo`); `{id}` {why}."),
+        )),
+    }
+}
+
+#[async_trait]
+impl Lifecycle for OffloadResource {
+    const TYPE_NAME: &'static str = "liqo_offload";
+    /// liqoctl allows 20 s to offload and 120 s to unoffload; remote namespace deletion can take longer when the
+    /// provider still runs offloaded pods, so every step gets a few minutes.
+    const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
+    const RULES: PlanRules = plan::RULES;
+
+    fn new(cluster: Arc<ClusterApi>) -> OffloadResource {
+        OffloadResource { cluster }
+    }
+
+    fn schema() -> Schema {
+        schema::schema()
+    }
+
+    fn validate(config: &Value) -> Diagnostics {
+        schema::validate(config)
+    }
+
+    fn defaults(p: &mut Plan) {
+        plan::defaults(p)
+    }
+
+    fn refine(p: &mut Plan) {
+        plan::refine(p)
+    }
+
+    async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        self.converge(op, planned, false).await
+    }
+
+    /// Every in-place change, `timeouts` alone included, re-applies the objects and waits for Liqo again.
+    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        self.converge(op, planned, prior.get("create_namespace").as_bool() == Some(true)).await
+    }
+
+    async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
+        let client = self.cluster.client().await?;
+        let ns = prior.get("namespace").as_str().unwrap_or_default();
+        let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), ns);
+        crate::kube::delete_and_wait(op.ctx, &api, OFFLOADING, op.deadline.left()).await?;
+        if prior.get("create_namespace").as_bool() == Some(true) {
+            let namespaces: Api<Namespace> = Api::all(client);
+            let existing = crate::kube::get_opt(op.ctx, &namespaces, ns).await?;
+            if existing.as_ref().is_some_and(created_by_provider) {
+                crate::kube::delete_and_wait(op.ctx, &namespaces, ns, op.deadline.left()).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
+        let client = self.cluster.client().await?;
+        let ns = state.get("namespace").as_str().unwrap_or_default();
+        let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), ns);
+        let namespaces: Api<Namespace> = Api::all(client);
+        let offloading = crate::kube::get_opt(ctx, &api, OFFLOADING).await?;
+        let namespace = crate::kube::get_opt(ctx, &namespaces, ns).await?;
+        let state = match offloading {
+            Some(o) if !is_terminating(&o) => {
+                // A namespace `create_namespace` provides that is gone or going: plan to create everything again.
+                let provides_namespace = state.get("create_namespace").as_bool() == Some(true);
+                let namespace_lost = namespace.is_none_or(|n| is_terminating(&n));
+                if provides_namespace && namespace_lost { Value::Null } else { observed_state(state, &o) }
+            }
+            // Gone or being unoffloaded: plan to create it again (apply waits out the deletion first).
+            _ => Value::Null,
+        };
+        Ok(state.into())
+    }
+
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
+        let ns = parse_import_id(id)?;
+        let client = self.cluster.client().await?;
+        let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), &ns);
+        let o = crate::kube::get_opt(ctx, &api, OFFLOADING).await?.ok_or_else(|| {
+            Diagnostic::error(
+                format!("NamespaceOffloading {ns}/offloading not found"),
+                "Nothing to import: the namespace is not offloaded (`kubectl get namespaceoffloadings -A` on the \
+                 consumer cluster), or create the offloading with this resource instead.",
+            )
+        })?;
+        let namespaces: Api<Namespace> = Api::all(client);
+        let namespace = crate::kube::get_opt(ctx, &namespaces, &ns).await?;
+        let mut state = observed_state(&Value::Null, &o);
+        state.set("create_namespace", Value::Bool(namespace.as_ref().is_some_and(created_by_provider)));
+        Ok(state)
+    }
+
+    fn generated_config(config: Value) -> Value {
+        schema::generated_config(config)
+    }
+}

@@ -1,0 +1,96 @@
+//! `liqo_offload`'s plan: defaults from the configuration, the remote name Liqo gives or gave, replacement when an
+//! input Liqo makes immutable changes, and the phase an apply re-reports.
+use liqo_schema::liqo::{MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME, POD_OFFLOADING_LOCAL_AND_REMOTE};
+use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Value};
+
+use crate::resources::lifecycle::{Plan, PlanRules};
+
+/// The replacements are decided in [`refine`], not by the rule: see [`REPLACE_ON_CHANGE`].
+pub const RULES: PlanRules = PlanRules { replace_on_change: &[], outputs: &["offloading_phase"] };
+
+/// Liqo's webhook rejects any change of these after creation. Unlike the driver's rule, a value not known until
+/// apply, or one the prior state never recorded (a remote name Liqo had not reported), is no reason to replace:
+/// the latter would replace an imported offloading on its first plan.
+const REPLACE_ON_CHANGE: [&str; 3] = ["namespace", "namespace_mapping_strategy", "remote_namespace_name"];
+
+/// Defaults come from the configuration, not the prior state, so removing an explicit value restores them.
+pub fn defaults(plan: &mut Plan) {
+    for (attr, default) in [
+        ("create_namespace", Value::Bool(false)),
+        ("namespace_mapping_strategy", Value::string(MAPPING_DEFAULT_NAME)),
+        ("pod_offloading_strategy", Value::string(POD_OFFLOADING_LOCAL_AND_REMOTE)),
+    ] {
+        if plan.config.get(attr).is_null() {
+            plan.planned.set(attr, default);
+        }
+    }
+}
+
+pub fn refine(plan: &mut Plan) {
+    plan.planned.set("id", plan.planned.get("namespace").clone());
+
+    let same_object = same_offloading(plan.prior, &plan.planned);
+    if plan.config.get("remote_namespace_name").is_null() {
+        let remote = if same_object && !plan.prior.get("remote_namespace_name").is_null() {
+            plan.prior.get("remote_namespace_name").clone()
+        } else {
+            match plan.planned.get("namespace_mapping_strategy").as_str() {
+                Some(MAPPING_ENFORCE_SAME_NAME) => plan.planned.get("namespace").clone(),
+                // DefaultName appends this cluster's ID, which plan does not look up.
+                _ => Value::Unknown,
+            }
+        };
+        plan.planned.set("remote_namespace_name", remote);
+    }
+
+    // The rule keeps the phase of the same object; a new pod strategy or selector makes Liqo report it again.
+    let spec_changed =
+        ["pod_offloading_strategy", "cluster_selector"].iter().any(|a| plan.prior.get(a) != plan.planned.get(a));
+    if !same_object || spec_changed {
+        plan.recompute("offloading_phase");
+    }
+
+    if !plan.creating() {
+        for attr in REPLACE_ON_CHANGE {
+            let (before, after) = (plan.prior.get(attr), plan.planned.get(attr));
+            if !before.is_null() && !after.is_unknown() && before != after {
+                plan.replace.push(AttributePath::root(attr));
+            }
+        }
+    }
+
+    let diagnostics = check_default_name(plan.prior, &plan.planned, plan.config);
+    plan.diagnostics.extend(diagnostics);
+}
+
+/// Whether `planned` is the NamespaceOffloading `prior` recorded: same namespace and mapping strategy, the two
+/// things Liqo never changes in place (so its reported remote name still holds).
+fn same_offloading(prior: &Value, planned: &Value) -> bool {
+    !prior.is_null() && ["namespace", "namespace_mapping_strategy"].iter().all(|a| prior.get(a) == planned.get(a))
+}
+
+/// With DefaultName, a configured `remote_namespace_name` must be the name Liqo reported for this very offloading.
+pub fn check_default_name(prior: &Value, planned: &Value, config: &Value) -> Diagnostics {
+    let mut d = Diagnostics::new();
+    let configured = config.get("remote_namespace_name");
+    if configured.is_null() || planned.get("namespace_mapping_strategy").as_str() != Some(MAPPING_DEFAULT_NAME) {
+        return d;
+    }
+    let reported = if same_offloading(prior, planned) { prior.get("remote_namespace_name").as_str() } else { None };
+    if reported.is_none() || reported != configured.as_str() {
+        d.push(Diagnostic::attr_error(
+            "remote_namespace_name",
+            "`remote_namespace_name` cannot be chosen with the DefaultName strategy",
+            match reported {
+                Some(name) => format!(
+                    "Liqo named the remote namespace `{name}` (`<namespace>-<this cluster's ID>`); keep that value or \
+                     remove the argument. To choose the name, set `namespace_mapping_strategy = \"SelectedName\"`."
+                ),
+                None => "Liqo names it `<namespace>-<this cluster's ID>` and reports it in `remote_namespace_name`. \
+                         Remove the argument, or set `namespace_mapping_strategy = \"SelectedName\"`."
+                    .to_string(),
+            },
+        ));
+    }
+    d
+}

@@ -1,0 +1,194 @@
+//! `liqo_offload`'s attributes, its plan-time checks and the configuration generated for an imported offloading.
+use liqo_schema::liqo::{
+    MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME, MAPPING_SELECTED_NAME, POD_OFFLOADING_LOCAL,
+    POD_OFFLOADING_LOCAL_AND_REMOTE, POD_OFFLOADING_REMOTE,
+};
+use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostics, Nesting, Schema, Type, Value};
+
+use super::OffloadResource;
+use crate::resources::lifecycle::{Lifecycle, timeouts_block};
+use crate::validate::{Validator, check_qualified_name};
+
+const MAPPING_STRATEGIES: [&str; 3] = [MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME, MAPPING_SELECTED_NAME];
+const POD_STRATEGIES: [&str; 3] = [POD_OFFLOADING_LOCAL_AND_REMOTE, POD_OFFLOADING_LOCAL, POD_OFFLOADING_REMOTE];
+const OPERATORS: [&str; 6] = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"];
+
+pub fn schema() -> Schema {
+    let expression = vec![
+        Attribute::required("key", Type::String)
+            .describe("Label key of the virtual nodes to match, e.g. `liqo.io/remote-cluster-id`."),
+        Attribute::required("operator", Type::String)
+            .describe("One of `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`."),
+        Attribute::optional("values", Type::list(Type::String)).describe(
+            "Label values: at least one for `In`/`NotIn`, none for `Exists`/`DoesNotExist`, exactly one integer \
+             for `Gt`/`Lt`.",
+        ),
+    ];
+    let term = vec![
+        Attribute::nested("match_expressions", Nesting::List, expression)
+            .with_required()
+            .describe("Requirements on virtual node labels; all of them must match (AND)."),
+    ];
+    let attributes = vec![
+        Attribute::computed("id", Type::String).describe("The namespace name; also the import ID."),
+        Attribute::required("namespace", Type::String).describe(
+            "Namespace to offload. It must exist (create it with `kubernetes_namespace`, `kubectl create namespace` \
+             or `create_namespace = true`). Changing it replaces the resource.",
+        ),
+        Attribute::optional_computed("create_namespace", Type::Bool).describe(
+            "Whether this resource creates `namespace` when it is missing and deletes it on destroy, with \
+             everything in it (default `false`: the namespace is yours and is left alone). Meant for demos \
+             without the kubernetes provider. Only a namespace this resource created (labelled \
+             `app.kubernetes.io/managed-by=terraform-provider-liqo`) is ever deleted; an existing one is used as \
+             it is. Setting it back to `false` releases the namespace (it stays).",
+        ),
+        Attribute::optional_computed("namespace_mapping_strategy", Type::String).describe(
+            "How the remote namespace is named: `DefaultName` (default, `<namespace>-<this cluster's ID>`), \
+             `EnforceSameName` (same name as `namespace`) or `SelectedName` (`remote_namespace_name`). Liqo makes \
+             it immutable: changing it replaces the resource.",
+        ),
+        Attribute::optional_computed("remote_namespace_name", Type::String).describe(
+            "Name of the namespace on the provider clusters. Choose it only with `namespace_mapping_strategy = \
+             \"SelectedName\"` (required then); otherwise it is an output reported by Liqo, and a configuration \
+             may only repeat the name Liqo reported (as OpenTofu's generated configuration of an imported \
+             offloading does). Liqo makes it immutable: changing it replaces the resource.",
+        ),
+        Attribute::optional_computed("pod_offloading_strategy", Type::String).describe(
+            "Where pods of the namespace may run: `LocalAndRemote` (default), `Local` or `Remote`. Updated in place; \
+             Liqo warns that pods already running against a stricter setting keep running.",
+        ),
+        Attribute::nested("cluster_selector", Nesting::List, term).with_optional().describe(
+            "Which virtual nodes (remote clusters) the namespace is offloaded to: a list of node selector terms, \
+             any of which may match (OR). Omit it to offload to every virtual node. Updated in place.",
+        ),
+        Attribute::computed("offloading_phase", Type::String).describe(
+            "Liqo's `status.offloadingPhase`: `Ready`, or `NoClusterSelected` when no virtual node matches \
+             `cluster_selector`; refreshed on every read.",
+        ),
+    ];
+    Schema {
+        version: 0,
+        block: Block::new(
+            "Offloads a namespace of this (consumer) cluster to its peered provider clusters, by managing Liqo's \
+             NamespaceOffloading `offloading` in it. Create it before the workloads that should run remotely: pods \
+             created before the offloading exists stay Pending.",
+            attributes,
+        )
+        .with_block(timeouts_block(OffloadResource::TIMEOUTS)),
+    }
+}
+
+pub fn validate(config: &Value) -> Diagnostics {
+    let mut c = Validator::new(config);
+    c.namespace("namespace");
+    c.one_of("namespace_mapping_strategy", &MAPPING_STRATEGIES);
+    c.one_of("pod_offloading_strategy", &POD_STRATEGIES);
+    c.namespace("remote_namespace_name");
+
+    let strategy = match config.get("namespace_mapping_strategy") {
+        Value::Null => Some(MAPPING_DEFAULT_NAME),
+        v => v.as_str(),
+    };
+    let remote = config.get("remote_namespace_name");
+    match strategy {
+        Some(MAPPING_SELECTED_NAME) if remote.is_null() => c.error(
+            AttributePath::root("remote_namespace_name"),
+            "Missing `remote_namespace_name` for the SelectedName strategy",
+            "`namespace_mapping_strategy = \"SelectedName\"` names the remote namespace after \
+             `remote_namespace_name`: set it, or choose `DefaultName` or `EnforceSameName`.",
+        ),
+        Some(s) if s != MAPPING_SELECTED_NAME && !remote.is_null() && !is_liqos_choice(s, config) => c.error(
+            AttributePath::root("remote_namespace_name"),
+            format!("`remote_namespace_name` cannot be set with the {s} strategy"),
+            format!(
+                "With `{s}` Liqo chooses the remote name (DefaultName: `<namespace>-<this cluster's ID>`, \
+                 EnforceSameName: the namespace's own name) and reports it in `remote_namespace_name`. Remove the \
+                 argument, or set `namespace_mapping_strategy = \"SelectedName\"`."
+            ),
+        ),
+        _ => {}
+    }
+
+    for (i, term) in config.get("cluster_selector").elements().iter().enumerate() {
+        let term_path = AttributePath::root("cluster_selector").index(i as i64).attr("match_expressions");
+        let expressions = term.get("match_expressions");
+        if expressions.is_null() || (matches!(expressions, Value::List(l) if l.is_empty())) {
+            c.error(
+                term_path.clone(),
+                "Empty cluster selector term",
+                "A term without match expressions matches no virtual node. Add at least one expression, or drop \
+                 `cluster_selector` to offload to every virtual node.",
+            );
+        }
+        for (j, expr) in expressions.elements().iter().enumerate() {
+            let path = term_path.clone().index(j as i64);
+            validate_expression(&mut c, path, expr);
+        }
+    }
+    c.timeouts();
+    c.finish()
+}
+
+/// A configuration generated from an imported offloading (OpenTofu's `-generate-config-out` writes every optional
+/// argument from state) repeats the remote name Liqo chose; that is allowed when it is the name the strategy gives:
+/// the namespace's own name with EnforceSameName, `<namespace>-…` with DefaultName, whose cluster-ID suffix only the
+/// plan can compare (`plan::check_default_name`).
+fn is_liqos_choice(strategy: &str, config: &Value) -> bool {
+    let (Some(remote), Some(namespace)) =
+        (config.get("remote_namespace_name").as_str(), config.get("namespace").as_str())
+    else {
+        return false;
+    };
+    match strategy {
+        MAPPING_ENFORCE_SAME_NAME => remote == namespace,
+        MAPPING_DEFAULT_NAME => {
+            remote.strip_prefix(namespace).and_then(|r| r.strip_prefix('-')).is_some_and(|id| !id.is_empty())
+        }
+        _ => false,
+    }
+}
+
+fn validate_expression(c: &mut Validator, path: AttributePath, expr: &Value) {
+    if let Some(key) = expr.get("key").as_str()
+        && let Err(why) = check_qualified_name(key)
+    {
+        c.error(
+            path.clone().attr("key"),
+            "Invalid label key in `cluster_selector`",
+            format!("`{key}` {why}. Use a Kubernetes label key such as `liqo.io/remote-cluster-id`."),
+        );
+    }
+    let Some(op) = expr.get("operator").as_str() else { return };
+    if !OPERATORS.contains(&op) {
+        c.error(
+            path.attr("operator"),
+            "Unsupported operator in `cluster_selector`",
+            format!("`{op}` is not one of {} (case-sensitive).", OPERATORS.map(|o| format!("`{o}`")).join(", ")),
+        );
+        return;
+    }
+    let values = expr.get("values");
+    if !values.is_wholly_known() {
+        return;
+    }
+    let list = values.string_elements().unwrap_or_default();
+    let problem = match op {
+        "In" | "NotIn" if list.is_empty() => Some(format!("`{op}` needs at least one value in `values`.")),
+        "Exists" | "DoesNotExist" if !list.is_empty() => Some(format!("`{op}` takes no `values`; remove them.")),
+        "Gt" | "Lt" if list.len() != 1 || list[0].parse::<i64>().is_err() => {
+            Some(format!("`{op}` needs exactly one value, a whole number (e.g. `values = [\"2\"]`)."))
+        }
+        _ => None,
+    };
+    if let Some(detail) = problem {
+        c.error(path.attr("values"), format!("Invalid values for operator `{op}` in `cluster_selector`"), detail);
+    }
+}
+
+/// Only `SelectedName` takes `remote_namespace_name` as an input; otherwise Liqo chose it.
+pub fn generated_config(mut config: Value) -> Value {
+    if config.get("namespace_mapping_strategy").as_str() != Some(MAPPING_SELECTED_NAME) {
+        config.set("remote_namespace_name", Value::Null);
+    }
+    config
+}
