@@ -1,0 +1,377 @@
+//! `liqo_generate` on the cluster: prepare the tenant Namespace and write the key pair, release or delete them,
+//! check what is left of them, adopt what `liqoctl peer` made.
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
+use kube::api::Api;
+use liqo_schema::liqo::labels;
+use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Schema, Value};
+
+use super::objects::{
+    bare_namespace, key_secret_object, key_secret_public_key, key_secret_selector, mounts_key_secret, namespace_drift,
+    namespace_object, peer_of, pod_selector, tenant_namespace_selector,
+};
+use super::state::{Inputs, state_of};
+use super::status::namespace_check;
+use super::{Generate, plan, schema};
+use crate::cluster_api::ClusterApi;
+use crate::cluster_facts::ClusterFacts;
+use crate::kube::{OpError, created_by_provider};
+use crate::protocol::Ctx;
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts};
+use crate::validate::check_dns_label;
+
+/// The warning the plan shows when the key Secret is gone or holds another pair: what the next apply will do.
+pub(super) fn key_pair_lost(namespace: &str) -> Diagnostic {
+    Diagnostic::warning(
+        format!("The WireGuard key pair in {namespace} is gone or was changed"),
+        format!(
+            "Secret {namespace}/{} no longer holds the key pair this resource wrote, so the plan \
+             creates liqo_generate again: the next apply writes a NEW key pair, restarts the pods of the gateway \
+             Deployment(s) in {namespace} that use it (Liqo's gateway reads its key only at start), and the peer's \
+             liqo_gateway gets the new public key through `wireguard_public_key` in the same apply. The tunnel is \
+             down until then. The previous private key cannot be restored (it never left the cluster).",
+            labels::KEY_SECRET_NAME
+        ),
+    )
+}
+
+impl Generate {
+    /// Liqo finds the tenant namespace of a peer by label and fails on duplicates: refuse to label a second one.
+    async fn check_unique_namespace(&self, ctx: &Ctx, api: &Api<Namespace>, inputs: &Inputs) -> Result<(), Failure> {
+        let others: Vec<String> = crate::kube::list(ctx, api, &tenant_namespace_selector(&inputs.remote))
+            .await?
+            .into_iter()
+            .filter_map(|n| n.metadata.name)
+            .filter(|n| n != &inputs.namespace)
+            .collect();
+        if others.is_empty() {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            format!("Another tenant namespace exists for {}", inputs.remote),
+            format!(
+                "Namespace {} is already labelled {}={} and {}, and Liqo accepts only one tenant namespace per peer. Set \
+                 `tenant_namespace = \"{}\"` to use it (or import it: `terraform import <address> {}`), or delete it if it is stale.",
+                others.join(", "),
+                labels::REMOTE_CLUSTER_ID,
+                inputs.remote,
+                labels::TENANT_NAMESPACE,
+                others[0],
+                others[0]
+            ),
+        )
+        .at(AttributePath::root("tenant_namespace"))
+        .into())
+    }
+
+    /// Liqo's gateway finds its key Secret by label and fails on duplicates (e.g. a `gw-<gateway>` Secret Liqo
+    /// generated for an earlier peering): refuse to add a second one.
+    async fn check_unique_key_secret(&self, ctx: &Ctx, api: &Api<Secret>, inputs: &Inputs) -> Result<(), Failure> {
+        let others: Vec<String> = crate::kube::list(ctx, api, &key_secret_selector(&inputs.remote))
+            .await?
+            .into_iter()
+            .filter_map(|s| s.metadata.name)
+            .filter(|n| n != labels::KEY_SECRET_NAME)
+            .collect();
+        if others.is_empty() {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            format!("Another WireGuard key Secret exists in namespace {}", inputs.namespace),
+            format!(
+                "Secret {} is labelled {}={} and {}=true, and Liqo's gateway accepts only one key Secret per peer. Delete \
+                 it (it is left over from an earlier peering made without Terraform), then apply again.",
+                others.iter().map(|n| format!("{}/{n}", inputs.namespace)).collect::<Vec<_>>().join(", "),
+                labels::REMOTE_CLUSTER_ID,
+                inputs.remote,
+                labels::GATEWAY_RESOURCE
+            ),
+        )
+        .into())
+    }
+
+    /// Checks that the tenant Namespace can be used for this peer, without writing anything; returns whether it
+    /// is (or will be) ours, i.e. created by this provider. A Namespace still terminating is waited for.
+    async fn prepare_namespace(&self, op: &Op<'_>, api: &Api<Namespace>, inputs: &Inputs) -> Result<bool, Failure> {
+        self.check_unique_namespace(op.ctx, api, inputs).await?;
+        // A namespace still being deleted (e.g. by the destroy half of a replacement) cannot be reused.
+        let existing = crate::kube::settle(op.ctx, api, &inputs.namespace, op.deadline.left()).await?;
+        if let Some(other) = existing.as_ref().and_then(peer_of).filter(|o| *o != inputs.remote) {
+            return Err(Diagnostic::error(
+                format!("Namespace {} belongs to another peer", inputs.namespace),
+                format!(
+                    "It is labelled {}={other}, not {}. Choose another `tenant_namespace` (each peer needs its own).",
+                    labels::REMOTE_CLUSTER_ID,
+                    inputs.remote
+                ),
+            )
+            .at(AttributePath::root("tenant_namespace"))
+            .into());
+        }
+        Ok(existing.as_ref().is_none_or(created_by_provider))
+    }
+
+    /// Applies the tenant Namespace and waits until it is `Active`.
+    async fn write_namespace(
+        &self,
+        op: &Op<'_>,
+        api: &Api<Namespace>,
+        inputs: &Inputs,
+        ours: bool,
+    ) -> Result<(), OpError> {
+        crate::kube::apply(op.ctx, api, &namespace_object(inputs, ours)).await?;
+        crate::kube::wait_for(
+            op.ctx,
+            api,
+            &inputs.namespace,
+            "status.phase = Active",
+            op.deadline.left(),
+            namespace_check,
+        )
+        .await
+    }
+
+    /// Makes a key pair and writes it to `gw-keys`; returns its public key.
+    async fn write_key_pair(&self, ctx: &Ctx, api: &Api<Secret>, inputs: &Inputs) -> Result<String, Failure> {
+        self.check_unique_key_secret(ctx, api, inputs).await?;
+        let keys = crate::crypto::wireguard::KeyPair::generate()
+            .map_err(|why| Diagnostic::error("Cannot generate a WireGuard key", why))?;
+        crate::kube::apply(ctx, api, &key_secret_object(inputs, &keys)).await?;
+        Ok(keys.public_key())
+    }
+
+    /// Liqo's gateway reads its WireGuard private key once, at start (`pkg/gateway/tunnel/wireguard/keys.go`), so a
+    /// key pair written under a running gateway breaks the tunnel until its pods restart. This restarts them: the
+    /// pods of every Deployment in the namespace that mounts the key Secret are deleted (and waited out), and
+    /// their ReplicaSet starts new ones that read the new pair. The Deployment itself is left alone: Liqo's
+    /// WgGateway controller owns it and rewrites its whole spec on every reconcile, so a `kubectl rollout restart`
+    /// annotation would be reverted at once. Returns the Deployments restarted.
+    async fn restart_gateways(
+        &self,
+        op: &Op<'_>,
+        client: &kube::Client,
+        namespace: &str,
+    ) -> Result<Vec<String>, OpError> {
+        let deployments: Api<Deployment> = Api::namespaced(client.clone(), namespace);
+        let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+        let mut restarted = Vec::new();
+        for d in crate::kube::list(op.ctx, &deployments, "").await?.iter().filter(|d| mounts_key_secret(d)) {
+            let Some(selector) = pod_selector(d) else { continue };
+            for pod in crate::kube::list(op.ctx, &pods, &selector).await? {
+                if let Some(name) = pod.metadata.name.as_deref() {
+                    crate::kube::delete_and_wait(op.ctx, &pods, name, op.deadline.left()).await?;
+                }
+            }
+            restarted.push(d.metadata.name.clone().unwrap_or_default());
+        }
+        Ok(restarted)
+    }
+
+    /// What is left of this resource's objects: `Ok(None)` when the Namespace is gone or changed, else the key
+    /// Secret's public key (`None` inside when the Secret is gone or unusable). Either way short of the recorded
+    /// key, Terraform recreates the resource (a fresh key pair, re-applied labels).
+    async fn left_on_cluster(
+        &self,
+        ctx: &Ctx,
+        client: &kube::Client,
+        inputs: &Inputs,
+        key_secret: Option<&str>,
+    ) -> Result<Option<Option<String>>, OpError> {
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        match crate::kube::get_opt(ctx, &namespaces, &inputs.namespace).await? {
+            Some(ns) if ns.metadata.deletion_timestamp.is_none() && namespace_drift(&ns, &inputs.remote).is_none() => {}
+            _ => return Ok(None),
+        }
+        let Some(key_secret) = key_secret else {
+            return Ok(Some(None));
+        };
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
+        let secret = crate::kube::get_opt(ctx, &secrets, key_secret).await?;
+        Ok(Some(secret.and_then(|s| key_secret_public_key(&s, &inputs.remote).ok())))
+    }
+}
+
+#[async_trait]
+impl Lifecycle for Generate {
+    const TYPE_NAME: &'static str = "liqo_generate";
+    const TIMEOUTS: Timeouts = Timeouts {
+        create: Duration::from_secs(120),
+        update: Duration::from_secs(120),
+        delete: Duration::from_secs(300),
+    };
+    const RULES: PlanRules = plan::RULES;
+
+    fn new(cluster: Arc<ClusterApi>) -> Generate {
+        Generate { cluster }
+    }
+
+    fn schema() -> Schema {
+        schema::schema()
+    }
+
+    fn validate(config: &Value) -> Diagnostics {
+        schema::validate(config)
+    }
+
+    fn defaults(p: &mut Plan) {
+        plan::defaults(p)
+    }
+
+    fn refine(p: &mut Plan) {
+        plan::refine(p)
+    }
+
+    async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        let inputs = Inputs::from_value(planned);
+        let client = self.cluster.client().await?;
+        // Read the facts first: without Liqo installed there is nothing to prepare, and nothing gets written.
+        let facts = ClusterFacts::read(op.ctx, &self.cluster).await?;
+        let timeouts = planned.get("timeouts");
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let ours = self.prepare_namespace(op, &namespaces, &inputs).await?;
+        // From here on the Namespace may be written: a failure records it (without a public key) so a destroy, or
+        // the replacement of the now tainted resource, cleans it up.
+        let namespace_only = state_of(&inputs, &facts, None, timeouts);
+        self.write_namespace(op, &namespaces, &inputs, ours)
+            .await
+            .map_err(|e| Failure::from(e).after_writing(namespace_only.clone()))?;
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
+        let public_key = self
+            .write_key_pair(op.ctx, &secrets, &inputs)
+            .await
+            .map_err(|failure| failure.after_writing(namespace_only))?;
+        let state = state_of(&inputs, &facts, Some(public_key), timeouts);
+        // A gateway already running in the namespace (the pair was rewritten after drift) holds the old key.
+        let restarted = self.restart_gateways(op, &client, &inputs.namespace).await.map_err(|e| {
+            // Unusually for a failure, the whole state is recorded: the key pair is written and its public key is
+            // what the peer needs; only the restart is left to the user.
+            Failure::from(e)
+                .explain(&format!(
+                    "The new key pair is written, but the gateway pods that still hold the old key could not be \
+                     restarted: restart them (kubectl -n {} delete pods of the gw-* Deployment), or the tunnel stays \
+                     down.",
+                    inputs.namespace
+                ))
+                .after_writing(state.clone())
+        })?;
+        if restarted.is_empty() {
+            return Ok(state.into());
+        }
+        Ok(Done::from(state).with_warning(Diagnostic::warning(
+            format!("Restarted the WireGuard gateway of {} for its new key pair", inputs.namespace),
+            format!(
+                "A new key pair was written to Secret {}/{}, and Liqo's gateway reads its key \
+                 only at start, so the pods of Deployment(s) {} were restarted. The peer's liqo_gateway \
+                 receives the new public key through its reference to `wireguard_public_key` in this apply.",
+                inputs.namespace,
+                labels::KEY_SECRET_NAME,
+                restarted.join(", ")
+            ),
+        )))
+    }
+
+    // Every input but `timeouts` replaces the resource, so the default update (new budgets recorded) suits it.
+
+    /// Key Secret first, then the Namespace if this resource created it (deleting everything left in it); an
+    /// adopted Namespace only gets back to the labels it had.
+    async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
+        let inputs = Inputs::from_value(prior);
+        let client = self.cluster.client().await?;
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
+        let namespaces: Api<Namespace> = Api::all(client);
+        crate::kube::delete_and_wait(op.ctx, &secrets, labels::KEY_SECRET_NAME, op.deadline.left()).await?;
+        match crate::kube::get_opt(op.ctx, &namespaces, &inputs.namespace).await? {
+            // Labelled for another peer (relabelled out of band): not ours to delete or to change.
+            Some(ns) if peer_of(&ns).is_some_and(|p| p != inputs.remote) => {}
+            Some(ns) if created_by_provider(&ns) => {
+                crate::kube::delete_and_wait(op.ctx, &namespaces, &inputs.namespace, op.deadline.left()).await?
+            }
+            Some(ns) if ns.metadata.deletion_timestamp.is_none() => {
+                crate::kube::apply(op.ctx, &namespaces, &bare_namespace(&inputs.namespace)).await?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
+        let inputs = Inputs::from_value(state);
+        let client = self.cluster.client().await?;
+        let key_secret = state.get("key_secret_name").as_str();
+        let public_key = match self.left_on_cluster(ctx, &client, &inputs, key_secret).await? {
+            // Imported without a key pair (a peering without networking): nothing to check.
+            Some(None) if key_secret.is_none() => None,
+            Some(Some(k)) if state.get("wireguard_public_key").as_str() == Some(k.as_str()) => Some(k),
+            // The namespace is intact but the key pair is gone or not the one recorded: say in the plan what the
+            // re-creation will do to a running gateway.
+            Some(_) => return Ok(Done::from(Value::Null).with_warning(key_pair_lost(&inputs.namespace))),
+            // Gone or changed: recreate, which writes a fresh pair (the peer's gateway then receives the new public
+            // key through its reference to `wireguard_public_key`).
+            None => return Ok(Value::Null.into()),
+        };
+        // Refresh the cluster's facts: a change in Liqo's installation shows up as drift for the peer's resources.
+        let facts = ClusterFacts::read(ctx, &self.cluster).await?;
+        let mut state_now = state_of(&inputs, &facts, public_key, state.get("timeouts"));
+        state_now.set("key_secret_name", Value::opt_string(key_secret.map(str::to_string)));
+        Ok(state_now.into())
+    }
+
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
+        let type_name = Self::TYPE_NAME;
+        let cannot = |detail: String| Diagnostic::error(format!("Cannot import {type_name} {id:?}"), detail);
+        check_dns_label(id).map_err(|why| {
+            cannot(format!("The import ID is the tenant namespace name, e.g. `liqo-tenant-rome`; `{id}` {why}."))
+        })?;
+        let client = self.cluster.client().await?;
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        let ns = crate::kube::get_opt(ctx, &namespaces, id).await?.ok_or_else(|| {
+            cannot(format!(
+                "Namespace {id} does not exist on this cluster. Check the name (`kubectl get namespaces -l {}`).",
+                labels::TENANT_NAMESPACE
+            ))
+        })?;
+        let remote = peer_of(&ns).map(str::to_string).ok_or_else(|| {
+            cannot(format!("Namespace {id} has no {} label, so it is not a Liqo tenant namespace. Create the resource instead of importing it.", labels::REMOTE_CLUSTER_ID))
+        })?;
+        let inputs = Inputs { remote, namespace: id.to_string() };
+        let secrets: Api<Secret> = Api::namespaced(client, id);
+        let secret = match crate::kube::get_opt(ctx, &secrets, labels::KEY_SECRET_NAME).await? {
+            Some(ours) => Some(ours),
+            // Liqo's gateway finds its key Secret by these labels: the one it uses is the one to adopt.
+            None => {
+                let selector = key_secret_selector(&inputs.remote);
+                let mut found = crate::kube::list(ctx, &secrets, &selector).await?;
+                if found.len() > 1 {
+                    let names: Vec<String> = found.iter().filter_map(|s| s.metadata.name.clone()).collect();
+                    return Err(cannot(format!(
+                        "Secrets {} are all labelled {selector}, and Liqo's gateway accepts only one key Secret per peer. Delete the stale one(s), then import.",
+                        names.join(", ")
+                    )).into());
+                }
+                found.pop()
+            }
+        };
+        let key = match secret {
+            Some(secret) => {
+                let name = secret.metadata.name.clone().unwrap_or_default();
+                let public_key = key_secret_public_key(&secret, &inputs.remote).map_err(|why| {
+                    cannot(format!("Secret {id}/{name} is not a usable WireGuard key Secret: {why}. Create the resource instead of importing it: it writes a fresh key pair."))
+                })?;
+                Some((name, public_key))
+            }
+            None => None,
+        };
+        let facts = ClusterFacts::read(ctx, &self.cluster).await?;
+        let mut state = state_of(&inputs, &facts, key.as_ref().map(|(_, k)| k.clone()), &Value::Null);
+        state.set("key_secret_name", Value::opt_string(key.map(|(name, _)| name)));
+        Ok(state)
+    }
+
+    fn upgrade(version: i64, _state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
+        Some(Err(schema::refuse_other_version(version, schema::schema().version)))
+    }
+}

@@ -1,0 +1,297 @@
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::Namespace;
+use liqo_schema::liqo::labels;
+use liqo_schema::tf::{AttributePath, Diagnostics, Severity, Type, Value};
+
+use super::Generate;
+use super::objects::{
+    POD_SECURITY_LABELS, key_secret_object, key_secret_public_key, mounts_key_secret, namespace_drift,
+    namespace_object, pod_selector,
+};
+use super::operations::key_pair_lost;
+use super::plan::RULES;
+use super::schema::{schema, validate};
+use super::state::{Inputs, state_of};
+use super::status::namespace_check;
+use crate::cluster_facts::ClusterFacts;
+use crate::kube::{Verdict, created_by_provider};
+use crate::resources::lifecycle::Plan;
+
+fn config(pairs: &[(&str, Value)]) -> Value {
+    let mut v = Value::object([
+        ("id", Value::Null),
+        ("remote_cluster_id", Value::string("rome")),
+        ("tenant_namespace", Value::Null),
+        ("cluster_id", Value::Null),
+        ("pod_cidrs", Value::Null),
+        ("external_cidr", Value::Null),
+        ("api_server_url", Value::Null),
+        ("wireguard_public_key", Value::Null),
+        ("key_secret_name", Value::Null),
+        ("timeouts", Value::Null),
+    ]);
+    for (k, val) in pairs {
+        v.set(k, val.clone());
+    }
+    v
+}
+
+fn facts() -> ClusterFacts {
+    ClusterFacts {
+        cluster_id: "milan".into(),
+        pod_cidrs: vec!["10.1.0.0/16".into()],
+        external_cidr: "10.70.0.0/16".into(),
+        api_server_url: "https://127.0.0.1:6443".into(),
+    }
+}
+
+/// The state a successful create leaves.
+fn applied() -> Value {
+    state_of(
+        &Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() },
+        &facts(),
+        Some("A".repeat(43) + "="),
+        &Value::Null,
+    )
+}
+
+fn error_paths(d: &Diagnostics) -> Vec<String> {
+    d.iter()
+        .filter(|d| d.severity == Severity::Error)
+        .map(|d| d.attribute.as_ref().map(|p| p.to_string()).unwrap_or_default())
+        .collect()
+}
+
+#[test]
+fn schema_describes_everything_and_holds_no_secret() {
+    let s = schema();
+    for a in &s.block.attributes {
+        assert!(!a.description.is_empty(), "{} has no description", a.name);
+        // Nothing secret is an attribute: the private key stays in the cluster.
+        assert!(!a.sensitive, "{}", a.name);
+    }
+    assert!(s.block.attribute("remote_cluster_id").unwrap().required);
+    let ns = s.block.attribute("tenant_namespace").unwrap();
+    assert!(ns.optional && ns.computed);
+    assert_eq!(s.block.attribute("pod_cidrs").unwrap().ty, Some(Type::list(Type::String)));
+    assert_eq!(s.block.blocks[0].type_name, "timeouts");
+    // The state holds exactly the schema's attributes.
+    let Value::Object(state) = applied() else { unreachable!() };
+    let mut names: Vec<&str> = s.block.attributes.iter().map(|a| a.name.as_str()).chain(["timeouts"]).collect();
+    names.sort();
+    assert_eq!(state.keys().map(String::as_str).collect::<Vec<_>>(), names);
+}
+
+#[test]
+fn validation_names_the_attribute() {
+    let bad = config(&[
+        ("remote_cluster_id", Value::string("Rome_1")),
+        ("tenant_namespace", Value::string("-bad")),
+        ("timeouts", Value::object([("create", Value::string("soon"))])),
+    ]);
+    assert_eq!(error_paths(&validate(&bad)), ["remote_cluster_id", "tenant_namespace", "timeouts.create"]);
+    assert!(validate(&config(&[])).is_empty());
+    assert!(
+        validate(&config(&[("remote_cluster_id", Value::Unknown), ("tenant_namespace", Value::Unknown)])).is_empty()
+    );
+}
+
+#[test]
+fn create_fills_the_default_namespace_and_leaves_outputs_unknown() {
+    let cfg = config(&[]);
+    let r = Plan::run::<Generate>(&Value::Null, cfg.clone(), &cfg);
+    assert_eq!(r.planned.get("tenant_namespace"), &Value::string("liqo-tenant-rome"));
+    assert_eq!(r.planned.get("id"), &Value::string("liqo-tenant-rome"));
+    assert_eq!(r.planned.get("key_secret_name"), &Value::string("gw-keys"));
+    for attr in RULES.outputs {
+        assert!(r.planned.get(attr).is_unknown(), "{attr}");
+    }
+    assert!(r.replace.is_empty());
+
+    let explicit = config(&[("tenant_namespace", Value::string("peer-rome"))]);
+    assert_eq!(
+        Plan::run::<Generate>(&Value::Null, explicit.clone(), &explicit).planned.get("id"),
+        &Value::string("peer-rome")
+    );
+}
+
+#[test]
+fn an_unknown_peer_id_keeps_the_namespace_unknown() {
+    let cfg = config(&[("remote_cluster_id", Value::Unknown)]);
+    let r = Plan::run::<Generate>(&Value::Null, cfg.clone(), &cfg);
+    assert!(r.planned.get("tenant_namespace").is_unknown());
+    assert!(r.planned.get("id").is_unknown());
+    assert!(r.diagnostics.is_empty());
+}
+
+#[test]
+fn unchanged_config_plans_no_change() {
+    let prior = applied();
+    // Terraform's proposed state carries computed values over from the prior state.
+    let cfg = config(&[]);
+    let r = Plan::run::<Generate>(&prior, prior.clone(), &cfg);
+    assert_eq!(r.planned, prior);
+    assert!(r.replace.is_empty());
+}
+
+#[test]
+fn peer_or_namespace_change_replaces_and_unknowns_the_outputs() {
+    let prior = applied();
+    let mut proposed = prior.clone();
+    proposed.set("remote_cluster_id", Value::string("naples"));
+    let cfg = config(&[("remote_cluster_id", Value::string("naples"))]);
+    let r = Plan::run::<Generate>(&prior, proposed, &cfg);
+    assert_eq!(r.replace, [AttributePath::root("remote_cluster_id"), AttributePath::root("tenant_namespace")]);
+    assert_eq!(r.planned.get("tenant_namespace"), &Value::string("liqo-tenant-naples"));
+    assert!(r.planned.get("wireguard_public_key").is_unknown());
+
+    let cfg = config(&[("tenant_namespace", Value::string("peer-rome"))]);
+    let mut proposed = prior.clone();
+    proposed.set("tenant_namespace", Value::string("peer-rome"));
+    let r = Plan::run::<Generate>(&prior, proposed, &cfg);
+    assert_eq!(r.replace, [AttributePath::root("tenant_namespace")]);
+    assert!(r.planned.get("cluster_id").is_unknown());
+}
+
+#[test]
+fn timeouts_update_in_place() {
+    let prior = applied();
+    let timeouts = Value::object([("create", Value::string("5m")), ("update", Value::Null), ("delete", Value::Null)]);
+    let mut proposed = prior.clone();
+    proposed.set("timeouts", timeouts.clone());
+    let cfg = config(&[("timeouts", timeouts)]);
+    let r = Plan::run::<Generate>(&prior, proposed, &cfg);
+    assert!(r.replace.is_empty());
+    assert_eq!(r.planned.get("wireguard_public_key"), prior.get("wireguard_public_key"));
+}
+
+#[test]
+fn namespace_carries_liqo_and_pod_security_labels() {
+    let inputs = Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() };
+    let ns = namespace_object(&inputs, true);
+    let l = ns.metadata.labels.clone().unwrap();
+    assert_eq!(l["liqo.io/remote-cluster-id"], "rome");
+    assert_eq!(l["liqo.io/tenant-namespace"], "true");
+    for mode in ["enforce", "audit", "warn"] {
+        assert_eq!(l[&format!("pod-security.kubernetes.io/{mode}")], "privileged");
+    }
+    assert!(created_by_provider(&ns));
+    assert!(namespace_drift(&ns, "rome").is_none());
+    // Only fields we own are sent: no spec, no status.
+    let json = serde_json::to_value(&ns).unwrap();
+    assert_eq!(json["apiVersion"], "v1");
+    assert_eq!(json["kind"], "Namespace");
+    assert!(json.get("spec").is_none() && json.get("status").is_none());
+
+    let adopted = namespace_object(&inputs, false);
+    assert!(!created_by_provider(&adopted));
+
+    let mut drifted = ns.clone();
+    drifted.metadata.labels.as_mut().unwrap().remove("pod-security.kubernetes.io/enforce");
+    assert!(
+        namespace_drift(&drifted, "rome")
+            .unwrap()
+            .contains("pod-security.kubernetes.io/enforce=privileged (found nothing)")
+    );
+    assert!(namespace_drift(&ns, "naples").unwrap().contains("liqo.io/remote-cluster-id=naples"));
+
+    // A Liqo 1.0 tenant namespace (liqoctl's, without Pod Security labels) is adopted as it is; one that has
+    // them, or one we created, must have them right.
+    let mut liqo_1_0 = adopted.clone();
+    let l = liqo_1_0.metadata.labels.as_mut().unwrap();
+    for k in POD_SECURITY_LABELS {
+        l.remove(k);
+    }
+    assert!(namespace_drift(&liqo_1_0, "rome").is_none());
+    assert!(namespace_drift(&liqo_1_0, "naples").is_some(), "Liqo's own lookup labels still count");
+    let mut partly = adopted.clone();
+    partly.metadata.labels.as_mut().unwrap().remove(labels::POD_SECURITY_WARN);
+    assert!(namespace_drift(&partly, "rome").unwrap().contains("pod-security.kubernetes.io/warn"));
+}
+
+#[test]
+fn key_secret_holds_raw_keys_and_is_checked_against_its_labels() {
+    let inputs = Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() };
+    let keys = crate::crypto::wireguard::KeyPair::generate().unwrap();
+    let secret = key_secret_object(&inputs, &keys);
+    assert_eq!(secret.metadata.name.as_deref(), Some("gw-keys"));
+    assert_eq!(secret.metadata.namespace.as_deref(), Some("liqo-tenant-rome"));
+    let l = secret.metadata.labels.clone().unwrap();
+    assert_eq!(
+        (l["liqo.io/remote-cluster-id"].as_str(), l["networking.liqo.io/gateway-resource"].as_str()),
+        ("rome", "true")
+    );
+    // On the wire, data values are the 44-character base64 of the raw 32 bytes, as `wg genkey` prints them.
+    let json = serde_json::to_value(&secret).unwrap();
+    assert_eq!(json["data"]["publicKey"], keys.public_key());
+    assert_eq!(json["data"]["privateKey"].as_str().unwrap().len(), 44);
+    assert!(secret.string_data.is_none());
+
+    assert_eq!(key_secret_public_key(&secret, "rome"), Ok(keys.public_key()));
+    assert!(key_secret_public_key(&secret, "naples").unwrap_err().contains("liqo.io/remote-cluster-id=naples"));
+    let mut emptied = secret.clone();
+    emptied.data = None;
+    assert!(key_secret_public_key(&emptied, "rome").unwrap_err().contains("no data"));
+}
+
+#[test]
+fn state_never_contains_the_private_key() {
+    let inputs = Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() };
+    let keys = crate::crypto::wireguard::KeyPair::generate().unwrap();
+    let secret = key_secret_object(&inputs, &keys);
+    let private = serde_json::to_value(&secret).unwrap()["data"]["privateKey"].as_str().unwrap().to_string();
+    let state = state_of(&inputs, &facts(), Some(keys.public_key()), &Value::Null);
+    let dump = format!("{state:?}");
+    assert!(dump.contains(&keys.public_key()));
+    assert!(!dump.contains(&private));
+}
+
+/// Liqo's gateway Deployment mounts the key Secret in its `wireguard-config` volume; its pods are found by the
+/// Deployment's selector. Other Deployments are never touched.
+#[test]
+fn gateway_deployments_are_found_by_their_key_secret_volume() {
+    let deployment = |secret: &str| -> Deployment {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "gw-rome", "namespace": "liqo-tenant-rome"},
+            "spec": {
+                "selector": {"matchLabels": {"networking.liqo.io/component": "gateway", "networking.liqo.io/active": "true"}},
+                "template": {"spec": {
+                    "containers": [{"name": "wireguard"}],
+                    "volumes": [{"name": "wireguard-config", "secret": {"secretName": secret}}],
+                }},
+            },
+        }))
+        .unwrap()
+    };
+    let gw = deployment(labels::KEY_SECRET_NAME);
+    assert!(mounts_key_secret(&gw));
+    assert_eq!(
+        pod_selector(&gw).as_deref(),
+        Some("networking.liqo.io/active=true,networking.liqo.io/component=gateway")
+    );
+    assert!(!mounts_key_secret(&deployment("gw-other")));
+    let mut unselective = gw.clone();
+    unselective.spec.as_mut().unwrap().selector.match_labels = None;
+    assert_eq!(pod_selector(&unselective), None, "no selector, no pods deleted");
+}
+
+#[test]
+fn the_plan_warns_what_a_lost_key_pair_means() {
+    let d = key_pair_lost("liqo-tenant-rome");
+    assert_eq!(d.severity, Severity::Warning);
+    for needle in ["liqo-tenant-rome/gw-keys", "NEW key pair", "restarts the pods", "same apply"] {
+        assert!(d.detail.contains(needle), "{needle}: {}", d.detail);
+    }
+}
+
+#[test]
+fn namespace_wait_fails_fast_on_terminating() {
+    let mut ns = Namespace::default();
+    assert!(matches!(namespace_check(None), Verdict::Pending(_)));
+    ns.status =
+        Some(k8s_openapi::api::core::v1::NamespaceStatus { phase: Some("Terminating".into()), ..Default::default() });
+    assert!(matches!(namespace_check(Some(&ns)), Verdict::Failed { .. }));
+    ns.status =
+        Some(k8s_openapi::api::core::v1::NamespaceStatus { phase: Some("Active".into()), ..Default::default() });
+    assert!(matches!(namespace_check(Some(&ns)), Verdict::Ready(())));
+}
