@@ -7,7 +7,7 @@
 //! - `resources`, `data_sources` and `list` hold one module per Terraform type; none reaches into another
 //!   layer's module of the same height: what two of them share lives below;
 //! - below them: `cluster_api` (the lazily connected API of the cluster one provider block points at),
-//!   `cluster_facts` (cluster ID and CIDRs, as liqoctl reads them), `validate` (plan-time validators), `kube`
+//!   `cluster_facts` (cluster ID and CIDRs, as liqoctl reads them), `validate` (plan-time validators), `quantity` (Kubernetes resource quantities), `kube`
 //!   (the only place that applies, reads, waits for and deletes Kubernetes objects), `errors` (the only place
 //!   where failures become diagnostics) and `crypto` (certificates, keys, CSRs).
 pub mod cluster_api;
@@ -19,5 +19,6 @@ pub mod kube;
 pub mod list;
 pub mod protocol;
 pub mod provider;
+pub mod quantity;
 pub mod resources;
 pub mod validate;

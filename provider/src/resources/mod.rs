@@ -4,7 +4,6 @@ use crate::cluster_api::ClusterApi;
 use crate::protocol::Resource;
 use std::sync::Arc;
 
-pub mod common;
 pub mod consumer_key;
 pub mod gateway;
 pub mod generate;

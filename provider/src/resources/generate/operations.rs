@@ -370,8 +370,4 @@ impl Lifecycle for Generate {
         state.set("key_secret_name", Value::opt_string(key.map(|(name, _)| name)));
         Ok(state)
     }
-
-    fn upgrade(version: i64, _state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
-        Some(Err(schema::refuse_other_version(version, schema::schema().version)))
-    }
 }

@@ -1,5 +1,5 @@
 //! `liqo_generate`'s attributes, its plan-time checks and the schema versions its state may come in.
-use liqo_schema::tf::{Attribute, Block, Diagnostic, Diagnostics, Schema, Type, Value};
+use liqo_schema::tf::{Attribute, Block, Diagnostics, Schema, Type, Value};
 
 use super::Generate;
 use crate::resources::lifecycle::{Lifecycle, timeouts_block};
@@ -56,18 +56,4 @@ pub fn validate(config: &Value) -> Diagnostics {
     c.namespace("tenant_namespace");
     c.timeouts();
     c.finish()
-}
-
-/// Refuses stored state of any other schema version than `current` (there has only ever been one). The words are
-/// the ones this type gave before it was served by the lifecycle driver, whose own refusal (for types that had
-/// several versions) says "versions up to".
-pub fn refuse_other_version(version: i64, current: i64) -> Diagnostics {
-    Diagnostic::error(
-        format!("Cannot upgrade {} state from schema version {version}", Generate::TYPE_NAME),
-        format!(
-            "This provider knows schema version {current}. Use the provider version that wrote the state, or remove \
-             the resource from state and import it again."
-        ),
-    )
-    .into()
 }

@@ -27,7 +27,7 @@
 //! Files: `schema.rs` (attributes, plan-time checks), `plan.rs` (plan rules), `objects.rs` (the peering asked
 //! for, the identity Secret and the ResourceSlice), `kubeconfig.rs` (the identity's kubeconfig and the key check),
 //! `observed.rs` (the state read back from the objects), `status.rs` (wait verdicts on what Liqo reports),
-//! `quantity.rs` (Kubernetes quantities), `operations.rs` (create / update / delete / observe / import), `tests.rs`.
+//! `operations.rs` (create / update / delete / observe / import), `tests.rs`.
 use std::sync::Arc;
 
 use crate::cluster_api::ClusterApi;
@@ -39,7 +39,6 @@ mod objects;
 mod observed;
 mod operations;
 mod plan;
-mod quantity;
 mod schema;
 mod status;
 #[cfg(test)]

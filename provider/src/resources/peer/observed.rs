@@ -9,8 +9,8 @@ use liqo_schema::tf::Value;
 
 use super::kubeconfig::public_parts;
 use super::objects::minted_by_liqo;
-use super::quantity;
 use super::schema::ISSUED;
+use crate::quantity;
 use crate::resources::consumer_key;
 
 /// The state as the cluster has it. `prior` is the previous state (Null on import): values the cluster does

@@ -1,8 +1,9 @@
 //! `liqo_peer`'s attributes and its plan-time checks.
 use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostics, Schema, Type, Value};
 
-use super::{Peer, quantity};
+use super::Peer;
 use crate::crypto;
+use crate::quantity;
 use crate::resources::lifecycle::{Lifecycle, timeouts_block};
 use crate::validate::{Validator, check_dns_label, check_qualified_name};
 

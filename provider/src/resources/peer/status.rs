@@ -11,8 +11,8 @@ use liqo_schema::liqo::{
 };
 
 use super::objects::Peering;
-use super::quantity;
 use crate::kube::{Verdict, is_terminating};
+use crate::quantity;
 
 fn condition_summary(rs: &ResourceSlice) -> String {
     let status = rs.status.as_ref();

@@ -93,3 +93,27 @@ pub fn same(a: &str, b: &str) -> bool {
         _ => a == b,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantities_follow_the_kubernetes_grammar() {
+        for ok in
+            ["4", "500m", "8Gi", "1e3", "1E3", "0.5", ".5", "5.", "+2", "110", "1Ei", "1E", "2e-3", "100u", "1n", "0"]
+        {
+            assert!(parse(ok).is_ok(), "{ok} should parse");
+        }
+        for bad in ["", "-1", "8GB", "1.2.3", "Gi", "e3", "1e", "1e3.5", "4 ", " 4", "1ki", "0.1n", "1e-10", "abc"] {
+            assert!(parse(bad).is_err(), "{bad} should be rejected");
+        }
+        assert!(same("1000m", "1"));
+        assert!(same("1Gi", "1073741824"));
+        assert!(same("1.5Gi", "1536Mi"));
+        assert!(same("1e3", "1k"));
+        assert!(same("0", "0m"));
+        assert!(!same("1G", "1Gi"));
+        assert!(!same("4", "8"));
+    }
+}
