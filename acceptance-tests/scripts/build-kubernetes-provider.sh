@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds hashicorp/kubernetes (terraform-provider-kubernetes) from its Go module, pinned below, for the
-# benchmark that compares a peering written with `kubernetes_manifest` against this provider. Cached outside
-# the repository, keyed by version; nothing is rebuilt when the binary exists.
+# benchmark that compares a peering written with `kubernetes_manifest` against this provider, and for the tests'
+# provider mirror (src/tf/mirror.rs serves it, for the liqo_offload documentation example's kubernetes_namespace;
+# `acceptance-tests/test` runs this script). Cached outside the repository, keyed by version; nothing is rebuilt
+# when the binary exists.
 #
 # Usage: build-kubernetes-provider.sh   prints the binary's path on the last line
 # Env:   LIQO_TEST_CACHE                 cache root (default $HOME/.cache/terraform-provider-liqo)

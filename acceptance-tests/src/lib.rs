@@ -2,6 +2,7 @@
 //! a simulated Liqo control plane (labelled as such everywhere), and helpers for running real Terraform and
 //! OpenTofu against them.
 pub mod chain;
+pub mod doc_examples;
 pub mod ground;
 pub mod inventory;
 pub mod observe;

@@ -4,26 +4,30 @@
 //! The documentation examples (`examples/provider`, `examples/resources/*`, `examples/data-sources/*`) are
 //! fragments of one configuration: each names the provider blocks of `examples/provider/provider.tf` and
 //! resources another example defines. Each fragment is validated with provider.tf and, for what it references but
-//! does not define, the `liqo_*` resource blocks of the other fragments (its own blocks first, so a resource two
+//! does not define, the resource blocks of the other fragments (its own blocks first, so a resource two
 //! fragments define is checked as the fragment itself writes it). `.tfquery.hcl` files (Terraform's `terraform
 //! query`, which OpenTofu lacks) are validated by Terraform with `validate -query`.
 //!
+//! `examples/resources/liqo_offload` also uses hashicorp/kubernetes (`kubernetes_namespace`): the test mirror serves
+//! it (built from its Go module by `scripts/build-kubernetes-provider.sh`, which `acceptance-tests/test` runs), and
+//! this test fails if it is not there rather than leave that fragment out.
+//!
 //! Applied on real Liqo elsewhere: examples/peering, hub and bidirectional (tests/examples.rs), examples/adopt
-//! (tests/adopt.rs).
+//! (tests/adopt.rs), the resource examples with provider.tf (tests/resource_examples.rs).
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, ensure};
 use liqo_acceptance::chain::copy_example;
-use liqo_acceptance::ground::repository_root;
-use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::doc_examples::{self, blocks};
+use liqo_acceptance::tf::{Cli, Workdir, mirror};
 
-/// The fragment that needs hashicorp/kubernetes (`kubernetes_namespace`), which the test mirror does not hold:
-/// initialising it would fetch that provider from the registry. Not validated here (see the report below).
+/// The fragment that needs hashicorp/kubernetes (`kubernetes_namespace`): the test mirror serves it once
+/// `scripts/build-kubernetes-provider.sh` has built it (`acceptance-tests/test` does).
 const NEEDS_KUBERNETES: &str = "resources/liqo_offload/resource.tf";
 
 fn examples() -> PathBuf {
-    repository_root().join("examples")
+    doc_examples::dir()
 }
 
 /// Every file under `examples/`, relative to it.
@@ -44,39 +48,16 @@ fn files() -> Result<Vec<String>> {
     Ok(files)
 }
 
-/// The top-level blocks of a `terraform fmt`-formatted file, each as `(header line, text)`; comments between
-/// blocks are dropped.
-fn blocks(text: &str) -> Vec<(String, String)> {
-    let mut blocks = Vec::new();
-    let mut current: Option<(String, String)> = None;
-    for line in text.lines() {
-        match &mut current {
-            Some((_, body)) => {
-                body.push_str(line);
-                body.push('\n');
-                if line == "}" {
-                    blocks.push(current.take().expect("inside a block"));
-                }
-            }
-            None if line.ends_with('{') && !line.starts_with([' ', '#', '/']) => {
-                current = Some((line.trim_end_matches('{').trim().to_string(), format!("{line}\n")));
-            }
-            None => {}
-        }
-    }
-    blocks
-}
-
-/// A fragment, then the `liqo_*` resources of the other fragments it does not define itself, then provider.tf.
+/// A fragment, then the resources of the other fragments it does not define itself, then provider.tf.
 fn assembled(fragment: &str, others: &[String]) -> Result<String> {
-    let read = |f: &str| std::fs::read_to_string(examples().join(f)).with_context(|| format!("reading examples/{f}"));
+    let read = doc_examples::read;
     let own = read(fragment)?;
     let mut defined: BTreeSet<String> = blocks(&own).into_iter().map(|(header, _)| header).collect();
     let mut text = format!("# examples/{fragment}\n{own}\n# from the other examples\n");
-    // The fragment that needs hashicorp/kubernetes lends nothing: its blocks would need that provider too.
-    for other in others.iter().filter(|o| o.as_str() != fragment && o.as_str() != NEEDS_KUBERNETES) {
+    for other in others.iter().filter(|o| o.as_str() != fragment) {
         for (header, body) in blocks(&read(other)?) {
-            if header.starts_with("resource \"liqo_") && defined.insert(header) {
+            // Any resource block (the liqo_offload example's liqo_offload.demo needs its kubernetes_namespace).
+            if header.starts_with("resource \"") && defined.insert(header) {
                 text.push_str(&body);
             }
         }
@@ -115,6 +96,13 @@ async fn every_example_file_validates_with_both_clients() -> Result<()> {
         .collect();
     let queries: Vec<&String> = all.iter().filter(|f| f.ends_with(".tfquery.hcl")).collect();
     let mut checked: BTreeSet<String> = BTreeSet::new();
+    let mirror = tokio::task::spawn_blocking(mirror::get).await??;
+    ensure!(
+        mirror.serves_kubernetes,
+        "examples/{NEEDS_KUBERNETES} needs hashicorp/kubernetes, which the test mirror serves only once built: run \
+         {}",
+        mirror::KUBERNETES_BUILD_SCRIPT
+    );
     for cli in Cli::available() {
         for name in ["peering", "hub", "bidirectional"] {
             validate(cli, &format!("examples/{name}"), |w| copy_example(w, name), &[]).await?;
@@ -123,7 +111,7 @@ async fn every_example_file_validates_with_both_clients() -> Result<()> {
         // `validate` checks the modules a configuration calls: examples/modules/peering through the three above
         // (alone it cannot be validated: its provider blocks are the caller's, `configuration_aliases`).
         checked.extend(all.iter().filter(|f| f.starts_with("modules/peering/")).cloned());
-        for fragment in fragments.iter().filter(|f| f.as_str() != NEEDS_KUBERNETES) {
+        for fragment in &fragments {
             let config = assembled(fragment, &fragments)?;
             validate(cli, &format!("examples/{fragment}"), |w| w.write("main.tf", &config), &[]).await?;
             checked.insert(fragment.clone());
@@ -153,16 +141,9 @@ async fn every_example_file_validates_with_both_clients() -> Result<()> {
     let unchecked: Vec<&String> = all.iter().filter(|f| !checked.contains(*f)).collect();
     eprintln!("[example_files] validated with {:?}: {} files", Cli::available(), checked.len());
     eprintln!("[example_files] not validated by a client: {unchecked:?}");
-    // What no client can validate: import.sh (shell commands naming import IDs) and the fragment that needs
-    // hashicorp/kubernetes; anything else left out is a new example this test must learn.
-    let expected = |f: &&String| f.ends_with("/import.sh") || f.as_str() == NEEDS_KUBERNETES;
+    // What no client can validate: import.sh (shell commands naming import IDs); anything else left out is a new
+    // example this test must learn.
+    let expected = |f: &&String| f.ends_with("/import.sh");
     ensure!(unchecked.iter().all(expected), "examples this test does not validate: {unchecked:?}");
     Ok(())
-}
-
-#[test]
-fn blocks_split_a_formatted_file() {
-    let text = "# c\nresource \"a\" \"b\" {\n  x = {\n    y = 1\n  }\n}\n\noutput \"o\" {\n  value = 1\n}\n";
-    let headers: Vec<String> = blocks(text).into_iter().map(|(h, _)| h).collect();
-    assert_eq!(headers, ["resource \"a\" \"b\"", "output \"o\""]);
 }

@@ -39,7 +39,7 @@ pub use bootstrap::{FAULTS_CONFIGMAP, LIQO_VERSION};
 use control_plane::{Etcd, Layout};
 pub use process::Lifetime;
 use process::Supervised;
-pub use upstream::Upstream;
+pub use upstream::{Upstream, cache_bin_dir};
 
 /// Names of the two clusters of the contract's examples: `milan` provides resources, `rome` consumes them.
 pub const MILAN: &str = "milan";

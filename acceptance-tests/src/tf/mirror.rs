@@ -16,6 +16,13 @@ pub const PROVIDER_SOURCE: &str = "liqotech/liqo";
 /// serves the same archive under both.
 const ADDRESSES: [&str; 2] = ["registry.terraform.io/liqotech/liqo", "registry.opentofu.org/liqotech/liqo"];
 const BINARY: &str = "terraform-provider-liqo";
+/// hashicorp/kubernetes, which one documentation example uses (`kubernetes_namespace` in
+/// `examples/resources/liqo_offload`), under both clients' default registries.
+const KUBERNETES_ADDRESSES: [&str; 2] =
+    ["registry.terraform.io/hashicorp/kubernetes", "registry.opentofu.org/hashicorp/kubernetes"];
+/// The version `scripts/build-kubernetes-provider.sh` builds (its `KUBERNETES_PROVIDER_VERSION`, also the
+/// benchmark's) and the mirror serves.
+pub const KUBERNETES_PROVIDER_VERSION: &str = "3.2.1";
 
 /// A filesystem mirror holding the provider archive and the CLI configuration that installs from it.
 pub struct Mirror {
@@ -25,6 +32,9 @@ pub struct Mirror {
     pub zip: PathBuf,
     /// `release.sh`'s `terraform-provider-liqo_VERSION_SHA256SUMS` covering [`Mirror::zip`].
     pub sha256sums: PathBuf,
+    /// Whether the mirror also serves hashicorp/kubernetes [`KUBERNETES_PROVIDER_VERSION`] (when
+    /// `scripts/build-kubernetes-provider.sh` has built it); see [`kubernetes_provider_binary`].
+    pub serves_kubernetes: bool,
 }
 
 /// This machine's platform in Terraform's `OS_ARCH` spelling (Go's names), e.g. `linux_amd64`: the archive
@@ -80,14 +90,50 @@ fn build() -> Result<Mirror> {
             .or_else(|_| std::fs::copy(&zip, target.join(file_name)).map(|_| ()))
             .with_context(|| format!("copying {} into the mirror", zip.display()))?;
     }
+    let kubernetes = kubernetes_provider_binary();
+    if let Some(binary) = &kubernetes {
+        // The unpacked layout (HOST/NAMESPACE/TYPE/VERSION/OS_ARCH/terraform-provider-TYPE_vVERSION): no archive
+        // to make of a binary of ~100 MB.
+        for address in KUBERNETES_ADDRESSES {
+            let target = dir.join(address).join(KUBERNETES_PROVIDER_VERSION).join(&platform);
+            std::fs::create_dir_all(&target).with_context(|| format!("creating {}", target.display()))?;
+            let file = target.join(format!("terraform-provider-kubernetes_v{KUBERNETES_PROVIDER_VERSION}"));
+            std::fs::hard_link(binary, &file)
+                .or_else(|_| std::fs::copy(binary, &file).map(|_| ()))
+                .with_context(|| format!("copying {} into the mirror", binary.display()))?;
+        }
+    }
     let cli_config = root.join("cli.tfrc");
     std::fs::write(&cli_config, cli_config_text(&dir)).with_context(|| format!("writing {}", cli_config.display()))?;
     // Which clients (and versions) the tests of this process run is part of their result.
     let clients: Vec<String> =
         super::Cli::all().into_iter().map(|cli| cli.version().unwrap_or_else(|e| format!("{cli}: {e}"))).collect();
-    eprintln!("[tf] provider {PROVIDER_VERSION} from {} mirrored; clients: {}", binary.display(), clients.join(", "));
+    let also = match &kubernetes {
+        Some(path) => format!("; hashicorp/kubernetes {KUBERNETES_PROVIDER_VERSION} from {}", path.display()),
+        None => format!("; not hashicorp/kubernetes (not built: {KUBERNETES_BUILD_SCRIPT})"),
+    };
+    eprintln!(
+        "[tf] provider {PROVIDER_VERSION} from {} mirrored{also}; clients: {}",
+        binary.display(),
+        clients.join(", ")
+    );
     let sha256sums = dist.join(format!("{BINARY}_{PROVIDER_VERSION}_SHA256SUMS"));
-    Ok(Mirror { dir, cli_config, zip, sha256sums })
+    Ok(Mirror { dir, cli_config, zip, sha256sums, serves_kubernetes: kubernetes.is_some() })
+}
+
+/// What builds hashicorp/kubernetes (`acceptance-tests/test` runs it; by hand, run it once).
+pub const KUBERNETES_BUILD_SCRIPT: &str = "acceptance-tests/scripts/build-kubernetes-provider.sh";
+
+/// The hashicorp/kubernetes binary `scripts/build-kubernetes-provider.sh` built into the cache
+/// (`terraform-provider-kubernetes-<version>`), or `$LIQO_KUBERNETES_PROVIDER_BIN`; `None` when there is none.
+pub fn kubernetes_provider_binary() -> Option<PathBuf> {
+    let path = match std::env::var_os("LIQO_KUBERNETES_PROVIDER_BIN") {
+        Some(path) => PathBuf::from(path),
+        None => crate::ground::cache_bin_dir()
+            .ok()?
+            .join(format!("terraform-provider-kubernetes-{KUBERNETES_PROVIDER_VERSION}")),
+    };
+    path.is_file().then_some(path)
 }
 
 /// A copy of the binary without DWARF debug info (symbols stay, so panics still name functions): a debug
@@ -101,10 +147,12 @@ fn without_debug_info(binary: &Path, dir: &Path) -> PathBuf {
     }
 }
 
-/// The provider comes only from the mirror; everything else would come from the registries directly (the
-/// tests use no other provider, so nothing is ever downloaded).
+/// The provider and hashicorp/kubernetes come only from the mirror (if hashicorp/kubernetes was not built, a
+/// configuration that needs it fails at `init` instead of downloading it); anything else would come from the
+/// registries directly (the tests use no other provider, so nothing is ever downloaded).
 fn cli_config_text(mirror: &Path) -> String {
-    let addresses = ADDRESSES.iter().map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
+    let addresses =
+        ADDRESSES.iter().chain(&KUBERNETES_ADDRESSES).map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
     format!(
         "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [{addresses}]\n  }}\n  \
          direct {{\n    exclude = [{addresses}]\n  }}\n}}\n",
@@ -141,10 +189,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cli_config_mirrors_both_registry_addresses_and_excludes_them_from_direct() {
+    fn cli_config_mirrors_both_providers_at_both_registries_and_excludes_them_from_direct() {
         let text = cli_config_text(Path::new("/m"));
         assert!(text.contains("path    = \"/m\""), "{text}");
-        let both = "[\"registry.terraform.io/liqotech/liqo\", \"registry.opentofu.org/liqotech/liqo\"]";
+        let both = "[\"registry.terraform.io/liqotech/liqo\", \"registry.opentofu.org/liqotech/liqo\", \
+                    \"registry.terraform.io/hashicorp/kubernetes\", \"registry.opentofu.org/hashicorp/kubernetes\"]";
         assert!(text.contains(&format!("include = {both}")), "{text}");
         assert!(text.contains(&format!("exclude = {both}")), "{text}");
     }

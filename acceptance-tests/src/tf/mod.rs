@@ -222,6 +222,8 @@ pub struct Workdir {
     cli_config: PathBuf,
     root: TempDir,
     runs: AtomicUsize,
+    /// Set for every later command ([`Workdir::set_env`]).
+    env: std::sync::Mutex<Vec<(String, std::ffi::OsString)>>,
 }
 
 impl Workdir {
@@ -252,6 +254,7 @@ impl Workdir {
             cli_config: mirror.cli_config.clone(),
             root,
             runs: AtomicUsize::new(0),
+            env: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -262,6 +265,12 @@ impl Workdir {
     /// The root module directory (where `main.tf` and the state live).
     pub fn path(&self) -> PathBuf {
         self.root.path().join("config")
+    }
+
+    /// Sets an environment variable for every later command (e.g. `HOME`, for a configuration that names
+    /// `~/.kube/…`); set after the variables the commands clear, so it may be a `TF_VAR_…` too.
+    pub fn set_env(&self, key: &str, value: impl Into<std::ffi::OsString>) {
+        self.env.lock().expect("environment list").push((key.to_owned(), value.into()));
     }
 
     /// Writes (or replaces) one file of the root module; the provider set must stay the same (no re-init).
@@ -357,6 +366,9 @@ impl Workdir {
             if key.to_string_lossy().starts_with("TF_CLI_ARGS_") || key.to_string_lossy().starts_with("TF_VAR_") {
                 command.env_remove(key);
             }
+        }
+        for (key, value) in self.env.lock().expect("environment list").iter() {
+            command.env(key, value);
         }
         let description = format!("{} {}", self.cli.name(), args.join(" "));
         let started = Instant::now();

@@ -7,6 +7,11 @@ resource "kubernetes_namespace" "demo" {
   metadata {
     name = "liqo-demo"
   }
+
+  # Liqo labels the namespaces it offloads; without this, every later plan would propose removing the label.
+  lifecycle {
+    ignore_changes = [metadata[0].labels["liqo.io/scheduling-enabled"]]
+  }
 }
 
 resource "liqo_offload" "demo" {
