@@ -15,7 +15,7 @@ use crate::cluster_facts::read_cluster_id;
 use crate::crypto;
 use crate::kube::is_terminating;
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
 use crate::validate::check_dns_label;
 
 impl ConsumerKey {
@@ -36,22 +36,12 @@ fn inputs(state: &Value) -> (String, String) {
 impl Lifecycle for ConsumerKey {
     const TYPE_NAME: &'static str = "liqo_consumer_key";
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(120));
+    const SCHEMA: fn() -> Schema = schema::schema;
+    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
 
     fn new(cluster: Arc<ClusterApi>) -> ConsumerKey {
         ConsumerKey { cluster }
-    }
-
-    fn schema() -> Schema {
-        schema::schema()
-    }
-
-    fn validate(config: &Value) -> Diagnostics {
-        schema::validate(config)
-    }
-
-    fn refine(p: &mut Plan) {
-        plan::refine(p)
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {

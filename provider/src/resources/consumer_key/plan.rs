@@ -3,10 +3,14 @@
 use liqo_schema::tf::Value;
 
 use super::objects::key_secret_name;
-use crate::resources::lifecycle::{Plan, PlanRules};
+use crate::resources::lifecycle::{Plan, PlanRules, no_hook};
 
-pub const RULES: PlanRules =
-    PlanRules { replace_on_change: &["tenant_namespace", "provider_cluster_id"], outputs: &["cluster_id", "csr"] };
+pub const RULES: PlanRules = PlanRules {
+    replace_on_change: &["tenant_namespace", "provider_cluster_id"],
+    outputs: &["cluster_id", "csr"],
+    defaults: no_hook,
+    refine,
+};
 
 /// `id` and `key_secret_name` follow from the inputs.
 pub fn refine(plan: &mut Plan) {

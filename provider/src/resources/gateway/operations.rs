@@ -27,7 +27,7 @@ use crate::cluster_api::ClusterApi;
 use crate::kube::events::{regarding, warnings_about};
 use crate::kube::{OpError, WaitTarget};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Deadline, Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts};
+use crate::resources::lifecycle::{Deadline, Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
 
 /// How long to wait for the key Secret to appear (it may be created concurrently by liqo_generate when the
 /// configuration passes names as literals rather than references).
@@ -382,26 +382,12 @@ impl Lifecycle for Gateway {
         update: Duration::from_secs(600),
         delete: Duration::from_secs(300),
     };
+    const SCHEMA: fn() -> Schema = schema::schema;
+    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
 
     fn new(cluster: Arc<ClusterApi>) -> Gateway {
         Gateway { cluster }
-    }
-
-    fn schema() -> Schema {
-        schema::schema()
-    }
-
-    fn validate(config: &Value) -> Diagnostics {
-        schema::validate(config)
-    }
-
-    fn defaults(p: &mut Plan) {
-        plan::defaults(p)
-    }
-
-    fn refine(p: &mut Plan) {
-        plan::refine(p)
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {

@@ -11,6 +11,8 @@ use crate::resources::lifecycle::{Plan, PlanRules};
 pub const RULES: PlanRules = PlanRules {
     replace_on_change: &["tenant_namespace", "remote_cluster_id"],
     outputs: &["id", "endpoint_addresses", "endpoint_port", "connection_status"],
+    defaults,
+    refine,
 };
 
 /// Server fields whose change makes liqoctl delete and recreate the GatewayServer; we do the same in update.

@@ -21,7 +21,7 @@ use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::ClusterFacts;
 use crate::kube::{OpError, created_by_provider};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
 use crate::validate::check_dns_label;
 
 /// The warning the plan shows when the key Secret is gone or holds another pair: what the next apply will do.
@@ -203,26 +203,12 @@ impl Lifecycle for Generate {
         update: Duration::from_secs(120),
         delete: Duration::from_secs(300),
     };
+    const SCHEMA: fn() -> Schema = schema::schema;
+    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
 
     fn new(cluster: Arc<ClusterApi>) -> Generate {
         Generate { cluster }
-    }
-
-    fn schema() -> Schema {
-        schema::schema()
-    }
-
-    fn validate(config: &Value) -> Diagnostics {
-        schema::validate(config)
-    }
-
-    fn defaults(p: &mut Plan) {
-        plan::defaults(p)
-    }
-
-    fn refine(p: &mut Plan) {
-        plan::refine(p)
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {

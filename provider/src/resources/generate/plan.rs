@@ -8,6 +8,8 @@ use crate::resources::lifecycle::{Plan, PlanRules};
 pub const RULES: PlanRules = PlanRules {
     replace_on_change: &["remote_cluster_id", "tenant_namespace"],
     outputs: &["cluster_id", "pod_cidrs", "external_cidr", "api_server_url", "wireguard_public_key"],
+    defaults,
+    refine,
 };
 
 /// Liqo's own name for the tenant namespace of `remote`.

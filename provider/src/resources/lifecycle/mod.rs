@@ -26,7 +26,7 @@ use std::sync::Arc;
 mod plan;
 mod timeouts;
 
-pub use plan::{Plan, PlanRules};
+pub use plan::{Plan, PlanRules, no_hook};
 pub use timeouts::{Deadline, Timeouts, timeouts_block};
 
 /// One running create, update or delete: the request's context and what is left of its `timeouts` budget.
@@ -109,19 +109,14 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     const TYPE_NAME: &'static str;
     /// Default budgets of the `timeouts` block.
     const TIMEOUTS: Timeouts;
-    /// The plan rules every type has: which inputs replace it, which outputs are computed.
+    /// Its attributes (schema.rs).
+    const SCHEMA: fn() -> Schema;
+    /// Static checks of the resource block (values may be unknown). Must not call any API.
+    const VALIDATE: fn(&Value) -> Diagnostics;
+    /// Its plan: which inputs replace it, which outputs are computed, and the hooks for the rest (plan.rs).
     const RULES: PlanRules;
 
     fn new(cluster: Arc<ClusterApi>) -> Self;
-    fn schema() -> Schema;
-    /// Static checks of the resource block (values may be unknown). Must not call any API.
-    fn validate(_config: &Value) -> Diagnostics {
-        Diagnostics::new()
-    }
-    /// Inputs defaulted from the configuration, filled before the rules compare them with the prior state.
-    fn defaults(_plan: &mut Plan) {}
-    /// What the rules cannot say: derived attributes, outputs an in-place update changes, plan-time warnings.
-    fn refine(_plan: &mut Plan) {}
 
     async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure>;
     /// An in-place update. The default suits types whose only in-place input is `timeouts`: the objects stay,
@@ -181,11 +176,11 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     fn schema(&self) -> Schema {
-        L::schema()
+        (L::SCHEMA)()
     }
 
     fn validate(&self, config: &Value) -> Diagnostics {
-        L::validate(config)
+        (L::VALIDATE)(config)
     }
 
     async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
@@ -242,7 +237,7 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
-        let current = L::schema().version;
+        let current = (L::SCHEMA)().version;
         if version == current {
             return Ok(state);
         }

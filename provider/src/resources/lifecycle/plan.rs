@@ -10,7 +10,14 @@ pub struct PlanRules {
     /// Computed outputs: unknown on create and on replacement, the prior value otherwise. An output that an
     /// in-place update recomputes is marked in `refine` with [`Plan::recompute`].
     pub outputs: &'static [&'static str],
+    /// Inputs defaulted from the configuration, filled before the rules compare them with the prior state.
+    pub defaults: fn(&mut Plan),
+    /// What the rules cannot say: derived attributes, outputs an in-place update changes, plan-time warnings.
+    pub refine: fn(&mut Plan),
 }
+
+/// The hook of a type that needs none.
+pub fn no_hook(_: &mut Plan) {}
 
 /// One plan in the making: Terraform's prior state and configuration, the planned state and the replace paths.
 pub struct Plan<'a> {
@@ -27,7 +34,7 @@ impl<'a> Plan<'a> {
     /// so a configuration plans while a cluster is unreachable or not yet created.
     pub fn run<L: Lifecycle>(prior: &'a Value, proposed: Value, config: &'a Value) -> Plan<'a> {
         let mut plan = Plan { prior, config, planned: proposed, replace: Vec::new(), diagnostics: Diagnostics::new() };
-        L::defaults(&mut plan);
+        (L::RULES.defaults)(&mut plan);
         for attr in L::RULES.replace_on_change {
             if plan.changed(attr) {
                 plan.replace.push(AttributePath::root(attr));
@@ -38,7 +45,7 @@ impl<'a> Plan<'a> {
             let value = if fresh { Value::Unknown } else { prior.get(attr).clone() };
             plan.planned.set(attr, value);
         }
-        L::refine(&mut plan);
+        (L::RULES.refine)(&mut plan);
         plan
     }
 

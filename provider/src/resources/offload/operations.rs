@@ -15,7 +15,7 @@ use super::{OffloadResource, plan, schema};
 use crate::cluster_api::ClusterApi;
 use crate::kube::{OpError, created_by_provider, is_terminating};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
 use crate::validate::check_dns_label;
 
 const OFFLOADING: &str = labels::NAMESPACE_OFFLOADING_NAME;
@@ -114,26 +114,12 @@ impl Lifecycle for OffloadResource {
     /// liqoctl allows 20 s to offload and 120 s to unoffload; remote namespace deletion can take longer when the
     /// provider still runs offloaded pods, so every step gets a few minutes.
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
+    const SCHEMA: fn() -> Schema = schema::schema;
+    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
 
     fn new(cluster: Arc<ClusterApi>) -> OffloadResource {
         OffloadResource { cluster }
-    }
-
-    fn schema() -> Schema {
-        schema::schema()
-    }
-
-    fn validate(config: &Value) -> Diagnostics {
-        schema::validate(config)
-    }
-
-    fn defaults(p: &mut Plan) {
-        plan::defaults(p)
-    }
-
-    fn refine(p: &mut Plan) {
-        plan::refine(p)
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {

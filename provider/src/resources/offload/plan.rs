@@ -6,7 +6,7 @@ use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Value};
 use crate::resources::lifecycle::{Plan, PlanRules};
 
 /// The replacements are decided in [`refine`], not by the rule: see [`REPLACE_ON_CHANGE`].
-pub const RULES: PlanRules = PlanRules { replace_on_change: &[], outputs: &["offloading_phase"] };
+pub const RULES: PlanRules = PlanRules { replace_on_change: &[], outputs: &["offloading_phase"], defaults, refine };
 
 /// Liqo's webhook rejects any change of these after creation. Unlike the driver's rule, a value not known until
 /// apply, or one the prior state never recorded (a remote name Liqo had not reported), is no reason to replace:

@@ -18,7 +18,7 @@ use super::{Peer, plan, schema};
 use crate::cluster_api::ClusterApi;
 use crate::kube::{OpError, is_terminating};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts, upgrade_dropping_v0};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
 use crate::validate::check_dns_label;
 
 impl Peer {
@@ -224,26 +224,12 @@ impl Lifecycle for Peer {
     const TYPE_NAME: &'static str = "liqo_peer";
     /// liqoctl gives `peer` 10 minutes end to end; a virtual kubelet may take a while to register its node.
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(600));
+    const SCHEMA: fn() -> Schema = schema::schema;
+    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
 
     fn new(cluster: Arc<ClusterApi>) -> Peer {
         Peer { cluster }
-    }
-
-    fn schema() -> Schema {
-        schema::schema()
-    }
-
-    fn validate(config: &Value) -> Diagnostics {
-        schema::validate(config)
-    }
-
-    fn defaults(p: &mut Plan) {
-        plan::defaults(p)
-    }
-
-    fn refine(p: &mut Plan) {
-        plan::refine(p)
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {

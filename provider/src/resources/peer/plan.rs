@@ -16,7 +16,8 @@ const REPLACE_ON_CHANGE: &[&str] = &[
     "create_virtual_node",
 ];
 
-pub const RULES: PlanRules = PlanRules { replace_on_change: REPLACE_ON_CHANGE, outputs: &["accepted_resources"] };
+pub const RULES: PlanRules =
+    PlanRules { replace_on_change: REPLACE_ON_CHANGE, outputs: &["accepted_resources"], defaults, refine };
 
 /// Defaults come from the configuration, so removing an explicit value restores them.
 pub fn defaults(plan: &mut Plan) {

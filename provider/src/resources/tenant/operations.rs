@@ -29,7 +29,7 @@ use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::kube::OpError;
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts, upgrade_dropping_v0};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
 
 const APPROVAL_REASON: &str = "TerraformProviderLiqoApproval";
 /// ConfigMap Kubernetes publishes in every namespace with the CA that verifies the API server.
@@ -306,26 +306,12 @@ fn renew_before(planned: &Value) -> Duration {
 impl Lifecycle for LiqoTenant {
     const TYPE_NAME: &'static str = "liqo_tenant";
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
+    const SCHEMA: fn() -> Schema = schema::schema;
+    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
 
     fn new(cluster: Arc<ClusterApi>) -> LiqoTenant {
         LiqoTenant { cluster }
-    }
-
-    fn schema() -> Schema {
-        schema::schema()
-    }
-
-    fn validate(config: &Value) -> Diagnostics {
-        schema::validate(config)
-    }
-
-    fn defaults(p: &mut Plan) {
-        plan::defaults(p)
-    }
-
-    fn refine(p: &mut Plan) {
-        plan::refine(p)
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {

@@ -15,6 +15,8 @@ use crate::validate::parse_duration;
 pub const RULES: PlanRules = PlanRules {
     replace_on_change: &["tenant_namespace", "consumer_cluster_id"],
     outputs: &["client_certificate", "certificate_expires_at"],
+    defaults,
+    refine,
 };
 
 /// Defaults follow the configuration (not the prior state), so removing an explicit value restores the default.
