@@ -8,9 +8,10 @@ use crate::resources::lifecycle::{Plan, PlanRules};
 /// The replacements are decided in [`refine`], not by the rule: see [`REPLACE_ON_CHANGE`].
 pub const RULES: PlanRules = PlanRules { replace_on_change: &[], outputs: &["offloading_phase"], defaults, refine };
 
-/// Liqo's webhook rejects any change of these after creation. Unlike the driver's rule, a value not known until
-/// apply, or one the prior state never recorded (a remote name Liqo had not reported), is no reason to replace:
-/// the latter would replace an imported offloading on its first plan.
+/// Liqo's webhook rejects any change of these after creation. Unlike the driver's rule, neither a planned value
+/// not known until apply (a remote name Liqo will report again after a strategy change) nor a value the prior
+/// state never recorded (an offloading imported or created before Liqo reported its remote name) is a reason to
+/// replace.
 const REPLACE_ON_CHANGE: [&str; 3] = ["namespace", "namespace_mapping_strategy", "remote_namespace_name"];
 
 /// Defaults come from the configuration, not the prior state, so removing an explicit value restores them.
@@ -26,6 +27,7 @@ pub fn defaults(plan: &mut Plan) {
     }
 }
 
+/// The id, the remote name, the phase an in-place update changes, replacement and the DefaultName check.
 pub fn refine(plan: &mut Plan) {
     plan.planned.set("id", plan.planned.get("namespace").clone());
 
@@ -43,7 +45,8 @@ pub fn refine(plan: &mut Plan) {
         plan.planned.set("remote_namespace_name", remote);
     }
 
-    // The rule keeps the phase of the same object; a new pod strategy or selector makes Liqo report it again.
+    // The rule only sees creation (replacements are decided below): a new object, or a new pod strategy or
+    // selector, makes Liqo report the phase again.
     let spec_changed =
         ["pod_offloading_strategy", "cluster_selector"].iter().any(|a| plan.prior.get(a) != plan.planned.get(a));
     if !same_object || spec_changed {
