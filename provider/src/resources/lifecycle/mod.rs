@@ -246,6 +246,18 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 }
 
+/// A string the plan made known, read back at apply time (where Terraform guarantees every planned value is
+/// known; a miss is the provider's own bug).
+pub fn known_string(planned: &Value, attr: &str) -> Result<String, Diagnostic> {
+    planned.get(attr).as_str().map(str::to_string).ok_or_else(|| {
+        Diagnostic::attr_error(
+            attr,
+            format!("`{attr}` is not known at apply time"),
+            "This is a bug in the provider (the plan should have filled it); please report it.",
+        )
+    })
+}
+
 /// [`Lifecycle::upgrade`] of a type whose only change since schema version 0 (0.2.0) is that `attribute` is gone
 /// (the kubeconfig that held the consumer's private key): version 0 loses it.
 pub fn upgrade_dropping_v0(

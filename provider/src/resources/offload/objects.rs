@@ -1,5 +1,6 @@
 //! The objects `liqo_offload` writes (the NamespaceOffloading `offloading` and, with `create_namespace`, the
 //! Namespace) built from a plan, and the state read back from a live NamespaceOffloading.
+use crate::resources::lifecycle::known_string;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Namespace, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
@@ -23,15 +24,7 @@ pub struct Offload {
 
 impl Offload {
     pub fn from_value(v: &Value) -> Result<Offload, Diagnostic> {
-        let s = |attr: &str| {
-            v.get(attr).as_str().map(str::to_string).ok_or_else(|| {
-                Diagnostic::attr_error(
-                    attr,
-                    format!("`{attr}` is not known at apply time"),
-                    "This is a bug in the provider (the plan should have filled it); please report it.",
-                )
-            })
-        };
+        let s = |attr: &str| known_string(v, attr);
         let mapping = s("namespace_mapping_strategy")?;
         let selected_name = if mapping == MAPPING_SELECTED_NAME { Some(s("remote_namespace_name")?) } else { None };
         Ok(Offload {

@@ -1,5 +1,6 @@
 //! The objects `liqo_peer` owns: the peering a plan asks for, the control-plane identity Secret and the
 //! ResourceSlice built from it, the state an apply records, and whose the identity Secret is.
+use crate::resources::lifecycle::known_string;
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
@@ -54,15 +55,7 @@ pub struct Peering {
 impl Peering {
     /// `v` is the planned state; `config` supplies the write-only `kubeconfig_wo`, which no state carries.
     pub fn from_value(v: &Value, config: &Value) -> Result<Peering, Diagnostic> {
-        let s = |attr: &str| {
-            v.get(attr).as_str().map(str::to_string).ok_or_else(|| {
-                Diagnostic::attr_error(
-                    attr,
-                    format!("`{attr}` is not known at apply time"),
-                    "This is a bug in the provider (the plan should have filled it); please report it.",
-                )
-            })
-        };
+        let s = |attr: &str| known_string(v, attr);
         let resources = match v.get("resources") {
             Value::Null => None,
             other => Some(
