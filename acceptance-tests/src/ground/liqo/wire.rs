@@ -235,7 +235,10 @@ impl Wire {
         run(command, &format!("ip link add {link} (veth into the wire)"))?;
         self.netns.ip(&["link", "set", &link, "master", BRIDGE, "up"])?;
         sandbox.ip(&["addr", "add", &format!("{address}/{WIRE_PREFIX}"), "dev", "eth0"])?;
-        sandbox.ip(&["link", "set", "eth0", "up"])
+        sandbox.ip(&["link", "set", "eth0", "up"])?;
+        // A new pod may get the address of one that is gone, behind a new MAC: drop the wire's neighbour entry so
+        // the next packet resolves it again, instead of going to the old MAC until the entry expires (15–45 s).
+        self.netns.ip(&["neigh", "flush", "to", &address.to_string()])
     }
 
     pub fn netns(&self) -> &Netns {
@@ -294,8 +297,17 @@ pub fn node_port(wire: &Wire, node: Ipv4Addr, port: u16, target: SocketAddrV4) -
                     let (back, to) = (upstream.clone(), listener.clone());
                     let answers = Task(tokio::spawn(async move {
                         let mut buffer = vec![0u8; 65536];
-                        while let Ok(len) = back.recv(&mut buffer).await {
-                            let _ = to.send_to(&buffer[..len], from).await;
+                        loop {
+                            match back.recv(&mut buffer).await {
+                                Ok(len) => {
+                                    let _ = to.send_to(&buffer[..len], from).await;
+                                }
+                                // An ICMP "port unreachable" from a gateway pod that has not bound its port yet
+                                // (a new pod behind the same address): kube-proxy's flow survives it, so must
+                                // this one, or every later answer of that pod is lost.
+                                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => continue,
+                                Err(_) => break,
+                            }
                         }
                     }));
                     new.insert((upstream.clone(), answers));
