@@ -1,0 +1,488 @@
+//! `liqo_gateway` on the cluster: write the objects in Liqo's order and wait as Liqo documents, delete them in
+//! Liqo's order, read them back, import them.
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::{ObjectReference, Secret};
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::Api;
+use liqo_schema::liqo::{
+    CONNECTION_CONNECTED, Configuration, Connection, GatewayClient, GatewayServer, PublicKey, WgGatewayClient,
+    WgGatewayServer, labels,
+};
+use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
+
+use super::objects::{
+    GatewayObj, GatewaySpec, Kind, Observed, Outputs, Role, fill_outputs, kind_of, parse_import_id,
+    state_from_observed, unknown_as_null,
+};
+use super::status::{
+    ConnPhase, ERROR_GRACE, FRESH_MEASUREMENT, Mode, PING_INTERVAL, SETTLE, client_rendered_check, configuration_check,
+    connection_check, connection_error, endpoint_check, key_secret_check, pick_connection, status_value,
+};
+use super::{Gateway, plan, schema};
+use crate::cluster_api::ClusterApi;
+use crate::kube::events::{regarding, warnings_about};
+use crate::kube::{OpError, WaitTarget};
+use crate::protocol::Ctx;
+use crate::resources::lifecycle::{Deadline, Done, Failure, Lifecycle, Op, Plan, PlanRules, Timeouts};
+
+/// How long to wait for the key Secret to appear (it may be created concurrently by liqo_generate when the
+/// configuration passes names as literals rather than references).
+const SECRET_WAIT: Duration = Duration::from_secs(30);
+
+/// Kube handles for the tenant namespace.
+struct Apis {
+    configurations: Api<Configuration>,
+    public_keys: Api<PublicKey>,
+    servers: Api<GatewayServer>,
+    clients: Api<GatewayClient>,
+    wg_servers: Api<WgGatewayServer>,
+    wg_clients: Api<WgGatewayClient>,
+    connections: Api<Connection>,
+    secrets: Api<Secret>,
+    events: Api<Event>,
+    namespace: String,
+}
+
+impl Apis {
+    fn new(client: kube::Client, namespace: &str) -> Apis {
+        Apis {
+            configurations: Api::namespaced(client.clone(), namespace),
+            public_keys: Api::namespaced(client.clone(), namespace),
+            servers: Api::namespaced(client.clone(), namespace),
+            clients: Api::namespaced(client.clone(), namespace),
+            wg_servers: Api::namespaced(client.clone(), namespace),
+            wg_clients: Api::namespaced(client.clone(), namespace),
+            connections: Api::namespaced(client.clone(), namespace),
+            secrets: Api::namespaced(client.clone(), namespace),
+            events: Api::namespaced(client, namespace),
+            namespace: namespace.to_string(),
+        }
+    }
+}
+
+/// Adds Liqo's warnings about the awaited object to a timeout, so the error says why it never got ready.
+async fn explain_timeout(ctx: &Ctx, apis: &Apis, err: OpError, about: impl Fn(&ObjectReference) -> bool) -> OpError {
+    match err {
+        OpError::Timeout { object, waiting_for, last_seen, after } => {
+            let warnings = warnings_about(ctx, &apis.events, about).await;
+            let last_seen = if warnings.is_empty() {
+                last_seen
+            } else {
+                format!("{last_seen}; Liqo reported: {}", warnings.join(" | "))
+            };
+            OpError::Timeout { object, waiting_for, last_seen, after }
+        }
+        other => other,
+    }
+}
+
+impl Gateway {
+    async fn apis(&self, namespace: &str) -> Result<Apis, Failure> {
+        Ok(Apis::new(self.cluster.client().await?, namespace))
+    }
+
+    /// Liqo allows one gateway per tenant namespace and finds it by label: refuse to add a second one.
+    async fn check_single_gateway(ctx: &Ctx, apis: &Apis, spec: &GatewaySpec) -> Result<(), OpError> {
+        let selector = spec.selector();
+        let mut others: Vec<String> = crate::kube::list(ctx, &apis.servers, &selector)
+            .await?
+            .into_iter()
+            .filter(|g| !(matches!(spec.role, Role::Server(_)) && g.metadata.name.as_deref() == Some(spec.name())))
+            .map(|g| format!("GatewayServer {}/{}", apis.namespace, g.metadata.name.unwrap_or_default()))
+            .collect();
+        others.extend(
+            crate::kube::list(ctx, &apis.clients, &selector)
+                .await?
+                .into_iter()
+                .filter(|g| !(matches!(spec.role, Role::Client(_)) && g.metadata.name.as_deref() == Some(spec.name())))
+                .map(|g| format!("GatewayClient {}/{}", apis.namespace, g.metadata.name.unwrap_or_default())),
+        );
+        if others.is_empty() {
+            return Ok(());
+        }
+        Err(OpError::Failed {
+            object: format!("{} {}/{}", if matches!(spec.role, Role::Server(_)) { "GatewayServer" } else { "GatewayClient" }, apis.namespace, spec.name()),
+            reason: format!(
+                "Another gateway for peer `{}` already exists in the namespace: {}. Liqo supports exactly one gateway per peer and tenant namespace.",
+                spec.remote_cluster_id,
+                others.join(", ")
+            ),
+            hint: "Delete it (`liqoctl network disconnect`, or destroy the liqo_gateway that owns it), or import it with `terraform import` instead of creating a new one.".into(),
+        })
+    }
+
+    async fn wait_key_secret(ctx: &Ctx, apis: &Apis, spec: &GatewaySpec, deadline: &Deadline) -> Result<(), OpError> {
+        let Some(key_secret_name) = &spec.key_secret_name else {
+            return Ok(());
+        };
+        let budget = SECRET_WAIT.min(deadline.left());
+        let remote = spec.remote_cluster_id.clone();
+        let res =
+            crate::kube::wait_for(ctx, &apis.secrets, key_secret_name, "the WireGuard key Secret", budget, move |s| {
+                key_secret_check(s, &remote)
+            })
+            .await;
+        match res {
+            Err(OpError::Timeout { object, .. }) => Err(OpError::Failed {
+                object,
+                reason: format!("The WireGuard key Secret `{key_secret_name}` does not exist in namespace {}.", spec.namespace),
+                hint: "Create it with liqo_generate (pass its `key_secret_name` and `tenant_namespace` to this resource so Terraform orders them), or set key_secret_name to the existing key Secret.".into(),
+            }),
+            other => other,
+        }
+    }
+
+    /// The first step of an apply, up to its first write: the checks, then the Configuration. Returns the UIDs of
+    /// the Connections present before anything was written: they may still report the state from before this
+    /// apply.
+    async fn write_configuration(ctx: &Ctx, apis: &Apis, spec: &GatewaySpec) -> Result<Vec<String>, OpError> {
+        Self::check_single_gateway(ctx, apis, spec).await?;
+        let preexisting = crate::kube::list(ctx, &apis.connections, &spec.selector())
+            .await?
+            .into_iter()
+            .filter_map(|c| c.metadata.uid)
+            .collect();
+        crate::kube::apply(ctx, &apis.configurations, &spec.configuration()).await?;
+        Ok(preexisting)
+    }
+
+    /// The rest of an apply after [`Self::write_configuration`]: waits for the Configuration, writes the PublicKey
+    /// and the gateway in Liqo's order and waits as the contract says. `recreate_server` deletes the existing
+    /// GatewayServer first (its Service shape changed).
+    async fn converge(
+        &self,
+        ctx: &Ctx,
+        apis: &Apis,
+        spec: &GatewaySpec,
+        preexisting: &[String],
+        recreate_server: bool,
+        deadline: &Deadline,
+    ) -> Result<Outputs, OpError> {
+        let liqo_ns = self.cluster.liqo_namespace();
+        let configured = crate::kube::wait_for(
+            ctx,
+            &apis.configurations,
+            spec.name(),
+            "the peer's CIDRs to be configured (condition NetworkCIDRsConfigured=True for the current generation, or status.remote on Liqo < 1.2)",
+            deadline.left(),
+            configuration_check,
+        )
+        .await;
+        if let Err(e) = configured {
+            let about = regarding("Configuration", spec.name().to_string());
+            return Err(explain_timeout(ctx, apis, e, about).await);
+        }
+
+        crate::kube::apply(ctx, &apis.public_keys, &spec.public_key()).await?;
+        Self::wait_key_secret(ctx, apis, spec, deadline).await?;
+
+        match &spec.role {
+            Role::Server(s) => {
+                if recreate_server {
+                    crate::kube::delete_and_wait(ctx, &apis.servers, spec.name(), deadline.left()).await?;
+                }
+                let applied = crate::kube::apply(ctx, &apis.servers, &spec.gateway_server(s, &liqo_ns)).await?;
+                let service_type = s.service_type.clone();
+                let endpoint = match crate::kube::wait_for(
+                    ctx,
+                    &apis.servers,
+                    spec.name(),
+                    "status.endpoint with a non-empty address and a port",
+                    deadline.left(),
+                    move |g| endpoint_check(g, &service_type),
+                )
+                .await
+                {
+                    Ok(e) => e,
+                    Err(e) => {
+                        let about = regarding("GatewayServer", spec.name().to_string());
+                        return Err(explain_timeout(ctx, apis, e, about).await);
+                    }
+                };
+                let conns = crate::kube::list(ctx, &apis.connections, &spec.selector()).await?;
+                let connection_status = pick_connection(&conns, applied.metadata.uid.as_deref())
+                    .ok()
+                    .flatten()
+                    .map(status_value)
+                    .unwrap_or_default();
+                Ok(Outputs { endpoint: Some(endpoint), connection_status })
+            }
+            Role::Client(c) => {
+                let applied = crate::kube::apply(ctx, &apis.clients, &spec.gateway_client(c, &liqo_ns)).await?;
+                let uid = applied.metadata.uid.clone();
+                if spec.wait_for_connection {
+                    let endpoint =
+                        format!("{}:{}/{}", c.addresses.first().cloned().unwrap_or_default(), c.port, c.protocol);
+                    Self::wait_connected(ctx, apis, spec, uid.as_deref(), preexisting, &endpoint, deadline).await?;
+                    return Ok(Outputs { endpoint: None, connection_status: CONNECTION_CONNECTED.into() });
+                }
+                let rendered = crate::kube::wait_for(
+                    ctx,
+                    &apis.clients,
+                    spec.name(),
+                    "status.clientRef (the gateway rendered from the template)",
+                    deadline.left(),
+                    client_rendered_check,
+                )
+                .await;
+                if let Err(e) = rendered {
+                    let about = regarding("GatewayClient", spec.name().to_string());
+                    return Err(explain_timeout(ctx, apis, e, about).await);
+                }
+                let conns = crate::kube::list(ctx, &apis.connections, &spec.selector()).await?;
+                let connection_status =
+                    pick_connection(&conns, uid.as_deref()).ok().flatten().map(status_value).unwrap_or_default();
+                Ok(Outputs { endpoint: None, connection_status })
+            }
+        }
+    }
+
+    /// Waits for `Connected`. An `Error` that persists for [`ERROR_GRACE`] fails (it may flip
+    /// Connecting → Error → Connected while the tunnel starts). A Connection that already existed before this
+    /// apply (`preexisting` UIDs) may still show the state from before the change, so its `Connected` must hold
+    /// for [`SETTLE`].
+    async fn wait_connected(
+        ctx: &Ctx,
+        apis: &Apis,
+        spec: &GatewaySpec,
+        gateway_uid: Option<&str>,
+        preexisting: &[String],
+        endpoint: &str,
+        deadline: &Deadline,
+    ) -> Result<(), OpError> {
+        let selector = spec.selector();
+        let ns = apis.namespace.clone();
+        // The objects were just applied: only a measurement taken after this shows the tunnel as changed.
+        let fresh_after = Timestamp::now() + PING_INTERVAL;
+        let mut mode = Mode::Await;
+        let mut settle = SETTLE;
+        let mut last_error: Option<(String, Option<String>)> = None;
+        loop {
+            let (budget, waiting_for) = match mode {
+                Mode::Await => (deadline.left(), "status.value == Connected"),
+                Mode::Grace => (ERROR_GRACE.min(deadline.left()), "the Connection to leave Error"),
+                Mode::Settle { .. } => (settle.min(deadline.left()), "a fresh measurement of the tunnel"),
+            };
+            let target = WaitTarget::labelled(&apis.connections, &selector, waiting_for);
+            let res = crate::kube::wait_until(ctx, &apis.connections, target, budget, |all: &[Connection]| {
+                connection_check(all, gateway_uid, &ns, mode)
+            })
+            .await;
+            match (mode, res) {
+                (_, Ok(ConnPhase::Connected { uid, measured_at })) => {
+                    let stale = uid.is_some_and(|u| preexisting.contains(&u));
+                    if mode == Mode::Await && stale {
+                        settle = if measured_at.is_some() { FRESH_MEASUREMENT } else { SETTLE };
+                        mode = Mode::Settle { fresh_after };
+                    } else {
+                        return Ok(());
+                    }
+                }
+                (_, Ok(ConnPhase::Error { name, latency })) => {
+                    last_error = Some((name, latency));
+                    mode = Mode::Grace;
+                }
+                (_, Ok(ConnPhase::Recovering)) => mode = Mode::Await,
+                // Connected throughout the settle window.
+                (Mode::Settle { .. }, Err(OpError::Timeout { .. })) => return Ok(()),
+                (Mode::Grace, Err(OpError::Timeout { .. })) => {
+                    let (name, latency) = last_error.take().unwrap_or_default();
+                    let warnings = warnings_about(ctx, &apis.events, regarding("Connection", name.clone())).await;
+                    return Err(connection_error(&ns, &name, latency, endpoint, &warnings));
+                }
+                (Mode::Await, Err(e)) => {
+                    // Still Connecting (or no Connection) at the deadline: quote what Liqo said about the
+                    // gateway and its Connection.
+                    let gateway = spec.name().to_string();
+                    let about = move |r: &ObjectReference| {
+                        r.kind.as_deref() == Some("Connection")
+                            || (r.kind.as_deref() == Some("GatewayClient")
+                                && r.name.as_deref() == Some(gateway.as_str()))
+                    };
+                    return Err(explain_timeout(ctx, apis, e, about).await);
+                }
+                (_, Err(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads the owned objects; `None` when any of them is gone.
+    async fn find(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind) -> Result<Option<Observed>, OpError> {
+        let gateway = match kind {
+            Kind::Server => crate::kube::get_opt(ctx, &apis.servers, name).await?.map(GatewayObj::Server),
+            Kind::Client => crate::kube::get_opt(ctx, &apis.clients, name).await?.map(GatewayObj::Client),
+        };
+        let Some(gateway) = gateway else {
+            return Ok(None);
+        };
+        let Some(public_key) = crate::kube::get_opt(ctx, &apis.public_keys, name).await? else {
+            return Ok(None);
+        };
+        let Some(configuration) = crate::kube::get_opt(ctx, &apis.configurations, name).await? else {
+            return Ok(None);
+        };
+        let remote = gateway.remote_cluster_id(name);
+        let conns =
+            crate::kube::list(ctx, &apis.connections, &format!("{}={remote}", labels::REMOTE_CLUSTER_ID)).await?;
+        let connection = pick_connection(&conns, gateway.uid()).ok().flatten().cloned();
+        Ok(Some(Observed { configuration, public_key, gateway, connection }))
+    }
+
+    /// Deletes in Liqo's order (reference §6): gateway (and what Liqo rendered from it), PublicKey,
+    /// Configuration, each waited for so finalizers are honoured.
+    async fn delete_all(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind, deadline: &Deadline) -> Result<(), OpError> {
+        let uid = match kind {
+            Kind::Server => crate::kube::get_opt(ctx, &apis.servers, name).await?.and_then(|g| g.metadata.uid),
+            Kind::Client => crate::kube::get_opt(ctx, &apis.clients, name).await?.and_then(|g| g.metadata.uid),
+        };
+        match kind {
+            Kind::Server => {
+                crate::kube::delete_and_wait(ctx, &apis.servers, name, deadline.left()).await?;
+                // Garbage collection would remove it too; deleting it here waits for Liqo's
+                // clusterrolebinding finalizer and names it if Liqo never releases it.
+                crate::kube::delete_and_wait(ctx, &apis.wg_servers, name, deadline.left()).await?;
+            }
+            Kind::Client => {
+                crate::kube::delete_and_wait(ctx, &apis.clients, name, deadline.left()).await?;
+                crate::kube::delete_and_wait(ctx, &apis.wg_clients, name, deadline.left()).await?;
+            }
+        }
+        // The gateway's Connection is owned by it; delete it now rather than leaving it to the garbage collector
+        // so nothing of this peering remains when destroy returns.
+        if let Some(uid) = uid {
+            let conns =
+                crate::kube::list(ctx, &apis.connections, &format!("{}={name}", labels::REMOTE_CLUSTER_ID)).await?;
+            let owned = conns
+                .into_iter()
+                .filter(|c| c.metadata.owner_references.as_ref().is_some_and(|o| o.iter().any(|r| r.uid == uid)));
+            for c in owned {
+                let cname = c.metadata.name.unwrap_or_default();
+                crate::kube::delete_and_wait(ctx, &apis.connections, &cname, deadline.left()).await?;
+            }
+        }
+        crate::kube::delete_and_wait(ctx, &apis.public_keys, name, deadline.left()).await?;
+        crate::kube::delete_and_wait(ctx, &apis.configurations, name, deadline.left()).await?;
+        Ok(())
+    }
+}
+
+fn inputs(state: &Value) -> Option<(&str, &str)> {
+    Some((state.get("tenant_namespace").as_str()?, state.get("remote_cluster_id").as_str()?))
+}
+
+#[async_trait]
+impl Lifecycle for Gateway {
+    const TYPE_NAME: &'static str = "liqo_gateway";
+    const TIMEOUTS: Timeouts = Timeouts {
+        create: Duration::from_secs(600),
+        update: Duration::from_secs(600),
+        delete: Duration::from_secs(300),
+    };
+    const RULES: PlanRules = plan::RULES;
+
+    fn new(cluster: Arc<ClusterApi>) -> Gateway {
+        Gateway { cluster }
+    }
+
+    fn schema() -> Schema {
+        schema::schema()
+    }
+
+    fn validate(config: &Value) -> Diagnostics {
+        schema::validate(config)
+    }
+
+    fn defaults(p: &mut Plan) {
+        plan::defaults(p)
+    }
+
+    fn refine(p: &mut Plan) {
+        plan::refine(p)
+    }
+
+    async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        let spec = GatewaySpec::from_value(planned)?;
+        let apis = self.apis(&spec.namespace).await?;
+        let preexisting = Self::write_configuration(op.ctx, &apis, &spec).await?;
+        // From here on the Configuration exists: a failure records the planned state, its unknown outputs null (a
+        // state must be wholly known), so Terraform taints the resource and the next apply or destroy cleans up
+        // instead of orphaning the objects.
+        let out = self
+            .converge(op.ctx, &apis, &spec, &preexisting, false, &op.deadline)
+            .await
+            .map_err(|e| Failure::from(e).after_writing(unknown_as_null(planned)))?;
+        Ok(fill_outputs(planned, &out).into())
+    }
+
+    /// Converges the objects to the plan like a create; a failure keeps the prior state (nothing recorded), so the
+    /// next plan shows the change again.
+    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        let spec = GatewaySpec::from_value(planned)?;
+        let apis = self.apis(&spec.namespace).await?;
+        let preexisting = Self::write_configuration(op.ctx, &apis, &spec).await?;
+        let recreate = plan::server_needs_recreate(prior, planned);
+        let out = self.converge(op.ctx, &apis, &spec, &preexisting, recreate, &op.deadline).await?;
+        Ok(fill_outputs(planned, &out).into())
+    }
+
+    async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
+        // A state without its names holds nothing this resource could find: it is simply forgotten.
+        let Some((ns, name)) = inputs(prior) else {
+            return Ok(());
+        };
+        let apis = self.apis(ns).await?;
+        Ok(Self::delete_all(op.ctx, &apis, name, kind_of(prior), &op.deadline).await?)
+    }
+
+    async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
+        let Some((ns, name)) = inputs(state) else {
+            return Ok(Value::Null.into());
+        };
+        let apis = self.apis(ns).await?;
+        Ok(match Self::find(ctx, &apis, name, kind_of(state)).await? {
+            Some(obs) => state_from_observed(state, &obs, ns, name),
+            None => Value::Null,
+        }
+        .into())
+    }
+
+    async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
+        let (ns, name) = parse_import_id(id)?;
+        let apis = self.apis(&ns).await?;
+        let mut found = None;
+        for kind in [Kind::Server, Kind::Client] {
+            if let Some(obs) = Self::find(ctx, &apis, &name, kind).await? {
+                found = Some(obs);
+                break;
+            }
+        }
+        let Some(obs) = found else {
+            return Err(Diagnostic::error(
+                format!("Cannot import liqo_gateway {id}"),
+                format!(
+                    "Expected a GatewayServer or GatewayClient, a PublicKey and a Configuration, all named `{name}` in namespace {ns} (the names liqoctl and this provider use); at least one is missing. List them with `kubectl get gatewayservers,gatewayclients,publickeies,configurations -n {ns}`."
+                ),
+            )
+            .into());
+        };
+        let defaults = Value::object([("wait_for_connection", Value::Bool(true)), ("timeouts", Value::Null)]);
+        let state = state_from_observed(&defaults, &obs, &ns, &name);
+        // Read looks objects up by the remote cluster ID, so it must be the name for the state to stay readable.
+        if state.get("remote_cluster_id").as_str() != Some(name.as_str()) {
+            return Err(Diagnostic::error(
+                format!("Cannot import liqo_gateway {id}"),
+                format!(
+                    "The gateway `{name}` is labelled {}={}, but liqo_gateway manages objects named after the peer's cluster ID. Recreate the objects with that name (or let this resource create them after `liqoctl network disconnect`).",
+                    labels::REMOTE_CLUSTER_ID,
+                    state.get("remote_cluster_id").as_str().unwrap_or_default()
+                ),
+            )
+            .into());
+        }
+        Ok(state)
+    }
+}
