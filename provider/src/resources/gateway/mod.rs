@@ -18,9 +18,9 @@
 //! Import ID: `<tenant_namespace>/<gateway name>`; the gateway name is the peer's cluster ID.
 //!
 //! Files: `schema.rs` (attributes, plan-time checks), `plan.rs` (plan rules, defaults, what an update recomputes),
-//! `objects.rs` (the Liqo objects built from a planned state), `state.rs` (the state from what the cluster holds,
-//! the import ID), `status.rs` (verdicts on Liqo's status for the waits, the Connection's failure),
-//! `operations.rs` (create / update / delete / observe / import), `tests.rs`.
+//! `objects.rs` (the Liqo objects built from a planned state and read back into the state, the import ID),
+//! `status.rs` (verdicts on Liqo's status for the waits, the Connection's failure), `operations.rs` (create /
+//! update / delete / observe / import), `tests.rs`.
 use std::sync::Arc;
 
 use crate::cluster_api::ClusterApi;
@@ -31,7 +31,6 @@ mod objects;
 mod operations;
 mod plan;
 mod schema;
-mod state;
 mod status;
 #[cfg(test)]
 mod tests;

@@ -14,9 +14,9 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
 
-use super::objects::{GatewaySpec, Role};
-use super::state::{
-    GatewayObj, Kind, Observed, Outputs, fill_outputs, kind_of, parse_import_id, state_from_observed, unknown_as_null,
+use super::objects::{
+    GatewayObj, GatewaySpec, Kind, Observed, Outputs, Role, fill_outputs, kind_of, parse_import_id,
+    state_from_observed, unknown_as_null,
 };
 use super::status::{
     ConnPhase, ERROR_GRACE, FRESH_MEASUREMENT, Mode, PING_INTERVAL, SETTLE, client_rendered_check, configuration_check,

@@ -13,12 +13,12 @@ use liqo_schema::tf::{AttributePath, Diagnostics, Type, Value};
 use serde_json::json;
 
 use super::Gateway;
-use super::objects::{GatewaySpec, Role};
+use super::objects::{
+    GatewayObj, GatewaySpec, Observed, Outputs, Role, fill_outputs, parse_import_id, state_from_observed,
+    unknown_as_null,
+};
 use super::plan::server_needs_recreate;
 use super::schema::{schema, validate};
-use super::state::{
-    GatewayObj, Observed, Outputs, fill_outputs, parse_import_id, state_from_observed, unknown_as_null,
-};
 use super::status::{
     ConnPhase, Mode, configuration_check, connection_check, connection_error, endpoint_check, key_secret_check,
     pick_connection,
