@@ -19,11 +19,20 @@ cache=${LIQO_TEST_CACHE:-$HOME/.cache/terraform-provider-liqo}
 root=$cache/cargo-deny-$version
 deny=$root/bin/cargo-deny
 
-if [ ! -x "$deny" ] || ! "$deny" --version 2>/dev/null | grep -qx "cargo-deny $version"; then
-  echo "==> building cargo-deny $version into $root (once; later runs reuse it)" >&2
-  # Its own target directory in the cache: the workspace's target/ stays the workspace's.
-  CARGO_TARGET_DIR=$root/build cargo install --locked --quiet --version "=$version" --root "$root" cargo-deny
-  rm -rf "$root/build"
+built() { [ -x "$deny" ] && "$deny" --version 2>/dev/null | grep -qx "cargo-deny $version"; }
+if ! built; then
+  # Two test runs at once (two checkouts on one machine) would build into the same directory and break each
+  # other: one builds, the other waits for it under the same lock and then reuses its binary.
+  mkdir -p "$root"
+  exec 9>"$root.lock"
+  flock 9
+  if ! built; then
+    echo "==> building cargo-deny $version into $root (once; later runs reuse it)" >&2
+    # Its own target directory in the cache: the workspace's target/ stays the workspace's.
+    CARGO_TARGET_DIR=$root/build cargo install --locked --quiet --version "=$version" --root "$root" cargo-deny
+    rm -rf "$root/build"
+  fi
+  exec 9>&-
 fi
 
 cd "$repo"
