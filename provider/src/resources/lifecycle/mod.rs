@@ -6,8 +6,8 @@
 //! - decides what state Terraform records when an operation fails (what the operation says it wrote, else the
 //!   prior state, so nothing is orphaned and nothing is forgotten),
 //! - turns an operation's error into diagnostics (through [`crate::errors`]), and
-//! - answers Terraform's edge cases the same way for every type (a read of a null state); the default `update`, for types whose only in-place input is `timeouts`, records the new budgets
-//!   without touching the cluster.
+//! - answers Terraform's edge cases the same way for every type (a read of a null state); the default `update`,
+//!   for types whose only in-place input is `timeouts`, records the new budgets without touching the cluster.
 //!
 //! Cancellation reaches the operations through [`Op::ctx`]: every wait in [`crate::kube`] ends on Terraform's
 //! stop signal with an error naming what it waited for, which then follows the failure path above.
