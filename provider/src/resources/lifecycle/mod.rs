@@ -97,12 +97,6 @@ impl From<OpError> for Failure {
     }
 }
 
-impl From<&OpError> for Failure {
-    fn from(e: &OpError) -> Failure {
-        crate::errors::op_diags(e).into()
-    }
-}
-
 /// What a managed resource type declares and does; [`Driven`] runs it.
 #[async_trait]
 pub trait Lifecycle: Send + Sync + Sized + 'static {

@@ -95,6 +95,18 @@ fn planned_peer() -> (Value, Peering) {
     (planned, peer)
 }
 
+/// The identity Secret this provider writes for `peer`, from the test's issued certificate and key.
+fn our_identity_secret(peer: &Peering) -> Secret {
+    peer.identity_secret(&assemble_kubeconfig(&KubeconfigParts {
+        server: "https://milan.example.com:6443",
+        ca_pem: &issued().ca,
+        cert_pem: &issued().cert,
+        key_pem: &issued().key,
+        cluster_name: "milan",
+        namespace: "liqo-tenant-rome",
+    }))
+}
+
 fn cond(t: &str, s: &str) -> LiqoCondition {
     LiqoCondition { type_: t.into(), status: s.into(), ..Default::default() }
 }
@@ -512,14 +524,7 @@ fn a_node_timeout_names_the_connection_and_its_state() {
 fn an_identity_liqo_minted_is_kept_without_reading_its_key() {
     let (planned, peer) = planned_peer();
     let rs = slice_with(vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")], &[("cpu", "4")]);
-    let mut secret = peer.identity_secret(&assemble_kubeconfig(&KubeconfigParts {
-        server: "https://milan.example.com:6443",
-        ca_pem: &issued().ca,
-        cert_pem: &issued().cert,
-        key_pem: &issued().key,
-        cluster_name: "milan",
-        namespace: "liqo-tenant-rome",
-    }));
+    let mut secret = our_identity_secret(&peer);
     assert!(!minted_by_liqo(&secret));
     let ours = observed_state(&Value::Null, &rs, &secret);
     assert!(
@@ -563,14 +568,7 @@ fn read_reflects_drift_and_keeps_equal_spellings() {
         vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")],
         &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")],
     );
-    let secret = peer.identity_secret(&assemble_kubeconfig(&KubeconfigParts {
-        server: "https://milan.example.com:6443",
-        ca_pem: &issued().ca,
-        cert_pem: &issued().cert,
-        key_pem: &issued().key,
-        cluster_name: "milan",
-        namespace: "liqo-tenant-rome",
-    }));
+    let secret = our_identity_secret(&peer);
 
     // Unchanged objects read back into the same state (apart from the refreshed grant).
     let s = observed_state(&prior, &rs, &secret);
