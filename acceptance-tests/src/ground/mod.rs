@@ -100,7 +100,8 @@ impl LiqoMode {
 
 /// How to start a ground.
 pub struct Options {
-    /// Ground directory; `None` = a fresh directory in this process's session directory, removed on drop.
+    /// Ground directory; `None` = a fresh directory in this process's session directory, removed on drop once the
+    /// ground has started (a ground that failed to start keeps it, with its logs).
     pub dir: Option<PathBuf>,
     pub lifetime: Lifetime,
     pub liqo: LiqoMode,
@@ -207,9 +208,10 @@ impl Ground {
             })
             .collect();
         // From here on, dropping `ground` (e.g. on an error below) stops whatever was started.
+        // The directory stays until the ground has started: a failed start's message points at its logs.
         let mut ground = Ground {
             dir,
-            remove_dir,
+            remove_dir: false,
             clusters,
             layouts,
             etcd: Etcd::allocate()?,
@@ -233,7 +235,7 @@ impl Ground {
                 ground.start_helper("simulator", "simulate", options.lifetime)?;
                 ground.save_state()?;
             }
-            return Ok(ground.started(began));
+            return Ok(ground.started(began, remove_dir));
         };
 
         let fixed_ports = liqo::allocate_ports(names.len())?;
@@ -299,7 +301,7 @@ impl Ground {
         if let Some(state) = &ground.liqo {
             record_real_ground(&state.version, &state.gateways);
         }
-        Ok(ground.started(began))
+        Ok(ground.started(began, remove_dir))
     }
 
     /// Fails with every cluster's error when any failed; the values otherwise.
@@ -318,8 +320,9 @@ impl Ground {
         Ok(values)
     }
 
-    fn started(mut self, began: Instant) -> Ground {
+    fn started(mut self, began: Instant, remove_dir: bool) -> Ground {
         self.startup = began.elapsed();
+        self.remove_dir = remove_dir;
         let names: Vec<&str> = self.clusters.iter().map(|c| c.name.as_str()).collect();
         eprintln!("[ground] {} ready in {:.1}s ({})", names.join(", "), self.startup.as_secs_f64(), self.dir.display());
         self

@@ -279,6 +279,13 @@ impl Workdir {
         std::fs::write(&path, content).with_context(|| format!("writing {}", path.display()))
     }
 
+    /// Writes (or replaces) `terraform.tfvars.json`: the values of the root module's variables, which is how a
+    /// test fills in the HCL files kept beside it (a variable left out keeps its default, `null` for
+    /// "attribute not set").
+    pub fn write_vars(&self, vars: &serde_json::Value) -> Result<()> {
+        self.write("terraform.tfvars.json", &serde_json::to_string_pretty(vars)?)
+    }
+
     /// `apply -auto-approve`; fails with the command's output unless it succeeds.
     pub async fn apply(&self) -> Result<Run> {
         self.apply_with(&[]).await
