@@ -7,6 +7,8 @@ use crate::resources::lifecycle::{Plan, PlanRules, no_hook};
 
 pub const RULES: PlanRules = PlanRules {
     replace_on_change: &["tenant_namespace", "provider_cluster_id"],
+    repair_missing_in_place: false,
+    replace_on_presence_change: &[],
     outputs: &["cluster_id", "csr"],
     defaults: no_hook,
     refine,

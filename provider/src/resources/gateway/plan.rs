@@ -1,15 +1,16 @@
 //! `liqo_gateway`'s plan: a new namespace, peer or role is a new gateway; a new Service shape is a new
 //! GatewayServer inside the update (the endpoint moves); any other update re-reads the Connection.
 use liqo_schema::liqo::labels;
-use liqo_schema::tf::{AttributePath, Value};
+use liqo_schema::tf::Value;
 
 use super::schema::{DEFAULT_MTU, DEFAULT_PROTOCOL, DEFAULT_SERVER_PORT, DEFAULT_SERVICE_TYPE};
 use crate::resources::lifecycle::{Plan, PlanRules};
 
-/// `server` and `client` replace the gateway too, but only when the role switches, not on any change inside
-/// them: [`refine`] says that.
+/// `server` or `client` is the gateway's role: switching it replaces the gateway, a change inside it does not.
 pub const RULES: PlanRules = PlanRules {
     replace_on_change: &["tenant_namespace", "remote_cluster_id"],
+    repair_missing_in_place: false,
+    replace_on_presence_change: &["server", "client"],
     outputs: &["id", "endpoint_addresses", "endpoint_port", "connection_status"],
     defaults,
     refine,
@@ -41,12 +42,6 @@ pub fn id_of(namespace: &Value, remote: &Value) -> Value {
         (Some(ns), Some(r)) => Value::string(format!("{ns}/{r}")),
         _ => Value::Unknown,
     }
-}
-
-/// Null/non-null of `server` or `client` differs (or cannot be known yet): the gateway changes kind.
-fn role_switched(prior: &Value, planned: &Value, attr: &str) -> bool {
-    let p = planned.get(attr);
-    p.is_unknown() || prior.get(attr).is_null() != p.is_null()
 }
 
 /// The server's Service shape changed: Liqo needs a new GatewayServer (and the endpoint may move).
@@ -89,16 +84,8 @@ pub fn defaults(plan: &mut Plan) {
 }
 
 pub fn refine(plan: &mut Plan) {
-    if !plan.creating() {
-        for attr in ["server", "client"] {
-            if role_switched(plan.prior, &plan.planned, attr) {
-                plan.replace.push(AttributePath::root(attr));
-            }
-        }
-    }
     if plan.fresh() {
-        // Known as soon as its inputs are. Set here for every new gateway, including one replaced for a role
-        // switch, which the rules did not know about when they kept the prior outputs.
+        // Known as soon as its inputs are; the rules left every output unknown on a new gateway.
         let id = id_of(plan.planned.get("tenant_namespace"), plan.planned.get("remote_cluster_id"));
         plan.planned.set("id", id);
         // A client has no endpoint; `server` may itself be unknown, then so are the outputs.

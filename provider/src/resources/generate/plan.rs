@@ -7,6 +7,8 @@ use crate::resources::lifecycle::{Plan, PlanRules};
 
 pub const RULES: PlanRules = PlanRules {
     replace_on_change: &["remote_cluster_id", "tenant_namespace"],
+    repair_missing_in_place: false,
+    replace_on_presence_change: &[],
     outputs: &["cluster_id", "pod_cidrs", "external_cidr", "api_server_url", "wireguard_public_key"],
     defaults,
     refine,

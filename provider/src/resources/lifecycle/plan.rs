@@ -5,8 +5,16 @@ use super::Lifecycle;
 
 /// The plan rules a type declares instead of coding them.
 pub struct PlanRules {
-    /// Inputs Liqo treats as immutable: a change replaces the resource.
+    /// Inputs Liqo treats as immutable: a change replaces the resource. A planned value not known until apply
+    /// counts as a change (it may turn out different, and Terraform refuses a final plan that replaces what the
+    /// first plan updated).
     pub replace_on_change: &'static [&'static str],
+    /// Whether a `replace_on_change` input the prior state lacks (null: gone from the cluster, or never read back
+    /// by an import) is set again in place instead of replacing the resource.
+    pub repair_missing_in_place: bool,
+    /// Optional nested blocks that give the resource its kind (a gateway's `server` or `client`): setting or
+    /// removing one replaces the resource, a change inside it does not.
+    pub replace_on_presence_change: &'static [&'static str],
     /// Computed outputs: unknown on create and on replacement, the prior value otherwise. An output that an
     /// in-place update recomputes is marked in `refine` with [`Plan::recompute`].
     pub outputs: &'static [&'static str],
@@ -34,18 +42,27 @@ impl<'a> Plan<'a> {
     /// so a configuration plans while a cluster is unreachable or not yet created.
     pub fn run<L: Lifecycle>(prior: &'a Value, proposed: Value, config: &'a Value) -> Plan<'a> {
         let mut plan = Plan { prior, config, planned: proposed, replace: Vec::new(), diagnostics: Diagnostics::new() };
-        (L::RULES.defaults)(&mut plan);
-        for attr in L::RULES.replace_on_change {
-            if plan.changed(attr) {
+        let rules = &L::RULES;
+        (rules.defaults)(&mut plan);
+        for attr in rules.replace_on_change {
+            let repaired = rules.repair_missing_in_place && prior.get(attr).is_null();
+            if plan.changed(attr) && !repaired {
+                plan.replace.push(AttributePath::root(attr));
+            }
+        }
+        for attr in rules.replace_on_presence_change {
+            let planned = plan.planned.get(attr);
+            let switched = planned.is_unknown() || prior.get(attr).is_null() != planned.is_null();
+            if !plan.creating() && switched {
                 plan.replace.push(AttributePath::root(attr));
             }
         }
         let fresh = plan.fresh();
-        for attr in L::RULES.outputs {
+        for attr in rules.outputs {
             let value = if fresh { Value::Unknown } else { prior.get(attr).clone() };
             plan.planned.set(attr, value);
         }
-        (L::RULES.refine)(&mut plan);
+        (rules.refine)(&mut plan);
         plan
     }
 

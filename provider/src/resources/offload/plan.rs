@@ -1,18 +1,22 @@
 //! `liqo_offload`'s plan: defaults from the configuration, the remote name Liqo gives or gave, replacement when an
 //! input Liqo makes immutable changes, and the phase an apply re-reports.
 use liqo_schema::liqo::{MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME, POD_OFFLOADING_LOCAL_AND_REMOTE};
-use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Value};
+use liqo_schema::tf::{Diagnostic, Diagnostics, Value};
 
 use crate::resources::lifecycle::{Plan, PlanRules};
 
-/// The replacements are decided in [`refine`], not by the rule: see [`REPLACE_ON_CHANGE`].
-pub const RULES: PlanRules = PlanRules { replace_on_change: &[], outputs: &["offloading_phase"], defaults, refine };
-
-/// Liqo's webhook rejects any change of these after creation. Unlike the driver's rule, neither a planned value
-/// not known until apply (a remote name Liqo will report again after a strategy change) nor a value the prior
-/// state never recorded (an offloading imported or created before Liqo reported its remote name) is a reason to
-/// replace.
-const REPLACE_ON_CHANGE: [&str; 3] = ["namespace", "namespace_mapping_strategy", "remote_namespace_name"];
+/// Liqo's webhook rejects any change of the namespace, the mapping strategy or the remote name after creation.
+/// A remote name the prior state never recorded (an offloading imported or created before Liqo reported it) is
+/// set in place. The remote name [`refine`] derives (unset in the configuration) changes only with the namespace
+/// or the strategy, which replace the offloading already.
+pub const RULES: PlanRules = PlanRules {
+    replace_on_change: &["namespace", "namespace_mapping_strategy", "remote_namespace_name"],
+    repair_missing_in_place: true,
+    replace_on_presence_change: &[],
+    outputs: &["offloading_phase"],
+    defaults,
+    refine,
+};
 
 /// Defaults come from the configuration, not the prior state, so removing an explicit value restores them.
 pub fn defaults(plan: &mut Plan) {
@@ -27,7 +31,7 @@ pub fn defaults(plan: &mut Plan) {
     }
 }
 
-/// The id, the remote name, the phase an in-place update changes, replacement and the DefaultName check.
+/// The id, the remote name, the phase an in-place update changes and the DefaultName check.
 pub fn refine(plan: &mut Plan) {
     plan.planned.set("id", plan.planned.get("namespace").clone());
 
@@ -45,21 +49,11 @@ pub fn refine(plan: &mut Plan) {
         plan.planned.set("remote_namespace_name", remote);
     }
 
-    // The rule only sees creation (replacements are decided below): a new object, or a new pod strategy or
-    // selector, makes Liqo report the phase again.
+    // A new object, or a new pod strategy or selector, makes Liqo report the phase again.
     let spec_changed =
         ["pod_offloading_strategy", "cluster_selector"].iter().any(|a| plan.prior.get(a) != plan.planned.get(a));
     if !same_object || spec_changed {
         plan.recompute("offloading_phase");
-    }
-
-    if !plan.creating() {
-        for attr in REPLACE_ON_CHANGE {
-            let (before, after) = (plan.prior.get(attr), plan.planned.get(attr));
-            if !before.is_null() && !after.is_unknown() && before != after {
-                plan.replace.push(AttributePath::root(attr));
-            }
-        }
     }
 
     let diagnostics = check_default_name(plan.prior, &plan.planned, plan.config);

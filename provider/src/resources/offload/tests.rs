@@ -239,10 +239,8 @@ fn strategy_and_selector_update_in_place_mapping_replaces() {
     let mut c = config();
     c.set("namespace_mapping_strategy", Value::string("EnforceSameName"));
     let (planned, replace) = plan_values(&prior, &proposed, &c);
-    assert_eq!(
-        replace,
-        vec![AttributePath::root("namespace_mapping_strategy"), AttributePath::root("remote_namespace_name")]
-    );
+    // The new remote name follows from the strategy; the strategy is what forces the replacement.
+    assert_eq!(replace, vec![AttributePath::root("namespace_mapping_strategy")]);
     assert_eq!(planned.get("remote_namespace_name"), &Value::string("liqo-demo"));
 
     let mut proposed = prior.clone();
@@ -252,6 +250,34 @@ fn strategy_and_selector_update_in_place_mapping_replaces() {
     let (planned, replace) = plan_values(&prior, &proposed, &c);
     assert_eq!(replace, vec![AttributePath::root("namespace")]);
     assert!(planned.get("remote_namespace_name").is_unknown());
+}
+
+#[test]
+fn an_unknown_immutable_input_replaces_and_a_missing_remote_name_is_set_in_place() {
+    let (planned, _) = plan_values(&Value::Null, &config(), &config());
+    let prior = applied(&planned);
+
+    // A namespace known only at apply (another resource's output) may differ: planned as a replacement, so the
+    // final plan cannot turn an update into one.
+    let mut c = config();
+    c.set("namespace", Value::Unknown);
+    let mut proposed = prior.clone();
+    proposed.set("namespace", Value::Unknown);
+    let (_, replace) = plan_values(&prior, &proposed, &c);
+    assert_eq!(replace, vec![AttributePath::root("namespace")]);
+
+    // Imported before Liqo reported the remote name: the configured name is set in place.
+    let mut imported = prior.clone();
+    imported.set("namespace_mapping_strategy", Value::string("SelectedName"));
+    imported.set("remote_namespace_name", Value::Null);
+    let mut c = config();
+    c.set("namespace_mapping_strategy", Value::string("SelectedName"));
+    c.set("remote_namespace_name", Value::string("far-away"));
+    let mut proposed = imported.clone();
+    proposed.set("remote_namespace_name", Value::string("far-away"));
+    let (planned, replace) = plan_values(&imported, &proposed, &c);
+    assert!(replace.is_empty(), "{replace:?}");
+    assert_eq!(planned.get("remote_namespace_name"), &Value::string("far-away"));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! `liqo_peer`'s plan: what makes Liqo see another peering replaces it; a new request leaves the grant unknown
 //! until the provider answers.
 use liqo_schema::liqo::RESOURCE_SLICE_CLASS_DEFAULT;
-use liqo_schema::tf::{AttributePath, Value};
+use liqo_schema::tf::Value;
 
 use crate::resources::lifecycle::{Plan, PlanRules};
 
@@ -16,8 +16,17 @@ const REPLACE_ON_CHANGE: &[&str] = &[
     "create_virtual_node",
 ];
 
-pub const RULES: PlanRules =
-    PlanRules { replace_on_change: REPLACE_ON_CHANGE, outputs: &["accepted_resources"], defaults, refine };
+/// A value that vanished from the cluster (null in the refreshed state: an annotation removed or edited out of
+/// band, see `observed_state`) is re-asserted in place, never a replacement, whose delete could wait forever on a
+/// finalizer the broken object holds.
+pub const RULES: PlanRules = PlanRules {
+    replace_on_change: REPLACE_ON_CHANGE,
+    repair_missing_in_place: true,
+    replace_on_presence_change: &[],
+    outputs: &["accepted_resources"],
+    defaults,
+    refine,
+};
 
 /// Defaults come from the configuration, so removing an explicit value restores them.
 pub fn defaults(plan: &mut Plan) {
@@ -39,8 +48,6 @@ pub fn defaults(plan: &mut Plan) {
 }
 
 pub fn refine(plan: &mut Plan) {
-    repair_vanished_in_place(plan);
-
     let slice = plan.planned.get("resource_slice_name").clone();
     let id = match (plan.planned.get("tenant_namespace").as_str(), slice.as_str()) {
         (Some(ns), Some(name)) => Value::string(format!("{ns}/{name}")),
@@ -56,21 +63,5 @@ pub fn refine(plan: &mut Plan) {
     // The grant only changes when the request does (or on a new slice, which the rules cover).
     if plan.changed("resources") {
         plan.recompute("accepted_resources");
-    }
-}
-
-/// A value that vanished from the cluster (null in the refreshed state: an annotation removed or edited out of
-/// band, see `observed_state`) is re-asserted in place, never a replacement, whose delete could wait forever on a
-/// finalizer the broken object holds. `PlanRules` takes any difference from the prior state for a change, so the
-/// rules' replacement is taken back here, and with it the unknown grant it planned.
-fn repair_vanished_in_place(plan: &mut Plan) {
-    let before = plan.replace.len();
-    for attr in REPLACE_ON_CHANGE {
-        if plan.prior.get(attr).is_null() {
-            plan.replace.retain(|path| *path != AttributePath::root(attr));
-        }
-    }
-    if plan.replace.len() < before && !plan.fresh() {
-        plan.planned.set("accepted_resources", plan.prior.get("accepted_resources").clone());
     }
 }

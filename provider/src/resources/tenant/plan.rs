@@ -14,6 +14,8 @@ use crate::validate::parse_duration;
 /// same cluster keeps it (see [`refine`]).
 pub const RULES: PlanRules = PlanRules {
     replace_on_change: &["tenant_namespace", "consumer_cluster_id"],
+    repair_missing_in_place: false,
+    replace_on_presence_change: &[],
     outputs: &["client_certificate", "certificate_expires_at"],
     defaults,
     refine,
