@@ -111,20 +111,9 @@ pub trait Resource: Send + Sync {
     fn generated_config(&self, config: Value) -> Value {
         config
     }
-    /// Upgrades stored state JSON written with schema `version` to the current schema. The default accepts
-    /// only the current version.
-    fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
-        let current = self.schema().version;
-        if version == current {
-            Ok(state)
-        } else {
-            Err(Diagnostic::error(
-                format!("Cannot upgrade {} state from schema version {version}", self.type_name()),
-                format!("This provider knows schema version {current}. Use the provider version that wrote the state, or remove the resource from state and import it again."),
-            )
-            .into())
-        }
-    }
+    /// Upgrades stored state JSON written with schema `version` to the current schema (UpgradeResourceState;
+    /// this layer has already decoded the JSON and re-encodes the result).
+    fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics>;
 }
 
 /// The resource identity of a managed type: named string parts whose values, joined with `/` in this order,

@@ -66,6 +66,13 @@ impl Resource for Thing {
     async fn import(&self, _: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
         Ok(vec![ImportedResource { state: Value::object([("id", Value::string(id))]), private: Vec::new() }])
     }
+    fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
+        if version == thing_schema().version {
+            Ok(state)
+        } else {
+            Err(Diagnostic::error(format!("Cannot upgrade test_thing state from schema version {version}"), "").into())
+        }
+    }
 }
 
 /// Lists two test_things (`ns/a`, `ns/b`) and one the resource would refuse (`ns/bad`); `name` filters.
