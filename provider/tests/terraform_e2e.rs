@@ -180,6 +180,10 @@ impl Resource for Thing {
             Err(e) => Err(Diagnostic::error("Cannot import", format!("no thing {id:?}: {e}")).into()),
         }
     }
+    /// One schema version: stored state is current as it is.
+    fn upgrade(&self, _: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
+        Ok(state)
+    }
 }
 
 /// `dummy_echo`: `output` is `input` upper-cased.
