@@ -33,6 +33,32 @@ pub fn resource_fragments() -> Result<Vec<String>> {
     Ok(fragments)
 }
 
+/// The documented import commands: `(address, ID)` of each `terraform import ADDRESS ID` line of
+/// `resources/liqo_*/import.sh`, in the files' order.
+pub fn import_commands() -> Result<Vec<(String, String)>> {
+    let mut commands = Vec::new();
+    for fragment in resource_fragments()? {
+        let file = fragment.replace("resource.tf", "import.sh");
+        commands.extend(parse_imports(&read(&file)?).with_context(|| format!("examples/{file}"))?);
+    }
+    Ok(commands)
+}
+
+fn parse_imports(script: &str) -> Result<Vec<(String, String)>> {
+    let mut commands = Vec::new();
+    for line in script.lines().filter(|l| l.starts_with("terraform import ")) {
+        let command = line.split('#').next().unwrap_or_default();
+        match command.split_whitespace().collect::<Vec<_>>()[..] {
+            [_, _, address, id] => commands.push((address.to_owned(), id.to_owned())),
+            _ => bail!("not `terraform import ADDRESS ID`: {line:?}"),
+        }
+    }
+    if commands.is_empty() {
+        bail!("no `terraform import` line");
+    }
+    Ok(commands)
+}
+
 /// The top-level blocks of a `terraform fmt`-formatted file, each as `(header line, text)`; comments between
 /// blocks are dropped.
 pub fn blocks(text: &str) -> Vec<(String, String)> {
@@ -109,6 +135,19 @@ mod tests {
         let text = "# c\nresource \"a\" \"b\" {\n  x = {\n    y = 1\n  }\n}\n\noutput \"o\" {\n  value = 1\n}\n";
         let headers: Vec<String> = blocks(text).into_iter().map(|(h, _)| h).collect();
         assert_eq!(headers, ["resource \"a\" \"b\"", "output \"o\""]);
+    }
+
+    #[test]
+    fn import_lines_give_address_and_id() -> Result<()> {
+        let script =
+            "# Import ID: x\nterraform import liqo_a.b ns/name   # on milan\n\n# note\nterraform import liqo_c.d e\n";
+        assert_eq!(
+            parse_imports(script)?,
+            [("liqo_a.b".to_string(), "ns/name".to_string()), ("liqo_c.d".to_string(), "e".to_string())]
+        );
+        assert!(parse_imports("terraform import liqo_a.b\n").is_err());
+        assert!(parse_imports("# no command\n").is_err());
+        Ok(())
     }
 
     #[test]

@@ -12,12 +12,14 @@
 //!   set to a directory holding milan's admin kubeconfig there, its context so named;
 //! - rome's `rome_*` variables (`terraform.tfvars.json`): the `*-data` fields of rome's admin kubeconfig;
 //! - the liqo_offload example's `kubernetes_namespace` needs hashicorp/kubernetes, configured by the user:
-//!   `kubernetes.tf` holds a `provider "kubernetes"` block for rome made of the same variables. The test mirror
+//!   `kubernetes.tf` (tests/resource_examples/kubernetes.tf) holds a `provider "kubernetes"` block for rome made
+//!   of the same variables. The test mirror
 //!   serves hashicorp/kubernetes 3.2.1, built from its Go module by `scripts/build-kubernetes-provider.sh`
 //!   (`acceptance-tests/test` runs it; the test fails if it is missing).
 //!
 //! Each client applies, re-plans empty, the outputs and the objects on both clusters are checked against what
-//! the examples say, then it destroys and nothing is left: no Liqo object (`inventory::nothing_left`), and
+//! the examples say; the documented import commands (`import.sh`) bring every resource back into the state;
+//! then it destroys and nothing is left: no Liqo object (`inventory::nothing_left`), and
 //! neither the offloaded namespaces on rome nor their copies on milan.
 use std::time::Duration;
 
@@ -38,17 +40,6 @@ const SCRATCH_NS: &str = "liqo-scratch";
 /// The context `examples/provider/provider.tf` names in `~/.kube/milan.kubeconfig`.
 const MILAN_CONTEXT: &str = "milan-admin";
 
-/// The user's configuration of hashicorp/kubernetes, which the examples leave to them: rome, with the
-/// credentials provider.tf takes for liqo.rome.
-const KUBERNETES_PROVIDER: &str = r#"# Written by tests/resource_examples.rs: the kubernetes provider for the liqo_offload example's namespace on rome.
-provider "kubernetes" {
-  host                   = var.rome_host
-  cluster_ca_certificate = base64decode(var.rome_ca_data)
-  client_certificate     = base64decode(var.rome_client_certificate_data)
-  client_key             = base64decode(var.rome_client_key_data)
-}
-"#;
-
 fn kubeconfig(ground: &Ground, cluster: &str) -> Result<serde_yaml::Value> {
     let path = ground.kubeconfig(cluster);
     serde_yaml::from_str(&std::fs::read_to_string(path)?).with_context(|| format!("parsing {}", path.display()))
@@ -65,7 +56,7 @@ async fn workdir(cli: Cli, ground: &Ground) -> Result<Workdir> {
 
     let work = Workdir::uninitialised(cli).await?;
     work.write("main.tf", &format!("{}\n# examples/provider/provider.tf\n{provider}", assembled.text))?;
-    work.write("kubernetes.tf", KUBERNETES_PROVIDER)?;
+    work.write("kubernetes.tf", include_str!("resource_examples/kubernetes.tf"))?;
 
     // ~/.kube/milan.kubeconfig with context milan-admin.
     let home = work.path().parent().context("working directory layout")?.join("home");
@@ -87,7 +78,7 @@ async fn workdir(cli: Cli, ground: &Ground) -> Result<Workdir> {
         "rome_client_certificate_data": field(&rome["users"][0]["user"]["client-certificate-data"], "certificate")?,
         "rome_client_key_data": field(&rome["users"][0]["user"]["client-key-data"], "key")?,
     });
-    work.write("terraform.tfvars.json", &serde_json::to_string_pretty(&vars)?)?;
+    work.write_vars(&vars)?;
 
     let init = work.run(&["init", "-input=false", "-no-color"]).await?;
     ensure!(init.success(), "{cli}: init of the assembled examples failed:\n{init}");
@@ -178,6 +169,68 @@ async fn check_applied(ground: &Ground, outputs: &Value, what: &str) -> Result<(
     Ok(())
 }
 
+/// Runs the documented import commands (`examples/resources/*/import.sh`) against what the examples made: each
+/// resource leaves the state and comes back by its import ID. The next plan may only do what import.sh says:
+/// liqo_tenant signs the CSR again (and liqo_peer takes the new certificate), and a `timeouts` block of the
+/// configuration, which no import reads back, is added; every such change is in place, and no attribute read back
+/// by an import differs from the configuration. Applied once, the plan is empty again.
+async fn import_as_documented(work: &Workdir, what: &str) -> Result<()> {
+    // What import.sh says an import does not read back: the tenant's CSR (Liqo keeps no copy), any `timeouts`.
+    let documented =
+        |address: &str, attr: &str| attr == "timeouts" || (address.starts_with("liqo_tenant.") && attr == "csr");
+    let commands = doc_examples::import_commands()?;
+    for (address, id) in &commands {
+        let removed = work.run(&["state", "rm", address]).await?;
+        ensure!(
+            removed.success(),
+            "{what}: `state rm {address}` (import.sh names a resource the examples lack?)\n{removed}"
+        );
+        work.import(address, id).await.with_context(|| format!("{what}: import {address} {id} as import.sh says"))?;
+    }
+    let plan = work.plan_with(&["-out=after-import.tfplan"]).await?;
+    let shown = work.run(&["show", "-json", "after-import.tfplan"]).await?;
+    ensure!(shown.success(), "{what}: show of the plan after import\n{shown}");
+    let shown: Value = serde_json::from_str(&shown.stdout).context("plan JSON")?;
+    let mut updated = Vec::new();
+    for change in shown["resource_changes"].as_array().into_iter().flatten() {
+        let address = change["address"].as_str().unwrap_or_default();
+        let change = &change["change"];
+        if change["actions"] == json!(["no-op"]) {
+            continue;
+        }
+        let differing: Vec<&String> = change["after"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(attr, after)| {
+                change["after_unknown"][attr.as_str()] != json!(true) && change["before"][attr.as_str()] != **after
+            })
+            .map(|(attr, _)| attr)
+            .collect();
+        ensure!(
+            change["actions"] == json!(["update"]) && differing.iter().all(|attr| documented(address, attr)),
+            "{what}: after importing {} resources as import.sh says, {address} plans {} with {differing:?} differing \
+             from what the import read:\n{}",
+            commands.len(),
+            change["actions"],
+            plan.run().stdout
+        );
+        updated.push(address.to_owned());
+    }
+    ensure!(
+        updated.iter().any(|a| a.starts_with("liqo_tenant.")),
+        "{what}: import.sh says the imported liqo_tenant signs its CSR again, but the plan updates only {updated:?}"
+    );
+    eprintln!(
+        "[resource_examples] {what}: {} resources imported; in-place updates after import: {updated:?}",
+        commands.len()
+    );
+    work.apply().await.with_context(|| format!("{what}: apply after import"))?;
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{what}: the plan after import and apply is not empty:\n{}", plan.run().stdout);
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn resource_examples_apply_replan_empty_and_destroy_cleanly() -> Result<()> {
     let mirror = tokio::task::spawn_blocking(mirror::get).await??;
@@ -195,6 +248,7 @@ async fn resource_examples_apply_replan_empty_and_destroy_cleanly() -> Result<()
         ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
         let outputs = work.output_json().await?;
         check_applied(ground, &outputs, &what).await?;
+        import_as_documented(&work, &what).await?;
 
         work.destroy().await.with_context(|| format!("{what}: destroy"))?;
         inventory::nothing_left(ground, &[MILAN, ROME]).await.with_context(|| format!("{what}: destroy"))?;

@@ -2,4 +2,5 @@
 terraform import liqo_tenant.rome liqo-tenant-rome/rome
 
 # The issued certificate is not kept on the cluster, so the next plan signs the configured `csr` again: an in-place
-# update of `client_certificate` (and `cluster_ca_certificate`, `certificate_expires_at`), nothing else. Apply it once.
+# update of `client_certificate` (and `cluster_ca_certificate`, `certificate_expires_at`), and of the liqo_peer that
+# takes them, nothing else. Apply it once.
