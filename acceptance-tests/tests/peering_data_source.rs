@@ -30,35 +30,13 @@ use serde_json::{Value as Json, json};
 const TIMEOUT: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(100);
 
-/// One `liqo_peering` on milan for `peer`, exported whole as output `peering`.
-fn config(ground: &Ground, peer: &str) -> String {
-    format!(
-        "{}\ndata \"liqo_peering\" \"peer\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{peer}\"\n}}\n\n\
-         output \"peering\" {{\n  value = data.liqo_peering.peer\n}}\n",
-        tf::provider_config(ground)
-    )
-}
-
-/// A second data source guarded like the documented example: the run stops when the peering is not healthy.
-fn guard(peer: &str) -> String {
-    format!(
-        r#"data "liqo_peering" "guarded" {{
-  provider          = liqo.milan
-  remote_cluster_id = "{peer}"
-
-  lifecycle {{
-    postcondition {{
-      condition = self.healthy
-      error_message = join("\n", concat(["The peering with {peer} is not healthy:"], [
-        for c in concat(self.networking.conditions, self.authentication.conditions, self.offloading.conditions) :
-        "${{c.type}} is ${{c.status}}${{c.message == null ? "" : ": ${{c.message}}"}}"
-        if !contains(["Established", "Ready"], c.status)
-      ]))
-    }}
-  }}
-}}
-"#
-    )
+/// A working directory reading one `liqo_peering` on milan for `peer` (tests/peering_data_source/peering.tf),
+/// exported whole as output `peering`.
+async fn workdir(ground: &Ground, cli: Cli, peer: &str) -> Result<Workdir> {
+    let work = Workdir::new(cli, &tf::provider_config(ground)).await?;
+    work.write("peering.tf", include_str!("peering_data_source/peering.tf"))?;
+    work.write_vars(&json!({ "peer": peer }))?;
+    Ok(work)
 }
 
 /// The ForeignCluster named `name` once `ready` holds for it (polled: Liqo writes status in several steps).
@@ -162,7 +140,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let namespace = format!("liqo-tenant-{peer}");
     let client = ground.client(MILAN).await?;
     let fcs: Api<ForeignCluster> = Api::all(client.clone());
-    let work = Workdir::new(cli, &config(ground, &peer)).await?;
+    let work = workdir(ground, cli, &peer).await?;
 
     // Nothing names the peer yet: no ForeignCluster, and the error says so and how Liqo creates it.
     ensure!(fcs.get_opt(&peer).await?.is_none(), "{cli}: ForeignCluster {peer} left over from an earlier run");
@@ -213,7 +191,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     }
 
     // The documented postcondition stops the run and shows Liqo's message.
-    work.write("guard.tf", &guard(&peer))?;
+    work.write("guard.tf", include_str!("peering_data_source/guard.tf"))?;
     let run = work.apply_fails().await?;
     let condition = modules(&fc)
         .context("modules")?
@@ -306,7 +284,7 @@ async fn written_status(ground: &Ground, cli: Cli) -> Result<()> {
     fcs.patch_status(&peer, &PatchParams::default(), &Patch::Merge(json!({"status": status}))).await?;
 
     let result = async {
-        let work = Workdir::new(cli, &config(ground, &peer)).await?;
+        let work = workdir(ground, cli, &peer).await?;
         work.apply().await?;
         let out = output(&work).await?;
         let fc = fcs.get(&peer).await?;
@@ -356,7 +334,7 @@ async fn every_written_status_field_comes_through() -> Result<()> {
 }
 
 async fn bad_input(ground: &Ground, cli: Cli) -> Result<()> {
-    let work = Workdir::new(cli, &config(ground, "Rome_1")).await?;
+    let work = workdir(ground, cli, "Rome_1").await?;
     let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
     ensure!(!run.success(), "{cli}: an invalid remote_cluster_id must fail the plan");
     assert!(run.stderr.contains("Invalid cluster ID for `remote_cluster_id`"), "{cli}: {}", run.stderr);
