@@ -210,20 +210,8 @@ const EDITS: &[Edit] = &[
     },
 ];
 
-fn config(ground: &Ground) -> String {
-    format!(
-        r#"{chain}
-resource "liqo_offload" "demo" {{
-  provider                = liqo.rome
-  namespace               = "{DEMO_NS}"
-  create_namespace        = true
-  pod_offloading_strategy = "LocalAndRemote"
-  depends_on              = [liqo_peer.rome_to_milan]
-}}
-"#,
-        chain = full_chain(ground, r#"{ cpu = "4", memory = "8Gi" }"#)
-    )
-}
+/// The liqo_offload appended to the full chain; the test fills in its namespace.
+const OFFLOAD: &str = include_str!("drift/offload.tf");
 
 impl Owned {
     fn describe(&self) -> String {
@@ -316,7 +304,9 @@ async fn edited(ground: &Ground, work: &Workdir, edit: &Edit) -> Result<Value> {
 
 async fn every_owned_object(cli: Cli) -> Result<usize> {
     let ground = Ground::start(&[MILAN, ROME]).await?;
-    let work = Workdir::new(cli, &config(&ground)).await?;
+    let work = Workdir::new(cli, &full_chain(&ground, r#"{ cpu = "4", memory = "8Gi" }"#)).await?;
+    work.write("offload.tf", OFFLOAD)?;
+    work.write_vars(&json!({ "offloaded_namespace": DEMO_NS }))?;
     work.apply().await?;
     // Liqo keeps writing status (endpoints, Connections, conditions) after apply returns.
     tokio::time::sleep(Duration::from_secs(3)).await;

@@ -210,11 +210,7 @@ fn the_debug_mode_line_attaches_every_cli() -> Result<()> {
 
     let no_installation = dir.path().join("empty.tfrc");
     std::fs::write(&no_installation, "")?;
-    let main_tf = format!(
-        "{}\nprovider \"liqo\" {{\n  kubernetes = {{ config_path = \"/nonexistent/kubeconfig\" }}\n}}\n\n\
-         resource \"liqo_generate\" \"rome\" {{\n  remote_cluster_id = \"rome\"\n}}\n",
-        tf::required_providers()
-    );
+    let main_tf = format!("{}\n{}", tf::required_providers(), include_str!("mirror/debug.tf"));
     for cli in Cli::all() {
         let work = dir.path().join(cli.name());
         std::fs::create_dir(&work)?;

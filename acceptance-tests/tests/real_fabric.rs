@@ -120,24 +120,7 @@ async fn provider_peering_connects_over_a_real_tunnel() -> Result<()> {
 /// control-plane Secret, no Identity resource): the API server URL and tenant namespaces are exactly what Liqo
 /// wrote in the ForeignCluster, null where it wrote nothing.
 async fn peerings_read_as_liqo_wrote(ground: &Ground, work: &Workdir, what: &str) -> Result<()> {
-    let reads = format!(
-        r#"
-data "liqo_peering" "on_rome" {{
-  provider          = liqo.rome
-  remote_cluster_id = "{MILAN}"
-}}
-
-data "liqo_peering" "on_milan" {{
-  provider          = liqo.milan
-  remote_cluster_id = "{ROME}"
-}}
-
-output "peerings" {{
-  value = {{ on_rome = data.liqo_peering.on_rome, on_milan = data.liqo_peering.on_milan }}
-}}
-"#
-    );
-    work.write("peerings.tf", &reads)?;
+    work.write("peerings.tf", include_str!("real_fabric/peerings.tf"))?;
     work.apply().await.with_context(|| format!("{what}: reading liqo_peering"))?;
     let outputs = work.output_json().await?;
     for (side, role) in [("on_rome", "Provider"), ("on_milan", "Consumer")] {
@@ -183,15 +166,10 @@ async fn a_wrong_remote_public_key_fails_the_apply_with_the_real_connection_erro
     let ground = ground();
     for cli in Cli::available() {
         let what = format!("a wrong public key on real Liqo with {}", cli.name());
-        let right = "remote_public_key    = liqo_generate.milan.wireguard_public_key";
-        let chain = full_chain(ground, RESOURCES);
-        ensure!(chain.contains(right), "the full chain no longer gives rome milan's key as written here");
-        let work = Workdir::new(
-            cli,
-            &chain
-                .replace(right, &format!("remote_public_key = \"{}\"", liqo_acceptance::chain::stranger_public_key())),
-        )
-        .await?;
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        work.write("stranger_key.tf", include_str!("real_fabric/stranger_key.tf"))?;
+        work.write("stranger_key_override.tf", include_str!("real_fabric/stranger_key_override.tf"))?;
+        work.write_vars(&serde_json::json!({ "stranger_public_key": liqo_acceptance::chain::stranger_public_key() }))?;
         let failed = work.apply_fails().await.with_context(|| format!("{what}: apply"))?;
         eprintln!("[real_fabric] {what}: the apply failed after {:.1}s", failed.duration.as_secs_f64());
         // The fault is real: rome's own wireguard ran and Liqo's gateway judged the tunnel.
@@ -310,11 +288,8 @@ async fn a_cordoned_tenant_denies_the_slice_with_liqos_reason() -> Result<()> {
     let ground = ground();
     for cli in Cli::available() {
         let what = format!("a cordoned tenant on real Liqo with {}", cli.name());
-        let admitted = "  consumer_cluster_id = liqo_generate.rome.cluster_id\n";
-        let chain = full_chain(ground, RESOURCES);
-        ensure!(chain.contains(admitted), "the full chain's liqo_tenant is no longer written as expected here");
-        let cordoned = chain.replace(admitted, &format!("{admitted}  tenant_condition    = \"Cordoned\"\n"));
-        let work = Workdir::new(cli, &cordoned).await?;
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        work.write("cordoned_override.tf", include_str!("real_fabric/cordoned_override.tf"))?;
         let failed = work.apply_fails().await.with_context(|| format!("{what}: apply"))?;
         let slices: Api<ResourceSlice> = Api::namespaced(ground.client(ROME).await?, ROME_NS);
         let denied = slices.list(&ListParams::default()).await?.items.into_iter().any(|slice| {

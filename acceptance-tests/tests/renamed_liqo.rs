@@ -18,14 +18,8 @@ use liqo_schema::liqo::{ResourceSlice, ResourceSliceSpec};
 const RENAMED: &str = "acme-remote-controlplane";
 const EXTRA: &str = "leftover-remote-controlplane";
 
-fn config(ground: &Ground, consumer: &str) -> String {
-    format!(
-        "{}\nresource \"liqo_generate\" \"ns\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{consumer}\"\n}}\n\n\
-         resource \"liqo_tenant\" \"consumer\" {{\n  provider            = liqo.milan\n  tenant_namespace    = liqo_generate.ns.tenant_namespace\n  \
-         consumer_cluster_id = \"{consumer}\"\n  csr                 = file(\"consumer.csr\")\n}}\n",
-        tf::provider_config(ground)
-    )
-}
+/// liqo_tenant on milan for one consumer, whose cluster ID the test fills in.
+const TENANT: &str = include_str!("renamed_liqo/tenant.tf");
 
 /// A copy of a control-plane role (rules and labels) under another name.
 async fn copy_role(client: &Client, from: &str, name: &str) -> Result<()> {
@@ -49,7 +43,9 @@ async fn renamed(ground: &Ground, cli: Cli) -> Result<()> {
     let consumer = format!("renamed-{}", cli.name());
     // The test plays the consumer: it keeps the key and gives liqo_tenant the CSR.
     let key = ConsumerKey::new(&consumer)?;
-    let work = Workdir::new(cli, &config(ground, &consumer)).await?;
+    let work = Workdir::new(cli, &tf::provider_config(ground)).await?;
+    work.write("tenant.tf", TENANT)?;
+    work.write_vars(&serde_json::json!({ "consumer_cluster_id": consumer }))?;
     work.write("consumer.csr", &key.csr_pem)?;
     work.apply().await?;
     let attrs = attributes(&work, "liqo_tenant.consumer")?;
