@@ -26,61 +26,10 @@ const CLIENT: &str = "liqo_gateway.client";
 /// Tenant namespaces liqo_generate makes by default: on milan for rome, on rome for milan.
 const MILAN_TENANT_NS: &str = "liqo-tenant-rome";
 const ROME_TENANT_NS: &str = "liqo-tenant-milan";
+/// The server's node port, as in gateway/gateways.tf.
 const NODE_PORT: i64 = 30742;
 /// A valid WireGuard key that is nobody's: the client configured with it can never complete a handshake.
 const WRONG_KEY: &str = "nBxGmUf2Fa4rYqgFpFyPq6KTTsqfPxDeUuQmuAxHXwM=";
-
-/// What varies between the steps of the lifecycle.
-struct Knobs<'a> {
-    mtu: u32,
-    /// The client's `remote_public_key`, as HCL (default: milan's real key).
-    client_key: &'a str,
-}
-
-const DEFAULT: Knobs<'static> = Knobs { mtu: 1340, client_key: "liqo_generate.milan.wireguard_public_key" };
-
-fn config(ground: &Ground, k: &Knobs) -> String {
-    format!(
-        r#"{providers}
-resource "liqo_generate" "milan" {{
-  provider          = liqo.milan
-  remote_cluster_id = "{ROME}"
-}}
-
-resource "liqo_generate" "rome" {{
-  provider          = liqo.rome
-  remote_cluster_id = "{MILAN}"
-}}
-
-resource "liqo_gateway" "server" {{
-  provider             = liqo.milan
-  tenant_namespace     = liqo_generate.milan.tenant_namespace
-  remote_cluster_id    = liqo_generate.rome.cluster_id
-  remote_pod_cidrs     = liqo_generate.rome.pod_cidrs
-  remote_external_cidr = liqo_generate.rome.external_cidr
-  remote_public_key    = liqo_generate.rome.wireguard_public_key
-  key_secret_name      = liqo_generate.milan.key_secret_name
-  mtu                  = {mtu}
-  server = {{ service_type = "NodePort", node_port = {NODE_PORT} }}
-}}
-
-resource "liqo_gateway" "client" {{
-  provider             = liqo.rome
-  tenant_namespace     = liqo_generate.rome.tenant_namespace
-  remote_cluster_id    = liqo_generate.milan.cluster_id
-  remote_pod_cidrs     = liqo_generate.milan.pod_cidrs
-  remote_external_cidr = liqo_generate.milan.external_cidr
-  remote_public_key    = {client_key}
-  key_secret_name      = liqo_generate.rome.key_secret_name
-  mtu                  = {mtu}
-  client = {{ addresses = liqo_gateway.server.endpoint_addresses, port = liqo_gateway.server.endpoint_port }}
-}}
-"#,
-        providers = tf::provider_config(ground),
-        mtu = k.mtu,
-        client_key = k.client_key,
-    )
-}
 
 /// The Connection the gateway in `namespace` made for `peer` (labelled like Liqo's), with its status value.
 async fn connection(client: &Client, namespace: &str, peer: &str) -> Result<Option<(String, String)>> {
@@ -231,7 +180,9 @@ async fn nothing_left(client: &Client, peer: &str, cli: Cli, cluster: &str) -> R
 async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let milan = ground.client(MILAN).await?;
     let rome = ground.client(ROME).await?;
-    let work = Workdir::new(cli, &config(ground, &DEFAULT)).await?;
+    let work = Workdir::new(cli, &tf::provider_config(ground)).await?;
+    work.write("gateways.tf", include_str!("gateway/gateways.tf"))?;
+    work.write_vars(&json!({"mtu": 1340}))?;
 
     // Create: the server publishes its endpoint, the client dials it, both tunnels come up.
     work.apply().await?;
@@ -254,8 +205,8 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
 
     // MTU: updated in place on both sides.
-    let bigger = Knobs { mtu: 1400, ..DEFAULT };
-    work.write("main.tf", &config(ground, &bigger))?;
+    let bigger = json!({"mtu": 1400});
+    work.write_vars(&bigger)?;
     let plan = work.plan().await?;
     let text = plan_text(&plan);
     assert!(
@@ -320,8 +271,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 
     // A wrong key on the client, changed in place: Liqo's gateway reports Error and the update fails naming the
     // key mismatch, even though the Connection was Connected before the change.
-    let wrong = Knobs { client_key: &format!("\"{WRONG_KEY}\""), ..bigger };
-    work.write("main.tf", &config(ground, &wrong))?;
+    work.write_vars(&json!({"mtu": 1400, "client_remote_public_key": WRONG_KEY}))?;
     let run = work.apply_fails().await?;
     let endpoint = format!("{}:{NODE_PORT}", ground.node_address(MILAN));
     for needle in [
@@ -358,7 +308,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
 
     // The right key again: the (tainted) client is replaced and the tunnel comes up.
-    work.write("main.tf", &config(ground, &bigger))?;
+    work.write_vars(&bigger)?;
     work.apply().await?;
     both_connected(&milan, &rome, cli).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after fixing the key must be empty");

@@ -14,6 +14,7 @@ use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN};
 use liqo_schema::liqo::Network;
 use liqo_schema::liqo::labels;
+use serde_json::{Value, json};
 
 const ADDRESS: &str = "liqo_generate.peer";
 
@@ -22,13 +23,19 @@ fn remote_id(test: &str, cli: Cli) -> String {
     format!("gen-{test}-{}", cli.name())
 }
 
-/// One liqo_generate on milan for `remote`, with every output exported.
-fn config(ground: &Ground, remote: &str, extra: &str) -> String {
-    format!(
-        "{}\nresource \"liqo_generate\" \"peer\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{remote}\"\n{extra}}}\n\n\
-         output \"generate\" {{\n  value = liqo_generate.peer\n}}\n",
-        tf::provider_config(ground)
-    )
+/// A working directory with the ground's providers and `hcl` (one of the HCL files beside this test) as `name`,
+/// its variables filled in with `vars`.
+async fn workdir(ground: &Ground, cli: Cli, name: &str, hcl: &str, vars: &Value) -> Result<Workdir> {
+    let work = Workdir::new(cli, &tf::provider_config(ground)).await?;
+    work.write(name, hcl)?;
+    work.write_vars(vars)?;
+    Ok(work)
+}
+
+/// One liqo_generate on milan with every output exported, its variables filled in with `vars`
+/// (`remote_cluster_id`, …).
+async fn generate(ground: &Ground, cli: Cli, vars: &Value) -> Result<Workdir> {
+    workdir(ground, cli, "generate.tf", include_str!("generate/generate.tf"), vars).await
 }
 
 /// What Liqo's installation on a cluster says (read the way liqoctl reads it).
@@ -111,13 +118,13 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let client = ground.client(MILAN).await?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
-    let work = Workdir::new(cli, &config(ground, &remote, "")).await?;
+    let work = generate(ground, cli, &json!({"remote_cluster_id": remote})).await?;
 
     work.apply().await?;
     let out = outputs(&work).await?;
     let facts = liqo_facts(&client).await?;
     assert_eq!(out["cluster_id"], facts.cluster_id.as_str(), "{cli}: cluster_id");
-    assert_eq!(out["pod_cidrs"], serde_json::json!(facts.pod_cidrs), "{cli}: pod_cidrs");
+    assert_eq!(out["pod_cidrs"], json!(facts.pod_cidrs), "{cli}: pod_cidrs");
     assert_eq!(out["external_cidr"], facts.external_cidr.as_str(), "{cli}: external_cidr");
     assert_eq!(
         out["api_server_url"].as_str().map(|u| u.trim_end_matches('/')),
@@ -210,7 +217,7 @@ async fn adoption(ground: &Ground, cli: Cli) -> Result<()> {
     };
     namespaces.create(&PostParams::default(), &existing).await?;
 
-    let work = Workdir::new(cli, &config(ground, &remote, &format!("  tenant_namespace = \"{namespace}\"\n"))).await?;
+    let work = generate(ground, cli, &json!({"remote_cluster_id": remote, "tenant_namespace": namespace})).await?;
     work.apply().await?;
     let l = namespaces.get(&namespace).await?.metadata.labels.unwrap_or_default();
     assert_eq!(l.get(labels::REMOTE_CLUSTER_ID), Some(&remote), "{cli}: adopted Namespace gets Liqo's labels");
@@ -245,7 +252,7 @@ async fn adoption(ground: &Ground, cli: Cli) -> Result<()> {
         ..Namespace::default()
     };
     namespaces.create(&PostParams::default(), &other_peer).await?;
-    let work = Workdir::new(cli, &config(ground, &remote, &format!("  tenant_namespace = \"{taken}\"\n"))).await?;
+    let work = generate(ground, cli, &json!({"remote_cluster_id": remote, "tenant_namespace": taken})).await?;
     let run = work.apply_fails().await?;
     assert!(run.stderr.contains(&format!("Namespace {taken} belongs to another peer")), "{cli}: {}", run.stderr);
     let state = work.run(&["state", "list"]).await?;
@@ -285,13 +292,8 @@ async fn failures(ground: &Ground, cli: Cli) -> Result<()> {
     // No Liqo where the provider block says it is: the diagnostic names the ConfigMap and the attribute, and
     // nothing is written.
     let remote = remote_id("noliqo", cli);
-    let hcl = config(ground, &remote, "")
-        .replace("provider          = liqo.milan", "provider          = liqo.elsewhere")
-        + &format!(
-            "\nprovider \"liqo\" {{\n  alias          = \"elsewhere\"\n  liqo_namespace = \"no-liqo-here\"\n  kubernetes = {{\n    config_path    = \"{}\"\n    config_context = \"{MILAN}\"\n  }}\n}}\n",
-            ground.kubeconfig(MILAN).display()
-        );
-    let work = Workdir::new(cli, &hcl).await?;
+    let vars = json!({"remote_cluster_id": remote, "kubeconfig_path": ground.kubeconfig(MILAN)});
+    let work = workdir(ground, cli, "no_liqo.tf", include_str!("generate/no_liqo.tf"), &vars).await?;
     let run = work.apply_fails().await?;
     for needle in [
         "Liqo not found in namespace no-liqo-here",
@@ -307,21 +309,17 @@ async fn failures(ground: &Ground, cli: Cli) -> Result<()> {
 
     // Unreachable cluster: plan works (no API call), apply fails saying the API server cannot be reached.
     let remote = remote_id("unreachable", cli);
-    let hcl = config(ground, &remote, "").replace("provider          = liqo.milan", "provider          = liqo.nowhere")
-        + &format!(
-            "\nprovider \"liqo\" {{\n  alias = \"nowhere\"\n  kubernetes = {{\n    host     = \"https://127.0.0.1:{}\"\n    token    = \"unused\"\n    insecure = true\n  }}\n}}\n",
-            closed_port()?
-        );
-    let work = Workdir::new(cli, &hcl).await?;
+    let vars = json!({"remote_cluster_id": remote, "api_server_port": closed_port()?});
+    let work = workdir(ground, cli, "unreachable.tf", include_str!("generate/unreachable.tf"), &vars).await?;
     ensure!(!work.plan().await?.is_empty(), "{cli}: plan of a new resource needs no cluster");
     let run = work.apply_fails().await?;
     assert!(run.stderr.contains("Cannot reach the Kubernetes API server"), "{cli}: {}", run.stderr);
 
     // A provider block naming a kubeconfig context that does not exist: the error points at the attribute.
-    let hcl = tf::provider_config(ground)
-        .replace(&format!("config_context = \"{MILAN}\""), "config_context = \"florence\"")
-        + "\nresource \"liqo_generate\" \"peer\" {\n  provider          = liqo.milan\n  remote_cluster_id = \"x\"\n}\n";
-    let work = Workdir::new(cli, &hcl).await?;
+    let providers =
+        tf::provider_config(ground).replace(&format!("config_context = \"{MILAN}\""), "config_context = \"florence\"");
+    let work = Workdir::new(cli, &providers).await?;
+    work.write("unknown_context.tf", include_str!("generate/unknown_context.tf"))?;
     let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
     ensure!(!run.success(), "{cli}: an unknown context must fail");
     assert!(
@@ -341,7 +339,7 @@ async fn a_namespace_held_by_its_content_is_explained_on_destroy() -> Result<()>
     let milan = ground.client(MILAN).await?;
     for cli in Cli::all() {
         let remote = remote_id("held", cli);
-        let work = Workdir::new(cli, &config(ground, &remote, "  timeouts {\n    delete = \"30s\"\n  }\n")).await?;
+        let work = generate(ground, cli, &json!({"remote_cluster_id": remote, "delete_timeout": "30s"})).await?;
         work.apply().await?;
         let ns = format!("{}{remote}", labels::TENANT_NAMESPACE_PREFIX);
         let maps: Api<ConfigMap> = Api::namespaced(milan.clone(), &ns);
@@ -366,7 +364,7 @@ async fn a_namespace_held_by_its_content_is_explained_on_destroy() -> Result<()>
         ensure!(!stderr.contains("finalizer(s) ."), "{cli}: no empty finalizer list:\n{}", run.stderr);
 
         // The next step taken (the finalizer released), destroy finishes.
-        let release = serde_json::json!({"metadata": {"finalizers": null}});
+        let release = json!({"metadata": {"finalizers": null}});
         maps.patch("held", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&release)).await?;
         work.destroy().await?;
         // The deletion already under way finishes by itself (the refresh may find the namespace gone or going).
@@ -392,18 +390,12 @@ async fn missing_liqo_and_unreachable_clusters_are_named() -> Result<()> {
 
 async fn late_provider(ground: &Ground, cli: Cli) -> Result<()> {
     let remote = remote_id("late", cli);
-    // The provider block's kubeconfig path comes from a resource created in the same apply, so it is unknown
-    // while planning (as when the cluster itself is created there).
-    let hcl = |input: &str| {
-        format!(
-            "{}\nresource \"terraform_data\" \"cluster\" {{\n  input = \"{input}\"\n}}\n\n\
-             provider \"liqo\" {{\n  alias = \"late\"\n  kubernetes = {{\n    config_path    = terraform_data.cluster.output\n    config_context = \"{MILAN}\"\n  }}\n}}\n\n\
-             resource \"liqo_generate\" \"peer\" {{\n  provider          = liqo.late\n  remote_cluster_id = \"{remote}\"\n}}\n",
-            tf::provider_config(ground)
-        )
-    };
+    // late_provider.tf passes the kubeconfig path through a resource, so the provider block is unknown while
+    // planning.
+    let vars = |kubeconfig_path: &str| json!({"remote_cluster_id": remote, "kubeconfig_path": kubeconfig_path});
     let path = ground.kubeconfig(MILAN).display().to_string();
-    let work = Workdir::new(cli, &hcl(&path)).await?;
+    let work =
+        workdir(ground, cli, "late_provider.tf", include_str!("generate/late_provider.tf"), &vars(&path)).await?;
     work.apply().await?;
     assert!(work.plan().await?.is_empty(), "{cli}: plan once the provider block is known");
 
@@ -415,12 +407,12 @@ async fn late_provider(ground: &Ground, cli: Cli) -> Result<()> {
         .context("kubeconfig path")?
         .join(".")
         .join(kubeconfig.file_name().context("kubeconfig path")?);
-    work.write("main.tf", &hcl(&same_file.display().to_string()))?;
+    work.write_vars(&vars(&same_file.display().to_string()))?;
     let run = work.run(&["plan", "-input=false", "-no-color"]).await?;
     ensure!(!run.success(), "{cli}: refreshing with an unknown provider block must fail:\n{run}");
     assert!(run.stderr.contains("`kubernetes.config_path`") && run.stderr.contains("-target"), "{cli}: {}", run.stderr);
 
-    work.write("main.tf", &hcl(&path))?;
+    work.write_vars(&vars(&path))?;
     work.destroy().await?;
     Ok(())
 }
@@ -435,17 +427,13 @@ async fn a_provider_block_known_only_at_apply_works_and_explains_two_step_applie
 }
 
 async fn data_source(ground: &Ground, cli: Cli) -> Result<()> {
-    let hcl = format!(
-        "{}\ndata \"liqo_cluster\" \"milan\" {{\n  provider = liqo.milan\n}}\n\noutput \"cluster\" {{\n  value = data.liqo_cluster.milan\n}}\n",
-        tf::provider_config(ground)
-    );
-    let work = Workdir::new(cli, &hcl).await?;
+    let work = workdir(ground, cli, "data_source.tf", include_str!("generate/data_source.tf"), &json!({})).await?;
     work.apply().await?;
     let out = work.output_json().await?["cluster"]["value"].clone();
     let facts = liqo_facts(&ground.client(MILAN).await?).await?;
     assert_eq!(out["cluster_id"], facts.cluster_id.as_str());
     assert_eq!(out["id"], facts.cluster_id.as_str());
-    assert_eq!(out["pod_cidrs"], serde_json::json!(facts.pod_cidrs));
+    assert_eq!(out["pod_cidrs"], json!(facts.pod_cidrs));
     assert_eq!(out["external_cidr"], facts.external_cidr.as_str());
     assert_eq!(out["liqo_version"], LIQO_VERSION, "{cli}: version from the controller-manager image tag");
     Ok(())

@@ -19,45 +19,17 @@ use liqo_schema::liqo::{NamespaceOffloading, ResourceSlice, labels};
 use serde_json::json;
 
 const DEMO: &str = "liqo_offload.demo";
-/// Offloaded by `liqo_offload.demo`, which creates it (`create_namespace = true`).
+/// Offloaded by `liqo_offload.demo`, which creates it (`create_namespace = true`); named in offload/offloads.tf.
 const DEMO_NS: &str = "liqo-demo";
-/// Created by the test (the user's namespace), offloaded by `liqo_offload.own`.
+/// Created by the test (the user's namespace), offloaded by `liqo_offload.own`; named in offload/offloads.tf.
 const OWN_NS: &str = "user-owned";
-/// A namespace on milan whose name a SelectedName offloading asks for: Liqo cannot create it there.
+/// A namespace on milan whose name the SelectedName `liqo_offload.clash` asks for (in offload/offloads.tf): Liqo
+/// cannot create it there.
 const TAKEN: &str = "taken-on-milan";
 
-/// The peering of the contract's example plus the offloadings given as HCL.
-fn chain(ground: &Ground, offloads: &str) -> String {
-    full_chain(ground, r#"{ cpu = "4", memory = "8Gi", pods = "110" }"#) + offloads
-}
-
-/// `liqo_offload.demo` (creating its namespace) with extra arguments, and `liqo_offload.own` on the user's
-/// namespace.
-fn offloads(demo_args: &str) -> String {
-    format!(
-        r#"
-resource "liqo_offload" "demo" {{
-  provider         = liqo.rome
-  namespace        = "{DEMO_NS}"
-  create_namespace = true
-{demo_args}
-  depends_on       = [liqo_peer.rome_to_milan]
-}}
-
-resource "liqo_offload" "own" {{
-  provider   = liqo.rome
-  namespace  = "{OWN_NS}"
-  depends_on = [liqo_peer.rome_to_milan]
-}}
-"#
-    )
-}
-
-fn selector(values: &str) -> String {
-    format!(
-        "  cluster_selector = [{{ match_expressions = [{{ key = \"{}\", operator = \"In\", values = [{values}] }}] }}]",
-        labels::REMOTE_CLUSTER_ID
-    )
+/// The peering of the contract's example; the offloadings are in offload/offloads.tf.
+fn chain(ground: &Ground) -> String {
+    full_chain(ground, r#"{ cpu = "4", memory = "8Gi", pods = "110" }"#)
 }
 
 async fn namespace_exists(client: &Client, name: &str) -> Result<bool> {
@@ -89,7 +61,8 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let (rome, milan) = (ground.client(ROME).await?, ground.client(MILAN).await?);
     let demo_api: Api<NamespaceOffloading> = Api::namespaced(rome.clone(), DEMO_NS);
     create_namespace(&rome, OWN_NS).await?;
-    let work = Workdir::new(cli, &chain(ground, &offloads(""))).await?;
+    let work = Workdir::new(cli, &chain(ground)).await?;
+    work.write("offloads.tf", include_str!("offload/offloads.tf"))?;
 
     // Create: the demo namespace is made (with the marker), both namespaces are offloaded to milan.
     work.apply().await?;
@@ -117,8 +90,8 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     ensure!(plan.is_empty(), "{cli}: the plan after apply must be empty:\n{}", plan_text(&plan));
 
     // Strategy and selector: updated in place.
-    let selected = format!("  pod_offloading_strategy = \"Remote\"\n{}", selector("\"milan\""));
-    work.write("main.tf", &chain(ground, &offloads(&selected)))?;
+    let selected = json!({"pod_offloading_strategy": "Remote", "selected_clusters": [MILAN]});
+    work.write_vars(&selected)?;
     let plan = work.plan().await?;
     ensure!(
         summary(&plan).contains("0 to add, 1 to change, 0 to destroy"),
@@ -140,7 +113,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     ensure!(work.plan().await?.is_empty(), "{cli}: the plan after the update must be empty");
 
     // A selector matching no virtual node: accepted with a warning; the remote namespace goes away.
-    work.write("main.tf", &chain(ground, &offloads(&selector("\"nowhere\""))))?;
+    work.write_vars(&json!({"selected_clusters": ["nowhere"]}))?;
     let run = work.apply().await?;
     let output = flat(&format!("{}\n{}", run.stdout, run.stderr));
     ensure!(
@@ -149,7 +122,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
     assert_eq!(attributes(&work, DEMO)?["offloading_phase"], json!("NoClusterSelected"), "{cli}: phase");
     await_namespace(&milan, &format!("{DEMO_NS}-{ROME}"), false, "deselected remote namespace removed").await?;
-    work.write("main.tf", &chain(ground, &offloads(&selected)))?;
+    work.write_vars(&selected)?;
     work.apply().await?;
     ensure!(namespace_exists(&milan, &format!("{DEMO_NS}-{ROME}")).await?, "{cli}: remote namespace back");
 
@@ -176,8 +149,9 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     ensure!(plan.is_empty(), "{cli}: the plan after import must be empty:\n{}", plan_text(&plan));
 
     // The mapping strategy is immutable in Liqo: changing it replaces the offloading.
-    let same_name = format!("{selected}\n  namespace_mapping_strategy = \"EnforceSameName\"");
-    work.write("main.tf", &chain(ground, &offloads(&same_name)))?;
+    let mut same_name = selected.clone();
+    same_name["namespace_mapping_strategy"] = json!("EnforceSameName");
+    work.write_vars(&same_name)?;
     let plan = work.plan().await?;
     ensure!(
         summary(&plan).contains("1 to add, 0 to change, 1 to destroy"),
@@ -192,13 +166,9 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 
     // A SelectedName whose remote name is taken on milan fails with Liqo's per-cluster conditions.
     create_namespace(&milan, TAKEN).await?;
-    let clash = format!(
-        "{}\nresource \"liqo_offload\" \"clash\" {{\n  provider                   = liqo.rome\n  namespace                  = \"liqo-clash\"\n  \
-         create_namespace           = true\n  namespace_mapping_strategy = \"SelectedName\"\n  remote_namespace_name      = \"{TAKEN}\"\n  \
-         depends_on                 = [liqo_peer.rome_to_milan]\n}}\n",
-        offloads(&same_name)
-    );
-    work.write("main.tf", &chain(ground, &clash))?;
+    let mut clash = same_name.clone();
+    clash["clash"] = json!(true);
+    work.write_vars(&clash)?;
     let failed = work.apply_fails().await?;
     let stderr = flat(&failed.stderr);
     for needle in ["offloadingPhase is AllFailed", "milan:", TAKEN] {
@@ -208,7 +178,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         instance(&work, "liqo_offload.clash")?.context("the failed offloading is recorded")?["status"],
         json!("tainted")
     );
-    work.write("main.tf", &chain(ground, &offloads(&same_name)))?;
+    work.write_vars(&same_name)?;
     work.apply().await?;
     ensure!(
         !namespace_exists(&rome, "liqo-clash").await?,

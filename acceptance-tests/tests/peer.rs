@@ -26,20 +26,22 @@ const MILAN_TENANT_NS: &str = "liqo-tenant-rome";
 const SLICE: &str = MILAN;
 const IDENTITY_SECRET: &str = "kubeconfig-controlplane-milan";
 
-/// The whole peering, as in the contract's example, with `resources` given as HCL, and the peer's outputs.
-fn chain(ground: &Ground, resources: &str) -> String {
-    format!(
-        r#"{chain}
-output "virtual_node_name" {{
-  value = liqo_peer.rome_to_milan.virtual_node_name
-}}
+/// The whole peering, as in the contract's example, with `resources` given as HCL, the peer's outputs
+/// (peer/peer.tf) and what the steps change in the chain (peer/chain_override.tf, filled in by the variables of
+/// peer.tf; [`as_is`] leaves the chain as it is). [`brought_kubeconfig`] adds and removes an override of its own.
+async fn chain(ground: &Ground, cli: Cli, resources: &str) -> Result<Workdir> {
+    let work = Workdir::new(cli, &full_chain(ground, resources)).await?;
+    work.write("peer.tf", include_str!("peer/peer.tf"))?;
+    work.write("chain_override.tf", include_str!("peer/chain_override.tf"))?;
+    Ok(work)
+}
 
-output "accepted_resources" {{
-  value = liqo_peer.rome_to_milan.accepted_resources
-}}
-"#,
-        chain = full_chain(ground, resources)
-    )
+/// The resources the peer asks for after the resize step.
+const RESIZED: &str = r#"{ cpu = "8", memory = "16Gi", pods = "110" }"#;
+
+/// No variable of peer/peer.tf set: the chain as it is.
+fn as_is() -> Value {
+    json!({})
 }
 
 fn quantities(pairs: &[(&str, &str)]) -> Value {
@@ -96,7 +98,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let slices: Api<ResourceSlice> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
     let secrets: Api<Secret> = Api::namespaced(rome.clone(), ROME_TENANT_NS);
     let first = r#"{ cpu = "4", memory = "8Gi", pods = "110" }"#;
-    let work = Workdir::new(cli, &chain(ground, first)).await?;
+    let work = chain(ground, cli, first).await?;
 
     // Create: nothing in the plan is secret, so it hides nothing; apply waits for the virtual node.
     let plan = work.plan().await?;
@@ -169,7 +171,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert_eq!(rs.spec.consumer_cluster_id.as_deref(), Some(ROME), "{cli}: Liqo fills spec.consumerClusterID");
 
     // Resize: in place; Liqo's grant flows back into accepted_resources and the node.
-    work.write("main.tf", &chain(ground, r#"{ cpu = "8", memory = "16Gi", pods = "110" }"#))?;
+    work.write("main.tf", &full_chain(ground, RESIZED))?;
     let plan = work.plan().await?;
     ensure!(
         summary(&plan).contains("0 to add, 1 to change, 0 to destroy"),
@@ -258,12 +260,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 
     // A slice the provider denies fails the apply with Liqo's reason; the failed peer is tainted. Liqo denies the
     // new slices of a Cordoned tenant.
-    let resized = r#"{ cpu = "8", memory = "16Gi", pods = "110" }"#;
-    let normal = chain(ground, resized);
-    let active_tenant = "  csr                 = liqo_consumer_key.rome.csr\n";
-    let cordoned = normal.replace(active_tenant, &format!("{active_tenant}  tenant_condition    = \"Cordoned\"\n"));
-    ensure!(cordoned != normal, "the chain's liqo_tenant block changed shape: cannot cordon it");
-    work.write("main.tf", &cordoned)?;
+    work.write_vars(&json!({"tenant_condition": "Cordoned"}))?;
     let failed = work.apply_fails().await?;
     let stderr = flat(&failed.stderr);
     for needle in ["Resources is Denied", "ResourceSliceResourcesDenied", "Cordoned or Drained"] {
@@ -273,7 +270,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     assert_eq!(tainted["status"], json!("tainted"), "{cli}: the failed peer is tainted");
 
     // The following apply (the tenant Active again) replaces it and restores the peering.
-    work.write("main.tf", &normal)?;
+    work.write_vars(&as_is())?;
     work.apply().await?;
     assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
     ensure!(work.plan().await?.is_empty(), "{cli}: the plan after restoring the peering must be empty");
@@ -283,21 +280,11 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     // down because the client gateway is re-created with a stranger's key and without waiting for its Connection.
     work.destroy_with(&["-target=liqo_gateway.client"]).await?;
     assert_unpeered(&rome, &milan, cli).await?;
-    let hurried = normal.replace(
-        "  depends_on                = [liqo_gateway.client]\n",
-        "  depends_on                = [liqo_gateway.client]\n  timeouts {\n    create = \"20s\"\n  }\n",
-    );
-    let right_key = "  remote_public_key    = liqo_generate.milan.wireguard_public_key\n  client = ";
-    let stranger = liqo_acceptance::chain::stranger_public_key();
-    let hurried = hurried.replace(
-        right_key,
-        &format!("  remote_public_key    = \"{stranger}\"\n  wait_for_connection  = false\n  client = "),
-    );
-    ensure!(
-        hurried.contains("create = \"20s\"") && !hurried.contains(right_key),
-        "the chain's liqo_peer or liqo_gateway.client block changed shape: cannot break the tunnel here"
-    );
-    work.write("main.tf", &hurried)?;
+    work.write_vars(&json!({
+        "client_remote_public_key": liqo_acceptance::chain::stranger_public_key(),
+        "client_wait_for_connection": false,
+        "peer_create_timeout": "20s",
+    }))?;
     let failed = work.apply_fails().await?;
     let stderr = flat(&failed.stderr);
     for needle in [
@@ -314,12 +301,12 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
     // The next apply gives the client milan's key back (re-creating it: Liqo's wireguard did not always apply an
     // in-place PublicKey change on this ground), waits for the tunnel and replaces the timed-out peer.
-    work.write("main.tf", &normal)?;
+    work.write_vars(&as_is())?;
     work.apply_with(&["-replace=liqo_gateway.client"]).await?;
     assert_node_ready(&rome, cli, &[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]).await?;
 
     // A brought kubeconfig (write-only) replaces the assembled one in place, and Terraform keeps none of it.
-    brought_kubeconfig(&work, &secrets, cli, &normal).await?;
+    brought_kubeconfig(&work, &secrets, cli).await?;
 
     // Full destroy leaves nothing behind on either cluster.
     work.destroy().await?;
@@ -348,7 +335,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 /// Switches the peer to `kubeconfig_wo` (equivalent credentials, assembled by the test from rome's key and milan's
 /// certificate): the identity Secret holds exactly the brought kubeconfig, the state and the plan hold nothing of
 /// it, the re-plan is empty, and a new `kubeconfig_wo_version` rewrites the Secret in place.
-async fn brought_kubeconfig(work: &Workdir, secrets: &Api<Secret>, cli: Cli, normal: &str) -> Result<()> {
+async fn brought_kubeconfig(work: &Workdir, secrets: &Api<Secret>, cli: Cli) -> Result<()> {
     use liqo_acceptance::ground::kubeconfig;
     let tenant = attributes(work, "liqo_tenant.rome")?;
     let field = |k: &str| tenant[k].as_str().with_context(|| format!("liqo_tenant.rome.{k}"));
@@ -364,17 +351,11 @@ async fn brought_kubeconfig(work: &Workdir, secrets: &Api<Secret>, cli: Cli, nor
             &key,
         )
     };
-    let byo = |version: u32| {
-        normal.replace(
-            "  api_server_url            = liqo_tenant.rome.api_server_url\n  cluster_ca_certificate    = liqo_tenant.rome.cluster_ca_certificate\n  client_certificate        = liqo_tenant.rome.client_certificate\n  client_key_secret         = liqo_consumer_key.rome.key_secret_name\n",
-            &format!("  kubeconfig_wo             = file(\"byo.kubeconfig\")\n  kubeconfig_wo_version     = {version}\n"),
-        )
-    };
-    ensure!(byo(1) != normal, "the chain's liqo_peer block changed shape: cannot switch it to kubeconfig_wo");
+    work.write("brought_kubeconfig_override.tf", include_str!("peer/brought_kubeconfig_override.tf"))?;
     for (version, user) in [(1, "brought"), (2, "rotated")] {
         let text = brought(user)?;
         work.write("byo.kubeconfig", &text)?;
-        work.write("main.tf", &byo(version))?;
+        work.write_vars(&json!({"kubeconfig_wo_version": version}))?;
         let plan = work.plan().await?;
         ensure!(
             summary(&plan).contains("0 to add, 1 to change, 0 to destroy"),
@@ -396,7 +377,8 @@ async fn brought_kubeconfig(work: &Workdir, secrets: &Api<Secret>, cli: Cli, nor
         ensure!(plan.is_empty(), "{cli}: the plan after bringing a kubeconfig must be empty:\n{}", plan_text(&plan));
     }
     // Back to the issued-certificate flow: the assembled kubeconfig replaces the brought one in place.
-    work.write("main.tf", normal)?;
+    std::fs::remove_file(work.path().join("brought_kubeconfig_override.tf"))?;
+    work.write_vars(&as_is())?;
     work.apply().await?;
     ensure!(work.plan().await?.is_empty(), "{cli}: the plan after switching back must be empty");
     Ok(())

@@ -24,7 +24,7 @@ use liqo_schema::liqo::{
     RESOURCE_SLICE_ACCEPTED, RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED,
     RESOURCE_SLICE_RESOURCES_DENIED_REASON, ResourceSlice, ResourceSliceSpec, Tenant,
 };
-use serde_json::json;
+use serde_json::{Value, json};
 
 const ADDRESS: &str = "liqo_tenant.consumer";
 /// Labels liqo_tenant puts on its CSRs (`kube_ops::FIELD_MANAGER` as the manager).
@@ -35,23 +35,20 @@ fn consumer_id(cli: Cli) -> String {
     format!("tenant-consumer-{}", cli.name())
 }
 
-/// liqo_generate makes the tenant namespace on milan for the consumer; liqo_tenant authenticates the consumer
-/// with the CSR in `consumer.csr` (written by [`with_key`]).
-fn config(ground: &Ground, consumer: &str, condition: &str) -> String {
-    format!(
-        "{}\nresource \"liqo_generate\" \"ns\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{consumer}\"\n}}\n\n\
-         resource \"liqo_tenant\" \"consumer\" {{\n  provider            = liqo.milan\n  tenant_namespace    = liqo_generate.ns.tenant_namespace\n  \
-         consumer_cluster_id = \"{consumer}\"\n  csr                 = file(\"consumer.csr\")\n  tenant_condition    = \"{condition}\"\n}}\n",
-        tf::provider_config(ground)
-    )
-}
-
-/// A working directory with `main` and the consumer's CSR; the consumer's key stays with the caller.
-async fn with_key(cli: Cli, main: &str, consumer: &str) -> Result<(Workdir, ConsumerKey)> {
+/// A working directory with the ground's providers and the consumer's CSR in `consumer.csr` (what the HCL files
+/// beside this test read); the consumer's key stays with the caller.
+async fn with_key(ground: &Ground, cli: Cli, consumer: &str) -> Result<(Workdir, ConsumerKey)> {
     let key = ConsumerKey::new(consumer)?;
-    let work = Workdir::new(cli, main).await?;
+    let work = Workdir::new(cli, &tf::provider_config(ground)).await?;
     work.write("consumer.csr", &key.csr_pem)?;
     Ok((work, key))
+}
+
+/// Writes tenant/tenant.tf for `consumer`, with `vars` filling in its other variables (`tenant_condition`, …).
+fn write_tenant(work: &Workdir, consumer: &str, mut vars: Value) -> Result<()> {
+    vars["consumer_cluster_id"] = json!(consumer);
+    work.write("tenant.tf", include_str!("tenant/tenant.tf"))?;
+    work.write_vars(&vars)
 }
 
 /// Key material that must never be printed: each line of the key's PEM body.
@@ -123,7 +120,8 @@ async fn resources_condition(api: &Api<ResourceSlice>, name: &str) -> Result<(St
 async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let admin = ground.client(MILAN).await?;
     let consumer = consumer_id(cli);
-    let (work, key) = with_key(cli, &config(ground, &consumer, "Active"), &consumer).await?;
+    let (work, key) = with_key(ground, cli, &consumer).await?;
+    write_tenant(&work, &consumer, json!({"tenant_condition": "Active"}))?;
 
     // Nothing this resource handles is secret: the plan hides nothing.
     let plan = work.plan().await?;
@@ -178,7 +176,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     );
 
     // Cordoned: in place; new slices are denied, the existing one keeps its resources.
-    work.write("main.tf", &config(ground, &consumer, "Cordoned"))?;
+    write_tenant(&work, &consumer, json!({"tenant_condition": "Cordoned"}))?;
     let plan = work.plan().await?;
     assert!(
         plan_text(&plan).contains("0 to add, 1 to change, 0 to destroy"),
@@ -295,11 +293,8 @@ async fn created_drained(ground: &Ground, cli: Cli) -> Result<()> {
     let admin = ground.client(MILAN).await?;
     let consumer = format!("tenant-drained-{}", cli.name());
     // A short create timeout makes the failure quick where the wait is for something Liqo never writes.
-    let main = config(ground, &consumer, "Drained").replace(
-        "tenant_condition    = \"Drained\"\n",
-        "tenant_condition    = \"Drained\"\n  timeouts {\n    create = \"1m\"\n  }\n",
-    );
-    let (work, _key) = with_key(cli, &main, &consumer).await?;
+    let (work, _key) = with_key(ground, cli, &consumer).await?;
+    write_tenant(&work, &consumer, json!({"tenant_condition": "Drained", "create_timeout": "1m"}))?;
     work.apply().await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after creating a Drained tenant must be empty");
     let ns = attributes(&work, ADDRESS)?["tenant_namespace"].as_str().context("tenant_namespace")?.to_owned();
@@ -346,11 +341,10 @@ async fn a_tenant_created_drained_finishes_on_what_liqo_writes() -> Result<()> {
 async fn api_server_ca(ground: &Ground, cli: Cli) -> Result<()> {
     let admin = ground.client(MILAN).await?;
     let consumer = format!("tenant-ca-{}", cli.name());
-    let with_ca = |file: &str| {
-        config(ground, &consumer, "Active")
-            .replace("  tenant_condition    = \"Active\"\n", &format!("  api_server_ca       = file(\"{file}\")\n"))
-    };
-    let (work, _key) = with_key(cli, &with_ca("rome-ca.pem"), &consumer).await?;
+    // This test leaves tenant_condition unset: only the CA file changes between its steps.
+    let with_ca = |work: &Workdir, file: &str| write_tenant(work, &consumer, json!({"api_server_ca_file": file}));
+    let (work, _key) = with_key(ground, cli, &consumer).await?;
+    with_ca(&work, "rome-ca.pem")?;
     // rome's CA did not sign milan's API server certificate: what a proxy with its own certificate looks like.
     work.write("rome-ca.pem", &ground.ca_certificate(ROME)?)?;
     work.write("milan-ca.pem", &ground.ca_certificate(MILAN)?)?;
@@ -368,7 +362,7 @@ async fn api_server_ca(ground: &Ground, cli: Cli) -> Result<()> {
     assert!(csrs.items.is_empty(), "{cli}: nothing is signed for an untrusted URL");
 
     // The CA that does verify it: applied, and returned for the consumer.
-    work.write("main.tf", &with_ca("milan-ca.pem"))?;
+    with_ca(&work, "milan-ca.pem")?;
     work.apply().await?;
     assert_eq!(
         attributes(&work, ADDRESS)?["cluster_ca_certificate"],
@@ -394,12 +388,8 @@ async fn a_missing_tenant_namespace_is_named_before_anything_is_signed() -> Resu
     let ground = Ground::shared();
     for cli in Cli::all() {
         // A namespace that does not exist is reported by name, before anything is signed.
-        let missing = format!(
-            "{}\nresource \"liqo_tenant\" \"missing\" {{\n  provider            = liqo.milan\n  tenant_namespace    = \"tenant-ns-missing\"\n  \
-             consumer_cluster_id = \"nobody\"\n  csr                 = file(\"consumer.csr\")\n}}\n",
-            tf::provider_config(ground)
-        );
-        let (work, _key) = with_key(cli, &missing, "nobody").await?;
+        let (work, _key) = with_key(ground, cli, "nobody").await?;
+        work.write("missing.tf", include_str!("tenant/missing.tf"))?;
         let run = work.apply_fails().await?;
         assert!(run.stderr.contains("tenant-ns-missing does not exist"), "{cli}: {}", run.stderr);
         let admin = ground.client(MILAN).await?;
