@@ -195,6 +195,14 @@ impl<L: Lifecycle> Resource for Driven<L> {
                 Err(failure) => recorded(failure, req.prior),
             };
         }
+        // Validation saw unknown values as possibly null (a conditional on a variable, another resource's output);
+        // here every value is known, so what it let pass for that reason is checked before any cluster is touched.
+        let mut invalid = (L::VALIDATE)(&req.config);
+        invalid.0.retain(|d| d.severity == Severity::Error);
+        if !invalid.is_empty() {
+            let unchanged = if req.prior.is_null() { Value::Null } else { req.prior };
+            return recorded(Failure::from(invalid), unchanged);
+        }
         let budgets = Self::budgets(&req.planned);
         if req.prior.is_null() {
             let op = Op { ctx, deadline: Deadline::after(budgets.create) };

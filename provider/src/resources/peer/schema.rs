@@ -175,11 +175,18 @@ pub fn validate(config: &Value) -> Diagnostics {
 
 /// At most one way to authenticate: the four attributes of the issued-certificate flow, or `kubeconfig_wo` with
 /// its version; none keeps the identity Liqo minted (an adopted `liqoctl peer` peering). Values are checked when
-/// known; an unknown value only counts as set.
+/// known; an unknown value counts as set, except that two flows conflict only when one of them is known to be set:
+/// `kubeconfig_wo = var.bring ? file(…) : null` beside issued attributes under the opposite condition is valid, and
+/// `terraform validate` sees both unknown (apply validates again with every value known).
 fn check_credentials(c: &mut Validator<'_>) {
     let set = |c: &Validator<'_>, a: &str| !c.value(a).is_null();
+    let known_set = |c: &Validator<'_>, a: &str| set(c, a) && !c.value(a).is_unknown();
     let issued: Vec<&str> = ISSUED.iter().copied().filter(|a| set(c, a)).collect();
     let brought = set(c, "kubeconfig_wo");
+    let one_known = known_set(c, "kubeconfig_wo") || ISSUED.iter().any(|a| known_set(c, a));
+    if brought && !issued.is_empty() && !one_known {
+        return;
+    }
     let flows = "Either pass the issued-certificate flow's four attributes (`api_server_url`, `cluster_ca_certificate` \
                  and `client_certificate` from the provider's liqo_tenant, `client_key_secret` from liqo_consumer_key \
                  on this cluster), or bring a kubeconfig as `kubeconfig_wo` with `kubeconfig_wo_version`.";

@@ -207,6 +207,18 @@ fn credentials_are_one_complete_flow() {
     let mut both = config();
     both.set("kubeconfig_wo", Value::string(good));
     assert_eq!(error_paths(&validate(&both)), ["kubeconfig_wo"]);
+    // Both flows under opposite conditions on a variable: unknown to `terraform validate`, not a conflict yet.
+    let mut conditional = config();
+    conditional.set("kubeconfig_wo", Value::Unknown);
+    conditional.set("kubeconfig_wo_version", Value::Unknown);
+    for a in ISSUED {
+        conditional.set(a, Value::Unknown);
+    }
+    assert!(validate(&conditional).is_empty(), "{:?}", validate(&conditional));
+    // One flow known to be set, the other possibly: a conflict.
+    let mut one_known = conditional.clone();
+    one_known.set("kubeconfig_wo", Value::string(good));
+    assert_eq!(error_paths(&validate(&one_known)), ["kubeconfig_wo"]);
     let mut none = config();
     for a in ISSUED {
         none.set(a, Value::Null);
@@ -296,6 +308,23 @@ fn a_brought_kubeconfig_comes_from_the_configuration() {
     let peer = Peering::from_value(&planned, &cfg).unwrap();
     assert!(matches!(&peer.credentials, Credentials::Brought(Brought(k)) if k.contains("SECRET-TOKEN")));
     assert!(!format!("{peer:?}").contains("SECRET-TOKEN"));
+}
+
+/// Apply validates again, every value known: two flows that plan could not tell apart (unknown values) fail
+/// there, before the cluster is reached (this one has no address: reaching it would fail otherwise).
+#[tokio::test]
+async fn apply_refuses_a_conflict_that_plan_could_not_see() {
+    let resource = Driven::<Peer>::resource(Arc::new(ClusterApi::default()));
+    let mut both = config();
+    both.set("kubeconfig_wo", Value::string("clusters: [{name: milan}]\nusers: [{name: u, user: {token: T}}]\n"));
+    both.set("kubeconfig_wo_version", Value::Number(1.0));
+    let (planned, _) = plan(&Value::Null, &both, &both);
+    let ctx = crate::protocol::Ctx { cancel: tokio_util::sync::CancellationToken::new() };
+    let request = crate::protocol::ApplyRequest { prior: Value::Null, planned, config: both, private: Vec::new() };
+    let response = resource.apply(&ctx, request).await;
+    assert!(response.new_state.is_null());
+    let summaries: Vec<&str> = response.diagnostics.0.iter().map(|d| d.summary.as_str()).collect();
+    assert_eq!(summaries, ["Conflicting credentials for liqo_peer"]);
 }
 
 #[test]
