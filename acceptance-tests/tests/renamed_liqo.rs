@@ -18,8 +18,9 @@ use liqo_schema::liqo::{ResourceSlice, ResourceSliceSpec};
 const RENAMED: &str = "acme-remote-controlplane";
 const EXTRA: &str = "leftover-remote-controlplane";
 
-/// liqo_tenant on milan for one consumer, whose cluster ID the test fills in.
-const TENANT: &str = include_str!("renamed_liqo/tenant.tf");
+/// liqo_tenant on milan for one consumer, whose cluster ID the test fills in: tests/tenant.rs's configuration,
+/// its other variables left unset.
+const TENANT: &str = include_str!("tenant/tenant.tf");
 
 /// A copy of a control-plane role (rules and labels) under another name.
 async fn copy_role(client: &Client, from: &str, name: &str) -> Result<()> {

@@ -1,6 +1,7 @@
 # The tenant of tests/tenant.rs on milan: liqo_generate makes the tenant namespace for the consumer and
 # liqo_tenant authenticates the consumer with the CSR in consumer.csr (both written by the test). The test fills in
 # the consumer's ID and, per test and step, the tenant's condition, the CA file and the create timeout.
+# tests/renamed_liqo.rs uses it too, with the consumer's ID only.
 variable "consumer_cluster_id" {
   description = "The consumer's cluster ID (one per client, so that no client sees what another left behind)."
   type        = string
