@@ -200,8 +200,8 @@ impl<L: Lifecycle> Resource for Driven<L> {
         let mut invalid = (L::VALIDATE)(&req.config);
         invalid.0.retain(|d| d.severity == Severity::Error);
         if !invalid.is_empty() {
-            let unchanged = if req.prior.is_null() { Value::Null } else { req.prior };
-            return recorded(Failure::from(invalid), unchanged);
+            // Nothing written: the prior state stands (null on create).
+            return recorded(Failure::from(invalid), req.prior);
         }
         let budgets = Self::budgets(&req.planned);
         if req.prior.is_null() {
