@@ -1,19 +1,24 @@
 //! The Kubernetes API of the cluster one provider block points at, as resources, data sources and list
 //! resources hold it. ConfigureProvider (in `crate::provider`) only *stores* a client configuration here; the
 //! client is built when something first needs the API, so plans work while a cluster is unreachable.
+use crate::cluster_facts::ClusterFacts;
 use liqo_schema::liqo::labels::DEFAULT_LIQO_NAMESPACE;
-use liqo_schema::tf::Diagnostic;
+use liqo_schema::tf::{Diagnostic, Diagnostics};
+use std::future::Future;
 use std::sync::{Arc, RwLock};
 use tokio::sync::OnceCell;
 
 /// What ConfigureProvider left for the resources.
+// Built once per ConfigureProvider and only ever held in an `Arc`: the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Access {
     /// ConfigureProvider has not run (Terraform always configures before using resources).
     NotConfigured,
     /// Some attributes were unknown at configure time; their paths, for the error of any API call.
     Unknown(Vec<String>),
-    /// A checked client configuration; the client is built from it on first use.
-    Ready { config: Box<kube::Config>, client: OnceCell<kube::Client> },
+    /// A checked client configuration; the client is built from it on first use, and the cluster's facts are
+    /// kept once read (see [`ClusterApi::facts`]).
+    Ready { config: Box<kube::Config>, client: OnceCell<kube::Client>, facts: OnceCell<ClusterFacts> },
 }
 
 /// The cluster one provider block points at. Resources hold an `Arc<ClusterApi>`; nothing connects until a
@@ -40,7 +45,7 @@ impl ClusterApi {
     /// The Kubernetes client, built on first use from the provider block.
     pub async fn client(&self) -> Result<kube::Client, Diagnostic> {
         match &*self.access() {
-            Access::Ready { config, client } => client
+            Access::Ready { config, client, .. } => client
                 .get_or_try_init(|| async {
                     kube::Client::try_from(kube::Config::clone(config)).map_err(|e| {
                         Diagnostic::error(
@@ -52,6 +57,22 @@ impl ClusterApi {
                 .await
                 .cloned(),
             other => Err(unavailable(other)),
+        }
+    }
+
+    /// This cluster's facts, read by `read` the first time and kept for the life of this provider process.
+    /// Terraform starts a provider process per command and walk, and every `liqo_cluster` and `liqo_generate` of
+    /// the block reads the same cluster ID and CIDRs, which Liqo sets once at installation: a hub's provider block
+    /// would otherwise list them again for each consumer's resources. A failed read is not kept (the CIDRs may not
+    /// be assigned yet), so the next caller reads again.
+    pub(crate) async fn facts<F, Fut>(&self, read: F) -> Result<ClusterFacts, Diagnostics>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<ClusterFacts, Diagnostics>>,
+    {
+        match &*self.access() {
+            Access::Ready { facts, .. } => facts.get_or_try_init(read).await.cloned(),
+            other => Err(unavailable(other).into()),
         }
     }
 

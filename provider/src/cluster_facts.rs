@@ -23,9 +23,14 @@ pub struct ClusterFacts {
 }
 
 impl ClusterFacts {
-    /// Reads the cluster ID and CIDRs from the Liqo namespace. A missing installation, or IPAM that has not
-    /// assigned the CIDRs yet, is an error naming the object and the `liqo_namespace` provider attribute.
+    /// Reads the cluster ID and CIDRs from the Liqo namespace, once per provider process ([`ClusterApi::facts`]).
+    /// A missing installation, or IPAM that has not assigned the CIDRs yet, is an error naming the object and the
+    /// `liqo_namespace` provider attribute.
     pub async fn read(ctx: &Ctx, cluster: &ClusterApi) -> Result<ClusterFacts, Diagnostics> {
+        cluster.facts(|| Self::read_from_cluster(ctx, cluster)).await
+    }
+
+    async fn read_from_cluster(ctx: &Ctx, cluster: &ClusterApi) -> Result<ClusterFacts, Diagnostics> {
         let client = cluster.client().await?;
         let namespace = cluster.liqo_namespace();
         let cluster_id = read_cluster_id(ctx, &client, &namespace).await.map_err(|e| op_diags(&e))??;
@@ -186,6 +191,64 @@ mod tests {
 
         let d = cluster_id_from(&[config_map("a", Some("x")), config_map("b", Some("y"))], "liqo").unwrap_err();
         assert!(d.0[0].detail.contains("a, b"));
+    }
+
+    const CLUSTER_ID_MAPS: &str = r#"{"apiVersion":"v1","kind":"ConfigMapList","metadata":{},"items":[{"metadata":{"name":"liqo-clusterid-configmap","namespace":"liqo"},"data":{"CLUSTER_ID":"milan"}}]}"#;
+    const NETWORKS: &str = r#"{"apiVersion":"ipam.liqo.io/v1alpha1","kind":"NetworkList","metadata":{},"items":[
+        {"apiVersion":"ipam.liqo.io/v1alpha1","kind":"Network","metadata":{"name":"pod-cidr","namespace":"liqo","labels":{"ipam.liqo.io/network-type":"pod-cidr"}},"spec":{"cidr":"10.1.0.0/16"},"status":{"cidr":"10.1.0.0/16"}},
+        {"apiVersion":"ipam.liqo.io/v1alpha1","kind":"Network","metadata":{"name":"external-cidr","namespace":"liqo","labels":{"ipam.liqo.io/network-type":"external-cidr"}},"spec":{},"status":{"cidr":"10.70.0.0/16"}}]}"#;
+    const NETWORKS_UNASSIGNED: &str = r#"{"apiVersion":"ipam.liqo.io/v1alpha1","kind":"NetworkList","metadata":{},"items":[
+        {"apiVersion":"ipam.liqo.io/v1alpha1","kind":"Network","metadata":{"name":"pod-cidr","namespace":"liqo","labels":{"ipam.liqo.io/network-type":"pod-cidr"}},"spec":{"cidr":"10.1.0.0/16"}},
+        {"apiVersion":"ipam.liqo.io/v1alpha1","kind":"Network","metadata":{"name":"external-cidr","namespace":"liqo","labels":{"ipam.liqo.io/network-type":"external-cidr"}},"spec":{},"status":{"cidr":"10.70.0.0/16"}}]}"#;
+
+    fn cluster_at(url: &str) -> ClusterApi {
+        let cluster = ClusterApi::default();
+        let config = kube::Config::new(url.parse().unwrap());
+        cluster.set(
+            crate::cluster_api::Access::Ready {
+                config: Box::new(config),
+                client: Default::default(),
+                facts: Default::default(),
+            },
+            None,
+        );
+        cluster
+    }
+
+    fn ctx() -> Ctx {
+        Ctx { cancel: tokio_util::sync::CancellationToken::new() }
+    }
+
+    #[tokio::test]
+    async fn facts_are_read_once_per_provider_process() {
+        // The fake server answers two requests and then stops listening: a second read that went to the API
+        // would fail.
+        let (url, seen) = crate::kube::tests::fake_api_server(vec![(200, CLUSTER_ID_MAPS), (200, NETWORKS)]).await;
+        let cluster = cluster_at(&url);
+        let first = ClusterFacts::read(&ctx(), &cluster).await.expect("first read");
+        assert_eq!((first.cluster_id.as_str(), first.external_cidr.as_str()), ("milan", "10.70.0.0/16"));
+        assert_eq!(first.pod_cidrs, ["10.1.0.0/16"]);
+        let second = ClusterFacts::read(&ctx(), &cluster).await.expect("second read, from the first");
+        assert_eq!(first, second);
+        assert_eq!(seen.lock().unwrap().len(), 2, "{:?}", seen.lock().unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_failed_read_is_not_kept() {
+        // IPAM has not assigned the pod CIDR at the first read; the second read asks the API again.
+        let (url, seen) = crate::kube::tests::fake_api_server(vec![
+            (200, CLUSTER_ID_MAPS),
+            (200, NETWORKS_UNASSIGNED),
+            (200, CLUSTER_ID_MAPS),
+            (200, NETWORKS),
+        ])
+        .await;
+        let cluster = cluster_at(&url);
+        let d = ClusterFacts::read(&ctx(), &cluster).await.unwrap_err();
+        assert_eq!(d.0[0].summary, "Network liqo/pod-cidr has no CIDR yet");
+        let facts = ClusterFacts::read(&ctx(), &cluster).await.expect("read again once assigned");
+        assert_eq!(facts.pod_cidrs, ["10.1.0.0/16"]);
+        assert_eq!(seen.lock().unwrap().len(), 4, "{:?}", seen.lock().unwrap());
     }
 
     #[test]

@@ -55,7 +55,7 @@ async fn configure(cluster: &ClusterApi, config: &Value, env: connection::Env<'_
     let mut diags = validate_liqo_namespace(config);
     match connection::build(config, env).await {
         Ok(cfg) if !diags.has_errors() => cluster.set(
-            Access::Ready { config: Box::new(cfg), client: OnceCell::new() },
+            Access::Ready { config: Box::new(cfg), client: OnceCell::new(), facts: OnceCell::new() },
             config.get("liqo_namespace").as_str().map(str::to_string),
         ),
         Ok(_) => {}

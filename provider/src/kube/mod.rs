@@ -22,7 +22,7 @@ pub mod delete;
 pub mod events;
 pub mod probe;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 pub mod wait;
 
 pub use delete::{Holds, delete_and_wait, is_terminating, settle, wait_deleted};

@@ -13,8 +13,9 @@ use tokio::net::TcpListener;
 const CONFLICT: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on certificatesigningrequests.certificates.k8s.io \"c\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","code":409}"#;
 const CSR: &str = r#"{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"c"},"spec":{"request":"","signerName":"kubernetes.io/kube-apiserver-client"}}"#;
 
-/// Serves `answers` in order, one per connection (`Connection: close`), and records each request line.
-async fn fake_api_server(answers: Vec<(u16, &'static str)>) -> (String, Arc<Mutex<Vec<String>>>) {
+/// Serves `answers` in order, one per connection (`Connection: close`), and records each request line; then
+/// stops listening, so a request beyond them fails.
+pub(crate) async fn fake_api_server(answers: Vec<(u16, &'static str)>) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
