@@ -20,6 +20,9 @@ use liqo_acceptance::tf::{self, Cli, Workdir, mirror};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use liqo_schema::liqo::labels;
+
+use super::manifest::KUBERNETES_PROVIDER_VERSION;
 use super::{Report, WRAPPER, list_ms, median, ms, ratio};
 
 /// Traced runs of the configuration with the data source; each component's median is reported.
@@ -38,19 +41,50 @@ pub async fn plan_overhead(args: &super::Args, ground: &Ground, wrapper_dir: &Pa
     let baseline = Workdir::new(cli, baseline_tf).await?;
     let with_provider = Workdir::new(cli, &provider_tf).await?;
     let overridden = DevOverrides::new(wrapper_dir, &provider_tf)?;
-    let as_shipped = ShippedBinary::new(cli, &args.provider_bin, &provider_tf)?;
+    let as_shipped = ShippedBinary::new(
+        cli,
+        &Package {
+            binary: &args.provider_bin,
+            name: "terraform-provider-liqo",
+            version: tf::PROVIDER_VERSION,
+            addresses: ["registry.terraform.io/liqotech/liqo", "registry.opentofu.org/liqotech/liqo"],
+        },
+        &provider_tf,
+    )?;
+    // The ecosystem's reference, when the bench has it: hashicorp/kubernetes reading one object of the same
+    // cluster, installed the same way. Its trace split shows which part of the overhead any provider pays.
+    let reference = match &args.kubernetes_provider_bin {
+        Some(binary) => Some(ShippedBinary::new(
+            cli,
+            &Package {
+                binary,
+                name: "terraform-provider-kubernetes",
+                version: KUBERNETES_PROVIDER_VERSION,
+                addresses: ["registry.terraform.io/hashicorp/kubernetes", "registry.opentofu.org/hashicorp/kubernetes"],
+            },
+            &reference_tf(&ground.kubeconfig(MILAN)),
+        )?),
+        None => None,
+    };
 
-    let (mut base, mut ours, mut dev, mut shipped) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut base, mut ours, mut dev, mut shipped, mut other) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     // One unmeasured warm-up each (page cache, the API server's first discovery).
     timed_plan(cli, &baseline.path(), &mirror_config, &[]).await?;
     timed_plan(cli, &with_provider.path(), &mirror_config, &[]).await?;
     timed_plan(cli, overridden.path(), &overridden.cli_config, &[]).await?;
     timed_plan(cli, &as_shipped.config, &as_shipped.cli_config, &[]).await?;
+    if let Some(r) = &reference {
+        timed_plan(cli, &r.config, &r.cli_config, &[]).await?;
+    }
     for _ in 0..args.plan_runs {
         base.push(timed_plan(cli, &baseline.path(), &mirror_config, &[]).await?);
         ours.push(timed_plan(cli, &with_provider.path(), &mirror_config, &[]).await?);
         dev.push(timed_plan(cli, overridden.path(), &overridden.cli_config, &[]).await?);
         shipped.push(timed_plan(cli, &as_shipped.config, &as_shipped.cli_config, &[]).await?);
+        if let Some(r) = &reference {
+            other.push(timed_plan(cli, &r.config, &r.cli_config, &[]).await?);
+        }
     }
     let (b, o, d, u) = (median(&base), median(&ours), median(&dev), median(&shipped));
     let overhead = o.saturating_sub(b);
@@ -91,25 +125,51 @@ pub async fn plan_overhead(args: &super::Args, ground: &Ground, wrapper_dir: &Pa
         "",
         None,
     );
+    if !other.is_empty() {
+        let r = median(&other);
+        report.add(
+            "overhead",
+            format!(
+                "reference: hashicorp/kubernetes {KUBERNETES_PROVIDER_VERSION} from a mirror, 1 \
+                 `kubernetes_config_map_v1` data source of the same cluster (median of {})",
+                other.len()
+            ),
+            format!("+{} ({:.2}×)", ms(r.saturating_sub(b)), ratio(r, b)),
+            "",
+            None,
+        );
+    }
     report.notes.push(format!(
         "overhead runs (ms), no provider: {}; wrapper from the mirror: {}; wrapper via dev_overrides: {}; release \
-         binary from the mirror: {}",
+         binary from the mirror: {}; hashicorp/kubernetes from the mirror: {}",
         list_ms(&base),
         list_ms(&ours),
         list_ms(&dev),
-        list_ms(&shipped)
+        list_ms(&shipped),
+        if other.is_empty() { "not run (no --kubernetes-provider-bin)".to_owned() } else { list_ms(&other) }
     ));
 
-    let mut splits = Vec::new();
-    for run in 0..TRACED_RUNS {
-        let log = with_provider.path().join(format!("trace-{run}.log"));
-        let log_path = log.display().to_string();
-        let env = [("TF_LOG", "trace"), ("TF_LOG_PATH", log_path.as_str())];
-        timed_plan(cli, &with_provider.path(), &mirror_config, &env).await?;
-        let text = std::fs::read_to_string(&log).with_context(|| format!("reading {}", log.display()))?;
-        splits.push(TraceSplit::parse(&text).with_context(|| format!("trace {}", log.display()))?);
+    let splits = traced_plans(cli, &with_provider.path(), &mirror_config).await?;
+    report.notes.push(format!("overhead split (liqo, wrapper in the mirror): {}", TraceSplit::summary(&splits)));
+    report.add(
+        "overhead",
+        "of which the CLI starting the provider processes (client certificate + exec → handshake + dial, sums of the \
+         traced medians)",
+        ms(TraceSplit::startup_total(&splits)),
+        "",
+        None,
+    );
+    if let Some(r) = &reference {
+        let splits = traced_plans(cli, &r.config, &r.cli_config).await?;
+        report.notes.push(format!("overhead split (hashicorp/kubernetes): {}", TraceSplit::summary(&splits)));
+        report.add(
+            "overhead",
+            "reference: the same start-up steps for hashicorp/kubernetes",
+            ms(TraceSplit::startup_total(&splits)),
+            "",
+            None,
+        );
     }
-    report.notes.push(TraceSplit::summary(&splits));
 
     // The wrapper adds one /bin/sh start to every provider process of the bench; measured so it can be discounted.
     let wrapper = wrapper_dir.join(WRAPPER);
@@ -125,6 +185,36 @@ pub async fn plan_overhead(args: &super::Args, ground: &Ground, wrapper_dir: &Pa
         ms(cost)
     ));
     Ok(())
+}
+
+/// [`TRACED_RUNS`] plans of the configuration in `dir` with `TF_LOG=trace`, each split by its log's timestamps.
+async fn traced_plans(cli: Cli, dir: &Path, cli_config: &Path) -> Result<Vec<TraceSplit>> {
+    let mut splits = Vec::new();
+    for run in 0..TRACED_RUNS {
+        let log = dir.join(format!("trace-{run}.log"));
+        let log_path = log.display().to_string();
+        let env = [("TF_LOG", "trace"), ("TF_LOG_PATH", log_path.as_str())];
+        timed_plan(cli, dir, cli_config, &env).await?;
+        let text = std::fs::read_to_string(&log).with_context(|| format!("reading {}", log.display()))?;
+        splits.push(TraceSplit::parse(&text).with_context(|| format!("trace {}", log.display()))?);
+    }
+    Ok(splits)
+}
+
+/// hashicorp/kubernetes reading Liqo's cluster-ID ConfigMap: one object of the cluster `liqo_cluster` reads
+/// (which reads three).
+fn reference_tf(kubeconfig: &Path) -> String {
+    format!(
+        "terraform {{\n  required_providers {{\n    kubernetes = {{\n      source  = \"hashicorp/kubernetes\"\n      \
+         version = \"{KUBERNETES_PROVIDER_VERSION}\"\n    }}\n  }}\n}}\n\nprovider \"kubernetes\" {{\n  config_path    = \
+         \"{}\"\n  config_context = \"{MILAN}\"\n}}\n\ndata \"kubernetes_config_map_v1\" \"cluster_id\" {{\n  metadata {{\n    \
+         name      = \"{}\"\n    namespace = \"{}\"\n  }}\n}}\n\noutput \"cluster_id\" {{\n  value = \
+         data.kubernetes_config_map_v1.cluster_id.data[\"{}\"]\n}}\n",
+        kubeconfig.display(),
+        labels::CLUSTER_ID_CONFIGMAP,
+        labels::DEFAULT_LIQO_NAMESPACE,
+        labels::CLUSTER_ID_KEY,
+    )
 }
 
 /// A root module whose `liqotech/liqo` comes from `dev_overrides` (the wrapper's directory): no `init`, no lock
@@ -159,8 +249,17 @@ impl DevOverrides {
     }
 }
 
-/// A root module whose `liqotech/liqo` is the release binary itself, from an unpacked filesystem mirror (the
-/// layout `terraform providers mirror` writes), initialised once. Removed on drop.
+/// What a filesystem mirror serves: one provider binary under its registry addresses (Terraform's and OpenTofu's).
+struct Package<'a> {
+    binary: &'a Path,
+    /// `terraform-provider-<type>`; the mirror names the file `<name>_v<version>`.
+    name: &'a str,
+    version: &'a str,
+    addresses: [&'a str; 2],
+}
+
+/// A root module whose provider is a binary from an unpacked filesystem mirror (the layout `terraform providers
+/// mirror` writes), initialised once, as users install it. Removed on drop.
 struct ShippedBinary {
     _dir: tempfile::TempDir,
     config: PathBuf,
@@ -168,15 +267,15 @@ struct ShippedBinary {
 }
 
 impl ShippedBinary {
-    fn new(cli: Cli, binary: &Path, main_tf: &str) -> Result<ShippedBinary> {
+    fn new(cli: Cli, package: &Package, main_tf: &str) -> Result<ShippedBinary> {
         let dir = tempfile::Builder::new().prefix("bench-shipped-").tempdir()?;
         let mirror = dir.path().join("mirror");
-        let addresses = ["registry.terraform.io/liqotech/liqo", "registry.opentofu.org/liqotech/liqo"];
+        let addresses = package.addresses;
         for address in addresses {
-            let target = mirror.join(address).join(tf::PROVIDER_VERSION).join("linux_amd64");
+            let target = mirror.join(address).join(package.version).join("linux_amd64");
             std::fs::create_dir_all(&target)?;
-            std::fs::copy(binary, target.join(format!("terraform-provider-liqo_v{}", tf::PROVIDER_VERSION)))
-                .with_context(|| format!("copying {} into the mirror", binary.display()))?;
+            std::fs::copy(package.binary, target.join(format!("{}_v{}", package.name, package.version)))
+                .with_context(|| format!("copying {} into the mirror", package.binary.display()))?;
         }
         let cli_config = dir.path().join("cli.tfrc");
         let include = addresses.map(|a| format!("\"{a}\"")).join(", ");
@@ -199,7 +298,7 @@ impl ShippedBinary {
             .stdin(Stdio::null())
             .output()?;
         if !init.status.success() {
-            bail!("init with the release binary's mirror failed:\n{}", String::from_utf8_lossy(&init.stderr));
+            bail!("init with the mirror of {} failed:\n{}", package.binary.display(), String::from_utf8_lossy(&init.stderr));
         }
         Ok(ShippedBinary { _dir: dir, config, cli_config })
     }
@@ -230,6 +329,13 @@ struct Startup {
     /// `using plugin` → the first `GRPCProvider.v6:` call: the CLI's gRPC dial with TLS 1.3 and mutual
     /// certificates (go-plugin dials blocking).
     dial: Option<Duration>,
+}
+
+/// The RPC a `GRPCProvider` log line of the CLI names: `GRPCProvider.v6: X` (protocol 6, this provider) or
+/// `GRPCProvider: X` (protocol 5, e.g. hashicorp/kubernetes).
+fn grpc_call(line: &str) -> Option<&str> {
+    let (_, rest) = line.split_once("GRPCProvider.v6: ").or_else(|| line.split_once("GRPCProvider: "))?;
+    rest.split_whitespace().next()
 }
 
 impl TraceSplit {
@@ -263,7 +369,7 @@ impl TraceSplit {
             {
                 used = Some(*t);
                 step.handshake = Some(between(s, *t));
-            } else if l.contains("GRPCProvider.v6:")
+            } else if grpc_call(l).is_some()
                 && let Some(u) = used.take()
             {
                 step.dial = Some(between(u, *t));
@@ -275,11 +381,26 @@ impl TraceSplit {
             }
         }
         let read_data_source =
-            lines.iter().position(|(_, l)| l.contains("GRPCProvider.v6: ReadDataSource")).and_then(|k| {
+            lines.iter().position(|(_, l)| grpc_call(l) == Some("ReadDataSource")).and_then(|k| {
                 let done = lines[k..].iter().find(|(_, l)| l.contains("writeResourceInstanceState"))?;
                 Some(between(lines[k].0, done.0))
             });
         Ok(TraceSplit { total: between(first.0, last.0), package_check, processes, startups, read_data_source })
+    }
+
+    /// The CLI's start-up of every provider process (client certificate, exec → handshake, dial), summed over
+    /// the processes of a plan, each step the median over `splits`.
+    fn startup_total(splits: &[TraceSplit]) -> Duration {
+        let counted = splits.iter().map(|s| s.startups.len()).max().unwrap_or(0);
+        (0..counted)
+            .map(|k| {
+                let step = |pick: fn(&Startup) -> Option<Duration>| {
+                    let values: Vec<Duration> = splits.iter().filter_map(|s| s.startups.get(k).and_then(pick)).collect();
+                    if values.is_empty() { Duration::ZERO } else { median(&values) }
+                };
+                step(|s| s.client_certificate) + step(|s| s.handshake) + step(|s| s.dial)
+            })
+            .sum()
     }
 
     fn summary(splits: &[TraceSplit]) -> String {
@@ -294,8 +415,8 @@ impl TraceSplit {
             (0..counted).map(|k| med(&|s: &TraceSplit| s.startups.get(k).and_then(pick))).collect::<Vec<_>>().join(", ")
         };
         format!(
-            "overhead split, medians of {} `TF_LOG=trace` plans (trace logging slows the CLI itself): whole plan {}; \
-             package check (of the wrapper) {}; {count} provider processes, start → exit: {}; per process, the \
+            "medians of {} `TF_LOG=trace` plans (trace logging slows the CLI itself): whole plan {}; \
+             package check of the installed binary {}; {count} provider processes, start → exit: {}; per process, the \
              CLI's P-521 client certificate (mTLS → start): {}; exec → handshake line: {}; the CLI's gRPC/TLS dial \
              → first RPC: {}; ReadDataSource (kube client, TLS to the API server, reads) {}",
             splits.len(),
@@ -381,7 +502,34 @@ mod tests {
             }
         );
         let summary = TraceSplit::summary(&[split]);
-        assert!(summary.contains("package check (of the wrapper) 59 ms"), "{summary}");
+        assert!(summary.contains("package check of the installed binary 59 ms"), "{summary}");
         assert!(summary.contains("P-521 client certificate (mTLS → start): 3 ms"), "{summary}");
+        assert_eq!(TraceSplit::startup_total(&[split_of(log)]), d(9));
+    }
+
+    fn split_of(log: &str) -> TraceSplit {
+        TraceSplit::parse(log).unwrap()
+    }
+
+    #[test]
+    fn protocol_5_calls_count_as_the_first_rpc_and_startups_add_up_over_processes() {
+        // hashicorp/kubernetes speaks protocol 5: the CLI logs `GRPCProvider: …` without `.v6`.
+        let log = "2026-11-22T02:43:27.400Z [INFO]  provider: configuring client automatic mTLS\n\
+                   2026-11-22T02:43:27.407Z [DEBUG] provider: starting plugin: path=k\n\
+                   2026-11-22T02:43:27.412Z [DEBUG] provider: using plugin: version=5\n\
+                   2026-11-22T02:43:27.416Z [TRACE] GRPCProvider: GetProviderSchema\n\
+                   2026-11-22T02:43:27.430Z [INFO]  provider: plugin process exited: plugin=k id=1\n\
+                   2026-11-22T02:43:27.431Z [INFO]  provider: configuring client automatic mTLS\n\
+                   2026-11-22T02:43:27.434Z [DEBUG] provider: starting plugin: path=k\n\
+                   2026-11-22T02:43:27.438Z [DEBUG] provider: using plugin: version=5\n\
+                   2026-11-22T02:43:27.441Z [TRACE] GRPCProvider: ReadDataSource\n\
+                   2026-11-22T02:43:27.452Z [TRACE] NodeAbstractResouceInstance.writeResourceInstanceState to refreshState\n\
+                   2026-11-22T02:43:27.460Z [INFO]  provider: plugin process exited: plugin=k id=2\n";
+        let split = split_of(log);
+        let d = Duration::from_millis;
+        assert_eq!(split.startups.len(), 2);
+        assert_eq!(split.read_data_source, Some(d(11)));
+        // (7 + 5 + 4) + (3 + 4 + 3)
+        assert_eq!(TraceSplit::startup_total(&[split]), d(26));
     }
 }
