@@ -47,7 +47,7 @@ impl ClusterApi {
         match &*self.access() {
             Access::Ready { config, client, .. } => client
                 .get_or_try_init(|| async {
-                    kube::Client::try_from(kube::Config::clone(config)).map_err(|e| {
+                    crate::kube::client::build(kube::Config::clone(config)).map_err(|e| {
                         Diagnostic::error(
                             "Cannot build the Kubernetes client",
                             format!("{e}. Check the credentials in this provider block's `kubernetes` settings (or in the kubeconfig they point at)."),

@@ -10,6 +10,7 @@
 //!   waiting out a deletion in progress, and what holds an object that does not go.
 //! - [`events`]: Liqo's Warning events about an object, quoted when a status has no message.
 //! - [`probe`]: the TLS check of an API server URL a consumer will use.
+//! - [`client`]: the client itself, kube's stack with TCP_NODELAY on its connections.
 use crate::protocol::Ctx;
 use kube::Resource;
 use kube::api::{Api, Patch, PatchParams, PostParams};
@@ -18,6 +19,7 @@ use serde::de::DeserializeOwned;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
+pub mod client;
 pub mod delete;
 pub mod events;
 pub mod probe;
@@ -183,5 +185,6 @@ where
 {
     let object = format!("{} objects labelled {label_selector}", K::kind(&()));
     let lp = kube::api::ListParams::default().labels(label_selector);
+    crate::protocol::log::trace("list", &[("object", &object)]);
     with_retry(ctx, "list", &object, || api.list(&lp)).await.map(|l| l.items)
 }

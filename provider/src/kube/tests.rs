@@ -13,8 +13,8 @@ use tokio::net::TcpListener;
 const CONFLICT: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Operation cannot be fulfilled on certificatesigningrequests.certificates.k8s.io \"c\": the object has been modified; please apply your changes to the latest version and try again","reason":"Conflict","code":409}"#;
 const CSR: &str = r#"{"apiVersion":"certificates.k8s.io/v1","kind":"CertificateSigningRequest","metadata":{"name":"c"},"spec":{"request":"","signerName":"kubernetes.io/kube-apiserver-client"}}"#;
 
-/// Serves `answers` in order, one per connection (`Connection: close`), and records each request line; then
-/// stops listening, so a request beyond them fails.
+/// Serves `answers` in order, one per connection (`Connection: close`), and records each request's head (request
+/// line and headers); then stops listening, so a request beyond them fails.
 pub(crate) async fn fake_api_server(answers: Vec<(u16, &'static str)>) -> (String, Arc<Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
@@ -39,7 +39,7 @@ pub(crate) async fn fake_api_server(answers: Vec<(u16, &'static str)>) -> (Strin
                         .and_then(|v| v.parse::<usize>().ok())
                         .unwrap_or(0);
                     if request.len() >= end + 4 + length || n == 0 {
-                        log.lock().unwrap().push(text.lines().next().unwrap_or_default().to_owned());
+                        log.lock().unwrap().push(text[..end].to_owned());
                         break;
                     }
                 }
@@ -58,6 +58,25 @@ pub(crate) async fn fake_api_server(answers: Vec<(u16, &'static str)>) -> (Strin
 async fn csr_api(url: &str) -> Api<CertificateSigningRequest> {
     let config = kube::Config::new(url.parse().unwrap());
     Api::all(kube::Client::try_from(config).unwrap())
+}
+
+const UNAVAILABLE: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"unavailable","reason":"ServiceUnavailable","code":503}"#;
+
+#[tokio::test]
+async fn the_client_keeps_kubes_retry_credentials_and_extra_headers() {
+    // `client::build` assembles kube's stack itself (for TCP_NODELAY); what kube's own builder adds must be there.
+    let (url, seen) = fake_api_server(vec![(503, UNAVAILABLE), (200, CSR)]).await;
+    let mut config = kube::Config::new(url.parse().unwrap());
+    config.auth_info.token = Some(secrecy::SecretString::from("t0ken"));
+    config.headers.push((http::HeaderName::from_static("impersonate-user"), http::HeaderValue::from_static("someone")));
+    let api: Api<CertificateSigningRequest> = Api::all(client::build(config).unwrap());
+    api.get("c").await.expect("kube's default retry answers the 503 with a second request");
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    for head in seen.iter().map(|h| h.to_ascii_lowercase()) {
+        assert!(head.starts_with("get /apis/certificates.k8s.io/v1/certificatesigningrequests/c "), "{head}");
+        assert!(head.contains("authorization: bearer t0ken") && head.contains("impersonate-user: someone"), "{head}");
+    }
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 //! failed. Conditions compose like kube-runtime's `await_condition` conditions; kube-runtime's own `Condition`s
 //! (e.g. `conditions::is_deleted(uid)`) become verdicts through [`on`].
 use super::{OpError, describe_api};
-use crate::protocol::Ctx;
+use crate::protocol::{Ctx, log};
 use futures::StreamExt;
 use kube::Resource;
 use kube::api::Api;
@@ -109,7 +109,28 @@ where
         }
         let mut objects: Vec<K> = store.state().iter().map(|o| K::clone(o)).collect();
         objects.sort_by(|a, b| a.meta().name.cmp(&b.meta().name));
-        match verdict(&objects) {
+        let judged = verdict(&objects);
+        // When each change reached the provider and what it made of it (`TF_LOG_PROVIDER=trace`): the time from
+        // Liqo's status write to the end of a wait is the sum of the watch's delivery and this judgement.
+        if log::enabled(log::Level::Trace) {
+            let outcome = match &judged {
+                Verdict::Ready(_) => "ready",
+                Verdict::Pending(_) => "pending",
+                Verdict::Failed { .. } => "failed",
+            };
+            let elapsed = format!("{:.1}", start.elapsed().as_secs_f64() * 1000.0);
+            let versions: Vec<&str> = objects.iter().filter_map(|o| o.meta().resource_version.as_deref()).collect();
+            log::trace(
+                "wait: watch event judged",
+                &[
+                    ("object", &target.object),
+                    ("verdict", outcome),
+                    ("elapsed_ms", &elapsed),
+                    ("resource_versions", &versions.join(",")),
+                ],
+            );
+        }
+        match judged {
             Verdict::Ready(v) => return Ok(v),
             Verdict::Pending(now) => last_seen = now,
             Verdict::Failed { reason, hint } => {

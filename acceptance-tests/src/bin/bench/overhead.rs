@@ -298,7 +298,11 @@ impl ShippedBinary {
             .stdin(Stdio::null())
             .output()?;
         if !init.status.success() {
-            bail!("init with the mirror of {} failed:\n{}", package.binary.display(), String::from_utf8_lossy(&init.stderr));
+            bail!(
+                "init with the mirror of {} failed:\n{}",
+                package.binary.display(),
+                String::from_utf8_lossy(&init.stderr)
+            );
         }
         Ok(ShippedBinary { _dir: dir, config, cli_config })
     }
@@ -380,11 +384,10 @@ impl TraceSplit {
                 processes.push(between(s, *t));
             }
         }
-        let read_data_source =
-            lines.iter().position(|(_, l)| grpc_call(l) == Some("ReadDataSource")).and_then(|k| {
-                let done = lines[k..].iter().find(|(_, l)| l.contains("writeResourceInstanceState"))?;
-                Some(between(lines[k].0, done.0))
-            });
+        let read_data_source = lines.iter().position(|(_, l)| grpc_call(l) == Some("ReadDataSource")).and_then(|k| {
+            let done = lines[k..].iter().find(|(_, l)| l.contains("writeResourceInstanceState"))?;
+            Some(between(lines[k].0, done.0))
+        });
         Ok(TraceSplit { total: between(first.0, last.0), package_check, processes, startups, read_data_source })
     }
 
@@ -395,7 +398,8 @@ impl TraceSplit {
         (0..counted)
             .map(|k| {
                 let step = |pick: fn(&Startup) -> Option<Duration>| {
-                    let values: Vec<Duration> = splits.iter().filter_map(|s| s.startups.get(k).and_then(pick)).collect();
+                    let values: Vec<Duration> =
+                        splits.iter().filter_map(|s| s.startups.get(k).and_then(pick)).collect();
                     if values.is_empty() { Duration::ZERO } else { median(&values) }
                 };
                 step(|s| s.client_certificate) + step(|s| s.handshake) + step(|s| s.dial)

@@ -127,16 +127,16 @@ where
 /// Real status-wait latency. Each run applies one `liqo_gateway` server on milan (`-json`) while the bench
 /// watches the tenant namespace's GatewayServers. The flip is the status write of Liqo's GatewayServer controller
 /// that first gave it a ready `status.endpoint`: the watch tells which object version came just before it, and
-/// the controller writes status with `Update`, which carries that version, so the audit entry of that write
-/// (`objectRef.resourceVersion`) is found exactly; its `stageTimestamp` (µs, when the API server answered) is
-/// the flip instant. End: `apply_complete` of the gateway in Terraform's `-json` output (µs). Same machine clock.
+/// the controller writes status with `Update`, which carries that version, so the audit entry of that write is
+/// the last successful status update with that `objectRef.resourceVersion` (earlier ones changed nothing); its
+/// `stageTimestamp` (µs, when the API server answered) is the flip instant. End: `apply_complete` of the gateway in Terraform's `-json` output (µs). Same machine clock.
 async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Result<()> {
     let work = Workdir::new(args.cli, &gateway_config(ground)).await?;
     work.apply_with(&["-var", "on=false"]).await?;
     let namespace = format!("liqo-tenant-{ROME}");
     let api: Api<GatewayServer> = Api::namespaced(ground.client(MILAN).await?, &namespace);
     let audit_log = ground.audit_log(MILAN);
-    let (mut latencies, mut waited, mut after_flip) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut latencies, mut waited, mut delivered, mut after_flip) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for run in 0..args.status_runs {
         let recording = Recording::start(&api).await?;
         let applied = work.apply_with(&["-json", "-var", "on=true"]).await;
@@ -146,7 +146,7 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
             .with_context(|| format!("run {run}: no apply_complete for {SERVER} in the -json output"))?;
         let started = hook_at(&applied.stdout, "apply_start", SERVER)
             .with_context(|| format!("run {run}: no apply_start for {SERVER} in the -json output"))?;
-        let (name, prior) = version_before_flip(&seen).with_context(|| {
+        let (name, prior, received) = version_before_flip(&seen).with_context(|| {
             format!(
                 "run {run}: the watch of {namespace}'s GatewayServers saw no ready status.endpoint after its creation"
             )
@@ -154,6 +154,7 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
         let flip = status_write(&audit_log, "gatewayservers", &namespace, &name, &prior).await?;
         latencies.push(millis(complete - flip));
         waited.push(millis(flip - started));
+        delivered.push(millis(received - flip));
         if run < 3 {
             let text = std::fs::read_to_string(&audit_log)?;
             after_flip.push(format!("run {run}: {}", requests_between(&text, flip, complete).join(", ")));
@@ -172,6 +173,13 @@ async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Re
          had been waiting for (flip − `apply_start` of the gateway, ms, sorted): {}",
         list(&sorted),
         list(&waited)
+    ));
+    delivered.sort_unstable_by(f64::total_cmp);
+    report.notes.push(format!(
+        "real status wait, the flip's version as the bench's own watch of the GatewayServers received it (ms after \
+         the flip, sorted): {} — the API server's delivery of the watch event, which the provider's watch waits for \
+         as well",
+        list(&delivered)
     ));
     report.notes.push(format!(
         "real status wait, the provider's requests received by milan's API server between the flip and \
@@ -210,19 +218,20 @@ fn requests_between(audit: &str, from: OffsetDateTime, to: OffsetDateTime) -> Ve
         .collect()
 }
 
-/// The GatewayServer's name and the resource version it had just before the first version the watch saw with a
-/// ready `status.endpoint` (the version Liqo's status `Update` carried).
-fn version_before_flip(seen: &[Seen<GatewayServer>]) -> Option<(String, String)> {
+/// The GatewayServer's name, the resource version it had just before the first version the watch saw with a
+/// ready `status.endpoint` (the version Liqo's status `Update` carried), and when the watch received that first
+/// ready version.
+fn version_before_flip(seen: &[Seen<GatewayServer>]) -> Option<(String, String, OffsetDateTime)> {
     let ready = |s: &Seen<GatewayServer>| {
         s.object.status.as_ref().and_then(|status| status.endpoint.as_ref()).is_some_and(|e| e.is_ready())
     };
     let flip = seen.iter().position(ready)?;
     let before = &seen[flip.checked_sub(1)?].object;
-    Some((before.metadata.name.clone()?, before.metadata.resource_version.clone()?))
+    Some((before.metadata.name.clone()?, before.metadata.resource_version.clone()?, seen[flip].at))
 }
 
 /// `stageTimestamp` of the successful status `update` of `resource` `namespace/name` that carried resource
-/// version `prior`, from the API server's audit log (waits up to 5 s for the entry to be written).
+/// version `prior` and wrote the next one, from the API server's audit log (waits up to 5 s for an entry).
 async fn status_write(
     log: &std::path::Path,
     resource: &str,
@@ -244,19 +253,26 @@ async fn status_write(
 }
 
 fn find_status_write(audit: &str, resource: &str, namespace: &str, name: &str, prior: &str) -> Option<OffsetDateTime> {
-    audit.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()).find_map(|e| {
-        let object = &e["objectRef"];
-        let code = e["responseStatus"]["code"].as_u64().unwrap_or(0);
-        let is_it = e["stage"] == "ResponseComplete"
-            && e["verb"] == "update"
-            && (200..300).contains(&code)
-            && object["resource"] == resource
-            && object["subresource"] == "status"
-            && object["namespace"] == namespace
-            && object["name"] == name
-            && object["resourceVersion"] == prior;
-        is_it.then(|| OffsetDateTime::parse(e["stageTimestamp"].as_str()?, &Rfc3339).ok()).flatten()
-    })
+    // The last one: Liqo's controllers also send status updates that change nothing, which the API server answers
+    // without writing (the object keeps its version), so several successful updates can carry `prior`; only the
+    // last of them wrote the new version.
+    audit
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|e| {
+            let object = &e["objectRef"];
+            let code = e["responseStatus"]["code"].as_u64().unwrap_or(0);
+            let is_it = e["stage"] == "ResponseComplete"
+                && e["verb"] == "update"
+                && (200..300).contains(&code)
+                && object["resource"] == resource
+                && object["subresource"] == "status"
+                && object["namespace"] == namespace
+                && object["name"] == name
+                && object["resourceVersion"] == prior;
+            is_it.then(|| OffsetDateTime::parse(e["stageTimestamp"].as_str()?, &Rfc3339).ok()).flatten()
+        })
+        .last()
 }
 
 /// `terraform apply` start → a pod Running on the virtual node. Each run applies `examples/modules/peering` with
@@ -344,6 +360,8 @@ mod tests {
         let audit = [
             entry("update", "status", "41", 200, "2026-11-24T10:00:00.100000Z"),
             entry("update", "", "42", 200, "2026-11-24T10:00:00.200000Z"),
+            // A status update that changed nothing: answered 200 without a write, so it carried 42 as well.
+            entry("update", "status", "42", 200, "2026-11-24T10:00:00.250000Z"),
             entry("update", "status", "42", 409, "2026-11-24T10:00:00.300000Z"),
             entry("update", "status", "42", 200, "2026-11-24T10:00:00.412345Z"),
         ]
