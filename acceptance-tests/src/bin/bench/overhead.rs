@@ -62,7 +62,7 @@ pub async fn plan_overhead(args: &super::Args, ground: &Ground, wrapper_dir: &Pa
                 version: KUBERNETES_PROVIDER_VERSION,
                 addresses: ["registry.terraform.io/hashicorp/kubernetes", "registry.opentofu.org/hashicorp/kubernetes"],
             },
-            &reference_tf(&ground.kubeconfig(MILAN)),
+            &reference_tf(ground.kubeconfig(MILAN)),
         )?),
         None => None,
     };

@@ -272,7 +272,7 @@ fn find_status_write(audit: &str, resource: &str, namespace: &str, name: &str, p
                 && object["resourceVersion"] == prior;
             is_it.then(|| OffsetDateTime::parse(e["stageTimestamp"].as_str()?, &Rfc3339).ok()).flatten()
         })
-        .last()
+        .next_back()
 }
 
 /// `terraform apply` start → a pod Running on the virtual node. Each run applies `examples/modules/peering` with
