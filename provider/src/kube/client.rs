@@ -10,10 +10,12 @@
 //! Same layers and settings as kube's builder: rustls with the config's CA, client identity, server name and
 //! `accept_invalid_certs`; connect, read and write timeouts; the base URI; kube's default retry of 429/503/504
 //! when `default_retry` is set; the config's authentication (tokens, exec plugins, refresh) and extra headers
-//! (impersonation). Two differences, both on paths that do not take this stack:
+//! (impersonation). What differs:
 //! - a `proxy_url` (HTTP CONNECT or SOCKS5) is left to kube's builder, whose proxy connectors it needs; through a
 //!   proxy the API server is remote, where a few tens of milliseconds per connection matter less;
-//! - kube's HTTP tracing spans: the provider logs through Terraform (`crate::protocol::log`), not `tracing`.
+//! - no HTTP tracing spans: the provider logs through Terraform (`crate::protocol::log`), not `tracing`;
+//! - no `valid_until` on the client (kube sets it from the expiry of a certificate an exec plugin issued, for
+//!   callers that rebuild clients): nothing here reads it, and a provider process lives for one command.
 use hyper_timeout::TimeoutConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;

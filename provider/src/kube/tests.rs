@@ -57,7 +57,7 @@ pub(crate) async fn fake_api_server(answers: Vec<(u16, &'static str)>) -> (Strin
 
 async fn csr_api(url: &str) -> Api<CertificateSigningRequest> {
     let config = kube::Config::new(url.parse().unwrap());
-    Api::all(kube::Client::try_from(config).unwrap())
+    Api::all(client::build(config).unwrap())
 }
 
 const UNAVAILABLE: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"unavailable","reason":"ServiceUnavailable","code":503}"#;
