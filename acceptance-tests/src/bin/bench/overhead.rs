@@ -391,19 +391,25 @@ impl TraceSplit {
         Ok(TraceSplit { total: between(first.0, last.0), package_check, processes, startups, read_data_source })
     }
 
+    /// One start-up step's median over `splits`, per provider process in start order (as many as the first split
+    /// has); `None` where no split logged that step.
+    fn startup_medians(splits: &[TraceSplit], pick: fn(&Startup) -> Option<Duration>) -> Vec<Option<Duration>> {
+        let counted = splits.first().map(|s| s.startups.len()).unwrap_or(0);
+        (0..counted)
+            .map(|k| {
+                let values: Vec<Duration> = splits.iter().filter_map(|s| s.startups.get(k).and_then(pick)).collect();
+                (!values.is_empty()).then(|| median(&values))
+            })
+            .collect()
+    }
+
     /// The CLI's start-up of every provider process (client certificate, exec → handshake, dial), summed over
     /// the processes of a plan, each step the median over `splits`.
     fn startup_total(splits: &[TraceSplit]) -> Duration {
-        let counted = splits.iter().map(|s| s.startups.len()).max().unwrap_or(0);
-        (0..counted)
-            .map(|k| {
-                let step = |pick: fn(&Startup) -> Option<Duration>| {
-                    let values: Vec<Duration> =
-                        splits.iter().filter_map(|s| s.startups.get(k).and_then(pick)).collect();
-                    if values.is_empty() { Duration::ZERO } else { median(&values) }
-                };
-                step(|s| s.client_certificate) + step(|s| s.handshake) + step(|s| s.dial)
-            })
+        [|s: &Startup| s.client_certificate, |s: &Startup| s.handshake, |s: &Startup| s.dial]
+            .into_iter()
+            .flat_map(|pick| Self::startup_medians(splits, pick))
+            .flatten()
             .sum()
     }
 
@@ -415,8 +421,11 @@ impl TraceSplit {
         let count = splits.first().map(|s| s.processes.len()).unwrap_or(0);
         let per_process: Vec<String> = (0..count).map(|k| med(&|s: &TraceSplit| s.processes.get(k).copied())).collect();
         let step = |pick: fn(&Startup) -> Option<Duration>| -> String {
-            let counted = splits.first().map(|s| s.startups.len()).unwrap_or(0);
-            (0..counted).map(|k| med(&|s: &TraceSplit| s.startups.get(k).and_then(pick))).collect::<Vec<_>>().join(", ")
+            Self::startup_medians(splits, pick)
+                .into_iter()
+                .map(|m| m.map(ms).unwrap_or_else(|| "not in the log".to_owned()))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         format!(
             "medians of {} `TF_LOG=trace` plans (trace logging slows the CLI itself): whole plan {}; \

@@ -129,7 +129,8 @@ where
 /// that first gave it a ready `status.endpoint`: the watch tells which object version came just before it, and
 /// the controller writes status with `Update`, which carries that version, so the audit entry of that write is
 /// the last successful status update with that `objectRef.resourceVersion` (earlier ones changed nothing); its
-/// `stageTimestamp` (µs, when the API server answered) is the flip instant. End: `apply_complete` of the gateway in Terraform's `-json` output (µs). Same machine clock.
+/// `stageTimestamp` (µs, when the API server answered) is the flip instant. End: `apply_complete` of the gateway
+/// in Terraform's `-json` output (µs). Same machine clock.
 async fn status_latency(args: &Args, ground: &Ground, report: &mut Report) -> Result<()> {
     let work = Workdir::new(args.cli, &gateway_config(ground)).await?;
     work.apply_with(&["-var", "on=false"]).await?;
