@@ -32,8 +32,21 @@ fn reap_stale(root: &Path) {
             continue;
         };
         if pid != std::process::id() && !crate::ground::process::pid_exists(pid) {
-            let _ = std::fs::remove_dir_all(entry.path());
+            if std::env::var_os("LIQO_KEEP_GROUND_LOGS").is_some() {
+                // The test command's run: a failed binary's logs stay (its run directory goes after a passing run).
+                remove_etcd_data(&entry.path());
+            } else {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
         }
+    }
+}
+
+/// Removes etcd's data (the bulk of a ground directory) from every ground of a session directory.
+fn remove_etcd_data(session: &Path) {
+    let Ok(grounds) = std::fs::read_dir(session) else { return };
+    for ground in grounds.flatten() {
+        let _ = std::fs::remove_dir_all(ground.path().join("_etcd"));
     }
 }
 

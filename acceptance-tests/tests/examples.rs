@@ -1,11 +1,16 @@
 //! The shipped examples, as a user runs them: each applies on the test ground, re-plans empty and destroys leaving
 //! no Liqo object behind, with Terraform 1.16.4, Terraform 1.0.11 and OpenTofu 1.11.7. The hub runs on its own
 //! ground of one provider and three consumer control planes, and `destroy -target` of one consumer's module
-//! instance must leave the other two peerings working.
+//! instance must leave the other two peerings up throughout.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
+use kube::api::ListParams;
+use liqo_schema::liqo::networking::Connection;
 use liqo_acceptance::chain::example;
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
@@ -28,6 +33,64 @@ async fn node_ready(ground: &Ground, cluster: &str, node: &str) -> Result<bool> 
     Ok(nodes.get_opt(node).await?.is_some_and(|n| {
         n.status.and_then(|s| s.conditions).unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True")
     }))
+}
+
+/// [`peering_state`] of a consumer whose peering is up.
+const UP: &str = "virtual node Ready=True, Connection Connected";
+
+/// One consumer's side of its peering with milan: its virtual node's Ready condition and its gateway's
+/// Connection status, as strings (a read error is a state too).
+async fn peering_state(ground: &Ground, consumer: &str) -> String {
+    let read = async {
+        let client = ground.client(consumer).await?;
+        let node = match Api::<Node>::all(client.clone()).get_opt(MILAN).await? {
+            None => "absent".to_owned(),
+            Some(node) => node
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .into_iter()
+                .find(|c| c.type_ == "Ready")
+                .map_or("no Ready condition".to_owned(), |c| format!("Ready={}", c.status)),
+        };
+        let connections: Api<Connection> = Api::namespaced(client, &format!("liqo-tenant-{MILAN}"));
+        let connection = connections.list(&ListParams::default()).await?.items.into_iter().next();
+        let connection = connection
+            .and_then(|c| c.status)
+            .map_or("no Connection status".to_owned(), |s| s.value.unwrap_or_else(|| "empty".to_owned()));
+        anyhow::Ok(format!("virtual node {node}, Connection {connection}"))
+    };
+    read.await.unwrap_or_else(|e| format!("unreadable: {e:#}"))
+}
+
+/// Runs `during` while polling every 250 ms the peerings of `consumers` with milan; returns its result and every
+/// state seen that was not Ready and Connected (time since the start, consumer, state), in order.
+async fn watch_peerings<T>(
+    ground: &Ground,
+    consumers: &[&str],
+    during: impl std::future::Future<Output = Result<T>>,
+) -> (Result<T>, Vec<String>) {
+    let done = AtomicBool::new(false);
+    let began = Instant::now();
+    let run = async {
+        let result = during.await;
+        done.store(true, Ordering::SeqCst);
+        result
+    };
+    let watch = async {
+        let mut not_up = Vec::new();
+        while !done.load(Ordering::SeqCst) {
+            for consumer in consumers {
+                let state = peering_state(ground, consumer).await;
+                if state != UP {
+                    not_up.push(format!("{:6.1}s {consumer}: {state}", began.elapsed().as_secs_f64()));
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        not_up
+    };
+    tokio::join!(run, watch)
 }
 
 fn output<'a>(outputs: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
@@ -84,10 +147,21 @@ async fn hub_example_serves_three_consumers_and_targets_one() -> Result<()> {
             ensure!(node_ready(&ground, c, &node).await?, "{what}: no Ready virtual node {node} on {c}");
         }
 
-        work.destroy_with(&["-target=module.rome"]).await.with_context(|| format!("{what}: destroy -target"))?;
+        // The other consumers' peerings are watched through the whole targeted destroy, not read once after it:
+        // unpeering one consumer of a hub must not disturb the others even for a moment.
+        let others = ["turin", "naples"];
+        let (destroyed, not_up) =
+            watch_peerings(&ground, &others, work.destroy_with(&["-target=module.rome"])).await;
+        destroyed.with_context(|| format!("{what}: destroy -target"))?;
         inventory::nothing_left(&ground, &["rome"]).await.with_context(|| format!("{what}: destroy -target"))?;
-        for c in ["turin", "naples"] {
-            ensure!(node_ready(&ground, c, MILAN).await?, "{what}: {c}'s virtual node is gone after targeting rome");
+        ensure!(
+            not_up.is_empty(),
+            "{what}: while module.rome was destroyed, the other consumers' peerings were not all up:\n{}",
+            not_up.join("\n")
+        );
+        for c in others {
+            let state = peering_state(&ground, c).await;
+            ensure!(state == UP, "{what}: {c}'s peering after targeting rome: {state}");
         }
 
         destroy_leaves_nothing(&work, &ground, &all, &what).await?;

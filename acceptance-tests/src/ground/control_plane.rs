@@ -177,6 +177,19 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// The files of cluster `name` in the ground directory `dir`.
+    pub fn new(dir: &Path, name: &str, ports: Ports) -> Layout {
+        Layout {
+            name: name.to_owned(),
+            dir: dir.join(name),
+            kubeconfig: dir.join(format!("{name}.kubeconfig")),
+            provider_kubeconfig: dir.join(format!("{name}-provider.kubeconfig")),
+            scheduler_kubeconfig: dir.join(name).join("scheduler.kubeconfig"),
+            logs: dir.join("logs"),
+            ports,
+        }
+    }
+
     pub fn api_server(&self) -> String {
         format!("https://127.0.0.1:{}", self.ports.apiserver)
     }

@@ -136,7 +136,8 @@ pub struct Ground {
     remove_dir: bool,
     clusters: Vec<Cluster>,
     layouts: Vec<Layout>,
-    etcd: Etcd,
+    /// `None` for a ground this process attached to ([`Ground::attach`]): it starts no control plane.
+    etcd: Option<Etcd>,
     lifetime: Lifetime,
     processes: Mutex<Vec<Supervised>>,
     /// How each cluster's API server was started (by cluster name), to start it again the same way.
@@ -188,6 +189,50 @@ impl Ground {
         }
     }
 
+    /// The ground `ground up --dir dir` started and left running, for running tests against it (the inner loop of
+    /// CONTRIBUTING.md: [`Ground::shared`] attaches to `$LIQO_TEST_GROUND`). Nothing of it is owned: dropping the
+    /// value stops nothing, and what needs a process of this ground's own ([`Ground::restart_api_server`]) fails
+    /// saying so. Fails if `liqo` (the kind of ground the test wants) is not what runs there.
+    pub fn attach(dir: &Path, liqo: &LiqoMode) -> Result<Ground> {
+        let state = read_state(dir)?;
+        match (liqo, &state.liqo) {
+            (LiqoMode::Real { version }, Some(running)) if *version != running.version => bail!(
+                "the ground in {} runs Liqo {}, the test wants {version} (LIQO_VERSION)",
+                dir.display(),
+                running.version
+            ),
+            (LiqoMode::Real { .. }, None) => {
+                bail!("the ground in {} runs no real Liqo (started with --simulated); the test needs real Liqo", dir.display())
+            }
+            (LiqoMode::Simulated | LiqoMode::ObjectsOnly, Some(_)) => {
+                bail!("the ground in {} runs real Liqo; the test needs `ground up --simulated`", dir.display())
+            }
+            _ => {}
+        }
+        let layouts = state
+            .clusters
+            .iter()
+            .map(|cluster| {
+                let port = cluster.api_server.rsplit(':').next().and_then(|p| p.parse().ok());
+                let port = port.with_context(|| format!("{}: no port in API server {}", dir.display(), cluster.api_server))?;
+                Ok(Layout::new(dir, &cluster.name, control_plane::Ports { apiserver: port }))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        eprintln!("[ground] attached to the running ground in {} (LIQO_TEST_GROUND)", dir.display());
+        Ok(Ground {
+            dir: dir.to_path_buf(),
+            remove_dir: false,
+            clusters: state.clusters,
+            layouts,
+            etcd: None,
+            lifetime: Lifetime::Detached,
+            processes: Mutex::new(Vec::new()),
+            api_servers: Mutex::new(HashMap::new()),
+            liqo: state.liqo,
+            startup: Duration::ZERO,
+        })
+    }
+
     async fn start_once(names: &[&str], options: &Options) -> Result<Ground> {
         let began = Instant::now();
         validate_names(names)?;
@@ -219,19 +264,7 @@ impl Ground {
         std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
 
         let ports = control_plane::allocate_ports(names.len())?;
-        let layouts: Vec<Layout> = names
-            .iter()
-            .zip(ports)
-            .map(|(name, ports)| Layout {
-                name: (*name).to_owned(),
-                dir: dir.join(name),
-                kubeconfig: dir.join(format!("{name}.kubeconfig")),
-                provider_kubeconfig: dir.join(format!("{name}-provider.kubeconfig")),
-                scheduler_kubeconfig: dir.join(name).join("scheduler.kubeconfig"),
-                logs: logs.clone(),
-                ports,
-            })
-            .collect();
+        let layouts: Vec<Layout> = names.iter().zip(ports).map(|(name, ports)| Layout::new(&dir, name, ports)).collect();
         let clusters: Vec<Cluster> = layouts
             .iter()
             .enumerate()
@@ -250,14 +283,16 @@ impl Ground {
             remove_dir: false,
             clusters,
             layouts,
-            etcd: Etcd::allocate()?,
+            etcd: Some(Etcd::allocate()?),
             lifetime: options.lifetime,
             processes: Mutex::new(Vec::new()),
             api_servers: Mutex::new(HashMap::new()),
             liqo: None,
             startup: Duration::ZERO,
         };
-        ground.etcd.start(&ground.dir, &upstream, options.lifetime, &ground.processes)?;
+        if let Some(etcd) = &ground.etcd {
+            etcd.start(&ground.dir, &upstream, options.lifetime, &ground.processes)?;
+        }
 
         let Some(binaries) = real else {
             let starts =
@@ -377,7 +412,8 @@ impl Ground {
         began: Instant,
     ) -> Result<kube::Client> {
         let name = &layout.name;
-        let api_server = control_plane::start(layout, &self.etcd, upstream, lifetime, workloads, &self.processes)
+        let etcd = self.etcd.as_ref().context("a ground attached to (LIQO_TEST_GROUND) starts no control plane")?;
+        let api_server = control_plane::start(layout, etcd, upstream, lifetime, workloads, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: starting the control plane"))?;
         self.api_servers.lock().expect("API server list").insert(name.clone(), api_server);
@@ -600,7 +636,10 @@ impl Ground {
     /// the simulator keep running and reconnect.
     pub async fn restart_api_server(&self, name: &str, down_for: Duration) -> Result<()> {
         let spec = self.api_servers.lock().expect("API server list").remove(name);
-        let spec = spec.with_context(|| format!("cluster {name}: no API server was started by this ground"))?;
+        let spec = spec.with_context(|| match self.etcd {
+            None => format!("cluster {name}: the API server of a ground attached to (LIQO_TEST_GROUND) is not this test's to restart; run the test without LIQO_TEST_GROUND"),
+            Some(_) => format!("cluster {name}: no API server was started by this ground"),
+        })?;
         let restarted =
             control_plane::restart_api_server(self.layout(name), &spec, self.lifetime, down_for, &self.processes)
                 .await
@@ -660,7 +699,15 @@ impl Drop for Ground {
         let processes = self.processes.get_mut().unwrap_or_else(|poisoned| poisoned.into_inner());
         process::stop_owned(processes, STOP_GRACE);
         if self.remove_dir && std::env::var_os("LIQO_KEEP_GROUND").is_none() {
-            let _ = std::fs::remove_dir_all(&self.dir);
+            // A test that returns an error drops its ground before the harness reports the failure, so a ground
+            // cannot tell a failed test from a passed one. The test command removes its whole run directory after
+            // a passing run and keeps it after a failing one; with LIQO_KEEP_GROUND_LOGS (which it sets) only the
+            // bulk, etcd's data, goes here, and the failed test's logs stay for the summary's pointer.
+            if std::env::var_os("LIQO_KEEP_GROUND_LOGS").is_some() {
+                let _ = std::fs::remove_dir_all(self.dir.join("_etcd"));
+            } else {
+                let _ = std::fs::remove_dir_all(&self.dir);
+            }
         }
     }
 }

@@ -4,6 +4,11 @@
 //! its own (with a runtime that ends when start-up is done: a running ground needs no runtime) and kept in a
 //! static. Statics are never dropped: the processes die with the test process through PDEATHSIG, and the next
 //! session removes the directory (see `session`).
+//!
+//! With `LIQO_TEST_GROUND=DIR` set, the tests attach to the ground `acceptance-tests/ground up --dir DIR` left
+//! running instead of starting one (CONTRIBUTING.md, "One test against a running ground"): the edit → result loop
+//! of one test then skips the ground's start. The test command never sets it.
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use super::{Ground, LiqoMode, MILAN, Options, ROME};
@@ -23,6 +28,9 @@ pub(super) fn get_simulated() -> &'static Ground {
 
 fn get_or_start(shared: &'static OnceLock<Result<Ground, String>>, liqo: LiqoMode) -> &'static Ground {
     let started = shared.get_or_init(|| {
+        if let Some(dir) = std::env::var_os("LIQO_TEST_GROUND") {
+            return Ground::attach(&PathBuf::from(dir), &liqo).map_err(|e| format!("LIQO_TEST_GROUND: {e:#}"));
+        }
         std::thread::spawn(|| {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
