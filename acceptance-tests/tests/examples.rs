@@ -10,10 +10,10 @@ use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
 use kube::api::ListParams;
-use liqo_schema::liqo::networking::Connection;
 use liqo_acceptance::chain::example;
-use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
+use liqo_schema::liqo::networking::Connection;
 
 /// Applies, checks that a second plan is empty, and returns the outputs.
 async fn apply_converges(work: &Workdir, what: &str) -> Result<serde_json::Value> {
@@ -97,39 +97,37 @@ fn output<'a>(outputs: &'a serde_json::Value, name: &str) -> &'a serde_json::Val
     &outputs[name]["value"]
 }
 
-/// examples/peering and examples/bidirectional share milan and rome, so they run one after the other.
+/// examples/peering and examples/bidirectional share milan and rome, so they run one after the other (each
+/// client on a ground of its own).
+async fn pair_examples(ground: &Ground, cli: Cli) -> Result<()> {
+    let what = format!("examples/peering with {}", cli.name());
+    let work = example(cli, "peering", ground, &[MILAN, ROME]).await?;
+    let out = apply_converges(&work, &what).await?;
+    let node = output(&out, "virtual_node_name").as_str().context("virtual_node_name output")?.to_string();
+    ensure!(node_ready(ground, ROME, &node).await?, "{what}: virtual node {node} is not Ready on rome");
+    ensure!(output(&out, "status")["connection"] == "Connected", "{what}: status output {}", output(&out, "status"));
+    ensure!(
+        output(&out, "status")["offloaded_namespaces"]["liqo-demo"]["phase"] == "Ready",
+        "{what}: offloading not Ready: {}",
+        output(&out, "status")
+    );
+    destroy_leaves_nothing(&work, ground, &[MILAN, ROME], &what).await?;
+
+    let what = format!("examples/bidirectional with {}", cli.name());
+    let work = example(cli, "bidirectional", ground, &[MILAN, ROME]).await?;
+    let out = apply_converges(&work, &what).await?;
+    let nodes = output(&out, "virtual_nodes");
+    let (on_rome, on_milan) =
+        (nodes["on_rome"].as_str().unwrap_or_default(), nodes["on_milan"].as_str().unwrap_or_default());
+    ensure!(node_ready(ground, ROME, on_rome).await?, "{what}: no Ready virtual node {on_rome} on rome");
+    ensure!(node_ready(ground, MILAN, on_milan).await?, "{what}: no Ready virtual node {on_milan} on milan");
+    destroy_leaves_nothing(&work, ground, &[MILAN, ROME], &what).await?;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn pair_examples_apply_replan_empty_and_destroy_cleanly() -> Result<()> {
-    let ground = Ground::shared();
-    for cli in Cli::all() {
-        let what = format!("examples/peering with {}", cli.name());
-        let work = example(cli, "peering", ground, &[MILAN, ROME]).await?;
-        let out = apply_converges(&work, &what).await?;
-        let node = output(&out, "virtual_node_name").as_str().context("virtual_node_name output")?.to_string();
-        ensure!(node_ready(ground, ROME, &node).await?, "{what}: virtual node {node} is not Ready on rome");
-        ensure!(
-            output(&out, "status")["connection"] == "Connected",
-            "{what}: status output {}",
-            output(&out, "status")
-        );
-        ensure!(
-            output(&out, "status")["offloaded_namespaces"]["liqo-demo"]["phase"] == "Ready",
-            "{what}: offloading not Ready: {}",
-            output(&out, "status")
-        );
-        destroy_leaves_nothing(&work, ground, &[MILAN, ROME], &what).await?;
-
-        let what = format!("examples/bidirectional with {}", cli.name());
-        let work = example(cli, "bidirectional", ground, &[MILAN, ROME]).await?;
-        let out = apply_converges(&work, &what).await?;
-        let nodes = output(&out, "virtual_nodes");
-        let (on_rome, on_milan) =
-            (nodes["on_rome"].as_str().unwrap_or_default(), nodes["on_milan"].as_str().unwrap_or_default());
-        ensure!(node_ready(ground, ROME, on_rome).await?, "{what}: no Ready virtual node {on_rome} on rome");
-        ensure!(node_ready(ground, MILAN, on_milan).await?, "{what}: no Ready virtual node {on_milan} on milan");
-        destroy_leaves_nothing(&work, ground, &[MILAN, ROME], &what).await?;
-    }
-    Ok(())
+    tf::each_client_on_own_ground(Cli::all(), |ground, cli| Box::pin(pair_examples(ground, cli))).await
 }
 
 /// examples/hub: milan serves rome, turin and naples, each on its own control plane.
@@ -150,8 +148,7 @@ async fn hub_example_serves_three_consumers_and_targets_one() -> Result<()> {
         // The other consumers' peerings are watched through the whole targeted destroy, not read once after it:
         // unpeering one consumer of a hub must not disturb the others even for a moment.
         let others = ["turin", "naples"];
-        let (destroyed, not_up) =
-            watch_peerings(&ground, &others, work.destroy_with(&["-target=module.rome"])).await;
+        let (destroyed, not_up) = watch_peerings(&ground, &others, work.destroy_with(&["-target=module.rome"])).await;
         destroyed.with_context(|| format!("{what}: destroy -target"))?;
         inventory::nothing_left(&ground, &["rome"]).await.with_context(|| format!("{what}: destroy -target"))?;
         ensure!(

@@ -322,9 +322,5 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 
 #[tokio::test]
 async fn gateway_lifecycle_server_on_milan_client_on_rome() -> Result<()> {
-    let ground = Ground::shared();
-    for cli in Cli::all() {
-        lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
-    }
-    Ok(())
+    tf::each_client_on_own_ground(Cli::all(), |ground, cli| Box::pin(lifecycle(ground, cli))).await
 }

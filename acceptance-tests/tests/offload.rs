@@ -13,7 +13,7 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, Client};
 use liqo_acceptance::chain::full_chain;
 use liqo_acceptance::observe::{attributes, create_namespace, eventually, flat, instance, plan_text, summary};
-use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::{NamespaceOffloading, ResourceSlice, labels};
 use serde_json::json;
@@ -233,9 +233,5 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
 
 #[tokio::test]
 async fn offloading_lifecycle_on_the_full_chain() -> Result<()> {
-    let ground = Ground::shared();
-    for cli in Cli::all() {
-        lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
-    }
-    Ok(())
+    tf::each_client_on_own_ground(Cli::all(), |ground, cli| Box::pin(lifecycle(ground, cli))).await
 }

@@ -14,7 +14,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, Client};
 use liqo_acceptance::chain::{PEER, full_chain};
 use liqo_acceptance::observe::{attributes, eventually, flat, instance, plan_text, planned_change, summary};
-use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::{GatewayClient, GatewayServer, ResourceSlice, Tenant, VirtualNode, labels};
 use serde_json::{Value, json};
@@ -386,9 +386,5 @@ async fn brought_kubeconfig(work: &Workdir, secrets: &Api<Secret>, cli: Cli) -> 
 
 #[tokio::test]
 async fn peering_lifecycle_on_the_full_chain() -> Result<()> {
-    let ground = Ground::shared();
-    for cli in Cli::available() {
-        lifecycle(ground, cli).await.with_context(|| format!("with {cli}"))?;
-    }
-    Ok(())
+    tf::each_client_on_own_ground(Cli::available(), |ground, cli| Box::pin(lifecycle(ground, cli))).await
 }

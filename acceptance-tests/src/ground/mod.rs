@@ -202,7 +202,10 @@ impl Ground {
                 running.version
             ),
             (LiqoMode::Real { .. }, None) => {
-                bail!("the ground in {} runs no real Liqo (started with --simulated); the test needs real Liqo", dir.display())
+                bail!(
+                    "the ground in {} runs no real Liqo (started with --simulated); the test needs real Liqo",
+                    dir.display()
+                )
             }
             (LiqoMode::Simulated | LiqoMode::ObjectsOnly, Some(_)) => {
                 bail!("the ground in {} runs real Liqo; the test needs `ground up --simulated`", dir.display())
@@ -214,7 +217,8 @@ impl Ground {
             .iter()
             .map(|cluster| {
                 let port = cluster.api_server.rsplit(':').next().and_then(|p| p.parse().ok());
-                let port = port.with_context(|| format!("{}: no port in API server {}", dir.display(), cluster.api_server))?;
+                let port =
+                    port.with_context(|| format!("{}: no port in API server {}", dir.display(), cluster.api_server))?;
                 Ok(Layout::new(dir, &cluster.name, control_plane::Ports { apiserver: port }))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -264,7 +268,8 @@ impl Ground {
         std::fs::create_dir_all(&logs).with_context(|| format!("creating {}", logs.display()))?;
 
         let ports = control_plane::allocate_ports(names.len())?;
-        let layouts: Vec<Layout> = names.iter().zip(ports).map(|(name, ports)| Layout::new(&dir, name, ports)).collect();
+        let layouts: Vec<Layout> =
+            names.iter().zip(ports).map(|(name, ports)| Layout::new(&dir, name, ports)).collect();
         let clusters: Vec<Cluster> = layouts
             .iter()
             .enumerate()

@@ -135,6 +135,30 @@ fn record_use(cli: Cli) {
     crate::session::append_to_ledger("LIQO_CLIENT_LEDGER", &format!("{}\t{test}\n", cli.name()), "the client");
 }
 
+/// Runs `run` once per client, all at once, each on a milan + rome ground of its own: the first client on
+/// [`Ground::shared`] (so `LIQO_TEST_GROUND` reaches it), every other on a real-Liqo ground started for it (about
+/// 12 s) and stopped after. A test that builds the peering between milan and rome cannot run two clients on one
+/// ground at the same time, and one after the other they were most of the test command's time. Fails with every
+/// client's error, each named by its client.
+pub async fn each_client_on_own_ground<F>(clients: Vec<Cli>, run: F) -> Result<()>
+where
+    F: for<'g> Fn(&'g Ground, Cli) -> futures::future::BoxFuture<'g, Result<()>>,
+{
+    let Some((&first, others)) = clients.split_first() else { return Ok(()) };
+    let started = futures::future::join_all(others.iter().map(|_| Ground::start(&[crate::MILAN, crate::ROME]))).await;
+    let owned = started.into_iter().collect::<Result<Vec<Ground>>>()?;
+    let grounds = std::iter::once(Ground::shared()).chain(owned.iter());
+    let clients = std::iter::once(first).chain(others.iter().copied());
+    let runs = clients.zip(grounds).map(|(cli, ground)| {
+        let run = &run;
+        async move { run(ground, cli).await.with_context(|| format!("with {cli}")) }
+    });
+    let errors: Vec<String> =
+        futures::future::join_all(runs).await.into_iter().filter_map(|r| r.err()).map(|e| format!("{e:#}")).collect();
+    anyhow::ensure!(errors.is_empty(), "{}", errors.join("\n\n"));
+    Ok(())
+}
+
 /// `terraform { required_providers { liqo = { source = "liqotech/liqo", version = <this version> } } }`.
 pub fn required_providers() -> String {
     format!(
