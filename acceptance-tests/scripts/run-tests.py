@@ -12,18 +12,23 @@ Each SPLIT names a test file (e.g. real_fabric for tests/real_fabric.rs) whose t
 ground: for files whose tests cannot share one ground at the same time (they build the same peering).
 
 Why at once: a real-Liqo test binary spends most of its time waiting on Liqo's controllers, kwok's heartbeats and
-Terraform's own start-up; its ground uses little CPU then. Each real binary starts its own ground (Ground::shared
-is per process), so binaries cannot see each other's objects. Limits, both from the environment:
-  LIQO_TEST_REAL_JOBS  real-Liqo binaries at once (default: one per 3 GiB of available memory, at most 2 per
-                       core, at least 1)
-  LIQO_TEST_JOBS       binaries at once in all (default: real jobs + 1)
+Terraform's own start-up, and each starts grounds of its own (Ground::shared is per process), so binaries cannot
+see each other's objects. But a ground is not free: each control plane keeps about 5% of a core busy while idle,
+and a binary may start several (one per client, the hub's four clusters). So the next binary starts only while the
+machine has room, measured rather than guessed: at least MIN_IDLE of the CPU idle over the last seconds, at least
+4 GiB of memory available, and some seconds after the previous start (a ground's start-up load shows only then).
+Limits, from the environment:
+  LIQO_TEST_JOBS      binaries at once at most (default 8)
+  LIQO_TEST_MIN_IDLE  idle CPU share needed to start one more (default 0.35)
 The longest binaries start first: TIMES (a file in the test cache) keeps each binary's last duration; binaries
 never timed start before the timed ones, real-Liqo binaries first.
 
 Writes lane logs OUT_DIR/light.log and OUT_DIR/real.log, updates TIMES, prints the ten slowest binaries (also kept
 in OUT_DIR/slowest.txt for the test command's summary), and exits non-zero if any binary failed.
 """
+import collections
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -40,18 +45,34 @@ def available_gib():
     return 4.0
 
 
-def env_int(name, default):
+def cpu_times():
+    """(idle, total) jiffies of all CPUs since boot."""
+    with open("/proc/stat") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:]]
+    return fields[3] + fields[4], sum(fields)
+
+
+def env_number(name, default, kind):
     value = os.environ.get(name, "").strip()
     if not value:
         return default
-    if not value.isdigit() or int(value) < 1:
-        sys.exit(f"{name}={value!r}: expected a whole number of at least 1")
-    return int(value)
+    try:
+        number = kind(value)
+    except ValueError:
+        number = 0
+    if number <= 0:
+        sys.exit(f"{name}={value!r}: expected a positive number")
+    return number
 
 
 cores = os.cpu_count() or 1
-real_jobs = env_int("LIQO_TEST_REAL_JOBS", max(1, min(2 * cores, int(available_gib() // 3))))
-all_jobs = env_int("LIQO_TEST_JOBS", real_jobs + 1)
+max_jobs = env_number("LIQO_TEST_JOBS", 8, int)
+min_idle = env_number("LIQO_TEST_MIN_IDLE", 0.35, float)
+# A real-Liqo ground's start-up takes several seconds of CPU: the next start waits for it to show in the idle
+# share, measured over the last IDLE_WINDOW seconds.
+SPACING = {"real": 8.0, "light": 1.0}
+IDLE_WINDOW = 5
+MIN_GIB = 4.0
 
 previous = {}
 try:
@@ -90,8 +111,8 @@ jobs.append({
 # Longest first; never timed first of all (a new binary may be long), real before light among equals.
 jobs.sort(key=lambda j: (j["key"] in previous, -previous.get(j["key"], 0.0), j["lane"] != "real", j["n"]))
 
-print(f"[tests] {len(jobs)} test binaries, up to {all_jobs} at once ({real_jobs} with a real-Liqo ground); "
-      f"{cores} cores, {available_gib():.0f} GiB available", flush=True)
+print(f"[tests] {len(jobs)} test binaries, up to {max_jobs} at once while at least {min_idle:.0%} of the CPU is idle "
+      f"and {MIN_GIB:.0f} GiB available; {cores} cores, {available_gib():.0f} GiB available now", flush=True)
 
 lane_logs = {lane: open(os.path.join(out_dir, f"{lane}.log"), "w") for lane in ("light", "real")}
 pending = list(jobs)
@@ -131,18 +152,48 @@ def finish(job, status):
     print(f"[tests] {time.monotonic() - began:5.0f}s  {verdict}: {job['key']} in {seconds:.0f}s", flush=True)
 
 
+
+def stop_all(signum, _frame):
+    """A stopped run stops its test processes (their grounds die with them)."""
+    for job in running.values():
+        job["process"].kill()
+    sys.exit(128 + signum)
+
+
+signal.signal(signal.SIGTERM, stop_all)
+signal.signal(signal.SIGINT, stop_all)
+signal.signal(signal.SIGHUP, stop_all)
+
+
+def has_room(idle_share):
+    if not running:
+        return True
+    return len(running) < max_jobs and idle_share >= min_idle and available_gib() >= MIN_GIB
+
+
+next_start = 0.0
+samples = collections.deque([cpu_times()], maxlen=IDLE_WINDOW + 1)
+idle_share = 1.0
 while pending or running:
-    real_running = sum(1 for j in running.values() if j["lane"] == "real")
-    startable = [j for j in pending if j["lane"] != "real" or real_running < real_jobs]
-    if startable and len(running) < all_jobs:
-        job = startable[0]
-        pending.remove(job)
+    now = time.monotonic()
+    if pending and now >= next_start and has_room(idle_share):
+        job = pending.pop(0)
         start(job)
+        next_start = now + SPACING[job["lane"]]
         continue
-    pid, wait_status = os.wait()
-    job = running.pop(pid, None)
-    if job is not None:
-        finish(job, os.waitstatus_to_exitcode(wait_status))
+    # Reap whatever ended, then measure the idle share over the last second.
+    time.sleep(1.0)
+    while running:
+        pid, wait_status = os.waitpid(-1, os.WNOHANG)
+        if pid == 0:
+            break
+        job = running.pop(pid, None)
+        if job is not None:
+            finish(job, os.waitstatus_to_exitcode(wait_status))
+    samples.append(cpu_times())
+    (idle_then, total_then), (idle_now, total_now) = samples[0], samples[-1]
+    if total_now > total_then:
+        idle_share = (idle_now - idle_then) / (total_now - total_then)
 
 for log in lane_logs.values():
     log.close()
