@@ -21,19 +21,28 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
+use futures::StreamExt;
 use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, Service, ServiceAccount};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::config::Kubeconfig;
+use kube::runtime::watcher;
 use kube::{Api, Client};
+use tokio::sync::Notify;
 
 use super::adapt::{self, FixedPorts};
 use super::wire::{self, Gateways, Netns, Task, Wire};
 use crate::ground::kubeconfig;
 use crate::ground::process::{self, Lifetime, Spec, Supervised};
 
+/// How soon a step that could not be done yet (a process to restart, a namespace not made) is tried again.
 const POLL: Duration = Duration::from_millis(500);
+/// With nothing to retry, the kubelet lists pods and Services again when a watch reports a change, a process it
+/// runs exits, or this long has passed. Listing every POLL instead kept each API server of a ground busier than
+/// anything else on it (a list of pods and one of Services twice a second, each written to the audit log), and a
+/// test binary runs several grounds at once.
+const RESYNC: Duration = Duration::from_secs(10);
 const STOP_GRACE: Duration = Duration::from_secs(5);
 /// A kubelet refreshes projected tokens; this one does not, so a ground kept up (`ground up`) for longer than this
 /// needs a restart.
@@ -113,7 +122,18 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
     // Gateway pods whose Connection the kubelet reported (simulated gateways), by UID.
     let mut played: HashSet<String> = HashSet::new();
     say(&cluster.name, &format!("serving Liqo's pods on node {}", cluster.node));
+    let changed = Arc::new(Notify::new());
+    let _watches = (
+        notify_on_change(
+            pods.clone(),
+            watcher::Config::default().fields(&format!("spec.nodeName={}", cluster.node)),
+            &changed,
+        ),
+        notify_on_change(Api::<Service>::all(client.clone()), watcher::Config::default(), &changed),
+    );
     loop {
+        // Set by every step that could not be done yet: the next pass comes after POLL, not at the next change.
+        let mut retry_soon = false;
         let listed = match pods.list(&on_node).await {
             Ok(list) => list.items,
             Err(err) => {
@@ -134,7 +154,10 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
                     if binary == "wireguard" && !played.contains(uid) {
                         match simulate_gateway(&client, container).await {
                             Ok(()) => _ = played.insert(uid.clone()),
-                            Err(err) => say(&cluster.name, &format!("cannot play {} yet: {err:#}", pod_name(pod))),
+                            Err(err) => {
+                                retry_soon = true;
+                                say(&cluster.name, &format!("cannot play {} yet: {err:#}", pod_name(pod)));
+                            }
                         }
                     }
                     continue;
@@ -191,6 +214,7 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
                             now + entry.backoff
                         });
                         if now < restart_at {
+                            retry_soon = true;
                             continue;
                         }
                         Some((entry.backoff * 2).min(MAX_BACKOFF))
@@ -208,6 +232,7 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
                 let Some(address) = (1..=254).map(|n| wire::pod_ip(cluster.index, n)).find(|a| !taken.contains(a))
                 else {
                     say(&cluster.name, &format!("no address left on the wire for {}", pod_name(pod)));
+                    retry_soon = true;
                     continue;
                 };
                 match make_sandbox(wire, pod, address, api_port, dir).await {
@@ -217,6 +242,7 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
                     }
                     Err(err) => {
                         say(&cluster.name, &format!("cannot make the network of {} yet: {err:#}", pod_name(pod)));
+                        retry_soon = true;
                         continue;
                     }
                 }
@@ -240,16 +266,52 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
                         Running { process, sandboxed, started: Instant::now(), backoff, restart_at: None },
                     );
                 }
-                Err(err) => say(&cluster.name, &format!("cannot start {binary} yet (retrying): {err:#}")),
+                Err(err) => {
+                    retry_soon = true;
+                    say(&cluster.name, &format!("cannot start {binary} yet (retrying): {err:#}"));
+                }
             }
         }
         if let Some(wire) = &wire
             && let Err(err) = serve_node_ports(&client, wire, cluster.node_ip, &sandboxes, &mut node_ports).await
         {
+            retry_soon = true;
             say(&cluster.name, &format!("serving node ports failed (retrying): {err:#}"));
         }
-        tokio::time::sleep(POLL).await;
+        if retry_soon {
+            tokio::time::sleep(POLL).await;
+        } else {
+            until_change(&changed, &mut running).await;
+        }
     }
+}
+
+/// Returns when `changed` is notified, a process in `running` has exited, or [`RESYNC`] has passed.
+async fn until_change(changed: &Notify, running: &mut HashMap<String, Running>) {
+    let resync = Instant::now() + RESYNC;
+    while Instant::now() < resync {
+        if tokio::time::timeout(POLL, changed.notified()).await.is_ok() {
+            return;
+        }
+        if running.values_mut().any(|r| r.process.exited().is_some()) {
+            return;
+        }
+    }
+}
+
+/// Watches `api` and notifies `changed` on every event (an error too: the next list says what is wrong). The
+/// watch stops when the returned task is dropped.
+fn notify_on_change<K>(api: Api<K>, config: watcher::Config, changed: &Arc<Notify>) -> Task
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    let changed = changed.clone();
+    Task(tokio::spawn(async move {
+        let mut events = std::pin::pin!(watcher(api, config));
+        while events.next().await.is_some() {
+            changed.notify_one();
+        }
+    }))
 }
 
 fn pod_name(pod: &Pod) -> String {

@@ -247,7 +247,7 @@ impl Wire {
 }
 
 /// Stops a task when dropped.
-pub struct Task(JoinHandle<()>);
+pub struct Task(pub JoinHandle<()>);
 
 impl Drop for Task {
     fn drop(&mut self) {
