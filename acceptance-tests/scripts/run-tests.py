@@ -16,7 +16,8 @@ Terraform's own start-up, and each starts grounds of its own (Ground::shared is 
 see each other's objects. But a ground is not free: each control plane keeps about 5% of a core busy while idle,
 and a binary may start several (one per client, the hub's four clusters). So the next binary starts only while the
 machine has room, measured rather than guessed: at least MIN_IDLE of the CPU idle over the last seconds, at least
-4 GiB of memory available, and some seconds after the previous start (a ground's start-up load shows only then).
+4 GiB of memory available, for a real-Liqo binary MIN_INOTIFY free inotify instances, and some seconds after the
+previous start (a ground's start-up load shows only then).
 Limits, from the environment:
   LIQO_TEST_JOBS      binaries at once at most (default 8)
   LIQO_TEST_MIN_IDLE  idle CPU share needed to start one more (default 0.35)
@@ -73,6 +74,10 @@ min_idle = env_number("LIQO_TEST_MIN_IDLE", 0.35, float)
 SPACING = {"real": 8.0, "light": 1.0}
 IDLE_WINDOW = 5
 MIN_GIB = 4.0
+# Every control plane process and gateway holds an inotify instance (fs.inotify.max_user_instances, often 128); a
+# wireguard-go that gets none exits and its tunnel never carries traffic. A real-Liqo binary may start five
+# two-cluster grounds (one per client) or a hub of four clusters: about six instances a cluster.
+MIN_INOTIFY = 60
 
 previous = {}
 try:
@@ -165,10 +170,29 @@ signal.signal(signal.SIGINT, stop_all)
 signal.signal(signal.SIGHUP, stop_all)
 
 
-def has_room(idle_share):
+def free_inotify():
+    with open("/proc/sys/fs/inotify/max_user_instances") as f:
+        limit = int(f.read())
+    used = 0
+    for pid in os.listdir("/proc"):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                used += os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:inotify"
+            except OSError:
+                pass
+    return limit - used
+
+
+def has_room(idle_share, lane):
     if not running:
         return True
-    return len(running) < max_jobs and idle_share >= min_idle and available_gib() >= MIN_GIB
+    if len(running) >= max_jobs or idle_share < min_idle or available_gib() < MIN_GIB:
+        return False
+    return lane != "real" or free_inotify() >= MIN_INOTIFY
 
 
 next_start = 0.0
@@ -176,7 +200,7 @@ samples = collections.deque([cpu_times()], maxlen=IDLE_WINDOW + 1)
 idle_share = 1.0
 while pending or running:
     now = time.monotonic()
-    if pending and now >= next_start and has_room(idle_share):
+    if pending and now >= next_start and has_room(idle_share, pending[0]["lane"]):
         job = pending.pop(0)
         start(job)
         next_start = now + SPACING[job["lane"]]
