@@ -40,9 +40,8 @@ const UP: &str = "virtual node Ready=True, Connection Connected";
 
 /// One consumer's side of its peering with milan: its virtual node's Ready condition and its gateway's
 /// Connection status, as strings (a read error is a state too).
-async fn peering_state(ground: &Ground, consumer: &str) -> String {
+async fn peering_state(client: &kube::Client) -> String {
     let read = async {
-        let client = ground.client(consumer).await?;
         let node = match Api::<Node>::all(client.clone()).get_opt(MILAN).await? {
             None => "absent".to_owned(),
             Some(node) => node
@@ -53,7 +52,7 @@ async fn peering_state(ground: &Ground, consumer: &str) -> String {
                 .find(|c| c.type_ == "Ready")
                 .map_or("no Ready condition".to_owned(), |c| format!("Ready={}", c.status)),
         };
-        let connections: Api<Connection> = Api::namespaced(client, &format!("liqo-tenant-{MILAN}"));
+        let connections: Api<Connection> = Api::namespaced(client.clone(), &format!("liqo-tenant-{MILAN}"));
         let connection = connections.list(&ListParams::default()).await?.items.into_iter().next();
         let connection = connection
             .and_then(|c| c.status)
@@ -70,6 +69,14 @@ async fn watch_peerings<T>(
     consumers: &[&str],
     during: impl std::future::Future<Output = Result<T>>,
 ) -> (Result<T>, Vec<String>) {
+    // One client per consumer for the whole watch: a new one per poll is a new TLS handshake on its API server.
+    let mut clients = Vec::new();
+    for consumer in consumers {
+        match ground.client(consumer).await {
+            Ok(client) => clients.push((consumer, client)),
+            Err(err) => return (Err(err.context(format!("a client of {consumer} to watch its peering"))), Vec::new()),
+        }
+    }
     let done = AtomicBool::new(false);
     let began = Instant::now();
     let run = async {
@@ -80,8 +87,8 @@ async fn watch_peerings<T>(
     let watch = async {
         let mut not_up = Vec::new();
         while !done.load(Ordering::SeqCst) {
-            for consumer in consumers {
-                let state = peering_state(ground, consumer).await;
+            for (consumer, client) in &clients {
+                let state = peering_state(client).await;
                 if state != UP {
                     not_up.push(format!("{:6.1}s {consumer}: {state}", began.elapsed().as_secs_f64()));
                 }
@@ -157,7 +164,7 @@ async fn hub_example_serves_three_consumers_and_targets_one() -> Result<()> {
             not_up.join("\n")
         );
         for c in others {
-            let state = peering_state(&ground, c).await;
+            let state = peering_state(&ground.client(c).await?).await;
             ensure!(state == UP, "{what}: {c}'s peering after targeting rome: {state}");
         }
 
