@@ -4,9 +4,26 @@
 use crate::cluster_facts::ClusterFacts;
 use liqo_schema::liqo::labels::DEFAULT_LIQO_NAMESPACE;
 use liqo_schema::tf::{Diagnostic, Diagnostics};
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
+
+/// How long the first request of a provider process may take to reach the API server, retries included. Long
+/// enough for an API server restart (the tests restart one for 5 s), short enough that a cluster that is gone
+/// (connections refused, or a frozen server whose connections hang) fails a command in well under a minute.
+const REACH_BUDGET: Duration = Duration::from_secs(30);
+/// One attempt of that first request: a frozen API server accepts the TCP connection and never answers.
+const REACH_ATTEMPT: Duration = Duration::from_secs(10);
+
+/// What a provider block says about clusters that are gone for good: its own (`permanently_unreachable`) and its
+/// peers' (`permanently_unreachable_peers`, cluster IDs). The opt-in of a destroy without them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Gone {
+    pub this_cluster: bool,
+    pub peers: BTreeSet<String>,
+}
 
 /// What ConfigureProvider left for the resources.
 // Built once per ConfigureProvider and only ever held in an `Arc`: the variants' sizes do not matter.
@@ -18,7 +35,9 @@ pub(crate) enum Access {
     Unknown(Vec<String>),
     /// A checked client configuration; the client is built from it on first use, and the cluster's facts are
     /// kept once read (see [`ClusterApi::facts`]).
-    Ready { config: Box<kube::Config>, client: OnceCell<kube::Client>, facts: OnceCell<ClusterFacts> },
+    /// The outcome of the first contact is kept (a failure too): every resource of a cluster that is gone would
+    /// otherwise spend the whole reach budget again, one after the other.
+    Ready { config: Box<kube::Config>, client: OnceCell<Result<kube::Client, Diagnostic>>, facts: OnceCell<ClusterFacts> },
 }
 
 /// The cluster one provider block points at. Resources hold an `Arc<ClusterApi>`; nothing connects until a
@@ -26,6 +45,12 @@ pub(crate) enum Access {
 pub struct ClusterApi {
     access: RwLock<Arc<Access>>,
     liqo_namespace: RwLock<String>,
+    gone: RwLock<Gone>,
+    /// Where the block's connection comes from (kubeconfig, context, host), for the error of an unreachable cluster.
+    source: RwLock<String>,
+    /// Peers this process has already force-unpeered from (`crate::gone::force_unpeer`); the lock also makes the
+    /// resources of one peering that Terraform destroys at once wait for the first one's unpeering.
+    forced: tokio::sync::Mutex<BTreeSet<String>>,
 }
 
 impl Default for ClusterApi {
@@ -33,6 +58,9 @@ impl Default for ClusterApi {
         ClusterApi {
             access: RwLock::new(Arc::new(Access::NotConfigured)),
             liqo_namespace: RwLock::new(DEFAULT_LIQO_NAMESPACE.to_string()),
+            gone: RwLock::new(Gone::default()),
+            source: RwLock::new(String::new()),
+            forced: tokio::sync::Mutex::new(BTreeSet::new()),
         }
     }
 }
@@ -42,22 +70,68 @@ impl ClusterApi {
         self.access.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The Kubernetes client, built on first use from the provider block.
+    /// The Kubernetes client, built on first use from the provider block, once the API server has answered. A
+    /// cluster marked `permanently_unreachable` is never contacted.
     pub async fn client(&self) -> Result<kube::Client, Diagnostic> {
+        if self.gone().this_cluster {
+            return Err(Diagnostic::error(
+                "This cluster is marked permanently unreachable",
+                format!(
+                    "The provider block sets `permanently_unreachable = true`, so the provider does not contact {}: \
+                     resources of this block only keep their state and leave it on destroy. Remove the setting once \
+                     the cluster answers again.",
+                    self.source()
+                ),
+            ));
+        }
         match &*self.access() {
-            Access::Ready { config, client, .. } => client
-                .get_or_try_init(|| async {
-                    crate::kube::client::build(kube::Config::clone(config)).map_err(|e| {
-                        Diagnostic::error(
-                            "Cannot build the Kubernetes client",
-                            format!("{e}. Check the credentials in this provider block's `kubernetes` settings (or in the kubeconfig they point at)."),
-                        )
-                    })
-                })
-                .await
-                .cloned(),
+            Access::Ready { config, client, .. } => {
+                client.get_or_init(|| self.first_contact(config)).await.clone()
+            }
             other => Err(unavailable(other)),
         }
+    }
+
+    /// Builds the client and asks the API server for its version, retrying refused connections and attempts that
+    /// get no answer within [`REACH_ATTEMPT`] until [`REACH_BUDGET`] is spent.
+    async fn first_contact(&self, config: &kube::Config) -> Result<kube::Client, Diagnostic> {
+        let client = crate::kube::client::build(kube::Config::clone(config)).map_err(|e| {
+            Diagnostic::error(
+                "Cannot build the Kubernetes client",
+                format!("{e}. Check the credentials in this provider block's `kubernetes` settings (or in the kubeconfig they point at)."),
+            )
+        })?;
+        let start = Instant::now();
+        let mut delay = Duration::from_millis(200);
+        loop {
+            let last = match tokio::time::timeout(REACH_ATTEMPT, client.apiserver_version()).await {
+                Ok(Ok(_)) => return Ok(client),
+                // The server answered: reachable. Whatever it refused is for the operation itself to report.
+                Ok(Err(kube::Error::Api(_))) => return Ok(client),
+                Ok(Err(e)) if !crate::kube::is_unreachable(&e) => return Ok(client),
+                Ok(Err(e)) => e.to_string(),
+                Err(_) => format!("no answer within {}", crate::errors::human(REACH_ATTEMPT)),
+            };
+            if start.elapsed() + delay >= REACH_BUDGET {
+                return Err(crate::errors::unreachable_cluster(&self.source(), &last, start.elapsed()));
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(2));
+        }
+    }
+
+    /// What the provider block says about clusters gone for good.
+    pub fn gone(&self) -> Gone {
+        self.gone.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn forced_peers(&self) -> &tokio::sync::Mutex<BTreeSet<String>> {
+        &self.forced
+    }
+
+    /// The API server and the settings it comes from, e.g. `https://10.0.0.1:6443 (kubeconfig milan.kubeconfig)`.
+    pub fn source(&self) -> String {
+        self.source.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// This cluster's facts, read by `read` the first time and kept for the life of this provider process.
@@ -89,6 +163,11 @@ impl ClusterApi {
             Access::Ready { config, .. } => Ok(server_url(config)),
             other => Err(unavailable(other)),
         }
+    }
+
+    pub(crate) fn set_gone(&self, gone: Gone, source: String) {
+        *self.gone.write().unwrap_or_else(|e| e.into_inner()) = gone;
+        *self.source.write().unwrap_or_else(|e| e.into_inner()) = source;
     }
 
     pub(crate) fn set(&self, access: Access, liqo_namespace: Option<String>) {

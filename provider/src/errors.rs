@@ -28,6 +28,9 @@ pub fn op_error(e: &OpError) -> Diagnostic {
             ),
         ),
         OpError::StuckDelete { object, holds, after } => stuck_delete(object, holds, *after),
+        OpError::WaitsForGonePeer { object, holds, peer, peer_seen } => {
+            waits_for_gone_peer(object, holds, peer, peer_seen)
+        }
     }
 }
 
@@ -152,15 +155,46 @@ fn api_error(action: &str, object: &str, source: &kube::Error) -> Diagnostic {
             format!("Failed to {action} {object}"),
             format!("{} ({}, HTTP {})", s.message, s.reason, s.code),
         ),
-        kube::Error::HyperError(_) | kube::Error::Service(_) => Diagnostic::error(
+        e if crate::kube::is_unreachable(e) => Diagnostic::error(
             format!("Cannot reach the Kubernetes API server to {action} {object}"),
             format!(
                 "{source}\nCheck the `kubernetes` settings of this provider block (host, config_path, config_context) \
-                 and that the cluster is up."
+                 and that the cluster is up.\n{IF_GONE}"
             ),
         ),
         other => Diagnostic::error(format!("Failed to {action} {object}"), other.to_string()),
     }
+}
+
+/// The way out when a cluster is gone for good, shared by every error about an unreachable cluster or peer.
+const IF_GONE: &str = "If the cluster is gone for good (deleted, or cut off for ever), its peerings cannot be undone \
+     on it and its peers' Liqo keeps waiting for it: set `permanently_unreachable = true` in the provider block of \
+     that cluster and add its cluster ID to `permanently_unreachable_peers` in the provider blocks of its peers, then \
+     run the destroy again. The peers are then unpeered as `liqoctl force unpeer` does, and the resources of the gone \
+     cluster leave the state with the list of what stays on it (docs/guides/day-2.md).";
+
+/// The first request of a provider process got no answer from its API server within the reach budget.
+pub fn unreachable_cluster(source: &str, last: &str, after: std::time::Duration) -> Diagnostic {
+    Diagnostic::error(
+        format!("Cluster unreachable: {source}"),
+        format!(
+            "The API server gave no answer for {} (last attempt: {last}).\nIf the cluster is only down for now, \
+             bring it back (or fix this provider block's `kubernetes` settings) and run the command again.\n{IF_GONE}",
+            human(after)
+        ),
+    )
+}
+
+/// A delete on this cluster that waits for a peer whose API server Liqo reports unreachable.
+fn waits_for_gone_peer(object: &str, holds: &Holds, peer: &str, peer_seen: &str) -> Diagnostic {
+    Diagnostic::error(
+        format!("{object} cannot be deleted while peer cluster {peer} is unreachable"),
+        format!(
+            "It is held by {}, which Liqo releases only once it has cleaned up on {peer}, and Liqo reports: \
+             {peer_seen}.\nIf {peer} is only down for now, bring it back and run the command again.\n{IF_GONE}",
+            holds.summary()
+        ),
+    )
 }
 
 /// `90s` → "1m30s": durations the way Terraform users write them.

@@ -15,6 +15,7 @@ pub mod cluster_facts;
 pub mod crypto;
 pub mod data_sources;
 pub mod errors;
+pub(crate) mod gone;
 pub mod kube;
 pub mod list;
 pub mod protocol;

@@ -8,7 +8,7 @@
 //! the API fails, saying which attribute was unknown and how to apply in two steps.
 mod connection;
 
-use crate::cluster_api::{Access, ClusterApi};
+use crate::cluster_api::{Access, ClusterApi, Gone};
 use crate::protocol::{DataSource, ListResource, Provider, Resource};
 use async_trait::async_trait;
 use liqo_schema::tf::{Attribute, Block, Diagnostics, Nesting, Schema, Type, Value};
@@ -38,6 +38,7 @@ impl Provider for LiqoProvider {
     fn validate_config(&self, config: &Value) -> Diagnostics {
         let mut diags = connection::validate_block(config);
         diags.extend(validate_liqo_namespace(config));
+        diags.extend(validate_gone(config));
         diags
     }
     async fn configure(&self, config: Value, _terraform_version: &str) -> Diagnostics {
@@ -53,15 +54,49 @@ async fn configure(cluster: &ClusterApi, config: &Value, env: connection::Env<'_
         return Diagnostics::new();
     }
     let mut diags = validate_liqo_namespace(config);
-    match connection::build(config, env).await {
+    diags.extend(validate_gone(config));
+    let gone = Gone {
+        this_cluster: config.get(PERMANENTLY_UNREACHABLE).as_bool() == Some(true),
+        peers: config.get(PERMANENTLY_UNREACHABLE_PEERS).string_elements().unwrap_or_default().into_iter().collect(),
+    };
+    let built = connection::build(config, env).await;
+    let server = built.as_ref().ok().map(crate::cluster_api::server_url);
+    cluster.set_gone(gone.clone(), connection::describe_source(config, server.as_deref()));
+    match built {
         Ok(cfg) if !diags.has_errors() => cluster.set(
             Access::Ready { config: Box::new(cfg), client: OnceCell::new(), facts: OnceCell::new() },
             config.get("liqo_namespace").as_str().map(str::to_string),
         ),
         Ok(_) => {}
+        // A cluster that is gone may have taken its kubeconfig with it (a `kind_cluster` destroyed first): it is
+        // never contacted, so its connection settings need not be usable.
+        Err(_) if gone.this_cluster => {}
         Err(d) => diags.extend(d),
     }
     diags
+}
+
+/// The opt-in of a destroy without a cluster that is gone for good (docs/guides/day-2.md).
+const PERMANENTLY_UNREACHABLE: &str = "permanently_unreachable";
+const PERMANENTLY_UNREACHABLE_PEERS: &str = "permanently_unreachable_peers";
+
+fn validate_gone(config: &Value) -> Diagnostics {
+    let mut check = crate::validate::Validator::new(config);
+    for (i, id) in config.get(PERMANENTLY_UNREACHABLE_PEERS).elements().iter().enumerate() {
+        if let Some(id) = id.as_str()
+            && let Err(why) = crate::validate::check_dns_label(id)
+        {
+            check.error(
+                liqo_schema::tf::AttributePath::root(PERMANENTLY_UNREACHABLE_PEERS).index(i as i64),
+                "Invalid cluster ID in `permanently_unreachable_peers`",
+                format!(
+                    "{id:?} is not a Liqo cluster ID: {why}. List the IDs of the peers that are gone for good, as \
+                     their `liqo_cluster` data source or the `remote_cluster_id` of this cluster's resources give them."
+                ),
+            );
+        }
+    }
+    check.finish()
 }
 
 fn validate_liqo_namespace(config: &Value) -> Diagnostics {
@@ -116,9 +151,24 @@ fn provider_block() -> Block {
     );
     let liqo_namespace = Attribute::optional("liqo_namespace", Type::String)
         .describe("Namespace where Liqo is installed on this cluster (default `liqo`).");
+    let permanently_unreachable = Attribute::optional(PERMANENTLY_UNREACHABLE, Type::Bool).describe(
+        "Set to `true` only when this cluster is gone for good (deleted, or cut off for ever) and its peerings are \
+         to be destroyed without it. The provider then never contacts it: the block's resources keep their prior \
+         state at refresh and leave the state on destroy, each with a warning that lists the objects left on the \
+         cluster; its data sources return no facts. Pair it with `permanently_unreachable_peers` in the blocks of \
+         its peers. Day-2 guide: `docs/guides/day-2.md`.",
+    );
+    let permanently_unreachable_peers = Attribute::optional(PERMANENTLY_UNREACHABLE_PEERS, Type::set(Type::String))
+        .describe(
+            "Cluster IDs of peers of this cluster that are gone for good. Destroying a resource of this block that \
+             belongs to a peering with one of them first unpeers this cluster the way `liqoctl force unpeer` does \
+             (on Liqo 1.1 and later: the ForeignCluster marked `liqo.io/foreign-cluster-permanently-unreachable`, \
+             the tenant namespace of that peer deleted, then the ForeignCluster), instead of waiting for Liqo's \
+             finalizers, which wait for the peer.",
+        );
     Block::new(
         "Manages Liqo 1.x declarative peering on one Kubernetes cluster; use one provider alias per cluster.",
-        vec![kubernetes, liqo_namespace],
+        vec![kubernetes, liqo_namespace, permanently_unreachable, permanently_unreachable_peers],
     )
 }
 

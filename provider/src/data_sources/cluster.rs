@@ -12,7 +12,7 @@ use crate::protocol::{Ctx, DataSource};
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::Api;
-use liqo_schema::tf::{Attribute, Block, Diagnostics, Schema, Type, Value};
+use liqo_schema::tf::{Attribute, Block, Diagnostic, Diagnostics, Schema, Type, Value};
 use std::sync::Arc;
 
 const TYPE_NAME: &str = "liqo_cluster";
@@ -85,6 +85,21 @@ impl DataSource for ClusterDataSource {
     }
 
     async fn read(&self, ctx: &Ctx, _config: Value) -> (Value, Diagnostics) {
+        if self.cluster.gone().this_cluster {
+            // Nothing to read, and a data source has no prior value to keep: null facts, so that a destroy (whose
+            // first step reads every data source) goes on; resources that use them plan a replacement, which the
+            // warning explains.
+            let nulls = ["id", "cluster_id", "pod_cidrs", "external_cidr", "api_server_url", "liqo_version"];
+            let warning = Diagnostic::warning(
+                "liqo_cluster has no facts: the cluster is marked permanently unreachable",
+                format!(
+                    "The provider block sets `permanently_unreachable = true`, so {} is not read and every attribute \
+                     is null. Use this only to destroy the peerings of a cluster that is gone for good.",
+                    self.cluster.source()
+                ),
+            );
+            return (Value::object(nulls.map(|n| (n, Value::Null))), warning.into());
+        }
         let facts = match ClusterFacts::read(ctx, &self.cluster).await {
             Ok(f) => f,
             Err(d) => return (Value::Null, d),

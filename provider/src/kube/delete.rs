@@ -165,14 +165,36 @@ where
     };
     let start = Instant::now();
     let verdict = gone(uid.as_deref());
-    match wait_for(ctx, api, name, "deletion to finish", timeout, &verdict).await {
-        Err(OpError::Timeout { .. }) => match get_opt(ctx, api, name).await? {
-            Some(o) if !matches!(verdict(Some(&o)), Verdict::Ready(())) => {
-                Err(OpError::StuckDelete { object, holds: Holds::of(&o), after: start.elapsed() })
-            }
-            // Gone between the timeout and the last look.
-            _ => Ok(()),
-        },
-        other => other,
+    // The wait is cut in slices: between two, a deletion still held is checked for a peer that Liqo reports
+    // unreachable, whose finalizers would hold it until the whole timeout is spent.
+    let mut slice = PEER_CHECK_AFTER;
+    loop {
+        let left = timeout.saturating_sub(start.elapsed());
+        let last = left <= slice;
+        match wait_for(ctx, api, name, "deletion to finish", left.min(slice), &verdict).await {
+            Err(OpError::Timeout { .. }) => match get_opt(ctx, api, name).await? {
+                Some(o) if !matches!(verdict(Some(&o)), Verdict::Ready(())) => {
+                    let holds = Holds::of(&o);
+                    if last {
+                        return Err(OpError::StuckDelete { object, holds, after: start.elapsed() });
+                    }
+                    let json = serde_json::to_value(&o).unwrap_or_default();
+                    for peer in crate::gone::peers_of(&json) {
+                        if let Some(peer_seen) = crate::gone::unreachable_peer(ctx, api.clone().into_client(), &peer).await {
+                            return Err(OpError::WaitsForGonePeer { object, holds, peer, peer_seen });
+                        }
+                    }
+                    slice = PEER_CHECK_EVERY;
+                }
+                // Gone between the timeout and the last look.
+                _ => return Ok(()),
+            },
+            other => return other,
+        }
     }
 }
+
+/// How long a deletion may be held before the peers it may wait for are checked, and how often after that. Liqo
+/// pings a provider's API server every few seconds, so an unreachable peer shows within the first check.
+const PEER_CHECK_AFTER: Duration = Duration::from_secs(20);
+const PEER_CHECK_EVERY: Duration = Duration::from_secs(15);

@@ -66,6 +66,8 @@ pub enum OpError {
     Cancelled { object: String, waiting_for: String },
     #[error("{object} is still present after {after:?}, held by {}", holds.summary())]
     StuckDelete { object: String, holds: Holds, after: Duration },
+    #[error("{object} is held by {} while peer {peer} is unreachable ({peer_seen})", holds.summary())]
+    WaitsForGonePeer { object: String, holds: Holds, peer: String, peer_seen: String },
 }
 
 impl OpError {
@@ -87,13 +89,20 @@ pub(crate) fn describe_api<K: Resource<DynamicType = ()>>(api: &Api<K>, name: &s
     describe::<K>(api.namespace(), name)
 }
 
+/// The request never reached an API server that answered (connection refused, reset, TLS or read timeout).
+pub fn is_unreachable(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::HyperError(_) | kube::Error::Service(_))
+}
+
 /// Errors worth retrying: the API server is briefly unreachable, overloaded, or another writer raced us.
 fn is_transient(e: &kube::Error) -> bool {
+    if is_unreachable(e) {
+        return true;
+    }
     match e {
         // AlreadyExists is also a 409 but permanent: retrying a create that hit it only delays the error.
         kube::Error::Api(s) if s.is_already_exists() => false,
         kube::Error::Api(s) => matches!(s.code, 409 | 429 | 500 | 502 | 503 | 504),
-        kube::Error::HyperError(_) | kube::Error::Service(_) => true,
         _ => false,
     }
 }

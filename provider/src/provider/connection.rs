@@ -115,10 +115,28 @@ impl Settings {
 /// Empty when the whole connection is known.
 pub fn unknown_attributes(config: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    for name in ["liqo_namespace", "kubernetes"] {
+    for name in ["liqo_namespace", "kubernetes", "permanently_unreachable", "permanently_unreachable_peers"] {
         collect_unknown(config.get(name), AttributePath::root(name), &mut out);
     }
     out
+}
+
+/// The API server a block reaches and the settings it comes from, as errors about an unreachable cluster name
+/// it: `https://10.0.0.1:6443 (kubeconfig milan.kubeconfig, context milan)`.
+pub fn describe_source(config: &Value, server: Option<&str>) -> String {
+    let k = config.get("kubernetes");
+    let mut from = Vec::new();
+    if let Some(path) = k.get("config_path").as_str() {
+        from.push(format!("kubeconfig {path}"));
+    }
+    if let Some(paths) = k.get("config_paths").string_elements().filter(|p| !p.is_empty()) {
+        from.push(format!("kubeconfigs {}", paths.join(", ")));
+    }
+    if let Some(context) = k.get("config_context").as_str() {
+        from.push(format!("context {context}"));
+    }
+    let server = server.unwrap_or("the API server of this provider block");
+    if from.is_empty() { server.to_string() } else { format!("{server} ({})", from.join(", ")) }
 }
 
 fn collect_unknown(v: &Value, path: AttributePath, out: &mut Vec<String>) {

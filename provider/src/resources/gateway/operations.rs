@@ -385,6 +385,8 @@ impl Lifecycle for Gateway {
     const SCHEMA: fn() -> Schema = schema::schema;
     const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
+    const PEER: Option<&'static str> = Some("remote_cluster_id");
+    const OBJECTS: &'static str = "the Configuration, PublicKey and GatewayServer or GatewayClient (with what Liqo made of them) in the tenant namespace";
 
     fn new(cluster: Arc<ClusterApi>) -> Gateway {
         Gateway { cluster }

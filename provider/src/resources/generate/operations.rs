@@ -206,6 +206,8 @@ impl Lifecycle for Generate {
     const SCHEMA: fn() -> Schema = schema::schema;
     const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
+    const PEER: Option<&'static str> = Some("remote_cluster_id");
+    const OBJECTS: &'static str = "the tenant Namespace and its WireGuard key Secret";
 
     fn new(cluster: Arc<ClusterApi>) -> Generate {
         Generate { cluster }

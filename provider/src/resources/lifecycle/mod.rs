@@ -109,6 +109,10 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     const VALIDATE: fn(&Value) -> Diagnostics;
     /// Its plan: which inputs replace it, which outputs are computed, and the hooks for the rest (plan.rs).
     const RULES: PlanRules;
+    /// The attribute that holds the peer cluster's ID; `None` for a type that serves every peer (liqo_offload).
+    const PEER: Option<&'static str>;
+    /// What it keeps on its cluster, as the warning of a destroy without the cluster lists it.
+    const OBJECTS: &'static str;
 
     fn new(cluster: Arc<ClusterApi>) -> Self;
 
@@ -132,6 +136,17 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     fn generated_config(config: Value) -> Value {
         config
     }
+    /// How to remove what a destroy without its cluster left there, should the cluster come back: by default the
+    /// peer's tenant namespace, the way `liqoctl force unpeer` does it.
+    fn cleanup_command(prior: &Value) -> String {
+        let peer = Self::PEER.and_then(|a| prior.get(a).as_str()).unwrap_or("<peer cluster ID>");
+        let namespace = prior.get("tenant_namespace").as_str().unwrap_or("<tenant namespace>");
+        format!(
+            "kubectl annotate foreignclusters {peer} {}=true && kubectl delete namespace {namespace} && kubectl \
+             delete foreignclusters {peer}",
+            liqo_schema::liqo::labels::FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE
+        )
+    }
     /// Upgrades stored state JSON of an older schema `version`; `None`: only the current version is accepted.
     fn upgrade(_version: i64, _state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
         None
@@ -141,16 +156,51 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
 /// A [`Lifecycle`] served as the protocol layer's `Resource`.
 pub struct Driven<L> {
     inner: L,
+    cluster: Arc<ClusterApi>,
     _type: PhantomData<fn() -> L>,
 }
 
 impl<L: Lifecycle> Driven<L> {
     pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
-        Arc::new(Driven { inner: L::new(cluster), _type: PhantomData })
+        Arc::new(Driven { inner: L::new(cluster.clone()), cluster, _type: PhantomData })
     }
 
     fn budgets(state: &Value) -> Timeouts {
         Timeouts::from_value(state, L::TIMEOUTS)
+    }
+
+    /// A delete: on a cluster gone for good, the resource leaves the state untouched; on a cluster whose peer of
+    /// this resource is gone for good, this cluster is first unpeered from it as `liqoctl force unpeer` does
+    /// (`crate::gone`), then the resource's own delete finds what is left.
+    async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<Done, Failure> {
+        let gone = self.cluster.gone();
+        if gone.this_cluster {
+            return Ok(Done::from(Value::Null).with_warning(self.left_behind(prior)));
+        }
+        let peers: Vec<String> = match L::PEER {
+            Some(attr) => prior.get(attr).as_str().filter(|p| gone.peers.contains(*p)).map(str::to_string).into_iter().collect(),
+            None => gone.peers.iter().cloned().collect(),
+        };
+        for peer in &peers {
+            crate::gone::force_unpeer(op.ctx, &self.cluster, peer, op.deadline.left()).await?;
+        }
+        self.inner.delete(op, prior).await?;
+        Ok(Value::Null.into())
+    }
+
+    /// The warning of a resource that leaves the state without its cluster, which is gone for good.
+    fn left_behind(&self, prior: &Value) -> Diagnostic {
+        let id = prior.get("id").as_str().unwrap_or_default();
+        Diagnostic::warning(
+            format!("{} {id} left the state without its cluster", L::TYPE_NAME),
+            format!(
+                "The provider block sets `permanently_unreachable = true`, so {} was not contacted. Left on it: {} \
+                 ({id}). If the cluster ever comes back, remove them there with:\n  {}",
+                self.cluster.source(),
+                L::OBJECTS,
+                L::cleanup_command(prior)
+            ),
+        )
     }
 }
 
@@ -190,8 +240,8 @@ impl<L: Lifecycle> Resource for Driven<L> {
     async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
         if req.planned.is_null() {
             let op = Op { ctx, deadline: Deadline::after(Self::budgets(&req.prior).delete) };
-            return match self.inner.delete(&op, &req.prior).await {
-                Ok(()) => finished(Value::Null.into()),
+            return match self.delete(&op, &req.prior).await {
+                Ok(done) => finished(done),
                 Err(failure) => recorded(failure, req.prior),
             };
         }
@@ -221,6 +271,19 @@ impl<L: Lifecycle> Resource for Driven<L> {
     async fn read(&self, ctx: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
         if state.is_null() {
             return ReadResponse { new_state: state, private, diagnostics: Diagnostics::new() };
+        }
+        if self.cluster.gone().this_cluster {
+            let id = state.get("id").as_str().unwrap_or_default().to_string();
+            let warning = Diagnostic::warning(
+                format!("{} {id} kept as it was: its cluster is marked permanently unreachable", L::TYPE_NAME),
+                format!(
+                    "The provider block sets `permanently_unreachable = true`, so {} is not read; the state keeps \
+                     what the last refresh saw. A destroy removes the resource from the state without touching \
+                     the cluster.",
+                    self.cluster.source()
+                ),
+            );
+            return ReadResponse { new_state: state, private, diagnostics: warning.into() };
         }
         match self.inner.observe(ctx, &state).await {
             Ok(done) => ReadResponse { new_state: done.state, private, diagnostics: done.warnings },

@@ -117,6 +117,8 @@ impl Lifecycle for OffloadResource {
     const SCHEMA: fn() -> Schema = schema::schema;
     const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
+    const PEER: Option<&'static str> = None;
+    const OBJECTS: &'static str = "the NamespaceOffloading `offloading` (and the namespace, if this resource created it)";
 
     fn new(cluster: Arc<ClusterApi>) -> OffloadResource {
         OffloadResource { cluster }
@@ -129,6 +131,12 @@ impl Lifecycle for OffloadResource {
     /// Every in-place change, `timeouts` alone included, re-applies the objects and waits for Liqo again.
     async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
         self.converge(op, planned, prior.get("create_namespace").as_bool() == Some(true)).await
+    }
+
+    fn cleanup_command(prior: &Value) -> String {
+        let ns = prior.get("namespace").as_str().unwrap_or("<namespace>");
+        // Liqo releases its finalizer once the peers' tenant namespaces are gone (their cleanup commands).
+        format!("kubectl delete namespaceoffloading -n {ns} {OFFLOADING}")
     }
 
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {

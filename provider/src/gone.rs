@@ -1,0 +1,90 @@
+//! Peers that are gone for good: how the provider sees that Liqo waits for an unreachable peer, and how it unpeers
+//! from one the way Liqo's authors do (`liqoctl force unpeer`, Liqo ≥ 1.1, `pkg/liqoctl/force/unpeer`):
+//! 1. the peer's ForeignCluster is annotated `liqo.io/foreign-cluster-permanently-unreachable: "true"`: Liqo's
+//!    crd-replicator then stops waiting for the remote copies of replicated objects (ResourceSlice, NamespaceMap)
+//!    and its virtual-node controller force-deletes the pods of the peer's virtual node instead of evicting them;
+//! 2. the tenant namespace of that peer is deleted and awaited: its content (ResourceSlice, identity, NamespaceMap,
+//!    VirtualNode, gateway) goes with it, and NamespaceOffloadings waiting for that NamespaceMap are released.
+//!
+//! liqoctl stops there and leaves the ForeignCluster, still annotated. The provider also deletes it (3.), so that
+//! nothing of the peering stays and a new peer of the same cluster ID is not taken for dead.
+use crate::cluster_api::ClusterApi;
+use crate::kube::OpError;
+use crate::protocol::Ctx;
+use kube::api::{Api, Patch, PatchParams};
+use liqo_schema::liqo::core::{API_SERVER_STATUS, STATUS_ESTABLISHED};
+use liqo_schema::liqo::labels;
+use liqo_schema::liqo::ForeignCluster;
+use k8s_openapi::api::core::v1::Namespace;
+use std::time::Duration;
+
+/// What Liqo reports about `peer`'s API server when it is not reachable: the ForeignCluster's `APIServerStatus`
+/// condition (consumer side; Liqo pings the provider's API server) when it is anything but Established. `None`
+/// when the peer is reachable, unknown to this cluster, or Liqo does not check it (provider side).
+pub async fn unreachable_peer(ctx: &Ctx, client: kube::Client, peer: &str) -> Option<String> {
+    let api: Api<ForeignCluster> = Api::all(client);
+    let fc = crate::kube::get_opt(ctx, &api, peer).await.ok().flatten()?;
+    let annotations = fc.metadata.annotations.unwrap_or_default();
+    if annotations.get(labels::FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE).is_some_and(|v| v == labels::TRUE) {
+        // Marked gone for good (by `permanently_unreachable_peers` or liqoctl): Liqo stops waiting for it.
+        return None;
+    }
+    let status = fc.status?;
+    let condition = status.conditions?.into_iter().find(|c| c.type_ == API_SERVER_STATUS)?;
+    (condition.status != STATUS_ESTABLISHED).then(|| {
+        let since = condition.last_transition_time.map(|t| format!(" since {}", t.0)).unwrap_or_default();
+        format!(
+            "ForeignCluster {peer} condition {API_SERVER_STATUS} = {}{since}: {}{}",
+            condition.status,
+            condition.message.unwrap_or_default(),
+            status.api_server_url.map(|u| format!(" (API server {u})")).unwrap_or_default()
+        )
+    })
+}
+
+/// The peers an object waits for: its `liqo.io/remote-cluster-id` label, and for a NamespaceOffloading the
+/// clusters of `status.remoteNamespacesConditions`.
+pub fn peers_of(object: &serde_json::Value) -> Vec<String> {
+    let mut peers: Vec<String> =
+        object["metadata"]["labels"][labels::REMOTE_CLUSTER_ID].as_str().map(str::to_string).into_iter().collect();
+    if let Some(remote) = object["status"]["remoteNamespacesConditions"].as_object() {
+        peers.extend(remote.keys().cloned());
+    }
+    peers.sort();
+    peers.dedup();
+    peers
+}
+
+/// Unpeers this cluster from `peer`, which the provider block lists as gone for good (steps in the module
+/// comment). Runs once per peer and provider process: the first resource of the peering to be destroyed does it,
+/// the others then find their objects gone.
+pub async fn force_unpeer(ctx: &Ctx, cluster: &ClusterApi, peer: &str, timeout: Duration) -> Result<(), OpError> {
+    let mut done = cluster.forced_peers().lock().await;
+    if done.contains(peer) {
+        return Ok(());
+    }
+    let client = match cluster.client().await {
+        Ok(client) => client,
+        Err(d) => return Err(OpError::Failed { object: format!("peering with {peer}"), reason: d.summary, hint: d.detail }),
+    };
+    let deadline = tokio::time::Instant::now() + timeout;
+    let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
+    let foreign: Api<ForeignCluster> = Api::all(client.clone());
+    if crate::kube::get_opt(ctx, &foreign, peer).await?.is_some() {
+        let object = format!("ForeignCluster {peer}");
+        let patch = Patch::Merge(serde_json::json!({
+            "metadata": {"annotations": {labels::FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE: labels::TRUE}}
+        }));
+        let params = PatchParams::default();
+        crate::kube::with_retry(ctx, "annotate", &object, || foreign.patch(peer, &params, &patch)).await?;
+    }
+    let namespaces: Api<Namespace> = Api::all(client);
+    let selector = format!("{}={peer},{}", labels::REMOTE_CLUSTER_ID, labels::TENANT_NAMESPACE);
+    for ns in crate::kube::list(ctx, &namespaces, &selector).await? {
+        let name = ns.metadata.name.unwrap_or_default();
+        crate::kube::delete_and_wait(ctx, &namespaces, &name, left()).await?;
+    }
+    crate::kube::delete_and_wait(ctx, &foreign, peer, left()).await?;
+    done.insert(peer.to_string());
+    Ok(())
+}
