@@ -19,14 +19,32 @@ variable "rome_kubeconfig" {
   type        = string
 }
 
-provider "liqo" {
-  alias      = "milan"
-  kubernetes = { config_path = var.milan_kubeconfig }
+# Only to destroy the peering when one of the two clusters is gone for good (deleted, or cut off for ever): which
+# one (`milan` or `rome`) and its Liqo cluster ID, e.g.
+#   terraform destroy -var 'gone_for_good={cluster="milan", cluster_id="<milan cluster ID>"}'
+# The other cluster is then unpeered as `liqoctl force unpeer` does; see docs/guides/day-2.md.
+variable "gone_for_good" {
+  description = "The cluster (milan or rome) that is gone for good, and its Liqo cluster ID; null while both answer."
+  type        = object({ cluster = string, cluster_id = string })
+  default     = null
+}
+
+locals {
+  gone = var.gone_for_good == null ? "" : var.gone_for_good.cluster
 }
 
 provider "liqo" {
-  alias      = "rome"
-  kubernetes = { config_path = var.rome_kubeconfig }
+  alias                         = "milan"
+  kubernetes                    = { config_path = var.milan_kubeconfig }
+  permanently_unreachable       = local.gone == "milan"
+  permanently_unreachable_peers = local.gone == "rome" ? [var.gone_for_good.cluster_id] : []
+}
+
+provider "liqo" {
+  alias                         = "rome"
+  kubernetes                    = { config_path = var.rome_kubeconfig }
+  permanently_unreachable       = local.gone == "rome"
+  permanently_unreachable_peers = local.gone == "milan" ? [var.gone_for_good.cluster_id] : []
 }
 
 module "rome_to_milan" {

@@ -406,7 +406,7 @@ fn write_pki(layout: &Layout, pki_dir: &Path) -> Result<PkiFiles> {
 
 /// Polls `/readyz` (which includes RBAC's bootstrap roles and the CRD informers) until it answers `ok`,
 /// failing fast with the log tail when etcd or the API server exits.
-async fn wait_ready(layout: &Layout, started: &Mutex<Vec<Supervised>>) -> Result<()> {
+pub(super) async fn wait_ready(layout: &Layout, started: &Mutex<Vec<Supervised>>) -> Result<()> {
     let client = kubeconfig::client(&layout.kubeconfig).await?;
     let deadline = Instant::now() + READY_TIMEOUT;
     loop {

@@ -654,6 +654,48 @@ impl Ground {
         self.save_state()
     }
 
+    /// Takes the named cluster's kube-apiserver away for good, as when a cluster is deleted or cut off:
+    /// [`Down::Killed`] (SIGKILL: connections refused) or [`Down::Frozen`] (SIGSTOP: connections accepted by the
+    /// kernel and never answered). Its Liqo and controllers keep running and fail against it.
+    pub fn take_api_server_down(&self, name: &str, how: Down) -> Result<()> {
+        let spec_name = format!("{}/kube-apiserver", self.cluster(name).name);
+        let mut processes = self.processes.lock().expect("process list");
+        let running = processes.iter_mut().find(|p| p.record().name == spec_name);
+        let running = running.with_context(|| format!("{spec_name} is not a process of this ground"))?;
+        match how {
+            Down::Killed => running.kill(),
+            Down::Frozen => running.freeze().with_context(|| format!("freezing {spec_name}"))?,
+        }
+        Ok(())
+    }
+
+    /// Brings back an API server [`Ground::take_api_server_down`] took away (the cluster comes back with what it
+    /// had) and waits until it is ready.
+    pub async fn bring_api_server_back(&self, name: &str, how: Down) -> Result<()> {
+        match how {
+            Down::Frozen => {
+                let spec_name = format!("{}/kube-apiserver", self.cluster(name).name);
+                let processes = self.processes.lock().expect("process list");
+                let running = processes.iter().find(|p| p.record().name == spec_name);
+                running.with_context(|| format!("{spec_name} is not a process of this ground"))?.thaw()?;
+            }
+            Down::Killed => {
+                let restarted = {
+                    let specs = self.api_servers.lock().expect("API server list");
+                    let spec = specs.get(name);
+                    let spec = spec.with_context(|| format!("cluster {name}: no API server was started by this ground"))?;
+                    process::spawn(spec, self.lifetime)?
+                };
+                let spec_name = restarted.record().name.clone();
+                let mut processes = self.processes.lock().expect("process list");
+                processes.retain(|p| p.record().name != spec_name);
+                processes.push(restarted);
+            }
+        }
+        control_plane::wait_ready(self.layout(name), &self.processes).await?;
+        self.save_state()
+    }
+
     fn layout(&self, name: &str) -> &Layout {
         let cluster = self.cluster(name);
         self.layouts.iter().find(|layout| layout.name == cluster.name).expect("every cluster has a layout")
@@ -731,6 +773,13 @@ fn record_real_ground(version: &str, gateways: &liqo::Gateways) {
 async fn bounded<T>(starts: impl Iterator<Item = impl std::future::Future<Output = T>>) -> Vec<T> {
     use futures::StreamExt;
     futures::stream::iter(starts).buffered(STARTS_AT_ONCE).collect().await
+}
+
+/// How [`Ground::take_api_server_down`] takes an API server away.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Down {
+    Killed,
+    Frozen,
 }
 
 /// `LIQO_CRDS_DIR`, default `<repository>/../shared/liqo-crds`.

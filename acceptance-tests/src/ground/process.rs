@@ -74,6 +74,16 @@ impl Supervised {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// SIGSTOP: the process keeps its sockets, so the kernel still accepts connections that nothing answers.
+    pub fn freeze(&self) -> io::Result<()> {
+        signal(self.record.pid, Signal::STOP)
+    }
+
+    /// SIGCONT after [`Supervised::freeze`].
+    pub fn thaw(&self) -> io::Result<()> {
+        signal(self.record.pid, Signal::CONT)
+    }
 }
 
 /// Starts `spec` with the given lifetime.
@@ -157,6 +167,8 @@ pub fn stop_owned(children: &mut [Supervised], grace: Duration) {
     for supervised in children.iter_mut() {
         if supervised.exited().is_none() {
             let _ = signal(supervised.record.pid, Signal::TERM);
+            // A frozen process (a fault test's) acts on SIGTERM only once it runs again.
+            let _ = supervised.thaw();
         }
     }
     let deadline = Instant::now() + grace;

@@ -168,6 +168,15 @@ impl Lifecycle for OffloadResource {
                 let namespace_lost = namespace.is_none_or(|n| is_terminating(&n));
                 if provides_namespace && namespace_lost { Value::Null } else { observed_state(state, &o) }
             }
+            // Being unoffloaded (a destroy that failed, e.g. held for a peer that is gone) while the namespace this
+            // resource created is still there: keep the state, so that the next destroy finishes the job instead
+            // of leaving the namespace behind.
+            Some(_)
+                if state.get("create_namespace").as_bool() == Some(true)
+                    && namespace.as_ref().is_some_and(|n| created_by_provider(n) && !is_terminating(n)) =>
+            {
+                state.clone()
+            }
             // Gone or being unoffloaded: plan to create it again (apply waits out the deletion first).
             _ => Value::Null,
         };

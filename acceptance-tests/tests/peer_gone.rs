@@ -1,0 +1,148 @@
+//! A peer cluster that goes away for good, on real Liqo: `examples/peering` applied, then one cluster's API server
+//! taken away (killed: connections refused; frozen with SIGSTOP: connections accepted and never answered), then
+//! what a user does next (docs/guides/day-2.md):
+//! - without the opt-in, `destroy` fails within two minutes, naming the unreachable cluster and the opt-in; with
+//!   `-refresh=false` (the surviving side only) the delete held by Liqo's finalizer fails just as fast, naming
+//!   the object, the finalizer and the peer Liqo reports unreachable;
+//! - with the opt-in (`gone_for_good`, which sets `permanently_unreachable` and `permanently_unreachable_peers`),
+//!   `destroy` succeeds: the surviving cluster is unpeered as `liqoctl force unpeer` does and keeps nothing of the
+//!   peering; the gone cluster's resources leave the state, each with the command that cleans up after them.
+//!
+//! Each case has a ground of its own (its API server is taken away); the test command runs each as a process of
+//! its own. Both directions, both faults; each client runs two cases; the provider-gone case with Terraform also
+//! brings the cluster back, runs the cleanup the warnings print and peers again.
+use std::time::Duration;
+
+use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use liqo_acceptance::chain::example;
+use liqo_acceptance::ground::Down;
+use liqo_acceptance::observe::eventually;
+use liqo_acceptance::tf::{Cli, Run, Workdir};
+use liqo_acceptance::{Ground, MILAN, ROME, inventory};
+use liqo_schema::liqo::ForeignCluster;
+
+/// The bound: a destroy without the opt-in fails within two minutes of finding the peer unreachable.
+const FAIL_FAST: Duration = Duration::from_secs(120);
+
+fn gone_var(cluster: &str) -> String {
+    // On the ground a cluster's Liqo cluster ID is its name.
+    format!("-var=gone_for_good={{cluster=\"{cluster}\", cluster_id=\"{cluster}\"}}")
+}
+
+/// Fails unless `run` failed within [`FAIL_FAST`] and its errors contain every needle.
+fn failed_fast(run: &Run, what: &str, needles: &[&str]) -> Result<()> {
+    ensure!(!run.success(), "{what}: expected a failure, it succeeded:\n{run}");
+    ensure!(run.duration < FAIL_FAST, "{what}: failed only after {:.0}s (bound {FAIL_FAST:?}):\n{run}", run.duration.as_secs_f64());
+    for needle in needles {
+        ensure!(run.stderr.contains(needle), "{what}: the error does not say {needle:?}:\n{run}");
+    }
+    Ok(())
+}
+
+/// Nothing of the peering with `gone` is left on `survivor`: no Liqo object of the inventory, no ForeignCluster,
+/// no tenant namespace, no offloaded namespace.
+async fn nothing_left_on(ground: &Ground, survivor: &str, gone: &str) -> Result<()> {
+    inventory::nothing_left(ground, &[survivor]).await?;
+    let client = ground.client(survivor).await?;
+    let foreign: Api<ForeignCluster> = Api::all(client.clone());
+    ensure!(foreign.get_opt(gone).await?.is_none(), "ForeignCluster {gone} is left on {survivor}");
+    let namespaces: Api<Namespace> = Api::all(client);
+    ensure!(namespaces.get_opt("liqo-demo").await?.is_none(), "namespace liqo-demo is left on {survivor}");
+    Ok(())
+}
+
+async fn peered(cli: Cli, ground: &Ground) -> Result<Workdir> {
+    let work = example(cli, "peering", ground, &[MILAN, ROME]).await?;
+    work.apply().await.context("apply of examples/peering")?;
+    Ok(work)
+}
+
+/// Everything up to and including the destroy with the opt-in; returns the destroy's output.
+async fn gone_case(cli: Cli, ground: &Ground, gone: &str, down: Down) -> Result<(Workdir, Run)> {
+    let survivor = if gone == MILAN { ROME } else { MILAN };
+    let work = peered(cli, ground).await?;
+    ground.take_api_server_down(gone, down)?;
+    let server = ground.cluster(gone).api_server.clone();
+
+    let refused = work.run(&["destroy", "-auto-approve", "-input=false", "-no-color"]).await?;
+    failed_fast(&refused, "destroy without the opt-in", &["Cluster unreachable", &server, "permanently_unreachable"])?;
+
+    if gone == MILAN {
+        // What a user tries next: skip the refresh. rome's offloading waits for milan: named, fast.
+        let held = work.run(&["destroy", "-auto-approve", "-input=false", "-no-color", "-refresh=false"]).await?;
+        failed_fast(
+            &held,
+            "destroy -refresh=false without the opt-in",
+            &[
+                "NamespaceOffloading liqo-demo/offloading cannot be deleted while peer cluster milan is unreachable",
+                "namespaceoffloading-controller.liqo.io/finalizer",
+                "APIServerStatus",
+                "permanently_unreachable_peers",
+            ],
+        )?;
+    }
+
+    let destroyed = work.destroy_with(&[&gone_var(gone)]).await.context("destroy with the opt-in")?;
+    let all = format!("{}{}", destroyed.stdout, destroyed.stderr);
+    for needle in ["left the state without its cluster", "kubectl annotate foreignclusters", "kubectl delete namespace"] {
+        ensure!(all.contains(needle), "the destroy's warnings do not say {needle:?}:\n{destroyed}");
+    }
+    nothing_left_on(ground, survivor, gone).await.context("after the destroy with the opt-in")?;
+    let replan = work.plan_with(&["-destroy", &gone_var(gone)]).await?;
+    ensure!(replan.is_empty(), "a destroy plan after the destroy is not empty:\n{}", replan.run().stdout);
+    Ok((work, destroyed))
+}
+
+#[tokio::test]
+async fn provider_gone_killed_then_back_terraform() -> Result<()> {
+    let ground = Ground::start(&[MILAN, ROME]).await?;
+    let (work, _) = gone_case(Cli::Terraform, &ground, MILAN, Down::Killed).await?;
+
+    // milan comes back with what it had; the cleanup the warnings print, run there, leaves nothing; then the
+    // same configuration peers again.
+    ground.bring_api_server_back(MILAN, Down::Killed).await?;
+    let milan = ground.client(MILAN).await?;
+    let foreign: Api<ForeignCluster> = Api::all(milan.clone());
+    let annotate = Patch::Merge(serde_json::json!({
+        "metadata": {"annotations": {"liqo.io/foreign-cluster-permanently-unreachable": "true"}}
+    }));
+    foreign.patch(ROME, &PatchParams::default(), &annotate).await.context("kubectl annotate foreignclusters rome")?;
+    let namespaces: Api<Namespace> = Api::all(milan);
+    namespaces.delete("liqo-tenant-rome", &DeleteParams::default()).await.context("kubectl delete namespace")?;
+    eventually(Duration::from_secs(120), "milan's tenant namespace for rome to go", || async {
+        Ok(namespaces.get_opt("liqo-tenant-rome").await?.is_none().then_some(()))
+    })
+    .await?;
+    foreign.delete(ROME, &DeleteParams::default()).await.context("kubectl delete foreignclusters rome")?;
+    eventually(Duration::from_secs(60), "milan's ForeignCluster rome to go", || async {
+        Ok(foreign.get_opt(ROME).await?.is_none().then_some(()))
+    })
+    .await?;
+    inventory::nothing_left(&ground, &[MILAN]).await.context("milan after the cleanup the warnings print")?;
+
+    work.apply().await.context("peering again once milan is back")?;
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "the plan after peering again is not empty:\n{}", plan.run().stdout);
+    work.destroy().await?;
+    inventory::nothing_left(&ground, &[MILAN, ROME]).await
+}
+
+#[tokio::test]
+async fn provider_gone_frozen_opentofu() -> Result<()> {
+    let ground = Ground::start(&[MILAN, ROME]).await?;
+    gone_case(Cli::OpenTofu, &ground, MILAN, Down::Frozen).await.map(|_| ())
+}
+
+#[tokio::test]
+async fn consumer_gone_killed_opentofu() -> Result<()> {
+    let ground = Ground::start(&[MILAN, ROME]).await?;
+    gone_case(Cli::OpenTofu, &ground, ROME, Down::Killed).await.map(|_| ())
+}
+
+#[tokio::test]
+async fn consumer_gone_frozen_terraform() -> Result<()> {
+    let ground = Ground::start(&[MILAN, ROME]).await?;
+    gone_case(Cli::Terraform, &ground, ROME, Down::Frozen).await.map(|_| ())
+}
