@@ -14,8 +14,9 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use liqo_acceptance::chain::example;
 use liqo_acceptance::ground::Down;
 use liqo_acceptance::observe::eventually;
@@ -34,7 +35,11 @@ fn gone_var(cluster: &str) -> String {
 /// Fails unless `run` failed within [`FAIL_FAST`] and its errors contain every needle.
 fn failed_fast(run: &Run, what: &str, needles: &[&str]) -> Result<()> {
     ensure!(!run.success(), "{what}: expected a failure, it succeeded:\n{run}");
-    ensure!(run.duration < FAIL_FAST, "{what}: failed only after {:.0}s (bound {FAIL_FAST:?}):\n{run}", run.duration.as_secs_f64());
+    ensure!(
+        run.duration < FAIL_FAST,
+        "{what}: failed only after {:.0}s (bound {FAIL_FAST:?}):\n{run}",
+        run.duration.as_secs_f64()
+    );
     for needle in needles {
         ensure!(run.stderr.contains(needle), "{what}: the error does not say {needle:?}:\n{run}");
     }
@@ -86,7 +91,12 @@ async fn gone_case(cli: Cli, ground: &Ground, gone: &str, down: Down) -> Result<
 
     let destroyed = work.destroy_with(&[&gone_var(gone)]).await.context("destroy with the opt-in")?;
     let all = format!("{}{}", destroyed.stdout, destroyed.stderr);
-    for needle in ["left the state without its cluster", "kubectl annotate foreignclusters", "kubectl delete namespace"] {
+    for needle in [
+        "left the state without its cluster",
+        "kubectl annotate foreignclusters",
+        "kubectl delete namespace",
+        "kubectl delete certificatesigningrequests -l liqo.io/remote-cluster-id=",
+    ] {
         ensure!(all.contains(needle), "the destroy's warnings do not say {needle:?}:\n{destroyed}");
     }
     nothing_left_on(ground, survivor, gone).await.context("after the destroy with the opt-in")?;
@@ -109,8 +119,13 @@ async fn provider_gone_killed_then_back_terraform() -> Result<()> {
         "metadata": {"annotations": {"liqo.io/foreign-cluster-permanently-unreachable": "true"}}
     }));
     foreign.patch(ROME, &PatchParams::default(), &annotate).await.context("kubectl annotate foreignclusters rome")?;
-    let namespaces: Api<Namespace> = Api::all(milan);
+    let namespaces: Api<Namespace> = Api::all(milan.clone());
     namespaces.delete("liqo-tenant-rome", &DeleteParams::default()).await.context("kubectl delete namespace")?;
+    let csrs: Api<CertificateSigningRequest> = Api::all(milan);
+    let signed_for_rome = ListParams::default().labels("liqo.io/remote-cluster-id=rome");
+    csrs.delete_collection(&DeleteParams::default(), &signed_for_rome)
+        .await
+        .context("kubectl delete certificatesigningrequests")?;
     eventually(Duration::from_secs(120), "milan's tenant namespace for rome to go", || async {
         Ok(namespaces.get_opt("liqo-tenant-rome").await?.is_none().then_some(()))
     })

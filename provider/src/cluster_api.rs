@@ -37,7 +37,11 @@ pub(crate) enum Access {
     /// kept once read (see [`ClusterApi::facts`]).
     /// The outcome of the first contact is kept (a failure too): every resource of a cluster that is gone would
     /// otherwise spend the whole reach budget again, one after the other.
-    Ready { config: Box<kube::Config>, client: OnceCell<Result<kube::Client, Diagnostic>>, facts: OnceCell<ClusterFacts> },
+    Ready {
+        config: Box<kube::Config>,
+        client: OnceCell<Result<kube::Client, Diagnostic>>,
+        facts: OnceCell<ClusterFacts>,
+    },
 }
 
 /// The cluster one provider block points at. Resources hold an `Arc<ClusterApi>`; nothing connects until a
@@ -85,9 +89,7 @@ impl ClusterApi {
             ));
         }
         match &*self.access() {
-            Access::Ready { config, client, .. } => {
-                client.get_or_init(|| self.first_contact(config)).await.clone()
-            }
+            Access::Ready { config, client, .. } => client.get_or_init(|| self.first_contact(config)).await.clone(),
             other => Err(unavailable(other)),
         }
     }

@@ -11,11 +11,11 @@
 use crate::cluster_api::ClusterApi;
 use crate::kube::OpError;
 use crate::protocol::Ctx;
+use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, Patch, PatchParams};
+use liqo_schema::liqo::ForeignCluster;
 use liqo_schema::liqo::core::{API_SERVER_STATUS, STATUS_ESTABLISHED};
 use liqo_schema::liqo::labels;
-use liqo_schema::liqo::ForeignCluster;
-use k8s_openapi::api::core::v1::Namespace;
 use std::time::Duration;
 
 /// What Liqo reports about `peer`'s API server when it is not reachable: the ForeignCluster's `APIServerStatus`
@@ -65,7 +65,9 @@ pub async fn force_unpeer(ctx: &Ctx, cluster: &ClusterApi, peer: &str, timeout: 
     }
     let client = match cluster.client().await {
         Ok(client) => client,
-        Err(d) => return Err(OpError::Failed { object: format!("peering with {peer}"), reason: d.summary, hint: d.detail }),
+        Err(d) => {
+            return Err(OpError::Failed { object: format!("peering with {peer}"), reason: d.summary, hint: d.detail });
+        }
     };
     let deadline = tokio::time::Instant::now() + timeout;
     let left = || deadline.saturating_duration_since(tokio::time::Instant::now());

@@ -683,7 +683,8 @@ impl Ground {
                 let restarted = {
                     let specs = self.api_servers.lock().expect("API server list");
                     let spec = specs.get(name);
-                    let spec = spec.with_context(|| format!("cluster {name}: no API server was started by this ground"))?;
+                    let spec =
+                        spec.with_context(|| format!("cluster {name}: no API server was started by this ground"))?;
                     process::spawn(spec, self.lifetime)?
                 };
                 let spec_name = restarted.record().name.clone();

@@ -180,7 +180,9 @@ where
                     }
                     let json = serde_json::to_value(&o).unwrap_or_default();
                     for peer in crate::gone::peers_of(&json) {
-                        if let Some(peer_seen) = crate::gone::unreachable_peer(ctx, api.clone().into_client(), &peer).await {
+                        if let Some(peer_seen) =
+                            crate::gone::unreachable_peer(ctx, api.clone().into_client(), &peer).await
+                        {
                             return Err(OpError::WaitsForGonePeer { object, holds, peer, peer_seen });
                         }
                     }

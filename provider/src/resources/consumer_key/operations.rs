@@ -40,7 +40,8 @@ impl Lifecycle for ConsumerKey {
     const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<&'static str> = Some("provider_cluster_id");
-    const OBJECTS: &'static str = "the control-plane key Secret `controlplane-key-<provider cluster ID>` in the tenant namespace";
+    const OBJECTS: &'static str =
+        "the control-plane key Secret `controlplane-key-<provider cluster ID>` in the tenant namespace";
 
     fn new(cluster: Arc<ClusterApi>) -> ConsumerKey {
         ConsumerKey { cluster }

@@ -137,14 +137,16 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
         config
     }
     /// How to remove what a destroy without its cluster left there, should the cluster come back: by default the
-    /// peer's tenant namespace, the way `liqoctl force unpeer` does it.
+    /// peer's tenant namespace the way `liqoctl force unpeer` does it, the CSRs signed for the peer (cluster-scoped,
+    /// liqo_tenant's) and the ForeignCluster.
     fn cleanup_command(prior: &Value) -> String {
         let peer = Self::PEER.and_then(|a| prior.get(a).as_str()).unwrap_or("<peer cluster ID>");
         let namespace = prior.get("tenant_namespace").as_str().unwrap_or("<tenant namespace>");
+        use liqo_schema::liqo::labels::{FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE, REMOTE_CLUSTER_ID};
         format!(
-            "kubectl annotate foreignclusters {peer} {}=true && kubectl delete namespace {namespace} && kubectl \
-             delete foreignclusters {peer}",
-            liqo_schema::liqo::labels::FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE
+            "kubectl annotate foreignclusters {peer} {FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE}=true && kubectl \
+             delete namespace {namespace} && kubectl delete certificatesigningrequests -l {REMOTE_CLUSTER_ID}={peer} \
+             && kubectl delete foreignclusters {peer}"
         )
     }
     /// Upgrades stored state JSON of an older schema `version`; `None`: only the current version is accepted.
@@ -178,7 +180,9 @@ impl<L: Lifecycle> Driven<L> {
             return Ok(Done::from(Value::Null).with_warning(self.left_behind(prior)));
         }
         let peers: Vec<String> = match L::PEER {
-            Some(attr) => prior.get(attr).as_str().filter(|p| gone.peers.contains(*p)).map(str::to_string).into_iter().collect(),
+            Some(attr) => {
+                prior.get(attr).as_str().filter(|p| gone.peers.contains(*p)).map(str::to_string).into_iter().collect()
+            }
             None => gone.peers.iter().cloned().collect(),
         };
         for peer in &peers {

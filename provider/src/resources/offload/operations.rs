@@ -118,7 +118,8 @@ impl Lifecycle for OffloadResource {
     const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<&'static str> = None;
-    const OBJECTS: &'static str = "the NamespaceOffloading `offloading` (and the namespace, if this resource created it)";
+    const OBJECTS: &'static str =
+        "the NamespaceOffloading `offloading` (and the namespace, if this resource created it)";
 
     fn new(cluster: Arc<ClusterApi>) -> OffloadResource {
         OffloadResource { cluster }

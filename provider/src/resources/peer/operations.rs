@@ -228,7 +228,8 @@ impl Lifecycle for Peer {
     const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<&'static str> = Some("provider_cluster_id");
-    const OBJECTS: &'static str = "the control-plane identity Secret and the ResourceSlice (and Liqo's VirtualNode) in the tenant namespace";
+    const OBJECTS: &'static str =
+        "the control-plane identity Secret and the ResourceSlice (and Liqo's VirtualNode) in the tenant namespace";
 
     fn new(cluster: Arc<ClusterApi>) -> Peer {
         Peer { cluster }

@@ -310,7 +310,8 @@ impl Lifecycle for LiqoTenant {
     const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<&'static str> = Some("consumer_cluster_id");
-    const OBJECTS: &'static str = "the Tenant, its RoleBinding in the tenant namespace and the consumer's CertificateSigningRequest";
+    const OBJECTS: &'static str =
+        "the Tenant, its RoleBinding in the tenant namespace and the consumer's CertificateSigningRequest";
 
     fn new(cluster: Arc<ClusterApi>) -> LiqoTenant {
         LiqoTenant { cluster }
