@@ -193,6 +193,8 @@ mod tests {
         assert!(d.0[0].detail.contains("a, b"));
     }
 
+    /// The answer to the provider process's first contact (`ClusterApi::client`).
+    const VERSION: &str = r#"{"major":"1","minor":"34","gitVersion":"v1.34.4","gitCommit":"","gitTreeState":"","buildDate":"","goVersion":"","compiler":"","platform":""}"#;
     const CLUSTER_ID_MAPS: &str = r#"{"apiVersion":"v1","kind":"ConfigMapList","metadata":{},"items":[{"metadata":{"name":"liqo-clusterid-configmap","namespace":"liqo"},"data":{"CLUSTER_ID":"milan"}}]}"#;
     const NETWORKS: &str = r#"{"apiVersion":"ipam.liqo.io/v1alpha1","kind":"NetworkList","metadata":{},"items":[
         {"apiVersion":"ipam.liqo.io/v1alpha1","kind":"Network","metadata":{"name":"pod-cidr","namespace":"liqo","labels":{"ipam.liqo.io/network-type":"pod-cidr"}},"spec":{"cidr":"10.1.0.0/16"},"status":{"cidr":"10.1.0.0/16"}},
@@ -221,22 +223,24 @@ mod tests {
 
     #[tokio::test]
     async fn facts_are_read_once_per_provider_process() {
-        // The fake server answers two requests and then stops listening: a second read that went to the API
-        // would fail.
-        let (url, seen) = crate::kube::tests::fake_api_server(vec![(200, CLUSTER_ID_MAPS), (200, NETWORKS)]).await;
+        // The fake server answers the first contact and two reads, then stops listening: a second read that went
+        // to the API would fail.
+        let (url, seen) =
+            crate::kube::tests::fake_api_server(vec![(200, VERSION), (200, CLUSTER_ID_MAPS), (200, NETWORKS)]).await;
         let cluster = cluster_at(&url);
         let first = ClusterFacts::read(&ctx(), &cluster).await.expect("first read");
         assert_eq!((first.cluster_id.as_str(), first.external_cidr.as_str()), ("milan", "10.70.0.0/16"));
         assert_eq!(first.pod_cidrs, ["10.1.0.0/16"]);
         let second = ClusterFacts::read(&ctx(), &cluster).await.expect("second read, from the first");
         assert_eq!(first, second);
-        assert_eq!(seen.lock().unwrap().len(), 2, "{:?}", seen.lock().unwrap());
+        assert_eq!(seen.lock().unwrap().len(), 3, "{:?}", seen.lock().unwrap());
     }
 
     #[tokio::test]
     async fn a_failed_read_is_not_kept() {
         // IPAM has not assigned the pod CIDR at the first read; the second read asks the API again.
         let (url, seen) = crate::kube::tests::fake_api_server(vec![
+            (200, VERSION),
             (200, CLUSTER_ID_MAPS),
             (200, NETWORKS_UNASSIGNED),
             (200, CLUSTER_ID_MAPS),
@@ -248,7 +252,7 @@ mod tests {
         assert_eq!(d.0[0].summary, "Network liqo/pod-cidr has no CIDR yet");
         let facts = ClusterFacts::read(&ctx(), &cluster).await.expect("read again once assigned");
         assert_eq!(facts.pod_cidrs, ["10.1.0.0/16"]);
-        assert_eq!(seen.lock().unwrap().len(), 4, "{:?}", seen.lock().unwrap());
+        assert_eq!(seen.lock().unwrap().len(), 5, "{:?}", seen.lock().unwrap());
     }
 
     #[test]

@@ -183,7 +183,7 @@ where
                         if let Some(peer_seen) =
                             crate::gone::unreachable_peer(ctx, api.clone().into_client(), &peer).await
                         {
-                            return Err(OpError::WaitsForGonePeer { object, holds, peer, peer_seen });
+                            return Err(OpError::WaitsForGonePeer { object, holds: Box::new(holds), peer, peer_seen });
                         }
                     }
                     slice = PEER_CHECK_EVERY;

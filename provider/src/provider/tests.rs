@@ -435,10 +435,10 @@ async fn kubeconfig_env_var_is_not_read() {
 }
 
 #[tokio::test]
-async fn configure_stores_settings_and_the_client_is_built_lazily() {
+async fn configure_contacts_nothing_and_the_first_use_names_an_unreachable_cluster() {
     let dir = tempfile::tempdir().unwrap();
     let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
-    // Port 1 on loopback: nobody listens, so any API call would fail — configure and client() must not make one.
+    // Port 1 on loopback: nobody listens, so any API call fails — configure must not make one.
     let kc = format!(
         "apiVersion: v1\nkind: Config\ncurrent-context: milan\nclusters:\n- name: milan\n  cluster:\n    server: https://127.0.0.1:1\n    certificate-authority-data: {ca}\n\
          contexts:\n- name: milan\n  context:\n    cluster: milan\n    user: admin\nusers:\n- name: admin\n  user:\n    client-certificate-data: {ca}\n    client-key-data: {key}\n",
@@ -455,10 +455,18 @@ async fn configure_stores_settings_and_the_client_is_built_lazily() {
     assert!(d.is_empty(), "{d:?}");
     assert_eq!(cluster.liqo_namespace(), "liqo-system");
     assert_eq!(cluster.api_server_url().await.unwrap(), "https://127.0.0.1:1");
-    match cluster.client().await {
-        Ok(client) => assert_eq!(client.default_namespace(), "default"),
-        Err(e) => panic!("the client must build without contacting the server: {e:?}"),
-    }
+    // Nothing listens: the first use of the client tries for the reach budget, then names the cluster, where
+    // its settings come from, and the way out if it is gone for good.
+    let started = std::time::Instant::now();
+    let Err(e) = cluster.client().await else { panic!("nobody listens on port 1") };
+    assert!(started.elapsed() < std::time::Duration::from_secs(45), "{:?}", started.elapsed());
+    assert!(e.summary.starts_with("Cluster unreachable: https://127.0.0.1:1 (kubeconfig "), "{}", e.summary);
+    assert!(e.detail.contains("permanently_unreachable = true"), "{}", e.detail);
+    // The outcome is kept: the block's other resources do not wait the budget again.
+    let again = std::time::Instant::now();
+    let Err(kept) = cluster.client().await else { panic!("the failure is kept") };
+    assert_eq!(kept.summary, e.summary);
+    assert!(again.elapsed() < std::time::Duration::from_secs(1));
 }
 
 fn b64(s: &str) -> String {
