@@ -20,7 +20,7 @@ use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use liqo_acceptance::chain::example;
 use liqo_acceptance::ground::Down;
 use liqo_acceptance::observe::eventually;
-use liqo_acceptance::tf::{Cli, Run, Workdir};
+use liqo_acceptance::tf::{self, Cli, Run, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
 use liqo_schema::liqo::ForeignCluster;
 
@@ -75,6 +75,31 @@ async fn gone_case(cli: Cli, ground: &Ground, gone: &str, down: Down) -> Result<
     failed_fast(&refused, "destroy without the opt-in", &["Cluster unreachable", &server, "permanently_unreachable"])?;
 
     if gone == MILAN {
+        // Before anyone destroys: rome's liqo_peering reports milan unreachable, as Liqo sees it, with a warning.
+        let watch = Workdir::new(
+            cli,
+            &format!(
+                "{}\ndata \"liqo_peering\" \"milan\" {{\n  provider          = liqo.rome\n  remote_cluster_id = \"milan\"\n}}\n\
+                 output \"api_server_status\" {{ value = data.liqo_peering.milan.api_server_status }}\n\
+                 output \"healthy\" {{ value = data.liqo_peering.milan.healthy }}\n",
+                tf::provider_config(ground)
+            ),
+        )
+        .await?;
+        let read = eventually(Duration::from_secs(60), "rome's liqo_peering to report milan unreachable", || async {
+            let run = watch.run(&["apply", "-auto-approve", "-input=false", "-no-color"]).await?;
+            let outputs = watch.output_json().await?;
+            Ok((outputs["api_server_status"]["value"] == "Error").then_some((run, outputs)))
+        })
+        .await?;
+        ensure!(read.1["healthy"]["value"] == false, "liqo_peering reports an unreachable peer healthy: {}", read.1);
+        ensure!(
+            read.0.stderr.contains("Liqo reports the peer cluster unreachable")
+                || read.0.stdout.contains("Liqo reports the peer cluster unreachable"),
+            "no warning about the unreachable peer:\n{}",
+            read.0
+        );
+
         // What a user tries next: skip the refresh. rome's offloading waits for milan: named, fast.
         let held = work.run(&["destroy", "-auto-approve", "-input=false", "-no-color", "-refresh=false"]).await?;
         failed_fast(

@@ -13,33 +13,47 @@ use crate::kube::OpError;
 use crate::protocol::Ctx;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, Patch, PatchParams};
-use liqo_schema::liqo::ForeignCluster;
 use liqo_schema::liqo::core::{API_SERVER_STATUS, STATUS_ESTABLISHED};
 use liqo_schema::liqo::labels;
+use liqo_schema::liqo::{ForeignCluster, LiqoCondition};
 use std::time::Duration;
 
-/// What Liqo reports about `peer`'s API server when it is not reachable: the ForeignCluster's `APIServerStatus`
-/// condition (consumer side; Liqo pings the provider's API server) when it is anything but Established. `None`
-/// when the peer is reachable, unknown to this cluster, or Liqo does not check it (provider side).
+/// Liqo's verdict on a provider's API server, kept on the consumer's ForeignCluster (Liqo pings it); `None` where
+/// Liqo does not check (the provider side, which holds no credentials for its consumers).
+pub fn api_server_condition(fc: &ForeignCluster) -> Option<&LiqoCondition> {
+    fc.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == API_SERVER_STATUS)
+}
+
+/// True when the ForeignCluster carries Liqo's permanently-unreachable annotation (this provider's force unpeer,
+/// or liqoctl's).
+pub fn marked_gone(fc: &ForeignCluster) -> bool {
+    fc.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(labels::FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE))
+        .is_some_and(|v| v == labels::TRUE)
+}
+
+/// What Liqo reports about `fc`'s API server when it is not reachable (its `APIServerStatus` is anything but
+/// Established), in one line; `None` when it is reachable, unchecked, or already marked gone for good (Liqo then
+/// stops waiting for it).
+pub fn unreachable(fc: &ForeignCluster) -> Option<String> {
+    let condition = api_server_condition(fc).filter(|c| c.status != STATUS_ESTABLISHED && !marked_gone(fc))?;
+    let peer = fc.metadata.name.as_deref().unwrap_or_default();
+    let since = condition.last_transition_time.as_ref().map(|t| format!(" since {}", t.0)).unwrap_or_default();
+    let url = fc.status.as_ref().and_then(|s| s.api_server_url.as_deref());
+    Some(format!(
+        "ForeignCluster {peer} condition {API_SERVER_STATUS} = {}{since}: {}{}",
+        condition.status,
+        condition.message.as_deref().unwrap_or_default(),
+        url.map(|u| format!(" (API server {u})")).unwrap_or_default()
+    ))
+}
+
+/// [`unreachable`] for the ForeignCluster of `peer` on this cluster (`None` when there is none).
 pub async fn unreachable_peer(ctx: &Ctx, client: kube::Client, peer: &str) -> Option<String> {
     let api: Api<ForeignCluster> = Api::all(client);
-    let fc = crate::kube::get_opt(ctx, &api, peer).await.ok().flatten()?;
-    let annotations = fc.metadata.annotations.unwrap_or_default();
-    if annotations.get(labels::FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE).is_some_and(|v| v == labels::TRUE) {
-        // Marked gone for good (by `permanently_unreachable_peers` or liqoctl): Liqo stops waiting for it.
-        return None;
-    }
-    let status = fc.status?;
-    let condition = status.conditions?.into_iter().find(|c| c.type_ == API_SERVER_STATUS)?;
-    (condition.status != STATUS_ESTABLISHED).then(|| {
-        let since = condition.last_transition_time.map(|t| format!(" since {}", t.0)).unwrap_or_default();
-        format!(
-            "ForeignCluster {peer} condition {API_SERVER_STATUS} = {}{since}: {}{}",
-            condition.status,
-            condition.message.unwrap_or_default(),
-            status.api_server_url.map(|u| format!(" (API server {u})")).unwrap_or_default()
-        )
-    })
+    unreachable(&crate::kube::get_opt(ctx, &api, peer).await.ok().flatten()?)
 }
 
 /// The peers an object waits for: its `liqo.io/remote-cluster-id` label, and for a NamespaceOffloading the

@@ -76,8 +76,27 @@ fn state(remote_cluster_id: &str, fc: &ForeignCluster) -> Value {
         ("networking", module_value(&modules.networking)),
         ("authentication", module_value(&modules.authentication)),
         ("offloading", module_value(&modules.offloading)),
-        ("healthy", Value::Bool(peering_healthy(&modules))),
+        ("api_server_status", Value::opt_string(crate::gone::api_server_condition(fc).map(|c| c.status.clone()))),
+        ("permanently_unreachable", Value::Bool(crate::gone::marked_gone(fc))),
+        ("healthy", Value::Bool(peering_healthy(&modules) && crate::gone::unreachable(fc).is_none())),
     ])
+}
+
+/// A plan that reads the peering warns while Liqo reports the peer's API server unreachable, before anyone runs a
+/// destroy that would wait for it.
+fn unreachable_warning(fc: &ForeignCluster) -> Diagnostics {
+    match crate::gone::unreachable(fc) {
+        None => Diagnostics::new(),
+        Some(seen) => Diagnostic::warning(
+            "Liqo reports the peer cluster unreachable",
+            format!(
+                "{seen}.\nWhile it is, Liqo cannot unpeer from it: a destroy of this peering would wait for it. If \
+                 it is only down for now, wait for it; if it is gone for good, see docs/guides/day-2.md \
+                 (`permanently_unreachable`, `permanently_unreachable_peers`)."
+            ),
+        )
+        .into(),
+    }
 }
 
 fn not_found(remote_cluster_id: &str) -> Diagnostic {
@@ -188,9 +207,20 @@ fn schema() -> Schema {
                 module_attribute("networking", "The networking module (Configuration, gateway and Connection)."),
                 module_attribute("authentication", "The authentication module (Tenant, identity towards the peer's API server)."),
                 module_attribute("offloading", "The offloading module (virtual nodes for the peer)."),
+                Attribute::computed("api_server_status", Type::String).describe(
+                    "Liqo's verdict on the peer's API server (the ForeignCluster's `APIServerStatus` condition, which \
+                     Liqo keeps by pinging it): `Established`, or `Error` while it does not answer. Null where Liqo \
+                     does not check (on a provider cluster, about its consumers). A read while it is not \
+                     `Established` also warns.",
+                ),
+                Attribute::computed("permanently_unreachable", Type::Bool).describe(
+                    "True when the ForeignCluster is marked `liqo.io/foreign-cluster-permanently-unreachable` \
+                     (`liqoctl force unpeer`, or this provider's `permanently_unreachable_peers`).",
+                ),
                 Attribute::computed("healthy", Type::Bool).describe(
-                    "True when at least one module is enabled and every enabled module is `Healthy`. Useful in \
-                     `precondition`/`postcondition` blocks and `check` assertions.",
+                    "True when at least one module is enabled, every enabled module is `Healthy` and Liqo does not \
+                     report the peer's API server unreachable. Useful in `precondition`/`postcondition` blocks and \
+                     `check` assertions.",
                 ),
             ],
         ),
@@ -227,7 +257,7 @@ impl DataSource for PeeringDataSource {
         };
         let api: Api<ForeignCluster> = Api::all(client);
         match crate::kube::get_opt(ctx, &api, &remote).await {
-            Ok(Some(fc)) => (state(&remote, &fc), Diagnostics::new()),
+            Ok(Some(fc)) => (state(&remote, &fc), unreachable_warning(&fc)),
             Ok(None) => (Value::Null, not_found(&remote).into()),
             Err(e) => (Value::Null, op_diags(&e)),
         }
@@ -257,6 +287,37 @@ mod tests {
     fn module(enabled: bool, conditions: &[(&str, &str)]) -> Module {
         let list: Vec<LiqoCondition> = conditions.iter().map(|(t, s)| cond(t, s)).collect();
         Module { enabled, conditions: (!list.is_empty()).then_some(list) }
+    }
+
+    /// What a consumer's ForeignCluster says while its provider's API server is gone (seen on real Liqo 1.2.0).
+    #[test]
+    fn an_unreachable_peer_is_reported_unhealthy_with_a_warning_until_marked_gone() {
+        let mut fc = ForeignCluster::new("milan", ForeignClusterSpec { cluster_id: Some("milan".into()) });
+        let up = module(true, &[(NETWORK_CONNECTION_STATUS, STATUS_ESTABLISHED)]);
+        fc.status = Some(ForeignClusterStatus {
+            role: "Provider".into(),
+            modules: Some(Modules { networking: up.clone(), authentication: up.clone(), offloading: up }),
+            conditions: Some(vec![cond("APIServerStatus", STATUS_ERROR)]),
+            api_server_url: Some("https://127.0.0.1:6443".into()),
+            ..Default::default()
+        });
+        let v = state("milan", &fc);
+        assert_eq!(v.get("api_server_status").as_str(), Some(STATUS_ERROR));
+        assert_eq!(v.get("healthy").as_bool(), Some(false), "healthy modules, unreachable API server");
+        assert_eq!(v.get("permanently_unreachable").as_bool(), Some(false));
+        let warnings = unreachable_warning(&fc);
+        let w = warnings.iter().next().expect("a warning");
+        assert!(
+            w.detail.contains("APIServerStatus = Error") && w.detail.contains("https://127.0.0.1:6443"),
+            "{}",
+            w.detail
+        );
+        assert!(w.detail.contains("permanently_unreachable_peers"), "{}", w.detail);
+
+        fc.metadata.annotations =
+            Some([("liqo.io/foreign-cluster-permanently-unreachable".to_string(), "true".to_string())].into());
+        assert_eq!(state("milan", &fc).get("permanently_unreachable").as_bool(), Some(true));
+        assert!(unreachable_warning(&fc).is_empty(), "marked gone: Liqo no longer waits for it");
     }
 
     #[test]
