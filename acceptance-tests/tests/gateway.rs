@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use base64::Engine;
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::core::v1::{Pod, Secret, Service};
 use kube::api::{DeleteParams, ListParams};
 use kube::{Api, Client};
 use liqo_acceptance::observe::{attributes, eventually, plan_text};
@@ -231,6 +231,30 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     check_objects(ground, cli, 1400).await?;
     both_connected(&milan, &rome, cli).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after the repair must be empty");
+
+    // The server's Service deleted out of band: Liqo 1.2.0 reads it before it would create it, so the gateway stays
+    // half-made (shown first: the fault holds), the plan says so, and the apply repairs it (the rendered Deployment
+    // deleted, Liqo renders both again) with the tunnel back when it ends.
+    let services = Api::<Service>::namespaced(milan.clone(), MILAN_TENANT_NS);
+    services.delete(&format!("gw-{ROME}"), &DeleteParams::default()).await?;
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    ensure!(
+        services.get_opt(&format!("gw-{ROME}")).await?.is_none(),
+        "{cli}: Liqo rendered the deleted Service again by itself: the half-made gateway no longer happens"
+    );
+    let plan = work.run(&["plan", "-input=false", "-no-color"]).await?;
+    let said = liqo_acceptance::observe::flat(&format!("{}{}", plan.stdout, plan.stderr));
+    for needle in [
+        format!("liqo_gateway {MILAN_TENANT_NS}/{ROME} is half-made and will be repaired"),
+        "exists without its Service".to_string(),
+        format!("{SERVER} will be created"),
+    ] {
+        ensure!(said.contains(&needle), "{cli}: the plan says {needle:?}:\n{said}");
+    }
+    work.apply().await?;
+    services.get(&format!("gw-{ROME}")).await.context("Liqo rendered the Service again")?;
+    both_connected(&milan, &rome, cli).await?;
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after the half-made repair must be empty");
 
     // rome's key pair lost under its running gateway (the Secret deleted out of band): the plan says what the
     // apply will do; the apply writes a new pair, restarts rome's gateway (Liqo's reads its key only at start) and

@@ -4,13 +4,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::{ObjectReference, Secret};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ObjectReference, Secret, Service};
 use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::Api;
 use liqo_schema::liqo::{
-    CONNECTION_CONNECTED, Configuration, Connection, GatewayClient, GatewayServer, PublicKey, WgGatewayClient,
-    WgGatewayServer, labels,
+    CONNECTION_CONNECTED, Configuration, Connection, EndpointStatus, GatewayClient, GatewayServer, PublicKey,
+    WgGatewayClient, WgGatewayServer, labels,
 };
 use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
 
@@ -33,6 +34,9 @@ use crate::resources::lifecycle::{Deadline, Done, Failure, Lifecycle, Op, PlanRu
 /// configuration passes names as literals rather than references).
 const SECRET_WAIT: Duration = Duration::from_secs(30);
 
+/// How often a wait for a server's endpoint looks for a gateway Liqo left half-made.
+const HALF_MADE_CHECK: Duration = Duration::from_secs(15);
+
 /// Kube handles for the tenant namespace.
 struct Apis {
     configurations: Api<Configuration>,
@@ -44,6 +48,8 @@ struct Apis {
     connections: Api<Connection>,
     secrets: Api<Secret>,
     events: Api<Event>,
+    deployments: Api<Deployment>,
+    services: Api<Service>,
     namespace: String,
 }
 
@@ -58,10 +64,57 @@ impl Apis {
             wg_clients: Api::namespaced(client.clone(), namespace),
             connections: Api::namespaced(client.clone(), namespace),
             secrets: Api::namespaced(client.clone(), namespace),
+            deployments: Api::namespaced(client.clone(), namespace),
+            services: Api::namespaced(client.clone(), namespace),
             events: Api::namespaced(client, namespace),
             namespace: namespace.to_string(),
         }
     }
+}
+
+/// How long a gateway server's Deployment may exist without its Service before it counts as half-made (Liqo writes
+/// the Service right after the Deployment, in the same reconcile).
+const HALF_MADE_AFTER: Duration = Duration::from_secs(10);
+
+/// Liqo 1.2.0's WgGatewayServer controller (`wggatewayserver_controller.go`, Reconcile) reads the gateway's Service
+/// to fill `status.endpoint` *before* it ensures the Deployment and the Service, and returns on that read's error.
+/// Once the Deployment `gw-<name>` exists without its Service (the reconcile that made the Deployment failed before
+/// the Service, e.g. across an API server restart, or the Service was deleted), every reconcile fails on the missing
+/// Service and never creates it: the endpoint never comes. `Some(what is seen)` when the server is in that state.
+async fn half_made(ctx: &Ctx, apis: &Apis, name: &str) -> Result<Option<String>, OpError> {
+    let rendered = format!("gw-{name}");
+    let Some(deployment) = crate::kube::get_opt(ctx, &apis.deployments, &rendered).await? else {
+        return Ok(None);
+    };
+    let age = deployment
+        .metadata
+        .creation_timestamp
+        .map(|t| Timestamp::now().duration_since(t.0).unsigned_abs())
+        .unwrap_or_default();
+    if age < HALF_MADE_AFTER || crate::kube::get_opt(ctx, &apis.services, &rendered).await?.is_some() {
+        return Ok(None);
+    }
+    Ok(Some(format!(
+        "Liqo left the gateway half-made: Deployment {ns}/{rendered} exists without its Service {ns}/{rendered}, and \
+         Liqo's WgGatewayServer controller reads that Service before it creates it, so it never will (Liqo 1.2.0)",
+        ns = apis.namespace
+    )))
+}
+
+/// The repair Liqo's code allows: delete the rendered Deployment. With no Deployment the controller skips the
+/// Service read and renders both again from the WgGatewayServer (the gateway pod restarts; without its Service the
+/// server was unreachable anyway).
+async fn repair_half_made(ctx: &Ctx, apis: &Apis, name: &str) -> Result<(), OpError> {
+    let rendered = format!("gw-{name}");
+    let object = format!("Deployment {}/{rendered}", apis.namespace);
+    let params = kube::api::DeleteParams::background();
+    crate::kube::with_retry(ctx, "delete", &object, || async {
+        match apis.deployments.delete(&rendered, &params).await {
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            other => other.map(|_| ()),
+        }
+    })
+    .await
 }
 
 /// Adds Liqo's warnings about the awaited object to a timeout, so the error says why it never got ready.
@@ -186,17 +239,7 @@ impl Gateway {
                     crate::kube::delete_and_wait(ctx, &apis.servers, spec.name(), deadline.left()).await?;
                 }
                 let applied = crate::kube::apply(ctx, &apis.servers, &spec.gateway_server(s, &liqo_ns)).await?;
-                let service_type = s.service_type.clone();
-                let endpoint = match crate::kube::wait_for(
-                    ctx,
-                    &apis.servers,
-                    spec.name(),
-                    "status.endpoint with a non-empty address and a port",
-                    deadline.left(),
-                    move |g| endpoint_check(g, &service_type),
-                )
-                .await
-                {
+                let endpoint = match Self::wait_endpoint(ctx, apis, spec.name(), &s.service_type, deadline).await {
                     Ok(e) => e,
                     Err(e) => {
                         let about = regarding("GatewayServer", spec.name().to_string());
@@ -306,6 +349,58 @@ impl Gateway {
                     return Err(explain_timeout(ctx, apis, e, about).await);
                 }
                 (_, Err(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// Waits for the server's endpoint. A server Liqo left half-made ([`half_made`]) is repaired once; if it is
+    /// half-made again, or still at the timeout, the error says so.
+    async fn wait_endpoint(
+        ctx: &Ctx,
+        apis: &Apis,
+        name: &str,
+        service_type: &str,
+        deadline: &Deadline,
+    ) -> Result<EndpointStatus, OpError> {
+        let mut repaired = false;
+        let start = std::time::Instant::now();
+        loop {
+            let left = deadline.left();
+            let last = left <= HALF_MADE_CHECK;
+            let service_type = service_type.to_string();
+            let waited = crate::kube::wait_for(
+                ctx,
+                &apis.servers,
+                name,
+                "status.endpoint with a non-empty address and a port",
+                left.min(HALF_MADE_CHECK),
+                move |g| endpoint_check(g, &service_type),
+            )
+            .await;
+            let Err(OpError::Timeout { object, waiting_for, last_seen, .. }) = waited else {
+                return waited;
+            };
+            let after = start.elapsed();
+            match half_made(ctx, apis, name).await? {
+                Some(seen) if repaired || last => {
+                    return Err(OpError::Failed {
+                        object,
+                        reason: format!(
+                            "{seen}; the provider deleted the Deployment once so that Liqo renders both again, and it is half-made again."
+                        ),
+                        hint: format!(
+                            "Delete the Deployment yourself (`kubectl delete deployment -n {} gw-{name}`) and check the \
+                             liqo-controller-manager's log for the WgGatewayServer {name}; then apply again.",
+                            apis.namespace
+                        ),
+                    });
+                }
+                Some(_) => {
+                    repair_half_made(ctx, apis, name).await?;
+                    repaired = true;
+                }
+                None if last => return Err(OpError::Timeout { object, waiting_for, last_seen, after }),
+                None => {}
             }
         }
     }
@@ -431,11 +526,24 @@ impl Lifecycle for Gateway {
             return Ok(Value::Null.into());
         };
         let apis = self.apis(ns).await?;
-        Ok(match Self::find(ctx, &apis, name, kind_of(state)).await? {
-            Some(obs) => state_from_observed(state, &obs, ns, name),
-            None => Value::Null,
+        let kind = kind_of(state);
+        let Some(obs) = Self::find(ctx, &apis, name, kind).await? else {
+            return Ok(Value::Null.into());
+        };
+        if matches!(kind, Kind::Server)
+            && let Some(seen) = half_made(ctx, &apis, name).await?
+        {
+            // Planned as a create: its apply writes the same objects again and repairs the render while it waits
+            // for the endpoint.
+            let warning = Diagnostic::warning(
+                format!("liqo_gateway {ns}/{name} is half-made and will be repaired"),
+                format!(
+                    "{seen}. The next apply deletes that Deployment so that Liqo renders it and its Service again."
+                ),
+            );
+            return Ok(Done::from(Value::Null).with_warning(warning));
         }
-        .into())
+        Ok(state_from_observed(state, &obs, ns, name).into())
     }
 
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
