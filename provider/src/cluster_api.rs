@@ -185,10 +185,16 @@ fn unavailable(c: &Access) -> Diagnostic {
         Access::Unknown(attrs) => Diagnostic::error(
             "Provider configuration not known yet",
             format!(
-                "This operation needs the cluster's API, but the provider block's {} depended on values that are \
-                 not known until apply (typically the cluster or its credentials are created in this same \
-                 configuration). Apply in two steps: first create what the provider block depends on, e.g. \
-                 `terraform apply -target=<the cluster resource>`, then run `terraform apply` again.",
+                "This needs the cluster's API, but the provider block's {} depend on values that are not known until \
+                 apply (typically the cluster or its credentials are created in this same configuration).\n\
+                 A data source (liqo_cluster, liqo_peering, or one inside a module such as examples/modules/peering) \
+                 is read while planning unless it depends on something not created yet: add `depends_on = [<the \
+                 resources that create the clusters>]` to the data source or to the module block that holds it, and \
+                 Terraform reads it during the apply, after the cluster exists; one `terraform apply` then builds \
+                 the clusters and the peering.\n\
+                 Refreshing a resource that already exists needs the cluster too: when the provider block becomes \
+                 unknown again (its cluster is being replaced), apply in two steps, first `terraform apply \
+                 -target=<the cluster resource>`, then `terraform apply`.",
                 attrs.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
             ),
         ),

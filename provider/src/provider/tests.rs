@@ -497,6 +497,9 @@ async fn unknown_configuration_configures_and_fails_clearly_on_use() {
         e.detail
     );
     assert!(e.detail.contains("-target"));
+    // The one-run path comes first: data sources (and modules) that depend on the cluster resources.
+    let (depends_on, two_steps) = (e.detail.find("depends_on").unwrap(), e.detail.find("-target").unwrap());
+    assert!(depends_on < two_steps, "{}", e.detail);
     assert!(cluster.api_server_url().await.unwrap_err().detail.contains("-target"));
     assert_eq!(cluster.liqo_namespace(), "liqo");
 
