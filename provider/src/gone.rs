@@ -83,6 +83,22 @@ pub async fn force_unpeer(ctx: &Ctx, cluster: &ClusterApi, peer: &str, timeout: 
             return Err(OpError::Failed { object: format!("peering with {peer}"), reason: d.summary, hint: d.detail });
         }
     };
+    if let Ok(Some(version)) = crate::data_sources::cluster::liqo_version(ctx, cluster).await
+        && lacks_force_unpeer(&version)
+    {
+        return Err(OpError::Failed {
+            object: format!("peering with {peer}"),
+            reason: format!(
+                "Liqo {version} on this cluster cannot be told that a peer is gone for good: the \
+                 `{}` annotation (and `liqoctl force unpeer`) arrived in Liqo 1.1.0, and without it Liqo's finalizers \
+                 keep waiting for {peer}.",
+                labels::FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE
+            ),
+            hint: "Upgrade Liqo on this cluster to 1.1 or later (`helm upgrade` of its chart), then run the destroy \
+                   again."
+                .into(),
+        });
+    }
     let deadline = tokio::time::Instant::now() + timeout;
     let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
     let foreign: Api<ForeignCluster> = Api::all(client.clone());
@@ -103,4 +119,24 @@ pub async fn force_unpeer(ctx: &Ctx, cluster: &ClusterApi, peer: &str, timeout: 
     crate::kube::delete_and_wait(ctx, &foreign, peer, left()).await?;
     done.insert(peer.to_string());
     Ok(())
+}
+
+/// True for a Liqo version before 1.1.0 (`v1.0.3`, `1.0.2`): its controllers ignore the permanently-unreachable
+/// annotation. An unparsable tag (a custom build) is given the benefit of the doubt.
+fn lacks_force_unpeer(version: &str) -> bool {
+    let mut parts = version.trim_start_matches('v').split('.').map(|p| p.parse::<u64>().ok());
+    matches!((parts.next().flatten(), parts.next().flatten()), (Some(0), _) | (Some(1), Some(0)))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn force_unpeer_needs_liqo_1_1() {
+        for old in ["v1.0.3", "1.0.0", "v0.10.3"] {
+            assert!(super::lacks_force_unpeer(old), "{old}");
+        }
+        for new in ["v1.1.0", "v1.2.0", "v2.0.0", "latest", "master-abc"] {
+            assert!(!super::lacks_force_unpeer(new), "{new}");
+        }
+    }
 }

@@ -28,7 +28,7 @@ fn image_tag(image: &str) -> Option<String> {
 
 /// The Liqo version from the controller manager's image tag; `None` when the Deployment is not where the
 /// default installation puts it or the caller may not read it (the version is informative only).
-async fn liqo_version(ctx: &Ctx, cluster: &ClusterApi) -> Result<Option<String>, Diagnostics> {
+pub(crate) async fn liqo_version(ctx: &Ctx, cluster: &ClusterApi) -> Result<Option<String>, Diagnostics> {
     let deployments: Api<Deployment> = Api::namespaced(cluster.client().await?, &cluster.liqo_namespace());
     let found = match crate::kube::get_opt(ctx, &deployments, CONTROLLER_MANAGER).await {
         Ok(d) => d,
