@@ -624,3 +624,53 @@ fn api_server_urls() {
         assert!(check_api_server_url(bad).is_err(), "{bad}");
     }
 }
+
+/// A cluster marked `permanently_unreachable` (its API server at port 1, where nobody listens, would fail any
+/// request): refresh keeps the prior state with a warning, destroy drops it with the list of what stays there and
+/// the cleanup command, and neither waits for the reach budget (nothing is contacted).
+#[tokio::test]
+async fn a_cluster_gone_for_good_keeps_its_state_at_refresh_and_leaves_it_on_destroy_untouched() {
+    use crate::cluster_api::Gone;
+    use crate::protocol::{ApplyRequest, Ctx};
+    let cluster = Arc::new(ClusterApi::default());
+    cluster.set(
+        crate::cluster_api::Access::Ready {
+            config: Box::new(kube::Config::new("https://127.0.0.1:1".parse().unwrap())),
+            client: Default::default(),
+            facts: Default::default(),
+        },
+        None,
+    );
+    cluster.set_gone(
+        Gone { this_cluster: true, peers: Default::default() },
+        "https://127.0.0.1:1 (kubeconfig milan)".into(),
+    );
+    let resource = Driven::<LiqoTenant>::resource(cluster);
+    let ctx = Ctx { cancel: tokio_util::sync::CancellationToken::new() };
+    let prior = applied_state(&in_days(30));
+    let started = std::time::Instant::now();
+
+    let read = resource.read(&ctx, prior.clone(), Vec::new()).await;
+    assert_eq!(read.new_state, prior);
+    let warning = read.diagnostics.iter().next().expect("a warning");
+    assert!(
+        !read.diagnostics.has_errors() && warning.summary.contains("marked permanently unreachable"),
+        "{warning:?}"
+    );
+
+    let request = ApplyRequest { prior, planned: Value::Null, config: Value::Null, private: Vec::new() };
+    let destroyed = resource.apply(&ctx, request).await;
+    assert!(destroyed.new_state.is_null(), "the resource leaves the state");
+    assert!(!destroyed.diagnostics.has_errors(), "{:?}", destroyed.diagnostics);
+    let warning = destroyed.diagnostics.iter().next().expect("a warning");
+    for needle in [
+        "https://127.0.0.1:1 (kubeconfig milan)",
+        "the Tenant",
+        "kubectl annotate foreignclusters rome",
+        "kubectl delete namespace liqo-tenant-rome",
+        "certificatesigningrequests -l liqo.io/remote-cluster-id=rome",
+    ] {
+        assert!(warning.detail.contains(needle), "missing {needle:?} in {}", warning.detail);
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(2), "nothing was contacted: {:?}", started.elapsed());
+}
