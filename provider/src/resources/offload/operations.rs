@@ -108,6 +108,20 @@ pub(super) fn parse_import_id(id: &str) -> Result<String, Diagnostic> {
     }
 }
 
+/// True when the NamespaceOffloading is being deleted and one of its peers is one Liqo reports unreachable.
+async fn held_for_unreachable_peer(ctx: &Ctx, client: &kube::Client, o: &NamespaceOffloading) -> bool {
+    if !is_terminating(o) {
+        return false;
+    }
+    let json = serde_json::to_value(o).unwrap_or_default();
+    for peer in crate::gone::peers_of(&json) {
+        if crate::gone::unreachable_peer(ctx, client.clone(), &peer).await.is_some() {
+            return true;
+        }
+    }
+    false
+}
+
 #[async_trait]
 impl Lifecycle for OffloadResource {
     const TYPE_NAME: &'static str = "liqo_offload";
@@ -159,7 +173,7 @@ impl Lifecycle for OffloadResource {
         let client = self.cluster.client().await?;
         let ns = state.get("namespace").as_str().unwrap_or_default();
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), ns);
-        let namespaces: Api<Namespace> = Api::all(client);
+        let namespaces: Api<Namespace> = Api::all(client.clone());
         let offloading = crate::kube::get_opt(ctx, &api, OFFLOADING).await?;
         let namespace = crate::kube::get_opt(ctx, &namespaces, ns).await?;
         let state = match offloading {
@@ -169,15 +183,10 @@ impl Lifecycle for OffloadResource {
                 let namespace_lost = namespace.is_none_or(|n| is_terminating(&n));
                 if provides_namespace && namespace_lost { Value::Null } else { observed_state(state, &o) }
             }
-            // Being unoffloaded (a destroy that failed, e.g. held for a peer that is gone) while the namespace this
-            // resource created is still there: keep the state, so that the next destroy finishes the job instead
-            // of leaving the namespace behind.
-            Some(_)
-                if state.get("create_namespace").as_bool() == Some(true)
-                    && namespace.as_ref().is_some_and(|n| created_by_provider(n) && !is_terminating(n)) =>
-            {
-                state.clone()
-            }
+            // Being unoffloaded but held for a peer Liqo reports unreachable (a destroy that failed for it): the
+            // deletion cannot finish, so the resource stays in the state and the next destroy (with the peer marked
+            // gone for good) finishes the job, the namespace it created included, instead of forgetting both.
+            Some(o) if held_for_unreachable_peer(ctx, &client, &o).await => state.clone(),
             // Gone or being unoffloaded: plan to create it again (apply waits out the deletion first).
             _ => Value::Null,
         };
