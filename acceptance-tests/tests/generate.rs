@@ -309,11 +309,14 @@ async fn failures(ground: &Ground, cli: Cli) -> Result<()> {
 
     // Unreachable cluster: plan works (no API call), apply fails saying the API server cannot be reached.
     let remote = remote_id("unreachable", cli);
-    let vars = json!({"remote_cluster_id": remote, "api_server_port": closed_port()?});
+    let port = closed_port()?;
+    let vars = json!({"remote_cluster_id": remote, "api_server_port": port});
     let work = workdir(ground, cli, "unreachable.tf", include_str!("generate/unreachable.tf"), &vars).await?;
     ensure!(!work.plan().await?.is_empty(), "{cli}: plan of a new resource needs no cluster");
     let run = work.apply_fails().await?;
-    assert!(run.stderr.contains("Cannot reach the Kubernetes API server"), "{cli}: {}", run.stderr);
+    for needle in [format!("Cluster unreachable: https://127.0.0.1:{port}"), "permanently_unreachable".into()] {
+        assert!(run.stderr.contains(&needle), "{cli}: missing {needle:?} in:\n{}", run.stderr);
+    }
 
     // A provider block naming a kubeconfig context that does not exist: the error points at the attribute.
     let providers =
