@@ -94,6 +94,8 @@ fn expected(fc: &ForeignCluster, role: &str, statuses: [&str; 3], healthy: bool)
         "networking": module_json(&m.networking, statuses[0]),
         "authentication": module_json(&m.authentication, statuses[1]),
         "offloading": module_json(&m.offloading, statuses[2]),
+        "api_server_status": status.conditions.iter().flatten().find(|c| c.type_ == "APIServerStatus").map(|c| c.status.clone()),
+        "permanently_unreachable": fc.metadata.annotations.as_ref().and_then(|a| a.get("liqo.io/foreign-cluster-permanently-unreachable")).is_some_and(|v| v == "true"),
         "healthy": healthy,
     }))
 }
