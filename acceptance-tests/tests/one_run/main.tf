@@ -1,6 +1,14 @@
 # The clusters, their provider blocks and the peering in one configuration (tests/one_run.rs). terraform_data stands
 # in for the resources that create the clusters (kind_cluster, a cloud module): their kubeconfig path is known only
 # once they are applied, so both provider blocks are unknown while the first plan is made.
+terraform {
+  required_providers {
+    liqo = {
+      source = "liqotech/liqo"
+    }
+  }
+}
+
 variable "milan_kubeconfig" {
   type = string
 }

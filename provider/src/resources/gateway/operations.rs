@@ -364,6 +364,26 @@ impl Gateway {
     ) -> Result<EndpointStatus, OpError> {
         let mut repaired = false;
         let start = std::time::Instant::now();
+        // Found half-made before the wait (a refresh planned this apply for it): its status still shows the
+        // endpoint of the Service that is gone, so repair first and wait for Liqo to render the Service again.
+        if half_made(ctx, apis, name).await?.is_some() {
+            repair_half_made(ctx, apis, name).await?;
+            repaired = true;
+            let rendered = format!("gw-{name}");
+            let present = |s: Option<&Service>| match s {
+                Some(_) => crate::kube::Verdict::Ready(()),
+                None => crate::kube::Verdict::Pending("not rendered again yet".into()),
+            };
+            crate::kube::wait_for(
+                ctx,
+                &apis.services,
+                &rendered,
+                "Liqo to render the gateway's Service again",
+                deadline.left(),
+                present,
+            )
+            .await?;
+        }
         loop {
             let left = deadline.left();
             let last = left <= HALF_MADE_CHECK;
