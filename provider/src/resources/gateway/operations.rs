@@ -239,13 +239,33 @@ impl Gateway {
                     crate::kube::delete_and_wait(ctx, &apis.servers, spec.name(), deadline.left()).await?;
                 }
                 let applied = crate::kube::apply(ctx, &apis.servers, &spec.gateway_server(s, &liqo_ns)).await?;
-                let endpoint = match Self::wait_endpoint(ctx, apis, spec.name(), &s.service_type, deadline).await {
-                    Ok(e) => e,
-                    Err(e) => {
-                        let about = regarding("GatewayServer", spec.name().to_string());
-                        return Err(explain_timeout(ctx, apis, e, about).await);
-                    }
-                };
+                // A Connection already there means a client was connected: a repair of a half-made render restarts
+                // the server, and the apply ends once the tunnel is back, as it did before.
+                let had_connection = !crate::kube::list(ctx, &apis.connections, &spec.selector()).await?.is_empty();
+                let (endpoint, repaired) =
+                    match Self::wait_endpoint(ctx, apis, spec.name(), &s.service_type, deadline).await {
+                        Ok(e) => e,
+                        Err(e) => {
+                            let about = regarding("GatewayServer", spec.name().to_string());
+                            return Err(explain_timeout(ctx, apis, e, about).await);
+                        }
+                    };
+                if repaired && had_connection {
+                    let target = WaitTarget::labelled(
+                        &apis.connections,
+                        &spec.selector(),
+                        "status.value == Connected after the gateway's repair",
+                    );
+                    crate::kube::wait_until(ctx, &apis.connections, target, deadline.left(), |all: &[Connection]| {
+                        match all.iter().find(|c| status_value(c) == CONNECTION_CONNECTED) {
+                            Some(_) => crate::kube::Verdict::Ready(()),
+                            None => crate::kube::Verdict::Pending(
+                                all.iter().map(status_value).collect::<Vec<_>>().join(", "),
+                            ),
+                        }
+                    })
+                    .await?;
+                }
                 let conns = crate::kube::list(ctx, &apis.connections, &spec.selector()).await?;
                 let connection_status = pick_connection(&conns, applied.metadata.uid.as_deref())
                     .ok()
@@ -353,15 +373,15 @@ impl Gateway {
         }
     }
 
-    /// Waits for the server's endpoint. A server Liqo left half-made ([`half_made`]) is repaired once; if it is
-    /// half-made again, or still at the timeout, the error says so.
+    /// Waits for the server's endpoint, and says whether it repaired the render. A server Liqo left half-made
+    /// ([`half_made`]) is repaired once; if it is half-made again, or still at the timeout, the error says so.
     async fn wait_endpoint(
         ctx: &Ctx,
         apis: &Apis,
         name: &str,
         service_type: &str,
         deadline: &Deadline,
-    ) -> Result<EndpointStatus, OpError> {
+    ) -> Result<(EndpointStatus, bool), OpError> {
         let mut repaired = false;
         let start = std::time::Instant::now();
         // Found half-made before the wait (a refresh planned this apply for it): its status still shows the
@@ -398,7 +418,7 @@ impl Gateway {
             )
             .await;
             let Err(OpError::Timeout { object, waiting_for, last_seen, .. }) = waited else {
-                return waited;
+                return waited.map(|endpoint| (endpoint, repaired));
             };
             let after = start.elapsed();
             match half_made(ctx, apis, name).await? {
