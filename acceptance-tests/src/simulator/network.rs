@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use base64::Engine;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ObjectReference, Pod, Secret};
+use k8s_openapi::api::core::v1::{ObjectReference, Pod, Secret, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta, OwnerReference, Time};
 use kube::api::ListParams;
 use kube::runtime::Controller;
@@ -247,9 +247,29 @@ async fn reconcile_server(gs: Arc<GatewayServer>, ctx: Arc<Ctx>) -> Result<Actio
         ops::apply_status(&ctx.cluster, &gs_api, &*gs, serde_json::to_value(&desired)?).await?;
         log_line!(ctx.cluster.name, "{}: endpoint {:?}", describe(&*gs), desired.endpoint);
     }
-    ensure_gateway_pod(&ctx, &gw, &secret, wg.controller_owner_ref(&()).context("WgGatewayServer without UID")?)
-        .await?;
+    let wg_owner = wg.controller_owner_ref(&()).context("WgGatewayServer without UID")?;
+    ensure_gateway_pod(&ctx, &gw, &secret, wg_owner.clone()).await?;
+    ensure_server_service(&ctx, &gw, wg_owner).await?;
     reconcile_connection(&ctx, &gw, &secret, wg.object_ref(&())).await
+}
+
+/// Liqo's WgGatewayServer controller renders Service `gw-<gateway>` beside the Deployment (the provider checks for
+/// it: a Deployment without its Service is the half-made render Liqo 1.2.0 never repairs). The simulator's endpoint
+/// does not come from it, so a ClusterIP Service with the server's port stands for it.
+async fn ensure_server_service(ctx: &Ctx, gw: &Gateway, wg_owner: OwnerReference) -> Result<()> {
+    let name = format!("gw-{}", gw.name);
+    let services: Api<Service> = Api::namespaced(ctx.cluster.client.clone(), &gw.namespace);
+    if services.get_opt(&name).await.with_context(|| format!("reading Service {name}"))?.is_some() {
+        return Ok(());
+    }
+    let service = json!({
+        "metadata": {"name": name, "namespace": gw.namespace, "ownerReferences": [wg_owner],
+                     "annotations": ops::simulated_annotations(), "labels": {REMOTE_CLUSTER_ID: gw.peer}},
+        "spec": {"type": "ClusterIP", "selector": gateway_selector(gw),
+                 "ports": [{"name": "wireguard", "port": 51840, "protocol": "UDP"}]},
+    });
+    ops::create_or_get(&services, &serde_json::from_value(service)?).await?;
+    Ok(())
 }
 
 async fn reconcile_client(gc: Arc<GatewayClient>, ctx: Arc<Ctx>) -> Result<Action> {
