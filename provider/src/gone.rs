@@ -56,9 +56,24 @@ pub async fn unreachable_peer(ctx: &Ctx, client: kube::Client, peer: &str) -> Op
     unreachable(&crate::kube::get_opt(ctx, &api, peer).await.ok().flatten()?)
 }
 
+/// The first peer `object` waits for that Liqo reports unreachable, with what Liqo reports ([`unreachable`]).
+pub async fn unreachable_peer_of<K: serde::Serialize>(
+    ctx: &Ctx,
+    client: &kube::Client,
+    object: &K,
+) -> Option<(String, String)> {
+    let json = serde_json::to_value(object).unwrap_or_default();
+    for peer in peers_of(&json) {
+        if let Some(seen) = unreachable_peer(ctx, client.clone(), &peer).await {
+            return Some((peer, seen));
+        }
+    }
+    None
+}
+
 /// The peers an object waits for: its `liqo.io/remote-cluster-id` label, and for a NamespaceOffloading the
 /// clusters of `status.remoteNamespacesConditions`.
-pub fn peers_of(object: &serde_json::Value) -> Vec<String> {
+fn peers_of(object: &serde_json::Value) -> Vec<String> {
     let mut peers: Vec<String> =
         object["metadata"]["labels"][labels::REMOTE_CLUSTER_ID].as_str().map(str::to_string).into_iter().collect();
     if let Some(remote) = object["status"]["remoteNamespacesConditions"].as_object() {

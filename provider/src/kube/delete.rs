@@ -178,13 +178,9 @@ where
                     if last {
                         return Err(OpError::StuckDelete { object, holds, after: start.elapsed() });
                     }
-                    let json = serde_json::to_value(&o).unwrap_or_default();
-                    for peer in crate::gone::peers_of(&json) {
-                        if let Some(peer_seen) =
-                            crate::gone::unreachable_peer(ctx, api.clone().into_client(), &peer).await
-                        {
-                            return Err(OpError::WaitsForGonePeer { object, holds: Box::new(holds), peer, peer_seen });
-                        }
+                    let client = api.clone().into_client();
+                    if let Some((peer, peer_seen)) = crate::gone::unreachable_peer_of(ctx, &client, &o).await {
+                        return Err(OpError::WaitsForGonePeer { object, holds: Box::new(holds), peer, peer_seen });
                     }
                     slice = PEER_CHECK_EVERY;
                 }

@@ -110,16 +110,7 @@ pub(super) fn parse_import_id(id: &str) -> Result<String, Diagnostic> {
 
 /// True when the NamespaceOffloading is being deleted and one of its peers is one Liqo reports unreachable.
 async fn held_for_unreachable_peer(ctx: &Ctx, client: &kube::Client, o: &NamespaceOffloading) -> bool {
-    if !is_terminating(o) {
-        return false;
-    }
-    let json = serde_json::to_value(o).unwrap_or_default();
-    for peer in crate::gone::peers_of(&json) {
-        if crate::gone::unreachable_peer(ctx, client.clone(), &peer).await.is_some() {
-            return true;
-        }
-    }
-    false
+    is_terminating(o) && crate::gone::unreachable_peer_of(ctx, client, o).await.is_some()
 }
 
 #[async_trait]
