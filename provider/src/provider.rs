@@ -83,18 +83,7 @@ const PERMANENTLY_UNREACHABLE_PEERS: &str = "permanently_unreachable_peers";
 fn validate_gone(config: &Value) -> Diagnostics {
     let mut check = crate::validate::Validator::new(config);
     for (i, id) in config.get(PERMANENTLY_UNREACHABLE_PEERS).elements().iter().enumerate() {
-        if let Some(id) = id.as_str()
-            && let Err(why) = crate::validate::check_dns_label(id)
-        {
-            check.error(
-                liqo_schema::tf::AttributePath::root(PERMANENTLY_UNREACHABLE_PEERS).index(i as i64),
-                "Invalid cluster ID in `permanently_unreachable_peers`",
-                format!(
-                    "{id:?} is not a Liqo cluster ID: {why}. List the IDs of the peers that are gone for good, as \
-                     their `liqo_cluster` data source or the `remote_cluster_id` of this cluster's resources give them."
-                ),
-            );
-        }
+        check.cluster_id_at(liqo_schema::tf::AttributePath::root(PERMANENTLY_UNREACHABLE_PEERS).index(i as i64), id);
     }
     check.finish()
 }

@@ -61,11 +61,16 @@ impl<'a> Validator<'a> {
 
     /// A Liqo cluster ID: a DNS-1123 label (`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, at most 63 characters).
     pub fn cluster_id(&mut self, path: &str) {
-        if let Some(s) = self.known_str(path)
+        self.cluster_id_at(AttributePath::parse(path), self.value(path));
+    }
+
+    /// [`Validator::cluster_id`] of a value found elsewhere than at a dotted path, e.g. one element of a set.
+    pub fn cluster_id_at(&mut self, path: AttributePath, value: &Value) {
+        if let Some(s) = value.as_str()
             && let Err(why) = check_dns_label(s)
         {
             self.error(
-                AttributePath::parse(path),
+                path.clone(),
                 format!("Invalid cluster ID for `{path}`"),
                 format!("`{s}` {why}. Liqo cluster IDs are DNS labels: lowercase letters, digits and '-', starting and ending with a letter or digit, at most 63 characters (e.g. `milan`). Read it with `liqoctl info --get clusterid` or from liqo_generate's `cluster_id`."),
             );

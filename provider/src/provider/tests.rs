@@ -534,3 +534,21 @@ fn kubeconfig_parse_errors_never_quote_the_file() {
     assert_eq!(out, "YAML error at line 3, column 7; the content is not shown because it may hold credentials");
     assert!(!super::connection::parse_error_location("invalid type: string \"LS0tLS1\"").contains("LS0t"));
 }
+
+/// `permanently_unreachable_peers` takes cluster IDs: each element is checked as every other cluster ID is.
+#[test]
+fn permanently_unreachable_peers_are_cluster_ids() {
+    let config = Value::object([(
+        "permanently_unreachable_peers",
+        Value::Set(vec![Value::string("milan"), Value::string("Rome_1")]),
+    )]);
+    let d = validate_gone(&config);
+    assert_eq!(d.iter().count(), 1, "{d:?}");
+    let e = d.iter().next().unwrap();
+    assert!(
+        e.summary.contains("Invalid cluster ID") && e.summary.contains("permanently_unreachable_peers"),
+        "{}",
+        e.summary
+    );
+    assert!(e.detail.contains("`Rome_1`"), "{}", e.detail);
+}
