@@ -89,7 +89,7 @@ impl DataSource for ClusterDataSource {
             // Nothing to read, and a data source has no prior value to keep: null facts, so that a destroy (whose
             // first step reads every data source) goes on; resources that use them plan a replacement, which the
             // warning explains.
-            let nulls = ["id", "cluster_id", "pod_cidrs", "external_cidr", "api_server_url", "liqo_version"];
+            let nulls = schema().block.attributes.iter().map(|a| (a.name.clone(), Value::Null)).collect();
             let warning = Diagnostic::warning(
                 "liqo_cluster has no facts: the cluster is marked permanently unreachable",
                 format!(
@@ -98,7 +98,7 @@ impl DataSource for ClusterDataSource {
                     self.cluster.source()
                 ),
             );
-            return (Value::object(nulls.map(|n| (n, Value::Null))), warning.into());
+            return (Value::Object(nulls), warning.into());
         }
         let facts = match ClusterFacts::read(ctx, &self.cluster).await {
             Ok(f) => f,
@@ -123,6 +123,20 @@ impl DataSource for ClusterDataSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A cluster gone for good: every attribute of the schema null, a warning, and nothing contacted.
+    #[tokio::test]
+    async fn a_gone_cluster_reads_as_null_facts_with_a_warning() {
+        let cluster = Arc::new(ClusterApi::default());
+        let gone = crate::cluster_api::Gone { this_cluster: true, peers: Default::default() };
+        cluster.set_gone(gone, "https://127.0.0.1:1".into());
+        let ctx = Ctx { cancel: tokio_util::sync::CancellationToken::new() };
+        let (state, d) = ClusterDataSource::new(cluster).read(&ctx, Value::Null).await;
+        assert!(!d.has_errors() && d.iter().count() == 1, "{d:?}");
+        let attributes = state.entries().expect("an object");
+        assert_eq!(attributes.len(), schema().block.attributes.len());
+        assert!(attributes.values().all(Value::is_null), "{state:?}");
+    }
 
     #[test]
     fn version_is_the_image_tag() {

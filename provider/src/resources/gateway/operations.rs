@@ -103,18 +103,9 @@ async fn half_made(ctx: &Ctx, apis: &Apis, name: &str) -> Result<Option<String>,
 
 /// The repair Liqo's code allows: delete the rendered Deployment. With no Deployment the controller skips the
 /// Service read and renders both again from the WgGatewayServer (the gateway pod restarts; without its Service the
-/// server was unreachable anyway).
-async fn repair_half_made(ctx: &Ctx, apis: &Apis, name: &str) -> Result<(), OpError> {
-    let rendered = format!("gw-{name}");
-    let object = format!("Deployment {}/{rendered}", apis.namespace);
-    let params = kube::api::DeleteParams::background();
-    crate::kube::with_retry(ctx, "delete", &object, || async {
-        match apis.deployments.delete(&rendered, &params).await {
-            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
-            other => other.map(|_| ()),
-        }
-    })
-    .await
+/// server was unreachable anyway). Liqo recreates it at once under the same name; the wait is for this one (by UID).
+async fn repair_half_made(ctx: &Ctx, apis: &Apis, name: &str, deadline: &Deadline) -> Result<(), OpError> {
+    crate::kube::delete_and_wait(ctx, &apis.deployments, &format!("gw-{name}"), deadline.left()).await
 }
 
 /// Adds Liqo's warnings about the awaited object to a timeout, so the error says why it never got ready.
@@ -387,7 +378,7 @@ impl Gateway {
         // Found half-made before the wait (a refresh planned this apply for it): its status still shows the
         // endpoint of the Service that is gone, so repair first and wait for Liqo to render the Service again.
         if half_made(ctx, apis, name).await?.is_some() {
-            repair_half_made(ctx, apis, name).await?;
+            repair_half_made(ctx, apis, name, deadline).await?;
             repaired = true;
             let rendered = format!("gw-{name}");
             let present = |s: Option<&Service>| match s {
@@ -436,7 +427,7 @@ impl Gateway {
                     });
                 }
                 Some(_) => {
-                    repair_half_made(ctx, apis, name).await?;
+                    repair_half_made(ctx, apis, name, deadline).await?;
                     repaired = true;
                 }
                 None if last => return Err(OpError::Timeout { object, waiting_for, last_seen, after }),
