@@ -6,10 +6,11 @@
 //!   sources and list resources;
 //! - `resources`, `data_sources` and `list` hold one module per Terraform type; none reaches into another
 //!   layer's module of the same height: what two of them share lives below;
-//! - below them: `cluster_api` (the lazily connected API of the cluster one provider block points at),
+//! - below them: `attributes` (each type's attributes, declared once), `cluster_api` (the lazily connected API of the cluster one provider block points at),
 //!   `cluster_facts` (cluster ID and CIDRs, as liqoctl reads them), `validate` (plan-time validators), `quantity` (Kubernetes resource quantities), `kube`
 //!   (the only place that applies, reads, waits for and deletes Kubernetes objects), `errors` (the only place
 //!   where failures become diagnostics) and `crypto` (certificates, keys, CSRs).
+pub(crate) mod attributes;
 pub mod cluster_api;
 pub mod cluster_facts;
 pub mod crypto;

@@ -1,7 +1,9 @@
 //! Plan-time validators: each checks one attribute when its value is known and names the attribute and the fix.
 //! They run before anything touches a cluster; the provider block, the resources, the data sources and the list
 //! resources share them.
-use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Value};
+use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Nesting, Value};
+
+use crate::attributes::{Check, Decl};
 use std::time::Duration;
 
 /// Parses Go-style durations (`1h30m`, `90s`, `500ms`), the format Terraform users know from `timeouts`.
@@ -46,25 +48,51 @@ impl<'a> Validator<'a> {
         Validator { config, diags: Diagnostics::new() }
     }
 
-    /// The value at a dotted path (`server.port`).
-    pub fn value(&self, path: &str) -> &'a Value {
-        path.split('.').fold(self.config, |v, step| v.get(step))
+    /// The declared [`Check`]s of `decls` on `object`, a block's value at `at` (`None`: the configuration's root),
+    /// descending into single nested objects. A check of a list or set attribute applies to each element.
+    pub fn declared(&mut self, decls: &[Decl], object: &Value, at: Option<&AttributePath>) {
+        for d in decls {
+            let path = match at {
+                Some(p) => p.clone().attr(d.key),
+                None => d.key.path(),
+            };
+            let value = object.get(d.key);
+            if let Some(check) = &d.check {
+                match value {
+                    Value::List(items) | Value::Set(items) => {
+                        for (i, item) in items.iter().enumerate() {
+                            self.check(check, path.clone().index(i as i64), item);
+                        }
+                    }
+                    _ => self.check(check, path.clone(), value),
+                }
+            }
+            if d.nesting() == Some(Nesting::Single) {
+                self.declared(d.children(), value, Some(&path));
+            }
+        }
+    }
+
+    /// One check, on a value found at `path`.
+    pub fn check(&mut self, check: &Check, path: AttributePath, value: &Value) {
+        match check {
+            Check::ClusterId => self.cluster_id_at(path, value),
+            Check::Namespace => self.namespace(path, value),
+            Check::Duration => self.duration(path, value),
+            Check::WireguardKey => self.wireguard_key(path, value),
+            Check::Cidr => self.cidr(path, value),
+            Check::OneOf(allowed) => self.one_of(path, value, allowed),
+            Check::Port(range) => self.port(path, value, range),
+            Check::ApiServerUrl(example) => self.api_server_url(path, value, example),
+            Check::CaBundle(fix) => self.ca_bundle(path, value, fix),
+        }
     }
 
     pub fn error(&mut self, path: AttributePath, summary: impl Into<String>, detail: impl Into<String>) {
         self.diags.push(Diagnostic::error(summary, detail).at(path));
     }
 
-    fn known_str(&self, path: &str) -> Option<&'a str> {
-        self.value(path).as_str()
-    }
-
     /// A Liqo cluster ID: a DNS-1123 label (`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`, at most 63 characters).
-    pub fn cluster_id(&mut self, path: &str) {
-        self.cluster_id_at(AttributePath::parse(path), self.value(path));
-    }
-
-    /// [`Validator::cluster_id`] of a value found elsewhere than at a dotted path, e.g. one element of a set.
     pub fn cluster_id_at(&mut self, path: AttributePath, value: &Value) {
         if let Some(s) = value.as_str()
             && let Err(why) = check_dns_label(s)
@@ -78,12 +106,12 @@ impl<'a> Validator<'a> {
     }
 
     /// A Kubernetes namespace name (also a DNS label).
-    pub fn namespace(&mut self, path: &str) {
-        if let Some(s) = self.known_str(path)
+    fn namespace(&mut self, path: AttributePath, value: &Value) {
+        if let Some(s) = value.as_str()
             && let Err(why) = check_dns_label(s)
         {
             self.error(
-                AttributePath::parse(path),
+                path.clone(),
                 format!("Invalid namespace name for `{path}`"),
                 format!("`{s}` {why}. Namespace names are DNS labels: lowercase letters, digits and '-', at most 63 characters."),
             );
@@ -91,7 +119,7 @@ impl<'a> Validator<'a> {
     }
 
     /// An IPv4 or IPv6 CIDR such as `10.243.0.0/16`.
-    pub fn cidr(&mut self, path: AttributePath, value: &Value) {
+    fn cidr(&mut self, path: AttributePath, value: &Value) {
         if let Some(s) = value.as_str()
             && let Err(why) = check_cidr(s)
         {
@@ -104,12 +132,12 @@ impl<'a> Validator<'a> {
     }
 
     /// A WireGuard public key: standard base64 of exactly 32 bytes (44 characters).
-    pub fn wireguard_key(&mut self, path: &str) {
-        if let Some(s) = self.known_str(path)
+    fn wireguard_key(&mut self, path: AttributePath, value: &Value) {
+        if let Some(s) = value.as_str()
             && let Err(why) = check_wireguard_key(s)
         {
             self.error(
-                AttributePath::parse(path),
+                path.clone(),
                 format!("Invalid WireGuard public key for `{path}`"),
                 format!("{why}. A WireGuard key is 32 bytes in standard base64 (44 characters ending in '='), as `wg pubkey` prints it; use the peer's liqo_generate `wireguard_public_key`."),
             );
@@ -117,13 +145,12 @@ impl<'a> Validator<'a> {
     }
 
     /// A TCP/UDP port in `range`.
-    pub fn port(&mut self, path: &str, range: std::ops::RangeInclusive<i64>) {
-        let v = self.value(path);
-        if let Value::Number(n) = v {
-            let ok = v.as_i64().is_some_and(|p| range.contains(&p));
+    fn port(&mut self, path: AttributePath, value: &Value, range: &std::ops::RangeInclusive<i64>) {
+        if let Value::Number(n) = value {
+            let ok = value.as_i64().is_some_and(|p| range.contains(&p));
             if !ok {
                 self.error(
-                    AttributePath::parse(path),
+                    path.clone(),
                     format!("Port out of range for `{path}`"),
                     format!("{n} is not a whole number between {} and {}.", range.start(), range.end()),
                 );
@@ -132,12 +159,12 @@ impl<'a> Validator<'a> {
     }
 
     /// One of a fixed set of strings (Liqo enum values are case-sensitive).
-    pub fn one_of(&mut self, path: &str, allowed: &[&str]) {
-        if let Some(s) = self.known_str(path)
+    fn one_of(&mut self, path: AttributePath, value: &Value, allowed: &[&str]) {
+        if let Some(s) = value.as_str()
             && !allowed.contains(&s)
         {
             self.error(
-                AttributePath::parse(path),
+                path.clone(),
                 format!("Unsupported value for `{path}`"),
                 format!(
                     "`{s}` is not one of {} (case-sensitive).",
@@ -148,32 +175,25 @@ impl<'a> Validator<'a> {
     }
 
     /// A duration string such as `90s` or `10m`.
-    pub fn duration(&mut self, path: &str) {
-        if let Some(s) = self.known_str(path)
+    fn duration(&mut self, path: AttributePath, value: &Value) {
+        if let Some(s) = value.as_str()
             && let Err(why) = parse_duration(s)
         {
             self.error(
-                AttributePath::parse(path),
+                path.clone(),
                 format!("Invalid duration for `{path}`"),
                 format!("{why}. Write durations like `90s`, `10m` or `1h30m`."),
             );
         }
     }
 
-    /// Every entry of the `timeouts` block is a valid duration.
-    pub fn timeouts(&mut self) {
-        for t in ["create", "update", "delete"] {
-            self.duration(&format!("timeouts.{t}"));
-        }
-    }
-
     /// An API server URL for a kubeconfig (`https://host[:port][/path]`); `example` shows a good value.
-    pub fn api_server_url(&mut self, path: &str, example: &str) {
-        if let Some(url) = self.known_str(path)
+    fn api_server_url(&mut self, path: AttributePath, value: &Value, example: &str) {
+        if let Some(url) = value.as_str()
             && let Err(why) = check_api_server_url(url)
         {
             self.error(
-                AttributePath::parse(path),
+                path.clone(),
                 format!("Invalid API server URL for `{path}`"),
                 format!("`{url}` {why}. {example}"),
             );
@@ -181,12 +201,12 @@ impl<'a> Validator<'a> {
     }
 
     /// PEM CA certificate(s): certificates only, at least one (the rule of [`crate::crypto::certificates`]).
-    pub fn ca_bundle(&mut self, path: &str, fix: &str) {
-        if let Some(pem) = self.known_str(path)
+    fn ca_bundle(&mut self, path: AttributePath, value: &Value, fix: &str) {
+        if let Some(pem) = value.as_str()
             && let Err(why) = crate::crypto::certificates(pem.as_bytes())
         {
             self.error(
-                AttributePath::parse(path),
+                path.clone(),
                 format!("Invalid CA for `{path}`"),
                 format!("The value is not PEM CA certificates: {why}. {fix}"),
             );
@@ -318,12 +338,26 @@ mod tests {
             ("mode", Value::string("nodeport")),
             ("ok", Value::Unknown),
         ]);
+        mod attr {
+            use crate::attributes::*;
+            use liqo_schema::tf::{Nesting, Type};
+            attributes! {
+                remote_cluster_id: required(Type::String).check(Check::ClusterId);
+                remote_public_key: required(Type::String).check(Check::WireguardKey);
+                server: nested(Nesting::Single, server::declared());
+                mode: optional(Type::String).check(Check::OneOf(&["NodePort", "LoadBalancer"]));
+                ok: optional(Type::String).check(Check::ClusterId);
+            }
+            pub mod server {
+                use crate::attributes::*;
+                use liqo_schema::tf::Type;
+                attributes! {
+                    port: optional(Type::Number).check(Check::Port(1..=65535));
+                }
+            }
+        }
         let mut c = Validator::new(&cfg);
-        c.cluster_id("remote_cluster_id");
-        c.wireguard_key("remote_public_key");
-        c.port("server.port", 1..=65535);
-        c.one_of("mode", &["NodePort", "LoadBalancer"]);
-        c.cluster_id("ok");
+        c.declared(&attr::declared(), &cfg, None);
         let d = c.finish();
         let paths: Vec<String> = d.iter().map(|d| d.attribute.as_ref().unwrap().to_string()).collect();
         assert_eq!(paths, ["remote_cluster_id", "remote_public_key", "server.port", "mode"]);

@@ -49,9 +49,9 @@ impl Provider for DummyProvider {
         vec![Arc::new(Echo)]
     }
     fn validate_config(&self, config: &Value) -> Diagnostics {
-        match config.get("options").get("label").as_str() {
+        match config.get_named("options").get_named("label").as_str() {
             Some("") => Diagnostic::error("Empty label", "Set a non-empty label.")
-                .at(AttributePath::root("options").attr("label"))
+                .at(AttributePath::root_named("options").attr_named("label"))
                 .into(),
             _ => Diagnostics::new(),
         }
@@ -106,10 +106,10 @@ impl Resource for Thing {
         }
     }
     fn validate(&self, config: &Value) -> Diagnostics {
-        match config.get("server").get("port").as_f64() {
+        match config.get_named("server").get_named("port").as_f64() {
             Some(p) if !(1.0..=65535.0).contains(&p) => {
                 Diagnostic::error("Invalid port", format!("server.port must be between 1 and 65535, got {p}."))
-                    .at(AttributePath::root("server").attr("port"))
+                    .at(AttributePath::root_named("server").attr_named("port"))
                     .into()
             }
             _ => Diagnostics::new(),
@@ -120,18 +120,18 @@ impl Resource for Thing {
         let mut requires_replace = Vec::new();
         if !planned.is_null() {
             if req.prior.is_null() {
-                planned.set("id", Value::Unknown);
-                planned.set("revision", Value::Unknown);
+                planned.set_named("id", Value::Unknown);
+                planned.set_named("revision", Value::Unknown);
             } else {
-                planned.set("id", req.prior.get("id").clone());
-                let revision = if req.prior.get("size") == planned.get("size") {
-                    req.prior.get("revision").clone()
+                planned.set_named("id", req.prior.get_named("id").clone());
+                let revision = if req.prior.get_named("size") == planned.get_named("size") {
+                    req.prior.get_named("revision").clone()
                 } else {
                     Value::Unknown
                 };
-                planned.set("revision", revision);
-                if req.prior.get("name") != planned.get("name") {
-                    requires_replace.push(AttributePath::root("name"));
+                planned.set_named("revision", revision);
+                if req.prior.get_named("name") != planned.get_named("name") {
+                    requires_replace.push(AttributePath::root_named("name"));
                 }
             }
         }
@@ -139,10 +139,10 @@ impl Resource for Thing {
     }
     async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
         if req.planned.is_null() {
-            let _ = std::fs::remove_file(store_path(req.prior.get("id").as_str().unwrap_or_default()));
+            let _ = std::fs::remove_file(store_path(req.prior.get_named("id").as_str().unwrap_or_default()));
             return ApplyResponse { new_state: Value::Null, private: Vec::new(), diagnostics: Diagnostics::new() };
         }
-        if let Some(secs) = req.planned.get("wait_seconds").as_f64() {
+        if let Some(secs) = req.planned.get_named("wait_seconds").as_f64() {
             std::fs::write(store_path("waiting"), b"").unwrap();
             tokio::select! {
                 _ = ctx.cancel.cancelled() => {
@@ -156,17 +156,17 @@ impl Resource for Thing {
             }
         }
         let mut state = req.planned;
-        let name = state.get("name").as_str().unwrap_or_default().to_string();
-        state.set("id", Value::string(&name));
-        let revision = req.prior.get("revision").as_f64().map_or(1.0, |r| r + 1.0);
-        if state.get("revision").is_unknown() {
-            state.set("revision", Value::Number(revision));
+        let name = state.get_named("name").as_str().unwrap_or_default().to_string();
+        state.set_named("id", Value::string(&name));
+        let revision = req.prior.get_named("revision").as_f64().map_or(1.0, |r| r + 1.0);
+        if state.get_named("revision").is_unknown() {
+            state.set_named("revision", Value::Number(revision));
         }
         std::fs::write(store_path(&name), codec::encode(&state, &thing_ty()).unwrap()).unwrap();
         ApplyResponse { new_state: state, private: Vec::new(), diagnostics: Diagnostics::new() }
     }
     async fn read(&self, _: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
-        let new_state = match std::fs::read(store_path(state.get("id").as_str().unwrap_or_default())) {
+        let new_state = match std::fs::read(store_path(state.get_named("id").as_str().unwrap_or_default())) {
             Ok(bytes) => codec::decode(&bytes, &thing_ty()).unwrap(),
             Err(_) => Value::Null,
         };
@@ -204,8 +204,8 @@ impl DataSource for Echo {
         }
     }
     async fn read(&self, _: &Ctx, mut config: Value) -> (Value, Diagnostics) {
-        let out = config.get("input").as_str().map(str::to_uppercase);
-        config.set("output", Value::opt_string(out));
+        let out = config.get_named("input").as_str().map(str::to_uppercase);
+        config.set_named("output", Value::opt_string(out));
         (config, Diagnostics::new())
     }
 }

@@ -12,7 +12,7 @@ use crate::protocol::{Ctx, DataSource};
 use async_trait::async_trait;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::Api;
-use liqo_schema::tf::{Attribute, Block, Diagnostic, Diagnostics, Schema, Type, Value};
+use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
 use std::sync::Arc;
 
 const TYPE_NAME: &str = "liqo_cluster";
@@ -51,25 +51,33 @@ impl ClusterDataSource {
     }
 }
 
+/// `liqo_cluster`'s attributes.
+pub mod attr {
+    use crate::attributes::*;
+    use liqo_schema::tf::Type;
+
+    attributes! {
+        id: computed(Type::String).describe("The cluster ID.");
+        cluster_id: computed(Type::String)
+            .describe("Liqo cluster ID (`CLUSTER_ID` of the ConfigMap labelled `app.kubernetes.io/name=clusterid-configmap` in the Liqo namespace).");
+        pod_cidrs: computed(Type::list(Type::String))
+            .describe("Pod CIDR(s) as Liqo's IPAM assigned them (`status.cidr` of the Networks labelled `ipam.liqo.io/network-type=pod-cidr`).");
+        external_cidr: computed(Type::String)
+            .describe("External CIDR (`status.cidr` of the Network labelled `ipam.liqo.io/network-type=external-cidr`).");
+        api_server_url: computed(Type::String).describe("API server URL as this provider block reaches it.");
+        liqo_version: computed(Type::String).describe(
+            "Liqo version: the image tag of Deployment `liqo-controller-manager` in the Liqo namespace; null when that Deployment is not found or not readable.",
+            );
+    }
+}
+
 fn schema() -> Schema {
     Schema {
         version: 0,
-        block: Block::new(
+        block: crate::attributes::block(
             "Reads this cluster's Liqo identity: what a peer cluster needs to know about it. Use it with the provider \
              block of the cluster to describe; `liqo_generate` exposes the same values.",
-            vec![
-                Attribute::computed("id", Type::String).describe("The cluster ID."),
-                Attribute::computed("cluster_id", Type::String)
-                    .describe("Liqo cluster ID (`CLUSTER_ID` of the ConfigMap labelled `app.kubernetes.io/name=clusterid-configmap` in the Liqo namespace)."),
-                Attribute::computed("pod_cidrs", Type::list(Type::String))
-                    .describe("Pod CIDR(s) as Liqo's IPAM assigned them (`status.cidr` of the Networks labelled `ipam.liqo.io/network-type=pod-cidr`)."),
-                Attribute::computed("external_cidr", Type::String)
-                    .describe("External CIDR (`status.cidr` of the Network labelled `ipam.liqo.io/network-type=external-cidr`)."),
-                Attribute::computed("api_server_url", Type::String).describe("API server URL as this provider block reaches it."),
-                Attribute::computed("liqo_version", Type::String).describe(
-                    "Liqo version: the image tag of Deployment `liqo-controller-manager` in the Liqo namespace; null when that Deployment is not found or not readable.",
-                ),
-            ],
+            &attr::declared(),
         ),
     }
 }
@@ -89,7 +97,7 @@ impl DataSource for ClusterDataSource {
             // Nothing to read, and a data source has no prior value to keep: null facts, so that a destroy (whose
             // first step reads every data source) goes on; resources that use them plan a replacement, which the
             // warning explains.
-            let nulls = schema().block.attributes.iter().map(|a| (a.name.clone(), Value::Null)).collect();
+            let nulls = attr::declared().iter().map(|d| (d.key.name().to_string(), Value::Null)).collect();
             let warning = Diagnostic::warning(
                 "liqo_cluster has no facts: the cluster is marked permanently unreachable",
                 format!(
@@ -109,12 +117,12 @@ impl DataSource for ClusterDataSource {
             Err(d) => return (Value::Null, d),
         };
         let state = Value::object([
-            ("id", Value::string(&facts.cluster_id)),
-            ("cluster_id", Value::string(&facts.cluster_id)),
-            ("pod_cidrs", Value::string_list(facts.pod_cidrs)),
-            ("external_cidr", Value::string(facts.external_cidr)),
-            ("api_server_url", Value::string(facts.api_server_url)),
-            ("liqo_version", Value::opt_string(version)),
+            (attr::id, Value::string(&facts.cluster_id)),
+            (attr::cluster_id, Value::string(&facts.cluster_id)),
+            (attr::pod_cidrs, Value::string_list(facts.pod_cidrs)),
+            (attr::external_cidr, Value::string(facts.external_cidr)),
+            (attr::api_server_url, Value::string(facts.api_server_url)),
+            (attr::liqo_version, Value::opt_string(version)),
         ]);
         (state, Diagnostics::new())
     }

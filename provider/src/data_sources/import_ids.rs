@@ -7,7 +7,7 @@ use crate::list;
 use crate::protocol::{Ctx, DataSource};
 use crate::validate::Validator;
 use async_trait::async_trait;
-use liqo_schema::tf::{Attribute, Block, Diagnostics, Schema, Type, Value};
+use liqo_schema::tf::{Diagnostics, Schema, Value};
 use std::sync::Arc;
 
 const TYPE_NAME: &str = "liqo_import_ids";
@@ -22,23 +22,31 @@ impl ImportIdsDataSource {
     }
 }
 
+/// `liqo_import_ids`' attributes.
+pub mod attr {
+    use crate::attributes::*;
+    use liqo_schema::tf::Type;
+
+    attributes! {
+        remote_cluster_id: optional(Type::String).check(Check::ClusterId).describe(
+            "Liqo cluster ID of one peer: list only the objects of the peering with it. Omit it to list all.",
+        );
+        ids: computed(Type::map(Type::list(Type::String))).describe(
+            "Import IDs keyed by resource type (`liqo_generate`, `liqo_gateway`, `liqo_tenant`, \
+             `liqo_consumer_key`, `liqo_peer`, `liqo_offload`), each list sorted; a type with nothing to \
+             adopt here has an empty list.",
+        );
+    }
+}
+
 fn schema() -> Schema {
     Schema {
         version: 0,
-        block: Block::new(
+        block: crate::attributes::block(
             "Import IDs of the Liqo objects on this cluster that each resource type of this provider can adopt, \
              whoever made them (`liqoctl peer`, by hand, or this provider): the IDs `import` blocks take on \
              OpenTofu and Terraform before 1.14, which have no `terraform query`.",
-            vec![
-                Attribute::optional("remote_cluster_id", Type::String).describe(
-                    "Liqo cluster ID of one peer: list only the objects of the peering with it. Omit it to list all.",
-                ),
-                Attribute::computed("ids", Type::map(Type::list(Type::String))).describe(
-                    "Import IDs keyed by resource type (`liqo_generate`, `liqo_gateway`, `liqo_tenant`, \
-                     `liqo_consumer_key`, `liqo_peer`, `liqo_offload`), each list sorted; a type with nothing to \
-                     adopt here has an empty list.",
-                ),
-            ],
+            &attr::declared(),
         ),
     }
 }
@@ -55,17 +63,17 @@ impl DataSource for ImportIdsDataSource {
 
     fn validate(&self, config: &Value) -> Diagnostics {
         let mut c = Validator::new(config);
-        c.cluster_id("remote_cluster_id");
+        c.declared(&attr::declared(), config, None);
         c.finish()
     }
 
     async fn read(&self, ctx: &Ctx, config: Value) -> (Value, Diagnostics) {
-        let remote = config.get("remote_cluster_id").as_str().map(str::to_string);
+        let remote = config.get(attr::remote_cluster_id).as_str().map(str::to_string);
         match list::import_ids(ctx, &self.cluster, remote.as_deref()).await {
             Ok(ids) => {
                 let ids = ids.into_iter().map(|(ty, ids)| (ty.to_string(), Value::string_list(ids))).collect();
                 let mut state = config;
-                state.set("ids", Value::Map(ids));
+                state.set(attr::ids, Value::Map(ids));
                 (state, Diagnostics::new())
             }
             Err(d) => (Value::Null, d),

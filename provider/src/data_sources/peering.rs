@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use kube::api::Api;
 use liqo_schema::liqo::core::ROLE_UNKNOWN;
 use liqo_schema::liqo::{ForeignCluster, LiqoCondition, Module, Modules};
-use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostic, Diagnostics, Nesting, Schema, Type, Value};
+use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
 use std::sync::Arc;
 
 const TYPE_NAME: &str = "liqo_peering";
@@ -43,19 +43,20 @@ fn peering_healthy(modules: &Modules) -> bool {
 }
 
 fn condition_value(c: &LiqoCondition) -> Value {
+    use attr::module::condition;
     Value::object([
-        ("type", Value::string(&c.type_)),
-        ("status", Value::string(&c.status)),
-        ("reason", Value::opt_string(c.reason.clone())),
-        ("message", Value::opt_string(c.message.clone())),
+        (condition::r#type, Value::string(&c.type_)),
+        (condition::status, Value::string(&c.status)),
+        (condition::reason, Value::opt_string(c.reason.clone())),
+        (condition::message, Value::opt_string(c.message.clone())),
     ])
 }
 
 fn module_value(module: &Module) -> Value {
     Value::object([
-        ("enabled", Value::Bool(module.enabled)),
-        ("status", Value::string(module_status(module))),
-        ("conditions", Value::List(module.conditions.iter().flatten().map(condition_value).collect())),
+        (attr::module::enabled, Value::Bool(module.enabled)),
+        (attr::module::status, Value::string(module_status(module))),
+        (attr::module::conditions, Value::List(module.conditions.iter().flatten().map(condition_value).collect())),
     ])
 }
 
@@ -67,18 +68,18 @@ fn state(remote_cluster_id: &str, fc: &ForeignCluster) -> Value {
     let role = Some(status.role).filter(|r| !r.is_empty()).unwrap_or_else(|| ROLE_UNKNOWN.to_string());
     let namespaces = status.tenant_namespace.unwrap_or_default();
     Value::object([
-        ("id", Value::string(remote_cluster_id)),
-        ("remote_cluster_id", Value::string(remote_cluster_id)),
-        ("role", Value::string(role)),
-        ("api_server_url", Value::opt_string(status.api_server_url.filter(|u| !u.is_empty()))),
-        ("tenant_namespace_local", Value::opt_string(namespaces.local.filter(|n| !n.is_empty()))),
-        ("tenant_namespace_remote", Value::opt_string(namespaces.remote.filter(|n| !n.is_empty()))),
-        ("networking", module_value(&modules.networking)),
-        ("authentication", module_value(&modules.authentication)),
-        ("offloading", module_value(&modules.offloading)),
-        ("api_server_status", Value::opt_string(crate::gone::api_server_condition(fc).map(|c| c.status.clone()))),
-        ("permanently_unreachable", Value::Bool(crate::gone::marked_gone(fc))),
-        ("healthy", Value::Bool(peering_healthy(&modules) && crate::gone::unreachable(fc).is_none())),
+        (attr::id, Value::string(remote_cluster_id)),
+        (attr::remote_cluster_id, Value::string(remote_cluster_id)),
+        (attr::role, Value::string(role)),
+        (attr::api_server_url, Value::opt_string(status.api_server_url.filter(|u| !u.is_empty()))),
+        (attr::tenant_namespace_local, Value::opt_string(namespaces.local.filter(|n| !n.is_empty()))),
+        (attr::tenant_namespace_remote, Value::opt_string(namespaces.remote.filter(|n| !n.is_empty()))),
+        (attr::networking, module_value(&modules.networking)),
+        (attr::authentication, module_value(&modules.authentication)),
+        (attr::offloading, module_value(&modules.offloading)),
+        (attr::api_server_status, Value::opt_string(crate::gone::api_server_condition(fc).map(|c| c.status.clone()))),
+        (attr::permanently_unreachable, Value::Bool(crate::gone::marked_gone(fc))),
+        (attr::healthy, Value::Bool(peering_healthy(&modules) && crate::gone::unreachable(fc).is_none())),
     ])
 }
 
@@ -112,13 +113,13 @@ fn not_found(remote_cluster_id: &str) -> Diagnostic {
              on it (reference its outputs or use `depends_on`) so that it is read after the peering exists."
         ),
     )
-    .at(AttributePath::root("remote_cluster_id"))
+    .at(attr::remote_cluster_id.path())
 }
 
 /// No API calls: the remote cluster ID must look like one (unknown values pass).
 fn validate(config: &Value) -> Diagnostics {
     let mut c = Validator::new(config);
-    c.cluster_id("remote_cluster_id");
+    c.declared(&attr::declared(), config, None);
     c.finish()
 }
 
@@ -133,98 +134,112 @@ impl PeeringDataSource {
     }
 }
 
-fn module_attribute(name: &str, what: &str) -> Attribute {
-    let conditions = Attribute::nested(
-        "conditions",
-        Nesting::List,
-        vec![
-            Attribute::computed("type", Type::String).describe("Condition type, e.g. `NetworkConnectionStatus`."),
-            Attribute::computed("status", Type::String).describe(
-                "Condition status: `None`, `Pending`, `Established`, `Error`, `Ready`, `NotReady` or `SomeNotReady`.",
-            ),
-            Attribute::computed("reason", Type::String)
-                .describe("Liqo's reason for the status; null when Liqo gives none."),
-            Attribute::computed("message", Type::String)
-                .describe("Liqo's message for the status; null when Liqo gives none."),
-        ],
-    )
-    .with_computed()
-    .describe(format!(
-        "The module's conditions as Liqo wrote them (`status.modules.{name}.conditions`), in Liqo's order."
-    ));
-    Attribute::nested(
-        name,
-        Nesting::Single,
-        vec![
-            Attribute::computed("enabled", Type::Bool).describe(format!(
-                "Whether Liqo considers the module in use for this peer (`status.modules.{name}.enabled`)."
-            )),
-            Attribute::computed("status", Type::String).describe(
+/// `liqo_peering`'s attributes.
+pub mod attr {
+    use crate::attributes::*;
+    use liqo_schema::tf::{Nesting, Type};
+
+    attributes! {
+        remote_cluster_id: required(Type::String).check(Check::ClusterId)
+            .describe("Cluster ID of the peer (`liqoctl info --get clusterid` on it, or liqo_cluster's `cluster_id`).");
+        id: computed(Type::String).describe("The remote cluster ID (the ForeignCluster's name).");
+        role: computed(Type::String).describe(
+            "What the peer is to this cluster: `Provider` (this cluster consumes its resources), `Consumer`, \
+             `ConsumerAndProvider`, or `Unknown` (networking only, or not yet known).",
+            );
+        api_server_url: computed(Type::String).describe(
+            "The peer's API server URL as Liqo records it (`status.apiServerURL`): set when this cluster \
+             consumes from the peer, from the control-plane identity (liqo_peer's Secret, or an Identity \
+             resource); null otherwise.",
+            );
+        tenant_namespace_local: computed(Type::String).describe(
+            "Tenant namespace for the peer on this cluster, as Liqo records it (`status.tenantNamespace.local`). \
+             Liqo fills it only from the peer's Tenant (`status.tenantNamespace`, i.e. when the peer consumes \
+             from this cluster through liqo_tenant and the Tenant is not Drained) or from an Identity resource; \
+             it stays null for networking-only peerings and on a consumer peered with liqo_peer, whose \
+             control-plane Secret Liqo reads only for the API server URL.",
+            );
+        tenant_namespace_remote: computed(Type::String).describe(
+            "Tenant namespace for this cluster on the peer, as Liqo records it \
+             (`status.tenantNamespace.remote`). Liqo fills it only from an Identity resource (liqoctl's \
+             handshake-based peering), so it is **always null for peerings made with this provider**: \
+             liqo_peer's control-plane Secret names the provider's tenant namespace in an annotation that \
+             Liqo does not copy here. Use `liqo_tenant.tenant_namespace` instead.",
+            );
+        networking: module("networking", "The networking module (Configuration, gateway and Connection).");
+        authentication: module("authentication", "The authentication module (Tenant, identity towards the peer's API server).");
+        offloading: module("offloading", "The offloading module (virtual nodes for the peer).");
+        api_server_status: computed(Type::String).describe(
+            "Liqo's verdict on the peer's API server (the ForeignCluster's `APIServerStatus` condition, which \
+             Liqo keeps by pinging it): `Established`, or `Error` while it does not answer. Null where Liqo \
+             does not check (on a provider cluster, about its consumers). A read while it is not \
+             `Established` also warns.",
+            );
+        permanently_unreachable: computed(Type::Bool).describe(
+            "True when the ForeignCluster is marked `liqo.io/foreign-cluster-permanently-unreachable` \
+             (`liqoctl force unpeer`, or this provider's `permanently_unreachable_peers`).",
+            );
+        healthy: computed(Type::Bool).describe(
+            "True when at least one module is enabled, every enabled module is `Healthy` and Liqo does not \
+             report the peer's API server unreachable. Useful in `precondition`/`postcondition` blocks and \
+             `check` assertions.",
+            );
+    }
+
+    /// The module `name` of the peering (`status.modules.<name>`), described as `what`.
+    fn module(name: &str, what: &str) -> Decl {
+        let children = module::declared()
+            .into_iter()
+            .map(|d| match d.key {
+                module::enabled => d.describe(format!(
+                    "Whether Liqo considers the module in use for this peer (`status.modules.{name}.enabled`)."
+                )),
+                module::conditions => d.describe(format!(
+                    "The module's conditions as Liqo wrote them (`status.modules.{name}.conditions`), in Liqo's order."
+                )),
+                _ => d,
+            })
+            .collect();
+        nested(Nesting::Single, children).computed().describe(what)
+    }
+
+    /// The attributes of each module.
+    pub mod module {
+        use super::*;
+
+        attributes! {
+            /// Described per module.
+            enabled: computed(Type::Bool);
+            status: computed(Type::String).describe(
                 "`Healthy` when enabled and every condition is `Established` or `Ready`, `Unhealthy` when enabled \
                  otherwise, `Disabled` when not enabled (as `liqoctl info` reports it).",
-            ),
-            conditions,
-        ],
-    )
-    .with_computed()
-    .describe(what)
+            );
+            /// Described per module.
+            conditions: nested(Nesting::List, condition::declared()).computed();
+        }
+
+        /// One condition of a module.
+        pub mod condition {
+            use super::*;
+
+            attributes! {
+                r#type: computed(Type::String).describe("Condition type, e.g. `NetworkConnectionStatus`.");
+                status: computed(Type::String).describe(
+                    "Condition status: `None`, `Pending`, `Established`, `Error`, `Ready`, `NotReady` or `SomeNotReady`.",
+                );
+                reason: computed(Type::String).describe("Liqo's reason for the status; null when Liqo gives none.");
+                message: computed(Type::String).describe("Liqo's message for the status; null when Liqo gives none.");
+            }
+        }
+    }
 }
 
-fn schema() -> Schema {
-    Schema {
-        version: 0,
-        block: Block::new(
-            "Reads the state of the peering with one remote cluster as this cluster's Liqo reports it: the \
+pub const DESCRIPTION: &str = "Reads the state of the peering with one remote cluster as this cluster's Liqo reports it: the \
              ForeignCluster named after the remote cluster ID, with its role, tenant namespaces and the health of \
-             each module, computed as `liqoctl info` does.",
-            vec![
-                Attribute::required("remote_cluster_id", Type::String)
-                    .describe("Cluster ID of the peer (`liqoctl info --get clusterid` on it, or liqo_cluster's `cluster_id`)."),
-                Attribute::computed("id", Type::String).describe("The remote cluster ID (the ForeignCluster's name)."),
-                Attribute::computed("role", Type::String).describe(
-                    "What the peer is to this cluster: `Provider` (this cluster consumes its resources), `Consumer`, \
-                     `ConsumerAndProvider`, or `Unknown` (networking only, or not yet known).",
-                ),
-                Attribute::computed("api_server_url", Type::String).describe(
-                    "The peer's API server URL as Liqo records it (`status.apiServerURL`): set when this cluster \
-                     consumes from the peer, from the control-plane identity (liqo_peer's Secret, or an Identity \
-                     resource); null otherwise.",
-                ),
-                Attribute::computed("tenant_namespace_local", Type::String).describe(
-                    "Tenant namespace for the peer on this cluster, as Liqo records it (`status.tenantNamespace.local`). \
-                     Liqo fills it only from the peer's Tenant (`status.tenantNamespace`, i.e. when the peer consumes \
-                     from this cluster through liqo_tenant and the Tenant is not Drained) or from an Identity resource; \
-                     it stays null for networking-only peerings and on a consumer peered with liqo_peer, whose \
-                     control-plane Secret Liqo reads only for the API server URL.",
-                ),
-                Attribute::computed("tenant_namespace_remote", Type::String).describe(
-                    "Tenant namespace for this cluster on the peer, as Liqo records it \
-                     (`status.tenantNamespace.remote`). Liqo fills it only from an Identity resource (liqoctl's \
-                     handshake-based peering), so it is **always null for peerings made with this provider**: \
-                     liqo_peer's control-plane Secret names the provider's tenant namespace in an annotation that \
-                     Liqo does not copy here. Use `liqo_tenant.tenant_namespace` instead.",
-                ),
-                module_attribute("networking", "The networking module (Configuration, gateway and Connection)."),
-                module_attribute("authentication", "The authentication module (Tenant, identity towards the peer's API server)."),
-                module_attribute("offloading", "The offloading module (virtual nodes for the peer)."),
-                Attribute::computed("api_server_status", Type::String).describe(
-                    "Liqo's verdict on the peer's API server (the ForeignCluster's `APIServerStatus` condition, which \
-                     Liqo keeps by pinging it): `Established`, or `Error` while it does not answer. Null where Liqo \
-                     does not check (on a provider cluster, about its consumers). A read while it is not \
-                     `Established` also warns.",
-                ),
-                Attribute::computed("permanently_unreachable", Type::Bool).describe(
-                    "True when the ForeignCluster is marked `liqo.io/foreign-cluster-permanently-unreachable` \
-                     (`liqoctl force unpeer`, or this provider's `permanently_unreachable_peers`).",
-                ),
-                Attribute::computed("healthy", Type::Bool).describe(
-                    "True when at least one module is enabled, every enabled module is `Healthy` and Liqo does not \
-                     report the peer's API server unreachable. Useful in `precondition`/`postcondition` blocks and \
-                     `check` assertions.",
-                ),
-            ],
-        ),
-    }
+             each module, computed as `liqoctl info` does.";
+
+fn schema() -> Schema {
+    Schema { version: 0, block: crate::attributes::block(DESCRIPTION, &attr::declared()) }
 }
 
 #[async_trait]
@@ -243,12 +258,12 @@ impl DataSource for PeeringDataSource {
 
     async fn read(&self, ctx: &Ctx, config: Value) -> (Value, Diagnostics) {
         // Terraform defers reading a data source whose configuration is not yet known, so this is a string.
-        let Some(remote) = config.get("remote_cluster_id").as_str().map(str::to_owned) else {
+        let Some(remote) = config.get(attr::remote_cluster_id).as_str().map(str::to_owned) else {
             let d = Diagnostic::error(
                 "Missing remote cluster ID",
                 "`remote_cluster_id` must be known to read the peering.",
             )
-            .at(AttributePath::root("remote_cluster_id"));
+            .at(attr::remote_cluster_id.path());
             return (Value::Null, d.into());
         };
         let client = match self.cluster.client().await {
@@ -302,9 +317,9 @@ mod tests {
             ..Default::default()
         });
         let v = state("milan", &fc);
-        assert_eq!(v.get("api_server_status").as_str(), Some(STATUS_ERROR));
-        assert_eq!(v.get("healthy").as_bool(), Some(false), "healthy modules, unreachable API server");
-        assert_eq!(v.get("permanently_unreachable").as_bool(), Some(false));
+        assert_eq!(v.get(attr::api_server_status).as_str(), Some(STATUS_ERROR));
+        assert_eq!(v.get(attr::healthy).as_bool(), Some(false), "healthy modules, unreachable API server");
+        assert_eq!(v.get(attr::permanently_unreachable).as_bool(), Some(false));
         let warnings = unreachable_warning(&fc);
         let w = warnings.iter().next().expect("a warning");
         assert!(
@@ -316,7 +331,7 @@ mod tests {
 
         fc.metadata.annotations =
             Some([("liqo.io/foreign-cluster-permanently-unreachable".to_string(), "true".to_string())].into());
-        assert_eq!(state("milan", &fc).get("permanently_unreachable").as_bool(), Some(true));
+        assert_eq!(state("milan", &fc).get(attr::permanently_unreachable).as_bool(), Some(true));
         assert!(unreachable_warning(&fc).is_empty(), "marked gone: Liqo no longer waits for it");
     }
 
@@ -391,37 +406,40 @@ mod tests {
             ..Default::default()
         });
         let s = state("rome", &fc);
-        assert_eq!(s.get("id").as_str(), Some("rome"));
-        assert_eq!(s.get("role").as_str(), Some(ROLE_CONSUMER));
-        assert_eq!(s.get("api_server_url").as_str(), Some("https://rome.example:6443"));
-        assert_eq!(s.get("tenant_namespace_local").as_str(), Some("liqo-tenant-rome"));
-        assert!(s.get("tenant_namespace_remote").is_null());
-        assert_eq!(s.get("healthy").as_bool(), Some(false));
+        assert_eq!(s.get(attr::id).as_str(), Some("rome"));
+        assert_eq!(s.get(attr::role).as_str(), Some(ROLE_CONSUMER));
+        assert_eq!(s.get(attr::api_server_url).as_str(), Some("https://rome.example:6443"));
+        assert_eq!(s.get(attr::tenant_namespace_local).as_str(), Some("liqo-tenant-rome"));
+        assert!(s.get(attr::tenant_namespace_remote).is_null());
+        assert_eq!(s.get(attr::healthy).as_bool(), Some(false));
 
-        let net = s.get("networking");
-        assert_eq!(net.get("enabled").as_bool(), Some(true));
-        assert_eq!(net.get("status").as_str(), Some(UNHEALTHY));
-        let c = &net.get("conditions").elements()[0];
-        assert_eq!(c.get("type").as_str(), Some(NETWORK_CONNECTION_STATUS));
-        assert_eq!(c.get("status").as_str(), Some(STATUS_ERROR));
-        assert!(c.get("reason").is_null());
-        assert_eq!(c.get("message").as_str(), Some("NetworkConnectionStatus is Error"));
-        assert_eq!(s.get("authentication").get("status").as_str(), Some(HEALTHY));
-        let off = s.get("offloading");
-        assert_eq!((off.get("enabled").as_bool(), off.get("status").as_str()), (Some(false), Some(DISABLED)));
-        assert_eq!(off.get("conditions"), &Value::List(vec![]), "no conditions is an empty list, not null");
+        let net = s.get(attr::networking);
+        assert_eq!(net.get(attr::module::enabled).as_bool(), Some(true));
+        assert_eq!(net.get(attr::module::status).as_str(), Some(UNHEALTHY));
+        let c = &net.get(attr::module::conditions).elements()[0];
+        assert_eq!(c.get(attr::module::condition::r#type).as_str(), Some(NETWORK_CONNECTION_STATUS));
+        assert_eq!(c.get(attr::module::condition::status).as_str(), Some(STATUS_ERROR));
+        assert!(c.get(attr::module::condition::reason).is_null());
+        assert_eq!(c.get(attr::module::condition::message).as_str(), Some("NetworkConnectionStatus is Error"));
+        assert_eq!(s.get(attr::authentication).get(attr::module::status).as_str(), Some(HEALTHY));
+        let off = s.get(attr::offloading);
+        assert_eq!(
+            (off.get(attr::module::enabled).as_bool(), off.get(attr::module::status).as_str()),
+            (Some(false), Some(DISABLED))
+        );
+        assert_eq!(off.get(attr::module::conditions), &Value::List(vec![]), "no conditions is an empty list, not null");
     }
 
     #[test]
     fn a_status_not_written_yet_reads_as_unknown_and_disabled() {
         let fc = ForeignCluster::new("rome", ForeignClusterSpec { cluster_id: Some("rome".into()) });
         let s = state("rome", &fc);
-        assert_eq!(s.get("role").as_str(), Some(ROLE_UNKNOWN));
-        assert!(s.get("api_server_url").is_null() && s.get("tenant_namespace_local").is_null());
-        for m in ["networking", "authentication", "offloading"] {
-            assert_eq!(s.get(m).get("status").as_str(), Some(DISABLED), "{m}");
+        assert_eq!(s.get(attr::role).as_str(), Some(ROLE_UNKNOWN));
+        assert!(s.get(attr::api_server_url).is_null() && s.get(attr::tenant_namespace_local).is_null());
+        for m in [attr::networking, attr::authentication, attr::offloading] {
+            assert_eq!(s.get(m).get(attr::module::status).as_str(), Some(DISABLED), "{m}");
         }
-        assert_eq!(s.get("healthy").as_bool(), Some(false));
+        assert_eq!(s.get(attr::healthy).as_bool(), Some(false));
     }
 
     #[test]
@@ -448,23 +466,23 @@ mod tests {
 
     #[test]
     fn remote_cluster_id_is_validated_and_unknown_passes() {
-        let bad = validate(&Value::object([("remote_cluster_id", Value::string("Rome_1"))]));
+        let bad = validate(&Value::object([(attr::remote_cluster_id, Value::string("Rome_1"))]));
         assert_eq!(bad.0.len(), 1);
         assert!(bad.0[0].summary.contains("`remote_cluster_id`"));
-        assert!(validate(&Value::object([("remote_cluster_id", Value::string("rome"))])).0.is_empty());
-        assert!(validate(&Value::object([("remote_cluster_id", Value::Unknown)])).0.is_empty());
+        assert!(validate(&Value::object([(attr::remote_cluster_id, Value::string("rome"))])).0.is_empty());
+        assert!(validate(&Value::object([(attr::remote_cluster_id, Value::Unknown)])).0.is_empty());
     }
 
     #[test]
     fn schema_has_one_required_input_and_describes_everything() {
-        fn all_described(attrs: &[Attribute]) -> bool {
+        fn all_described(attrs: &[liqo_schema::tf::Attribute]) -> bool {
             attrs
                 .iter()
                 .all(|a| !a.description.is_empty() && a.nested.as_ref().is_none_or(|n| all_described(&n.attributes)))
         }
         let s = schema();
         let required: Vec<&str> = s.block.attributes.iter().filter(|a| a.required).map(|a| a.name.as_str()).collect();
-        assert_eq!(required, ["remote_cluster_id"]);
+        assert_eq!(required, [attr::remote_cluster_id]);
         assert!(s.block.attributes.iter().filter(|a| !a.required).all(|a| a.computed && !a.optional));
         assert!(all_described(&s.block.attributes));
     }

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::Api;
 use liqo_schema::liqo::{GatewayClient, GatewayServer, NamespaceOffloading, ResourceSlice, Tenant, labels};
-use liqo_schema::tf::{Attribute, Block, Diagnostics, Schema, Type, Value};
+use liqo_schema::tf::{Block, Diagnostics, Schema, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -242,6 +242,17 @@ impl Lister {
     }
 }
 
+/// A list resource's configuration.
+mod attr {
+    use crate::attributes::*;
+    use liqo_schema::tf::Type;
+
+    attributes! {
+        /// Described per type.
+        remote_cluster_id: optional(Type::String).check(Check::ClusterId);
+    }
+}
+
 #[async_trait]
 impl ListResource for Lister {
     fn type_name(&self) -> &'static str {
@@ -260,10 +271,16 @@ impl ListResource for Lister {
                     self.resource.type_name(),
                     self.kind.identity().parts.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ")
                 ),
-                vec![Attribute::optional("remote_cluster_id", Type::String).describe(format!(
-                    "Liqo cluster ID of one peer: list only {}. Omit it to list them all.",
-                    self.kind.filter_meaning()
-                ))],
+                attr::declared()
+                    .into_iter()
+                    .map(|d| {
+                        let text = format!(
+                            "Liqo cluster ID of one peer: list only {}. Omit it to list them all.",
+                            self.kind.filter_meaning()
+                        );
+                        d.describe(text).attribute()
+                    })
+                    .collect(),
             ),
         }
     }
@@ -274,12 +291,12 @@ impl ListResource for Lister {
 
     fn validate(&self, config: &Value) -> Diagnostics {
         let mut c = Validator::new(config);
-        c.cluster_id("remote_cluster_id");
+        c.declared(&attr::declared(), config, None);
         c.finish()
     }
 
     async fn list(&self, ctx: &Ctx, config: Value, include_state: bool) -> Result<Vec<Listed>, Diagnostics> {
-        let remote = config.get("remote_cluster_id").as_str().map(str::to_string);
+        let remote = config.get(attr::remote_cluster_id).as_str().map(str::to_string);
         let client = self.cluster.client().await?;
         let objects = self.find(ctx, client, remote.as_deref()).await.map_err(|e| op_diags(&e))?;
         let mut listed = Vec::with_capacity(objects.len());

@@ -168,8 +168,9 @@ mod tests {
     #[test]
     fn diagnostics_keep_their_attribute_path() {
         use pb::attribute_path::step::Selector;
-        let d: Diagnostics =
-            Diagnostic::error("bad", "worse").at(AttributePath::root("rule").index(1).attr("name").key("k")).into();
+        let d: Diagnostics = Diagnostic::error("bad", "worse")
+            .at(AttributePath::root_named("rule").index(1).attr_named("name").key("k"))
+            .into();
         let p = diagnostics(&d);
         assert_eq!(p[0].severity, pb::diagnostic::Severity::Error as i32);
         let steps: Vec<_> =

@@ -145,7 +145,7 @@ impl IdentitySchema {
             .iter()
             .map(|(name, _)| {
                 identity
-                    .get(name)
+                    .get_named(name)
                     .as_str()
                     .filter(|v| !v.is_empty() && !v.contains('/'))
                     .map(str::to_string)

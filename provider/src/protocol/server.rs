@@ -133,7 +133,7 @@ impl ProviderService {
     /// not known yet.
     fn identity_of(&self, type_name: &str, state: &Value) -> Option<pb::ResourceIdentityData> {
         let list = self.lists.get(type_name)?;
-        let identity = list.identity.of_id(state.get("id").as_str()?);
+        let identity = list.identity.of_id(state.get_named("id").as_str()?);
         if identity.is_null() {
             return None;
         }
@@ -147,7 +147,7 @@ impl<T: ?Sized> Registered<T> {
     fn without_write_only(&self, mut v: Value) -> Value {
         if matches!(v, Value::Object(_)) {
             for name in &self.write_only {
-                v.set(name, Value::Null);
+                v.set_named(name, Value::Null);
             }
         }
         v
@@ -160,7 +160,7 @@ impl<T: ?Sized> Registered<T> {
         if client_allows {
             return d;
         }
-        for name in self.write_only.iter().filter(|n| !config.get(n).is_null()) {
+        for name in self.write_only.iter().filter(|n| !config.get_named(n).is_null()) {
             d.push(
                 Diagnostic::error(
                     format!("`{name}` needs a client that supports write-only attributes"),
@@ -170,7 +170,7 @@ impl<T: ?Sized> Registered<T> {
                          state. Use Terraform 1.11 or OpenTofu 1.11 or later, or remove `{name}`."
                     ),
                 )
-                .at(liqo_schema::tf::AttributePath::root(name)),
+                .at(liqo_schema::tf::AttributePath::root_named(name)),
             );
         }
         d

@@ -13,11 +13,12 @@
 //! Everything that can be checked without the API (files readable, contexts present, URLs and PEM data well
 //! formed) is checked here, and each error points at the attribute (or names the environment variable) it
 //! came from.
+use super::attr::{self, kubernetes, kubernetes::exec};
 use kube::config::{
     AuthInfo, Cluster as KubeCluster, Context, ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig,
     KubeconfigError, NamedAuthInfo, NamedCluster, NamedContext,
 };
-use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Value};
+use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Key, Value};
 use std::collections::HashMap;
 
 /// Reads one environment variable; injected so tests never touch the process environment.
@@ -73,8 +74,8 @@ impl<T> Set<T> {
     }
 }
 
-fn kpath(name: &str) -> AttributePath {
-    AttributePath::root("kubernetes").attr(name)
+fn kpath(key: Key) -> AttributePath {
+    kubernetes.path().attr(key)
 }
 
 /// The exec credential plugin, as given in the block.
@@ -115,8 +116,8 @@ impl Settings {
 /// Empty when the whole connection is known.
 pub fn unknown_attributes(config: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    for name in ["liqo_namespace", "kubernetes", "permanently_unreachable", "permanently_unreachable_peers"] {
-        collect_unknown(config.get(name), AttributePath::root(name), &mut out);
+    for key in attr::declared().iter().map(|d| d.key) {
+        collect_unknown(config.get(key), key.path(), &mut out);
     }
     out
 }
@@ -124,15 +125,15 @@ pub fn unknown_attributes(config: &Value) -> Vec<String> {
 /// The API server a block reaches and the settings it comes from, as errors about an unreachable cluster name
 /// it: `https://10.0.0.1:6443 (kubeconfig milan.kubeconfig, context milan)`.
 pub fn describe_source(config: &Value, server: Option<&str>) -> String {
-    let k = config.get("kubernetes");
+    let k = config.get(kubernetes);
     let mut from = Vec::new();
-    if let Some(path) = k.get("config_path").as_str() {
+    if let Some(path) = k.get(kubernetes::config_path).as_str() {
         from.push(format!("kubeconfig {path}"));
     }
-    if let Some(paths) = k.get("config_paths").string_elements().filter(|p| !p.is_empty()) {
+    if let Some(paths) = k.get(kubernetes::config_paths).string_elements().filter(|p| !p.is_empty()) {
         from.push(format!("kubeconfigs {}", paths.join(", ")));
     }
-    if let Some(context) = k.get("config_context").as_str() {
+    if let Some(context) = k.get(kubernetes::config_context).as_str() {
         from.push(format!("context {context}"));
     }
     let server = server.unwrap_or("the API server of this provider block");
@@ -142,7 +143,7 @@ pub fn describe_source(config: &Value, server: Option<&str>) -> String {
 fn collect_unknown(v: &Value, path: AttributePath, out: &mut Vec<String>) {
     match v {
         Value::Unknown => out.push(path.to_string()),
-        Value::Object(m) => m.iter().for_each(|(k, v)| collect_unknown(v, path.clone().attr(k), out)),
+        Value::Object(m) => m.iter().for_each(|(k, v)| collect_unknown(v, path.clone().attr_named(k), out)),
         Value::Map(m) => m.iter().for_each(|(k, v)| collect_unknown(v, path.clone().key(k), out)),
         Value::List(l) | Value::Set(l) | Value::Tuple(l) => {
             l.iter().enumerate().for_each(|(i, v)| collect_unknown(v, path.clone().index(i as i64), out))
@@ -155,42 +156,42 @@ fn collect_unknown(v: &Value, path: AttributePath, out: &mut Vec<String>) {
 /// URL schemes, PEM syntax, exec plugin API version. Unknown values pass.
 pub fn validate_block(config: &Value) -> Diagnostics {
     let mut diags = Diagnostics::new();
-    let k = config.get("kubernetes");
-    if !k.get("config_path").is_null() && !k.get("config_paths").is_null() {
+    let k = config.get(kubernetes);
+    if !k.get(kubernetes::config_path).is_null() && !k.get(kubernetes::config_paths).is_null() {
         diags.push(
             Diagnostic::error(
                 "Conflicting kubeconfig attributes",
                 "Set either `config_path` (one file) or `config_paths` (several files, merged in order), not both.",
             )
-            .at(kpath("config_paths")),
+            .at(kpath(kubernetes::config_paths)),
         );
     }
-    let from_block = |name: &str| {
+    let from_block = |name: Key| {
         k.get(name).as_str().filter(|s| !s.is_empty()).map(|s| Set {
             value: s.to_string(),
             origin: Origin::Block,
             path: kpath(name),
         })
     };
-    if let Some(h) = from_block("host") {
+    if let Some(h) = from_block(kubernetes::host) {
         diags.extend(check_url(&h, &["https", "http"]));
     }
-    if let Some(p) = from_block("proxy_url") {
+    if let Some(p) = from_block(kubernetes::proxy_url) {
         diags.extend(check_url(&p, &["http", "https", "socks5"]));
     }
     for (name, kind) in [
-        ("cluster_ca_certificate", PemKind::Certificate),
-        ("client_certificate", PemKind::Certificate),
-        ("client_key", PemKind::PrivateKey),
+        (kubernetes::cluster_ca_certificate, PemKind::Certificate),
+        (kubernetes::client_certificate, PemKind::Certificate),
+        (kubernetes::client_key, PemKind::PrivateKey),
     ] {
         if let Some(s) = from_block(name) {
             diags.extend(check_pem(&s, kind));
         }
     }
-    if k.get("insecure").as_bool() == Some(true) && from_block("cluster_ca_certificate").is_some() {
-        diags.push(insecure_with_ca(kpath("insecure")));
+    if k.get(kubernetes::insecure).as_bool() == Some(true) && from_block(kubernetes::cluster_ca_certificate).is_some() {
+        diags.push(insecure_with_ca(kpath(kubernetes::insecure)));
     }
-    if let Some(v) = k.get("exec").get("api_version").as_str() {
+    if let Some(v) = k.get(kubernetes::exec).get(exec::api_version).as_str() {
         diags.extend(check_exec_api_version(v));
     }
     diags
@@ -205,7 +206,7 @@ fn insecure_with_ca(path: AttributePath) -> Diagnostic {
 }
 
 fn check_exec_api_version(v: &str) -> Diagnostics {
-    let path = kpath("exec").attr("api_version");
+    let path = kpath(kubernetes::exec).attr(exec::api_version);
     match v {
         "client.authentication.k8s.io/v1" | "client.authentication.k8s.io/v1beta1" => Diagnostics::new(),
         "client.authentication.k8s.io/v1alpha1" => Diagnostic::warning(
@@ -299,8 +300,8 @@ fn check_pem(s: &Set<String>, kind: PemKind) -> Diagnostics {
 
 /// Applies environment fallbacks and the static checks. Fails only on values that are wrong on their own.
 fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
-    let k = config.get("kubernetes");
-    let string = |name: &str, var: &'static str| -> Option<Set<String>> {
+    let k = config.get(kubernetes);
+    let string = |name: Key, var: &'static str| -> Option<Set<String>> {
         match k.get(name).as_str().filter(|s| !s.is_empty()) {
             Some(s) => Some(Set { value: s.to_string(), origin: Origin::Block, path: kpath(name) }),
             None => env(var).map(|v| Set { value: v, origin: Origin::Env(var), path: kpath(name) }),
@@ -308,23 +309,23 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
     };
     let mut diags = validate_block(config);
     let mut s = Settings {
-        context: string("config_context", ENV_CTX),
-        context_cluster: string("config_context_cluster", ENV_CTX_CLUSTER),
-        context_auth_info: string("config_context_auth_info", ENV_CTX_AUTH_INFO),
-        host: string("host", ENV_HOST),
-        token: string("token", ENV_TOKEN),
-        client_certificate: string("client_certificate", ENV_CLIENT_CERT),
-        client_key: string("client_key", ENV_CLIENT_KEY),
-        cluster_ca_certificate: string("cluster_ca_certificate", ENV_CLUSTER_CA),
-        tls_server_name: string("tls_server_name", ENV_TLS_SERVER_NAME),
-        proxy_url: string("proxy_url", ENV_PROXY_URL),
+        context: string(kubernetes::config_context, ENV_CTX),
+        context_cluster: string(kubernetes::config_context_cluster, ENV_CTX_CLUSTER),
+        context_auth_info: string(kubernetes::config_context_auth_info, ENV_CTX_AUTH_INFO),
+        host: string(kubernetes::host, ENV_HOST),
+        token: string(kubernetes::token, ENV_TOKEN),
+        client_certificate: string(kubernetes::client_certificate, ENV_CLIENT_CERT),
+        client_key: string(kubernetes::client_key, ENV_CLIENT_KEY),
+        cluster_ca_certificate: string(kubernetes::cluster_ca_certificate, ENV_CLUSTER_CA),
+        tls_server_name: string(kubernetes::tls_server_name, ENV_TLS_SERVER_NAME),
+        proxy_url: string(kubernetes::proxy_url, ENV_PROXY_URL),
         ..Settings::default()
     };
 
     // Kubeconfig files: the block's `config_path`, else its `config_paths`, else KUBE_CONFIG_PATH, else
     // KUBE_CONFIG_PATHS (a list separated like PATH).
     let block_paths: Vec<Set<String>> = k
-        .get("config_paths")
+        .get(kubernetes::config_paths)
         .elements()
         .iter()
         .enumerate()
@@ -332,49 +333,49 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
             v.as_str().map(|p| Set {
                 value: p.to_string(),
                 origin: Origin::Block,
-                path: kpath("config_paths").index(i as i64),
+                path: kpath(kubernetes::config_paths).index(i as i64),
             })
         })
         .collect();
-    s.config_paths = if let Some(p) = k.get("config_path").as_str().filter(|p| !p.is_empty()) {
-        vec![Set { value: p.to_string(), origin: Origin::Block, path: kpath("config_path") }]
+    s.config_paths = if let Some(p) = k.get(kubernetes::config_path).as_str().filter(|p| !p.is_empty()) {
+        vec![Set { value: p.to_string(), origin: Origin::Block, path: kpath(kubernetes::config_path) }]
     } else if !block_paths.is_empty() {
         block_paths
     } else if let Some(p) = env(ENV_CONFIG_PATH) {
-        vec![Set { value: p, origin: Origin::Env(ENV_CONFIG_PATH), path: kpath("config_path") }]
+        vec![Set { value: p, origin: Origin::Env(ENV_CONFIG_PATH), path: kpath(kubernetes::config_path) }]
     } else if let Some(list) = env(ENV_CONFIG_PATHS) {
         std::env::split_paths(&list)
             .filter(|p| !p.as_os_str().is_empty())
             .map(|p| Set {
                 value: p.to_string_lossy().into_owned(),
                 origin: Origin::Env(ENV_CONFIG_PATHS),
-                path: kpath("config_paths"),
+                path: kpath(kubernetes::config_paths),
             })
             .collect()
     } else {
         Vec::new()
     };
 
-    s.insecure = match k.get("insecure").as_bool() {
-        Some(b) => Some(Set { value: b, origin: Origin::Block, path: kpath("insecure") }),
-        None => {
-            match env(ENV_INSECURE) {
-                None => None,
-                Some(v) => match parse_go_bool(&v) {
-                    Some(b) => Some(Set { value: b, origin: Origin::Env(ENV_INSECURE), path: kpath("insecure") }),
-                    None => {
-                        diags.push(
+    s.insecure = match k.get(kubernetes::insecure).as_bool() {
+        Some(b) => Some(Set { value: b, origin: Origin::Block, path: kpath(kubernetes::insecure) }),
+        None => match env(ENV_INSECURE) {
+            None => None,
+            Some(v) => match parse_go_bool(&v) {
+                Some(b) => Some(Set { value: b, origin: Origin::Env(ENV_INSECURE), path: kpath(kubernetes::insecure) }),
+                None => {
+                    diags.push(
                         Diagnostic::error(
                             format!("Invalid {ENV_INSECURE}"),
-                            format!("The environment variable {ENV_INSECURE} is `{v}`; use `true` or `false` (or unset it)."),
+                            format!(
+                                "The environment variable {ENV_INSECURE} is `{v}`; use `true` or `false` (or unset it)."
+                            ),
                         )
-                        .at(kpath("insecure")),
+                        .at(kpath(kubernetes::insecure)),
                     );
-                        None
-                    }
-                },
-            }
-        }
+                    None
+                }
+            },
+        },
     };
 
     // Values from the environment were not seen by `validate_block`; check them the same way.
@@ -396,17 +397,17 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
         && i.value
         && (i.origin != Origin::Block || ca.origin != Origin::Block)
     {
-        diags.push(insecure_with_ca(kpath("insecure")));
+        diags.push(insecure_with_ca(kpath(kubernetes::insecure)));
     }
 
-    let e = k.get("exec");
-    if let (Some(api_version), Some(command)) = (e.get("api_version").as_str(), e.get("command").as_str()) {
+    let e = k.get(kubernetes::exec);
+    if let (Some(api_version), Some(command)) = (e.get(exec::api_version).as_str(), e.get(exec::command).as_str()) {
         s.exec = Some(Exec {
             api_version: api_version.to_string(),
             command: command.to_string(),
-            args: e.get("args").string_elements().unwrap_or_default(),
+            args: e.get(exec::args).string_elements().unwrap_or_default(),
             env: e
-                .get("env")
+                .get(exec::env)
                 .entries()
                 .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
                 .unwrap_or_default(),
@@ -504,7 +505,7 @@ fn select(kc: &Kubeconfig, s: &Settings) -> Result<(KubeCluster, AuthInfo, Optio
                     names(kc.contexts.iter().map(|c| &c.name))
                 ),
             )
-            .at(kpath("config_context"))
+            .at(kpath(kubernetes::config_context))
             .into());
         }
     };
@@ -541,7 +542,7 @@ fn select(kc: &Kubeconfig, s: &Settings) -> Result<(KubeCluster, AuthInfo, Optio
                     "Unknown kubeconfig cluster",
                     format!("{detail} (named by context `{ctx_name}`.)"),
                 )
-                .at(kpath("config_context")),
+                .at(kpath(kubernetes::config_context)),
             }
             .into());
         }
@@ -640,14 +641,17 @@ pub async fn build(config: &Value, env: Env<'_>) -> Result<kube::Config, Diagnos
             "No API server address",
             "The selected kubeconfig cluster has no `server`. Set `host` to the API server URL (e.g. `https://203.0.113.10:6443`).",
         )
-        .at(kpath("host"))
+        .at(kpath(kubernetes::host))
         .into());
     }
     let has_cert = user.client_certificate_data.is_some() || user.client_certificate.is_some();
     let has_key = user.client_key_data.is_some() || user.client_key.is_some();
     if has_cert != has_key {
-        let (missing, path) =
-            if has_cert { ("client key", "client_key") } else { ("client certificate", "client_certificate") };
+        let (missing, path) = if has_cert {
+            ("client key", kubernetes::client_key)
+        } else {
+            ("client certificate", kubernetes::client_certificate)
+        };
         return Err(Diagnostic::error(
             format!("Client {missing} missing"),
             format!("Client-certificate authentication needs both the certificate and its key, but the {missing} is set neither in the block nor in the selected kubeconfig user. Set `{path}`."),
@@ -684,7 +688,7 @@ async fn kube_config_from(kubeconfig: Kubeconfig, s: &Settings) -> Result<kube::
                 .as_ref()
                 .map(|x| x.path.clone())
                 .or_else(|| s.config_paths.first().map(|p| p.path.clone()))
-                .unwrap_or_else(|| AttributePath::root("kubernetes"))
+                .unwrap_or_else(|| AttributePath::root(kubernetes))
         };
         let (summary, path) = match &e {
             KubeconfigError::ParseClusterUrl(_) | KubeconfigError::MissingClusterUrl => {
@@ -694,7 +698,7 @@ async fn kube_config_from(kubeconfig: Kubeconfig, s: &Settings) -> Result<kube::
                 ("Invalid cluster CA certificate", source_of(&s.cluster_ca_certificate))
             }
             KubeconfigError::ParseProxyUrl(_) => ("Invalid proxy URL", source_of(&s.proxy_url)),
-            _ => ("Invalid Kubernetes connection settings", AttributePath::root("kubernetes")),
+            _ => ("Invalid Kubernetes connection settings", AttributePath::root(kubernetes)),
         };
         Diagnostics::from(
             Diagnostic::error(
@@ -717,7 +721,7 @@ fn in_cluster(s: &Settings, env: Env) -> Result<kube::Config, Diagnostics> {
                 "Cannot use the pod's service account",
                 format!("No cluster is configured in the provider block and the provider runs in a pod, but its in-cluster configuration failed: {e}. Configure `kubernetes` explicitly."),
             )
-            .at(AttributePath::root("kubernetes"))
+            .at(AttributePath::root(kubernetes))
             .into()
         });
     }
@@ -727,9 +731,9 @@ fn in_cluster(s: &Settings, env: Env) -> Result<kube::Config, Diagnostics> {
         ""
     };
     let (summary, path) = if credentials_only {
-        ("No API server address", kpath("host"))
+        ("No API server address", kpath(kubernetes::host))
     } else {
-        ("No Kubernetes cluster configured", AttributePath::root("kubernetes"))
+        ("No Kubernetes cluster configured", AttributePath::root(kubernetes))
     };
     Err(Diagnostic::error(
         summary,

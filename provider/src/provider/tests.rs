@@ -68,7 +68,7 @@ fn schema_follows_hashicorp_kubernetes_and_marks_secrets() {
     let b = provider_block();
     let k = b.attribute("kubernetes").unwrap();
     let nested = k.nested.as_ref().expect("kubernetes is a nested attribute");
-    assert_eq!(nested.nesting, Nesting::Single);
+    assert_eq!(nested.nesting, liqo_schema::tf::Nesting::Single);
     assert!(k.optional && !k.required);
     let names: Vec<&str> = nested.attributes.iter().map(|a| a.name.as_str()).collect();
     for n in [
@@ -95,9 +95,9 @@ fn schema_follows_hashicorp_kubernetes_and_marks_secrets() {
         ["api_version", "command", "args", "env"]
     );
 
-    fn walk(attrs: &[Attribute], prefix: AttributePath, sensitive: &mut Vec<String>) {
+    fn walk(attrs: &[liqo_schema::tf::Attribute], prefix: AttributePath, sensitive: &mut Vec<String>) {
         for a in attrs {
-            let p = prefix.clone().attr(&a.name);
+            let p = prefix.clone().attr_named(&a.name);
             assert!(!a.description.is_empty(), "{p} has no description");
             if a.sensitive {
                 sensitive.push(p.to_string());
@@ -539,10 +539,10 @@ fn kubeconfig_parse_errors_never_quote_the_file() {
 #[test]
 fn permanently_unreachable_peers_are_cluster_ids() {
     let config = Value::object([(
-        "permanently_unreachable_peers",
+        attr::permanently_unreachable_peers,
         Value::Set(vec![Value::string("milan"), Value::string("Rome_1")]),
     )]);
-    let d = validate_gone(&config);
+    let d = validate_declared(&config);
     assert_eq!(d.iter().count(), 1, "{d:?}");
     let e = d.iter().next().unwrap();
     assert!(

@@ -27,9 +27,9 @@ impl Diagnostic {
         self.attribute = Some(path);
         self
     }
-    /// Error on an attribute given as a dotted path, e.g. `attr_error("server.port", "…", "…")`.
-    pub fn attr_error(path: &str, summary: impl Into<String>, detail: impl Into<String>) -> Diagnostic {
-        Diagnostic::error(summary, detail).at(AttributePath::parse(path))
+    /// Error on a top-level attribute.
+    pub fn attr_error(key: super::Key, summary: impl Into<String>, detail: impl Into<String>) -> Diagnostic {
+        Diagnostic::error(summary, detail).at(AttributePath::root(key))
     }
 }
 

@@ -5,4 +5,4 @@ mod value;
 
 pub use diag::{Diagnostic, Diagnostics, Severity};
 pub use schema::{Attribute, Block, NestedBlock, NestedType, Nesting, Schema};
-pub use value::{AttributePath, PathStep, Type, Value};
+pub use value::{AttributePath, Key, PathStep, Type, Value};

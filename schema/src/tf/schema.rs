@@ -164,8 +164,8 @@ impl Block {
         Type::Object(attrs)
     }
 
-    pub fn attribute(&self, name: &str) -> Option<&Attribute> {
-        self.attributes.iter().find(|a| a.name == name)
+    pub fn attribute(&self, name: impl AsRef<str>) -> Option<&Attribute> {
+        self.attributes.iter().find(|a| a.name == name.as_ref())
     }
 }
 

@@ -100,6 +100,57 @@ pub enum Value {
 
 static NULL: Value = Value::Null;
 
+/// The name of one attribute of a schema, as a constant its schema declares (`attributes!` in the provider): code
+/// reads and writes attributes through these, so a misspelt attribute does not compile. Code that walks a schema
+/// by name (the protocol layer, the schema itself) uses the `_named` accessors instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key(&'static str);
+
+impl Key {
+    /// Only `attributes!` (and a schema walker's tests) should call this: a key is declared once, with its schema.
+    pub const fn new(name: &'static str) -> Key {
+        Key(name)
+    }
+    pub const fn name(self) -> &'static str {
+        self.0
+    }
+    /// The path of this attribute at the root of its block.
+    pub fn path(self) -> AttributePath {
+        AttributePath::root(self)
+    }
+}
+
+/// Tests and messages compare attribute names read back from a schema or a path with declared keys.
+impl PartialEq<Key> for String {
+    fn eq(&self, key: &Key) -> bool {
+        self == key.0
+    }
+}
+
+impl PartialEq<Key> for &str {
+    fn eq(&self, key: &Key) -> bool {
+        *self == key.0
+    }
+}
+
+impl AsRef<str> for Key {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+impl From<Key> for String {
+    fn from(key: Key) -> String {
+        key.0.to_string()
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
 impl Value {
     pub fn string(s: impl Into<String>) -> Value {
         Value::String(s.into())
@@ -135,22 +186,34 @@ impl Value {
     }
 
     /// Attribute of an object; null when absent or when `self` is not an object.
-    pub fn get(&self, name: &str) -> &Value {
+    pub fn get(&self, key: Key) -> &Value {
+        self.get_named(key.0)
+    }
+    /// Mutable attribute of an object (inserted as null when absent). Panics if `self` is not an object:
+    /// callers only use it on values built from a resource's own schema.
+    pub fn get_mut(&mut self, key: Key) -> &mut Value {
+        self.get_mut_named(key.0)
+    }
+    pub fn set(&mut self, key: Key, v: Value) {
+        *self.get_mut(key) = v;
+    }
+    /// [`Value::get`] by a name read from a schema or from the wire.
+    pub fn get_named(&self, name: &str) -> &Value {
         match self {
             Value::Object(m) => m.get(name).unwrap_or(&NULL),
             _ => &NULL,
         }
     }
-    /// Mutable attribute of an object (inserted as null when absent). Panics if `self` is not an object:
-    /// callers only use it on values built from a resource's own schema.
-    pub fn get_mut(&mut self, name: &str) -> &mut Value {
+    /// [`Value::get_mut`] by a name read from a schema or from the wire.
+    pub fn get_mut_named(&mut self, name: &str) -> &mut Value {
         match self {
             Value::Object(m) => m.entry(name.to_string()).or_default(),
             other => panic!("get_mut({name}) on non-object value {other:?}"),
         }
     }
-    pub fn set(&mut self, name: &str, v: Value) {
-        *self.get_mut(name) = v;
+    /// [`Value::set`] by a name read from a schema or from the wire.
+    pub fn set_named(&mut self, name: &str, v: Value) {
+        *self.get_mut_named(name) = v;
     }
 
     pub fn as_str(&self) -> Option<&str> {
@@ -211,14 +274,18 @@ pub enum PathStep {
 pub struct AttributePath(pub Vec<PathStep>);
 
 impl AttributePath {
-    pub fn root(name: &str) -> AttributePath {
+    pub fn root(key: Key) -> AttributePath {
+        AttributePath::root_named(key.0)
+    }
+    /// [`AttributePath::root`] by a name read from a schema.
+    pub fn root_named(name: &str) -> AttributePath {
         AttributePath(vec![PathStep::Attribute(name.to_string())])
     }
-    /// `"a.b.c"` → three attribute steps (no keys or indexes).
-    pub fn parse(dotted: &str) -> AttributePath {
-        AttributePath(dotted.split('.').map(|s| PathStep::Attribute(s.to_string())).collect())
+    pub fn attr(self, key: Key) -> AttributePath {
+        self.attr_named(key.0)
     }
-    pub fn attr(mut self, name: &str) -> AttributePath {
+    /// [`AttributePath::attr`] by a name read from a schema.
+    pub fn attr_named(mut self, name: &str) -> AttributePath {
         self.0.push(PathStep::Attribute(name.to_string()));
         self
     }
@@ -259,16 +326,17 @@ mod tests {
 
     #[test]
     fn path_display_is_terraform_like() {
-        let p = AttributePath::root("resources").key("cpu");
+        let p = AttributePath::root(Key::new("resources")).key("cpu");
         assert_eq!(p.to_string(), r#"resources["cpu"]"#);
-        assert_eq!(AttributePath::parse("server.node_port").index(2).to_string(), "server.node_port[2]");
+        let nested = AttributePath::root(Key::new("server")).attr(Key::new("node_port")).index(2);
+        assert_eq!(nested.to_string(), "server.node_port[2]");
     }
 
     #[test]
     fn known_ness_is_deep() {
         let v = Value::object([("a", Value::List(vec![Value::Unknown]))]);
         assert!(!v.is_wholly_known());
-        assert!(v.get("missing").is_null());
+        assert!(v.get(Key::new("missing")).is_null());
         assert_eq!(Value::Number(30742.0).as_i64(), Some(30742));
         assert_eq!(Value::Number(1.5).as_i64(), None);
     }

@@ -38,11 +38,11 @@ impl Resource for Thing {
         }
         let mut planned = req.proposed.clone();
         if !planned.is_null() && req.prior.is_null() {
-            planned.set("id", Value::Unknown);
+            planned.set_named("id", Value::Unknown);
         }
         PlanResponse {
             planned,
-            requires_replace: vec![AttributePath::root("name")],
+            requires_replace: vec![AttributePath::root_named("name")],
             private: b"p".to_vec(),
             diagnostics: Diagnostics::new(),
         }
@@ -57,7 +57,7 @@ impl Resource for Thing {
             };
         }
         let mut s = req.planned;
-        s.set("id", Value::string("x-1"));
+        s.set_named("id", Value::string("x-1"));
         ApplyResponse { new_state: s, private: req.private, diagnostics: Diagnostics::new() }
     }
     async fn read(&self, _: &Ctx, state: Value, private: Vec<u8>) -> ReadResponse {
@@ -90,7 +90,7 @@ impl ListResource for ThingList {
         IdentitySchema { parts: vec![("namespace", "n"), ("name", "m")] }
     }
     async fn list(&self, _: &Ctx, config: Value, include_state: bool) -> Result<Vec<Listed>, Diagnostics> {
-        let wanted = config.get("name").as_str().map(str::to_string);
+        let wanted = config.get_named("name").as_str().map(str::to_string);
         Ok(["a", "b", "bad"]
             .into_iter()
             .filter(|n| wanted.as_deref().is_none_or(|w| w == *n))
@@ -129,8 +129,8 @@ impl Provider for TestProvider {
         vec![Arc::new(ThingList)]
     }
     fn validate_config(&self, config: &Value) -> Diagnostics {
-        match config.get("endpoint").as_str() {
-            Some("bad") => Diagnostic::attr_error("endpoint", "Bad endpoint", "no").into(),
+        match config.get_named("endpoint").as_str() {
+            Some("bad") => Diagnostic::attr_error(liqo_schema::tf::Key::new("endpoint"), "Bad endpoint", "no").into(),
             _ => Diagnostics::new(),
         }
     }
@@ -181,8 +181,8 @@ async fn plan_create_marks_computed_unknown_and_requires_replace() {
         .into_inner();
     assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
     let planned = codec::decode(&resp.planned_state.unwrap().msgpack, &ty).unwrap();
-    assert!(planned.get("id").is_unknown());
-    assert_eq!(planned.get("server").get("port"), &Value::Number(1.0));
+    assert!(planned.get_named("id").is_unknown());
+    assert_eq!(planned.get_named("server").get_named("port"), &Value::Number(1.0));
     assert_eq!(resp.requires_replace.len(), 1);
     assert_eq!(resp.planned_private, b"p");
 }
@@ -206,9 +206,9 @@ async fn write_only_attributes_never_come_back_and_need_a_capable_client() {
         .unwrap()
         .into_inner();
     let planned = plan.planned_state.unwrap();
-    assert!(codec::decode(&planned.msgpack, &ty).unwrap().get("secret").is_null());
+    assert!(codec::decode(&planned.msgpack, &ty).unwrap().get_named("secret").is_null());
     let mut with_secret = config.clone();
-    with_secret.set("id", Value::Unknown);
+    with_secret.set_named("id", Value::Unknown);
     let applied = s
         .apply_resource_change(Request::new(pb::apply_resource_change::Request {
             type_name: "test_thing".into(),
@@ -222,8 +222,8 @@ async fn write_only_attributes_never_come_back_and_need_a_capable_client() {
         .unwrap()
         .into_inner();
     let new_state = codec::decode(&applied.new_state.unwrap().msgpack, &ty).unwrap();
-    assert_eq!(new_state.get("id").as_str(), Some("x-1"));
-    assert!(new_state.get("secret").is_null());
+    assert_eq!(new_state.get_named("id").as_str(), Some("x-1"));
+    assert!(new_state.get_named("secret").is_null());
     let read = s
         .read_resource(Request::new(pb::read_resource::Request {
             type_name: "test_thing".into(),
@@ -233,7 +233,7 @@ async fn write_only_attributes_never_come_back_and_need_a_capable_client() {
         .await
         .unwrap()
         .into_inner();
-    assert!(codec::decode(&read.new_state.unwrap().msgpack, &ty).unwrap().get("secret").is_null());
+    assert!(codec::decode(&read.new_state.unwrap().msgpack, &ty).unwrap().get_named("secret").is_null());
 
     let validate = |allowed: Option<bool>| {
         let s = s.clone();
@@ -376,7 +376,7 @@ async fn stop_provider_cancels_in_flight_requests_and_keeps_serving() {
     let resp = apply(s.clone(), "test_thing").await;
     assert!(resp.diagnostics.is_empty());
     let state = codec::decode(&resp.new_state.unwrap().msgpack, &ty).unwrap();
-    assert_eq!(state.get("id").as_str(), Some("x-1"));
+    assert_eq!(state.get_named("id").as_str(), Some("x-1"));
 }
 
 #[tokio::test]
@@ -397,7 +397,7 @@ async fn upgrade_reencodes_json_state_and_rejects_flatmap() {
         .into_inner();
     assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
     let v = codec::decode(&resp.upgraded_state.unwrap().msgpack, &ty).unwrap();
-    assert_eq!(v.get("server").get("port"), &Value::Number(7.0));
+    assert_eq!(v.get_named("server").get_named("port"), &Value::Number(7.0));
 
     let resp = s
         .upgrade_resource_state(Request::new(pb::upgrade_resource_state::Request {
@@ -438,8 +438,8 @@ async fn import_encodes_each_object() {
     let r = &resp.imported_resources[0];
     assert_eq!(r.type_name, "test_thing");
     let v = codec::decode(&r.state.as_ref().unwrap().msgpack, &thing_ty()).unwrap();
-    assert_eq!(v.get("id").as_str(), Some("abc"));
-    assert!(v.get("name").is_null());
+    assert_eq!(v.get_named("id").as_str(), Some("abc"));
+    assert!(v.get_named("name").is_null());
 }
 
 #[test]
@@ -447,8 +447,8 @@ fn provider_block_diagnostics_name_their_attribute() {
     use liqo_schema::tf::{AttributePath, Diagnostic};
     let d = Diagnostics(vec![
         Diagnostic::error("Cannot load kubeconfig file", "no such file")
-            .at(AttributePath::root("kubernetes").attr("config_path")),
-        Diagnostic::error("Invalid `liqo_namespace`", "x").at(AttributePath::root("liqo_namespace")),
+            .at(AttributePath::root_named("kubernetes").attr_named("config_path")),
+        Diagnostic::error("Invalid `liqo_namespace`", "x").at(AttributePath::root_named("liqo_namespace")),
     ]);
     let out = provider_diags(&d);
     assert_eq!(out[0].summary, "Cannot load kubeconfig file (`kubernetes.config_path`)");
@@ -498,7 +498,7 @@ async fn list_streams_identities_and_states_and_turns_refusals_into_warnings() {
     assert_eq!(decoded(&events[0]), identity("ns", "a"));
     assert_eq!(events[1].display_name, "thing b");
     let state = codec::decode(&events[0].resource_object.as_ref().unwrap().msgpack, &thing_ty()).unwrap();
-    assert_eq!(state.get("name"), &Value::string("a"));
+    assert_eq!(state.get_named("name"), &Value::string("a"));
     // The refused object carries only its warning: Terraform neither lists nor generates it.
     assert!(events[2].identity.is_none() && events[2].resource_object.is_none());
     assert_eq!(events[2].diagnostic[0].severity, pb::diagnostic::Severity::Warning as i32);
@@ -529,7 +529,7 @@ async fn import_by_identity_uses_the_import_id_and_returns_the_identity() {
     assert!(resp.diagnostics.is_empty(), "{:?}", resp.diagnostics);
     let imported = &resp.imported_resources[0];
     let state = codec::decode(&imported.state.as_ref().unwrap().msgpack, &thing_ty()).unwrap();
-    assert_eq!(state.get("id"), &Value::string("ns/a"));
+    assert_eq!(state.get_named("id"), &Value::string("ns/a"));
     let id =
         codec::decode(&imported.identity.as_ref().unwrap().identity_data.as_ref().unwrap().msgpack, &identity_ty());
     assert_eq!(id.unwrap(), identity("ns", "a"));
@@ -566,6 +566,6 @@ async fn read_returns_the_identity_and_generated_config_drops_computed_attribute
         pb::generate_resource_config::Request { type_name: "test_thing".into(), state: dv(&state, &thing_ty()) };
     let resp = s.generate_resource_config(Request::new(generate)).await.unwrap().into_inner();
     let config = codec::decode(&resp.config.unwrap().msgpack, &thing_ty()).unwrap();
-    assert!(config.get("id").is_null(), "computed-only attributes are not configuration");
-    assert_eq!(config.get("name"), &Value::string("a"));
+    assert!(config.get_named("id").is_null(), "computed-only attributes are not configuration");
+    assert_eq!(config.get_named("name"), &Value::string("a"));
 }

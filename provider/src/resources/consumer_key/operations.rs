@@ -6,16 +6,18 @@ use async_trait::async_trait;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use liqo_schema::liqo::labels;
-use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
+use liqo_schema::tf::{Diagnostic, Value};
 
 use super::objects::{CSR, PRIVATE_KEY, key_secret, key_secret_name, sound};
+use super::schema::attr;
 use super::{ConsumerKey, plan, schema};
+use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::read_cluster_id;
 use crate::crypto;
 use crate::kube::is_terminating;
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command};
 use crate::validate::check_dns_label;
 
 impl ConsumerKey {
@@ -28,23 +30,27 @@ impl ConsumerKey {
 }
 
 fn inputs(state: &Value) -> (String, String) {
-    let get = |a: &str| state.get(a).as_str().unwrap_or_default().to_string();
-    (get("tenant_namespace"), get("provider_cluster_id"))
+    let get = |a: Key| state.get(a).as_str().unwrap_or_default().to_string();
+    (get(attr::tenant_namespace), get(attr::provider_cluster_id))
 }
 
 #[async_trait]
 impl Lifecycle for ConsumerKey {
     const TYPE_NAME: &'static str = "liqo_consumer_key";
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(120));
-    const SCHEMA: fn() -> Schema = schema::schema;
-    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
+    const DESCRIPTION: &'static str = schema::DESCRIPTION;
+    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
     const RULES: PlanRules = plan::RULES;
-    const PEER: Option<&'static str> = Some("provider_cluster_id");
+    const PEER: Option<Key> = Some(attr::provider_cluster_id);
     const OBJECTS: &'static str =
         "the control-plane key Secret `controlplane-key-<provider cluster ID>` in the tenant namespace";
 
     fn new(cluster: Arc<ClusterApi>) -> ConsumerKey {
         ConsumerKey { cluster }
+    }
+
+    fn cleanup_command(prior: &Value) -> String {
+        unpeer_command(prior.get(attr::provider_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
@@ -58,14 +64,14 @@ impl Lifecycle for ConsumerKey {
         crate::kube::settle(op.ctx, &secrets, &key_secret_name(&provider), op.deadline.left()).await?;
         crate::kube::apply(op.ctx, &secrets, &key_secret(&ns, &provider, &key.key_pem, &key.csr_pem)).await?;
         let mut state = planned.clone();
-        state.set("cluster_id", Value::string(cluster_id));
-        state.set("csr", Value::string(key.csr_pem));
+        state.set(attr::cluster_id, Value::string(cluster_id));
+        state.set(attr::csr, Value::string(key.csr_pem));
         Ok(state.into())
     }
 
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
         let (ns, _) = inputs(prior);
-        let name = prior.get("key_secret_name").as_str().unwrap_or_default().to_string();
+        let name = prior.get(attr::key_secret_name).as_str().unwrap_or_default().to_string();
         let secrets: Api<Secret> = Api::namespaced(self.cluster.client().await?, &ns);
         Ok(crate::kube::delete_and_wait(op.ctx, &secrets, &name, op.deadline.left()).await?)
     }
@@ -74,8 +80,8 @@ impl Lifecycle for ConsumerKey {
         let (ns, provider) = inputs(state);
         Ok(match self.sound_secret(ctx, &ns, &provider).await? {
             Some((csr, cn))
-                if Some(csr.as_str()) == state.get("csr").as_str()
-                    && state.get("cluster_id").as_str() == Some(cn.as_str()) =>
+                if Some(csr.as_str()) == state.get(attr::csr).as_str()
+                    && state.get(attr::cluster_id).as_str() == Some(cn.as_str()) =>
             {
                 state.clone().into()
             }
@@ -109,13 +115,13 @@ impl Lifecycle for ConsumerKey {
             )
         })?;
         Ok(Value::object([
-            ("id", Value::string(id)),
-            ("tenant_namespace", Value::string(ns)),
-            ("provider_cluster_id", Value::string(provider)),
-            ("cluster_id", Value::string(cluster_id)),
-            ("csr", Value::string(csr)),
-            ("key_secret_name", Value::string(key_secret_name(provider))),
-            ("timeouts", Value::Null),
+            (attr::id, Value::string(id)),
+            (attr::tenant_namespace, Value::string(ns)),
+            (attr::provider_cluster_id, Value::string(provider)),
+            (attr::cluster_id, Value::string(cluster_id)),
+            (attr::csr, Value::string(csr)),
+            (attr::key_secret_name, Value::string(key_secret_name(provider))),
+            (TIMEOUTS, Value::Null),
         ]))
     }
 }

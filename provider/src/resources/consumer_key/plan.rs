@@ -3,26 +3,22 @@
 use liqo_schema::tf::Value;
 
 use super::objects::key_secret_name;
+use super::schema::attr;
 use crate::resources::lifecycle::{Plan, PlanRules, no_hook};
 
-pub const RULES: PlanRules = PlanRules {
-    replace_on_change: &["tenant_namespace", "provider_cluster_id"],
-    repair_missing_in_place: false,
-    replace_on_presence_change: &[],
-    outputs: &["cluster_id", "csr"],
-    defaults: no_hook,
-    refine,
-};
+pub const RULES: PlanRules = PlanRules { repair_missing_in_place: false, defaults: no_hook, refine };
 
 /// `id` and `key_secret_name` follow from the inputs.
 pub fn refine(plan: &mut Plan) {
     let (ns, provider) =
-        (plan.planned.get("tenant_namespace").clone(), plan.planned.get("provider_cluster_id").clone());
+        (plan.planned.get(attr::tenant_namespace).clone(), plan.planned.get(attr::provider_cluster_id).clone());
     let id = match (ns.as_str(), provider.as_str()) {
         (Some(ns), Some(p)) => Value::string(format!("{ns}/{p}")),
         _ => Value::Unknown,
     };
-    plan.planned.set("id", id);
-    plan.planned
-        .set("key_secret_name", provider.as_str().map(|p| Value::string(key_secret_name(p))).unwrap_or(Value::Unknown));
+    plan.planned.set(attr::id, id);
+    plan.planned.set(
+        attr::key_secret_name,
+        provider.as_str().map(|p| Value::string(key_secret_name(p))).unwrap_or(Value::Unknown),
+    );
 }

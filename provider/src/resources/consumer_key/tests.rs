@@ -3,19 +3,30 @@ use liqo_schema::tf::{AttributePath, Value};
 
 use super::ConsumerKey;
 use super::objects::{PRIVATE_KEY, key_secret, sound};
-use super::schema::{schema, validate};
+use super::schema::attr;
 use crate::crypto;
 use crate::resources::lifecycle::Plan;
+use crate::resources::lifecycle::TIMEOUTS;
+
+/// The schema Terraform sees.
+fn schema() -> liqo_schema::tf::Schema {
+    crate::resources::lifecycle::Driven::<super::ConsumerKey>::schema()
+}
+
+/// Every plan-time check: the declared ones and the type's own.
+fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
+    crate::resources::lifecycle::Driven::<super::ConsumerKey>::validate(config)
+}
 
 fn config() -> Value {
     Value::object([
-        ("id", Value::Null),
-        ("tenant_namespace", Value::string("liqo-tenant-milan")),
-        ("provider_cluster_id", Value::string("milan")),
-        ("cluster_id", Value::Null),
-        ("csr", Value::Null),
-        ("key_secret_name", Value::Null),
-        ("timeouts", Value::Null),
+        (attr::id, Value::Null),
+        (attr::tenant_namespace, Value::string("liqo-tenant-milan")),
+        (attr::provider_cluster_id, Value::string("milan")),
+        (attr::cluster_id, Value::Null),
+        (attr::csr, Value::Null),
+        (attr::key_secret_name, Value::Null),
+        (TIMEOUTS, Value::Null),
     ])
 }
 
@@ -38,10 +49,10 @@ fn only_the_csr_is_an_output_and_nothing_is_sensitive() {
 #[test]
 fn validation_names_the_attribute() {
     let mut c = config();
-    c.set("tenant_namespace", Value::string("Bad_NS"));
-    c.set("provider_cluster_id", Value::string("-milan"));
+    c.set(attr::tenant_namespace, Value::string("Bad_NS"));
+    c.set(attr::provider_cluster_id, Value::string("-milan"));
     let paths: Vec<String> = validate(&c).iter().map(|d| d.attribute.as_ref().unwrap().to_string()).collect();
-    assert_eq!(paths, ["tenant_namespace", "provider_cluster_id"]);
+    assert_eq!(paths, [attr::tenant_namespace, attr::provider_cluster_id]);
     assert!(validate(&config()).is_empty());
 }
 
@@ -49,21 +60,21 @@ fn validation_names_the_attribute() {
 fn a_new_namespace_or_provider_is_a_new_key() {
     let (planned, replace) = plan(&Value::Null, &config());
     assert!(replace.is_empty());
-    assert_eq!(planned.get("id").as_str(), Some("liqo-tenant-milan/milan"));
-    assert_eq!(planned.get("key_secret_name").as_str(), Some("controlplane-key-milan"));
-    assert!(planned.get("csr").is_unknown() && planned.get("cluster_id").is_unknown());
+    assert_eq!(planned.get(attr::id).as_str(), Some("liqo-tenant-milan/milan"));
+    assert_eq!(planned.get(attr::key_secret_name).as_str(), Some("controlplane-key-milan"));
+    assert!(planned.get(attr::csr).is_unknown() && planned.get(attr::cluster_id).is_unknown());
 
     let mut prior = planned.clone();
-    prior.set("csr", Value::string("CSR"));
-    prior.set("cluster_id", Value::string("rome"));
+    prior.set(attr::csr, Value::string("CSR"));
+    prior.set(attr::cluster_id, Value::string("rome"));
     let (again, replace) = plan(&prior, &prior);
     assert!(replace.is_empty());
     assert_eq!(again, prior, "an unchanged configuration keeps the key");
     let mut moved = prior.clone();
-    moved.set("provider_cluster_id", Value::string("turin"));
+    moved.set(attr::provider_cluster_id, Value::string("turin"));
     let (planned, replace) = plan(&prior, &moved);
-    assert_eq!(replace, [AttributePath::root("provider_cluster_id")]);
-    assert!(planned.get("csr").is_unknown());
+    assert_eq!(replace, [attr::provider_cluster_id.path()]);
+    assert!(planned.get(attr::csr).is_unknown());
 }
 
 #[test]

@@ -11,10 +11,12 @@ use liqo_schema::liqo::{
     GatewayClientSpec, GatewayServer, GatewayServerEndpoint, GatewayServerSpec, PublicKey, PublicKeySpec,
     SecretReference, labels,
 };
-use liqo_schema::tf::{Diagnostic, Value};
+use liqo_schema::tf::{AttributePath, Diagnostic, Key, Value};
 
-use super::plan::{id_of, or_default};
+use super::plan::id_of;
+use super::schema::attr;
 use super::status::status_value;
+use crate::resources::lifecycle::TIMEOUTS;
 use crate::validate;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -58,61 +60,73 @@ pub struct GatewaySpec {
 impl GatewaySpec {
     /// Fails only on values validation and plan already rule out; the message says which attribute.
     pub fn from_value(v: &Value) -> Result<GatewaySpec, Diagnostic> {
-        let missing = |attr: &str| {
-            Diagnostic::attr_error(
-                attr,
-                format!("`{attr}` is missing or not known at apply time"),
+        use attr::{client as c, server as s_};
+        let missing = |path: AttributePath| {
+            Diagnostic::error(
+                format!("`{path}` is missing or not known at apply time"),
                 "This is a bug in the provider's plan; please report it with the configuration that triggers it.",
             )
+            .at(path)
         };
-        let s = |attr: &str| v.get(attr).as_str().map(str::to_string).ok_or_else(|| missing(attr));
-        let int = |obj: &Value, attr: &str, path: &str| obj.get(attr).as_i64().ok_or_else(|| missing(path));
-        let strings =
-            |obj: &Value, attr: &str, path: &str| obj.get(attr).string_elements().ok_or_else(|| missing(path));
-        let string_map = |obj: &Value, attr: &str| -> Option<BTreeMap<String, String>> {
-            obj.get(attr)
+        let s = |key: Key| v.get(key).as_str().map(str::to_string).ok_or_else(|| missing(key.path()));
+        // `block` is the nested attribute `obj` is the value of, if any.
+        let path = |block: Option<Key>, key: Key| match block {
+            Some(b) => b.path().attr(key),
+            None => key.path(),
+        };
+        let int =
+            |obj: &Value, block: Key, key: Key| obj.get(key).as_i64().ok_or_else(|| missing(path(Some(block), key)));
+        let strings = |obj: &Value, block: Option<Key>, key: Key| {
+            obj.get(key).string_elements().ok_or_else(|| missing(path(block, key)))
+        };
+        let string_map = |obj: &Value, key: Key| -> Option<BTreeMap<String, String>> {
+            obj.get(key)
                 .entries()
                 .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
         };
-        let key = s("remote_public_key")?;
+        let key = s(attr::remote_public_key)?;
         let public_key = base64::engine::general_purpose::STANDARD
             .decode(&key)
             .ok()
             .filter(|b| b.len() == 32)
-            .ok_or_else(|| missing("remote_public_key"))?;
-        let (server, client) = (v.get("server"), v.get("client"));
+            .ok_or_else(|| missing(attr::remote_public_key.path()))?;
+        let (server, client) = (v.get(attr::server), v.get(attr::client));
         let role = if !server.is_null() {
             Role::Server(ServerSpec {
                 service_type: server
-                    .get("service_type")
+                    .get(s_::service_type)
                     .as_str()
-                    .ok_or_else(|| missing("server.service_type"))?
+                    .ok_or_else(|| missing(path(Some(attr::server), s_::service_type)))?
                     .to_string(),
-                port: int(server, "port", "server.port")? as i32,
-                node_port: server.get("node_port").as_i64().map(|p| p as i32),
-                load_balancer_ip: server.get("load_balancer_ip").as_str().map(str::to_string),
-                service_annotations: string_map(server, "service_annotations"),
-                service_labels: string_map(server, "service_labels"),
+                port: int(server, attr::server, s_::port)? as i32,
+                node_port: server.get(s_::node_port).as_i64().map(|p| p as i32),
+                load_balancer_ip: server.get(s_::load_balancer_ip).as_str().map(str::to_string),
+                service_annotations: string_map(server, s_::service_annotations),
+                service_labels: string_map(server, s_::service_labels),
             })
         } else if !client.is_null() {
             Role::Client(ClientSpec {
-                addresses: strings(client, "addresses", "client.addresses")?,
-                port: int(client, "port", "client.port")? as i32,
-                protocol: client.get("protocol").as_str().ok_or_else(|| missing("client.protocol"))?.to_string(),
+                addresses: strings(client, Some(attr::client), c::addresses)?,
+                port: int(client, attr::client, c::port)? as i32,
+                protocol: client
+                    .get(c::protocol)
+                    .as_str()
+                    .ok_or_else(|| missing(path(Some(attr::client), c::protocol)))?
+                    .to_string(),
             })
         } else {
-            return Err(missing("server"));
+            return Err(missing(attr::server.path()));
         };
         Ok(GatewaySpec {
-            namespace: s("tenant_namespace")?,
-            remote_cluster_id: s("remote_cluster_id")?,
-            pod_cidrs: strings(v, "remote_pod_cidrs", "remote_pod_cidrs")?,
-            external_cidr: s("remote_external_cidr")?,
+            namespace: s(attr::tenant_namespace)?,
+            remote_cluster_id: s(attr::remote_cluster_id)?,
+            pod_cidrs: strings(v, None, attr::remote_pod_cidrs)?,
+            external_cidr: s(attr::remote_external_cidr)?,
             public_key,
-            key_secret_name: v.get("key_secret_name").as_str().map(str::to_string),
-            mtu: v.get("mtu").as_i64().ok_or_else(|| missing("mtu"))?,
+            key_secret_name: v.get(attr::key_secret_name).as_str().map(str::to_string),
+            mtu: v.get(attr::mtu).as_i64().ok_or_else(|| missing(attr::mtu.path()))?,
             role,
-            wait_for_connection: v.get("wait_for_connection").as_bool().unwrap_or(true),
+            wait_for_connection: v.get(attr::wait_for_connection).as_bool().unwrap_or(true),
         })
     }
 
@@ -287,6 +301,14 @@ fn string_map_value(m: Option<&BTreeMap<String, String>>, prior: &Value) -> Valu
     }
 }
 
+/// The prior state's value of `key`, else its declared default (a state imported or older than the attribute).
+fn prior_or_default(prior: &Value, key: Key) -> Value {
+    match prior.get(key) {
+        Value::Null => crate::attributes::default_of(&attr::declared(), key),
+        v => v.clone(),
+    }
+}
+
 fn opt_number(n: Option<i64>) -> Value {
     n.map(|n| Value::Number(n as f64)).unwrap_or(Value::Null)
 }
@@ -295,22 +317,23 @@ fn opt_number(n: Option<i64>) -> Value {
 /// show as drift); timeouts and `wait_for_connection` come from `prior`. Endpoint outputs keep their prior value
 /// while Liqo has no endpoint to report (e.g. the gateway pod is restarting).
 pub fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name: &str) -> Value {
+    use attr::server as s_;
     let mut state = Value::object([
-        ("id", Value::string(format!("{namespace}/{name}"))),
-        ("tenant_namespace", Value::string(namespace)),
-        ("timeouts", prior.get("timeouts").clone()),
-        ("wait_for_connection", or_default(prior.get("wait_for_connection"), Value::Bool(true))),
+        (attr::id, Value::string(format!("{namespace}/{name}"))),
+        (attr::tenant_namespace, Value::string(namespace)),
+        (TIMEOUTS, prior.get(TIMEOUTS).clone()),
+        (attr::wait_for_connection, prior_or_default(prior, attr::wait_for_connection)),
     ]);
-    state.set("remote_cluster_id", Value::string(obs.gateway.remote_cluster_id(name)));
+    state.set(attr::remote_cluster_id, Value::string(obs.gateway.remote_cluster_id(name)));
 
     let cidr = obs.configuration.spec.remote.as_ref().and_then(|r| r.cidr.as_ref());
-    state.set("remote_pod_cidrs", Value::string_list(cidr.and_then(|c| c.pod.clone()).unwrap_or_default()));
+    state.set(attr::remote_pod_cidrs, Value::string_list(cidr.and_then(|c| c.pod.clone()).unwrap_or_default()));
     state.set(
-        "remote_external_cidr",
+        attr::remote_external_cidr,
         Value::opt_string(cidr.and_then(|c| c.external.as_ref()).and_then(|e| e.first().cloned())),
     );
     state.set(
-        "remote_public_key",
+        attr::remote_public_key,
         Value::opt_string(
             obs.public_key.spec.public_key.as_ref().map(|k| base64::engine::general_purpose::STANDARD.encode(&k.0)),
         ),
@@ -323,84 +346,87 @@ pub fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name:
     // liqoctl writes `secretRef: {name: ""}` on gateways whose keys Liqo generates (a Go struct, not a pointer):
     // no key Secret of ours, the same as no secretRef.
     let secret = secret.filter(|name| !name.is_empty());
-    state.set("mtu", opt_number(mtu));
-    state.set("key_secret_name", Value::opt_string(secret));
+    state.set(attr::mtu, opt_number(mtu));
+    state.set(attr::key_secret_name, Value::opt_string(secret));
 
     match &obs.gateway {
         GatewayObj::Server(g) => {
             let e = g.spec.endpoint.clone().unwrap_or_default();
-            let prior_server = prior.get("server");
+            let prior_server = prior.get(attr::server);
             state.set(
-                "server",
+                attr::server,
                 Value::object([
                     // The CRD defaults serviceType to ClusterIP when absent.
-                    ("service_type", Value::string(e.service_type.unwrap_or_else(|| "ClusterIP".into()))),
-                    ("port", opt_number(e.port.map(i64::from))),
-                    ("node_port", opt_number(e.node_port.map(i64::from))),
-                    ("load_balancer_ip", Value::opt_string(e.load_balancer_ip)),
+                    (s_::service_type, Value::string(e.service_type.unwrap_or_else(|| "ClusterIP".into()))),
+                    (s_::port, opt_number(e.port.map(i64::from))),
+                    (s_::node_port, opt_number(e.node_port.map(i64::from))),
+                    (s_::load_balancer_ip, Value::opt_string(e.load_balancer_ip)),
                     (
-                        "service_annotations",
-                        string_map_value(g.spec.service_annotations.as_ref(), prior_server.get("service_annotations")),
+                        s_::service_annotations,
+                        string_map_value(
+                            g.spec.service_annotations.as_ref(),
+                            prior_server.get(s_::service_annotations),
+                        ),
                     ),
                     (
-                        "service_labels",
-                        string_map_value(g.spec.service_labels.as_ref(), prior_server.get("service_labels")),
+                        s_::service_labels,
+                        string_map_value(g.spec.service_labels.as_ref(), prior_server.get(s_::service_labels)),
                     ),
                 ]),
             );
-            state.set("client", Value::Null);
+            state.set(attr::client, Value::Null);
             match g.status.as_ref().and_then(|s| s.endpoint.as_ref()).filter(|e| e.is_ready()) {
                 Some(e) => {
                     let addrs = e.addresses.iter().flatten().filter(|a| !a.is_empty()).cloned();
-                    state.set("endpoint_addresses", Value::string_list(addrs));
-                    state.set("endpoint_port", opt_number(e.port.map(i64::from)));
+                    state.set(attr::endpoint_addresses, Value::string_list(addrs));
+                    state.set(attr::endpoint_port, opt_number(e.port.map(i64::from)));
                 }
                 None => {
-                    state.set("endpoint_addresses", prior.get("endpoint_addresses").clone());
-                    state.set("endpoint_port", prior.get("endpoint_port").clone());
+                    state.set(attr::endpoint_addresses, prior.get(attr::endpoint_addresses).clone());
+                    state.set(attr::endpoint_port, prior.get(attr::endpoint_port).clone());
                 }
             }
         }
         GatewayObj::Client(g) => {
             let e = g.spec.endpoint.clone().unwrap_or_default();
             state.set(
-                "client",
+                attr::client,
                 Value::object([
-                    ("addresses", Value::string_list(e.addresses.unwrap_or_default())),
-                    ("port", opt_number(e.port.map(i64::from))),
-                    ("protocol", Value::opt_string(e.protocol)),
+                    (attr::client::addresses, Value::string_list(e.addresses.unwrap_or_default())),
+                    (attr::client::port, opt_number(e.port.map(i64::from))),
+                    (attr::client::protocol, Value::opt_string(e.protocol)),
                 ]),
             );
-            state.set("server", Value::Null);
-            state.set("endpoint_addresses", Value::Null);
-            state.set("endpoint_port", Value::Null);
+            state.set(attr::server, Value::Null);
+            state.set(attr::endpoint_addresses, Value::Null);
+            state.set(attr::endpoint_port, Value::Null);
         }
     }
-    state.set("connection_status", Value::string(obs.connection.as_ref().map(status_value).unwrap_or_default()));
+    state.set(attr::connection_status, Value::string(obs.connection.as_ref().map(status_value).unwrap_or_default()));
     state
 }
 
 /// Fills the outputs left unknown by the plan; known planned values are kept (apply must return them).
 pub fn fill_outputs(planned: &Value, out: &Outputs) -> Value {
     let mut state = planned.clone();
-    if state.get("endpoint_addresses").is_unknown() || state.get("endpoint_port").is_unknown() {
+    if state.get(attr::endpoint_addresses).is_unknown() || state.get(attr::endpoint_port).is_unknown() {
         let e = out.endpoint.as_ref();
         let addrs = e.map(|e| Value::string_list(e.addresses.iter().flatten().filter(|a| !a.is_empty()).cloned()));
-        state.set("endpoint_addresses", addrs.unwrap_or(Value::Null));
-        state.set("endpoint_port", opt_number(e.and_then(|e| e.port).map(i64::from)));
+        state.set(attr::endpoint_addresses, addrs.unwrap_or(Value::Null));
+        state.set(attr::endpoint_port, opt_number(e.and_then(|e| e.port).map(i64::from)));
     }
-    if state.get("connection_status").is_unknown() {
-        state.set("connection_status", Value::string(out.connection_status.clone()));
+    if state.get(attr::connection_status).is_unknown() {
+        state.set(attr::connection_status, Value::string(out.connection_status.clone()));
     }
-    if state.get("id").is_unknown() {
-        let id = id_of(state.get("tenant_namespace"), state.get("remote_cluster_id"));
-        state.set("id", id);
+    if state.get(attr::id).is_unknown() {
+        let id = id_of(state.get(attr::tenant_namespace), state.get(attr::remote_cluster_id));
+        state.set(attr::id, id);
     }
     unknown_as_null(&state)
 }
 
 pub fn kind_of(state: &Value) -> Kind {
-    if state.get("server").is_null() { Kind::Client } else { Kind::Server }
+    if state.get(attr::server).is_null() { Kind::Client } else { Kind::Server }
 }
 
 pub fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {

@@ -13,22 +13,27 @@ use liqo_schema::liqo::{
     CONNECTION_CONNECTED, Configuration, Connection, EndpointStatus, GatewayClient, GatewayServer, PublicKey,
     WgGatewayClient, WgGatewayServer, labels,
 };
-use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
+use liqo_schema::tf::{Diagnostic, Value};
 
 use super::objects::{
     GatewayObj, GatewaySpec, Kind, Observed, Outputs, Role, fill_outputs, kind_of, parse_import_id,
     state_from_observed, unknown_as_null,
 };
+use super::schema::attr;
 use super::status::{
     ConnPhase, ERROR_GRACE, FRESH_MEASUREMENT, Mode, PING_INTERVAL, SETTLE, client_rendered_check, configuration_check,
     connection_check, connection_error, endpoint_check, key_secret_check, pick_connection, status_value,
 };
 use super::{Gateway, plan, schema};
+use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::kube::events::{regarding, warnings_about};
 use crate::kube::{OpError, WaitTarget};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Deadline, Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
+use crate::resources::lifecycle::{
+    Deadline, Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command,
+};
+use crate::validate::Validator;
 
 /// How long to wait for the key Secret to appear (it may be created concurrently by liqo_generate when the
 /// configuration passes names as literals rather than references).
@@ -497,7 +502,7 @@ impl Gateway {
 }
 
 fn inputs(state: &Value) -> Option<(&str, &str)> {
-    Some((state.get("tenant_namespace").as_str()?, state.get("remote_cluster_id").as_str()?))
+    Some((state.get(attr::tenant_namespace).as_str()?, state.get(attr::remote_cluster_id).as_str()?))
 }
 
 #[async_trait]
@@ -508,14 +513,19 @@ impl Lifecycle for Gateway {
         update: Duration::from_secs(600),
         delete: Duration::from_secs(300),
     };
-    const SCHEMA: fn() -> Schema = schema::schema;
-    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
+    const DESCRIPTION: &'static str = schema::DESCRIPTION;
+    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
-    const PEER: Option<&'static str> = Some("remote_cluster_id");
+    const PEER: Option<Key> = Some(attr::remote_cluster_id);
     const OBJECTS: &'static str = "the Configuration, PublicKey and GatewayServer or GatewayClient (with what Liqo made of them) in the tenant namespace";
 
     fn new(cluster: Arc<ClusterApi>) -> Gateway {
         Gateway { cluster }
+    }
+
+    fn cleanup_command(prior: &Value) -> String {
+        unpeer_command(prior.get(attr::remote_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
@@ -596,16 +606,16 @@ impl Lifecycle for Gateway {
             )
             .into());
         };
-        let defaults = Value::object([("wait_for_connection", Value::Bool(true)), ("timeouts", Value::Null)]);
+        let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true)), (TIMEOUTS, Value::Null)]);
         let state = state_from_observed(&defaults, &obs, &ns, &name);
         // Read looks objects up by the remote cluster ID, so it must be the name for the state to stay readable.
-        if state.get("remote_cluster_id").as_str() != Some(name.as_str()) {
+        if state.get(attr::remote_cluster_id).as_str() != Some(name.as_str()) {
             return Err(Diagnostic::error(
                 format!("Cannot import liqo_gateway {id}"),
                 format!(
                     "The gateway `{name}` is labelled {}={}, but liqo_gateway manages objects named after the peer's cluster ID. Recreate the objects with that name (or let this resource create them after `liqoctl network disconnect`).",
                     labels::REMOTE_CLUSTER_ID,
-                    state.get("remote_cluster_id").as_str().unwrap_or_default()
+                    state.get(attr::remote_cluster_id).as_str().unwrap_or_default()
                 ),
             )
             .into());

@@ -18,13 +18,25 @@ use super::objects::{
     unknown_as_null,
 };
 use super::plan::server_needs_recreate;
-use super::schema::{schema, validate};
+use super::schema::attr;
 use super::status::{
     ConnPhase, Mode, configuration_check, connection_check, connection_error, endpoint_check, key_secret_check,
     pick_connection,
 };
+use crate::attributes::Key;
 use crate::kube::{OpError, Verdict};
 use crate::resources::lifecycle::Plan;
+use crate::resources::lifecycle::TIMEOUTS;
+
+/// The schema Terraform sees.
+fn schema() -> liqo_schema::tf::Schema {
+    crate::resources::lifecycle::Driven::<super::Gateway>::schema()
+}
+
+/// Every plan-time check: the declared ones and the type's own.
+fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
+    crate::resources::lifecycle::Driven::<super::Gateway>::validate(config)
+}
 
 const KEY: &str = "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=";
 
@@ -50,21 +62,21 @@ fn client_cfg() -> Value {
 /// A configuration as Terraform sends it: every attribute present, unset ones null.
 fn config(role: &str) -> Value {
     Value::object([
-        ("id", Value::Null),
-        ("tenant_namespace", Value::string("liqo-tenant-rome")),
-        ("remote_cluster_id", Value::string("rome")),
-        ("remote_pod_cidrs", Value::string_list(["10.243.0.0/16"])),
-        ("remote_external_cidr", Value::string("10.70.0.0/16")),
-        ("remote_public_key", Value::string(KEY)),
-        ("key_secret_name", Value::Null),
-        ("mtu", Value::Null),
-        ("server", if role == "server" { server_cfg() } else { Value::Null }),
-        ("client", if role == "client" { client_cfg() } else { Value::Null }),
-        ("wait_for_connection", Value::Null),
-        ("endpoint_addresses", Value::Null),
-        ("endpoint_port", Value::Null),
-        ("connection_status", Value::Null),
-        ("timeouts", Value::Null),
+        (attr::id, Value::Null),
+        (attr::tenant_namespace, Value::string("liqo-tenant-rome")),
+        (attr::remote_cluster_id, Value::string("rome")),
+        (attr::remote_pod_cidrs, Value::string_list(["10.243.0.0/16"])),
+        (attr::remote_external_cidr, Value::string("10.70.0.0/16")),
+        (attr::remote_public_key, Value::string(KEY)),
+        (attr::key_secret_name, Value::Null),
+        (attr::mtu, Value::Null),
+        (attr::server, if role == "server" { server_cfg() } else { Value::Null }),
+        (attr::client, if role == "client" { client_cfg() } else { Value::Null }),
+        (attr::wait_for_connection, Value::Null),
+        (attr::endpoint_addresses, Value::Null),
+        (attr::endpoint_port, Value::Null),
+        (attr::connection_status, Value::Null),
+        (TIMEOUTS, Value::Null),
     ])
 }
 
@@ -72,9 +84,9 @@ fn with(mut v: Value, path: &str, x: Value) -> Value {
     let steps: Vec<&str> = path.split('.').collect();
     let mut cur = &mut v;
     for s in &steps[..steps.len() - 1] {
-        cur = cur.get_mut(s);
+        cur = cur.get_mut_named(s);
     }
-    cur.set(steps[steps.len() - 1], x);
+    cur.set_named(steps[steps.len() - 1], x);
     v
 }
 
@@ -127,13 +139,13 @@ fn schema_is_documented_and_well_formed() {
             }
         }
     }
-    let attr = |n: &str| s.block.attribute(n).unwrap();
-    assert!(attr("id").computed && !attr("id").optional);
-    for out in ["endpoint_addresses", "endpoint_port", "connection_status"] {
-        assert!(attr(out).computed && !attr(out).optional, "{out} is an output");
+    let schema_of = |key: Key| s.block.attribute(key).unwrap();
+    assert!(schema_of(attr::id).computed && !schema_of(attr::id).optional);
+    for out in [attr::endpoint_addresses, attr::endpoint_port, attr::connection_status] {
+        assert!(schema_of(out).computed && !schema_of(out).optional, "{out} is an output");
     }
-    for default in ["key_secret_name", "mtu", "wait_for_connection"] {
-        assert!(attr(default).optional && attr(default).computed, "{default} has a default");
+    for default in [attr::key_secret_name, attr::mtu, attr::wait_for_connection] {
+        assert!(schema_of(default).optional && schema_of(default).computed, "{default} has a default");
     }
     assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts"));
     // Every attribute of a config built for tests exists in the schema and vice versa.
@@ -235,34 +247,34 @@ fn load_balancer_ip_needs_a_load_balancer() {
 #[test]
 fn create_fills_defaults_and_leaves_outputs_unknown() {
     let p = plan_create(&config("server")).planned;
-    assert_eq!(p.get("id"), &Value::string("liqo-tenant-rome/rome"));
-    assert_eq!(p.get("mtu"), &Value::Number(1340.0));
-    assert_eq!(p.get("key_secret_name"), &Value::string("gw-keys"));
-    assert_eq!(p.get("wait_for_connection"), &Value::Bool(true));
-    assert_eq!(p.get("server").get("port"), &Value::Number(51840.0));
-    assert_eq!(p.get("server").get("service_type"), &Value::string("NodePort"));
-    assert!(p.get("endpoint_addresses").is_unknown() && p.get("endpoint_port").is_unknown());
-    assert!(p.get("connection_status").is_unknown());
+    assert_eq!(p.get(attr::id), &Value::string("liqo-tenant-rome/rome"));
+    assert_eq!(p.get(attr::mtu), &Value::Number(1340.0));
+    assert_eq!(p.get(attr::key_secret_name), &Value::string("gw-keys"));
+    assert_eq!(p.get(attr::wait_for_connection), &Value::Bool(true));
+    assert_eq!(p.get(attr::server).get(attr::server::port), &Value::Number(51840.0));
+    assert_eq!(p.get(attr::server).get(attr::server::service_type), &Value::string("NodePort"));
+    assert!(p.get(attr::endpoint_addresses).is_unknown() && p.get(attr::endpoint_port).is_unknown());
+    assert!(p.get(attr::connection_status).is_unknown());
 
     let c = plan_create(&config("client")).planned;
-    assert_eq!(c.get("client").get("protocol"), &Value::string("UDP"));
+    assert_eq!(c.get(attr::client).get(attr::client::protocol), &Value::string("UDP"));
     assert!(
-        c.get("endpoint_addresses").is_null() && c.get("endpoint_port").is_null(),
+        c.get(attr::endpoint_addresses).is_null() && c.get(attr::endpoint_port).is_null(),
         "client has no endpoint outputs"
     );
-    assert!(c.get("server").is_null());
+    assert!(c.get(attr::server).is_null());
 }
 
 #[test]
 fn unknown_inputs_stay_unknown() {
     let cfg = with(with(config("client"), "remote_cluster_id", Value::Unknown), "client.addresses", Value::Unknown);
     let p = plan_create(&cfg).planned;
-    assert!(p.get("remote_cluster_id").is_unknown());
-    assert!(p.get("id").is_unknown());
-    assert!(p.get("client").get("addresses").is_unknown());
-    assert_eq!(p.get("client").get("protocol"), &Value::string("UDP"));
+    assert!(p.get(attr::remote_cluster_id).is_unknown());
+    assert!(p.get(attr::id).is_unknown());
+    assert!(p.get(attr::client).get(attr::client::addresses).is_unknown());
+    assert_eq!(p.get(attr::client).get(attr::client::protocol), &Value::string("UDP"));
     let p = plan_create(&with(config("server"), "server", Value::Unknown)).planned;
-    assert!(p.get("server").is_unknown() && p.get("endpoint_port").is_unknown());
+    assert!(p.get(attr::server).is_unknown() && p.get(attr::endpoint_port).is_unknown());
 }
 
 #[test]
@@ -287,10 +299,14 @@ fn in_place_updates() {
     ] {
         let r = plan_update(&prior, &with(config("server"), path, v));
         assert!(r.replace.is_empty(), "{path} must update in place");
-        assert_eq!(r.planned.get("endpoint_addresses"), prior.get("endpoint_addresses"), "{path} keeps the endpoint");
-        assert_eq!(r.planned.get("endpoint_port"), prior.get("endpoint_port"));
-        assert!(r.planned.get("connection_status").is_unknown(), "{path} re-reads the Connection");
-        assert_eq!(r.planned.get("id"), prior.get("id"));
+        assert_eq!(
+            r.planned.get(attr::endpoint_addresses),
+            prior.get(attr::endpoint_addresses),
+            "{path} keeps the endpoint"
+        );
+        assert_eq!(r.planned.get(attr::endpoint_port), prior.get(attr::endpoint_port));
+        assert!(r.planned.get(attr::connection_status).is_unknown(), "{path} re-reads the Connection");
+        assert_eq!(r.planned.get(attr::id), prior.get(attr::id));
     }
     let prior = applied(&config("client"));
     for (path, v) in [("client.addresses", Value::string_list(["10.0.0.9"])), ("client.port", Value::Number(31000.0))] {
@@ -305,7 +321,7 @@ fn removing_an_argument_returns_to_its_default() {
     // Terraform proposes the prior value for an optional+computed attribute removed from the config.
     let proposed = with(config("server"), "mtu", Value::Number(1400.0));
     let r = plan(&prior, proposed, &config("server"));
-    assert_eq!(r.planned.get("mtu"), &Value::Number(1340.0));
+    assert_eq!(r.planned.get(attr::mtu), &Value::Number(1340.0));
 }
 
 #[test]
@@ -320,7 +336,7 @@ fn server_service_shape_changes_recreate_the_server_in_place() {
         let r = plan_update(&prior, &planned_cfg);
         assert!(r.replace.is_empty(), "{path}: the GatewayServer is recreated inside the update");
         assert!(
-            r.planned.get("endpoint_addresses").is_unknown() && r.planned.get("endpoint_port").is_unknown(),
+            r.planned.get(attr::endpoint_addresses).is_unknown() && r.planned.get(attr::endpoint_port).is_unknown(),
             "{path} moves the endpoint"
         );
         assert!(server_needs_recreate(&prior, &r.planned), "{path}");
@@ -333,15 +349,15 @@ fn server_service_shape_changes_recreate_the_server_in_place() {
 fn identity_and_role_changes_replace() {
     let prior = applied(&config("server"));
     let r = plan_update(&prior, &with(config("server"), "remote_cluster_id", Value::string("paris")));
-    assert_eq!(paths_of(&r.replace), ["remote_cluster_id"]);
+    assert_eq!(paths_of(&r.replace), [attr::remote_cluster_id]);
     let r = plan_update(&prior, &with(config("server"), "tenant_namespace", Value::string("other")));
-    assert_eq!(paths_of(&r.replace), ["tenant_namespace"]);
+    assert_eq!(paths_of(&r.replace), [attr::tenant_namespace]);
     let r = plan_update(&prior, &config("client"));
-    assert_eq!(paths_of(&r.replace), ["server", "client"]);
-    assert!(r.planned.get("connection_status").is_unknown());
+    assert_eq!(paths_of(&r.replace), [attr::server, attr::client]);
+    assert!(r.planned.get(attr::connection_status).is_unknown());
     let r = plan_update(&prior, &with(config("server"), "remote_cluster_id", Value::Unknown));
-    assert_eq!(paths_of(&r.replace), ["remote_cluster_id"], "unknown may differ");
-    assert!(r.planned.get("id").is_unknown());
+    assert_eq!(paths_of(&r.replace), [attr::remote_cluster_id], "unknown may differ");
+    assert!(r.planned.get(attr::id).is_unknown());
 }
 
 fn paths_of(p: &[AttributePath]) -> Vec<String> {
@@ -410,16 +426,16 @@ fn gateway_server_references_key_secret_and_template() {
 fn a_gateway_with_liqo_generated_keys_keeps_them() {
     let imported = with(applied(&config("client")), "key_secret_name", Value::Null);
     let p = plan_update(&imported, &config("client")).planned;
-    assert!(p.get("key_secret_name").is_null(), "{p:?}");
+    assert!(p.get(attr::key_secret_name).is_null(), "{p:?}");
     let resized = plan_update(&imported, &with(config("client"), "mtu", Value::Number(1420.0))).planned;
-    assert!(resized.get("key_secret_name").is_null());
+    assert!(resized.get(attr::key_secret_name).is_null());
     let s = GatewaySpec::from_value(&resized).unwrap();
     let Role::Client(c) = &s.role else { panic!() };
     assert!(to_json(&s.gateway_client(c, "liqo"))["spec"].get("secretRef").is_none());
     // Set explicitly, it is the user's choice again; a new gateway gets this provider's Secret.
     let chosen = plan_update(&imported, &with(config("client"), "key_secret_name", Value::string("gw-keys")));
-    assert_eq!(chosen.planned.get("key_secret_name"), &Value::string("gw-keys"));
-    assert_eq!(plan_create(&config("client")).planned.get("key_secret_name"), &Value::string("gw-keys"));
+    assert_eq!(chosen.planned.get(attr::key_secret_name), &Value::string("gw-keys"));
+    assert_eq!(plan_create(&config("client")).planned.get(attr::key_secret_name), &Value::string("gw-keys"));
 }
 
 #[test]
@@ -491,10 +507,10 @@ fn read_of_unchanged_objects_matches_the_state() {
 #[test]
 fn import_builds_a_state_that_plans_empty() {
     let s = spec("server");
-    let defaults = Value::object([("wait_for_connection", Value::Bool(true)), ("timeouts", Value::Null)]);
+    let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true)), (TIMEOUTS, Value::Null)]);
     let state = state_from_observed(&defaults, &observed(&s, None), "liqo-tenant-rome", "rome");
-    assert_eq!(state.get("connection_status"), &Value::string(""));
-    assert_eq!(state.get("endpoint_addresses"), &Value::string_list(["10.0.0.5"]));
+    assert_eq!(state.get(attr::connection_status), &Value::string(""));
+    assert_eq!(state.get(attr::endpoint_addresses), &Value::string_list(["10.0.0.5"]));
     let r = plan_update(&state, &config("server"));
     assert!(r.replace.is_empty());
     assert_eq!(r.planned, state);
@@ -511,12 +527,12 @@ fn out_of_band_changes_show_as_drift() {
         g.status = None; // gateway restarting: endpoint outputs keep their last known value
     }
     let state = state_from_observed(&prior, &obs, "liqo-tenant-rome", "rome");
-    assert_eq!(state.get("mtu"), &Value::Number(1200.0));
-    assert_ne!(state.get("remote_public_key"), prior.get("remote_public_key"));
-    assert_eq!(state.get("endpoint_addresses"), prior.get("endpoint_addresses"));
+    assert_eq!(state.get(attr::mtu), &Value::Number(1200.0));
+    assert_ne!(state.get(attr::remote_public_key), prior.get(attr::remote_public_key));
+    assert_eq!(state.get(attr::endpoint_addresses), prior.get(attr::endpoint_addresses));
     let r = plan_update(&state, &config("server"));
-    assert_eq!(r.planned.get("mtu"), &Value::Number(1340.0), "apply re-asserts the configured value");
-    assert_eq!(r.planned.get("remote_public_key"), &Value::string(KEY));
+    assert_eq!(r.planned.get(attr::mtu), &Value::Number(1340.0), "apply re-asserts the configured value");
+    assert_eq!(r.planned.get(attr::remote_public_key), &Value::string(KEY));
 }
 
 #[test]
@@ -526,9 +542,9 @@ fn a_liqoctl_gateway_with_an_empty_secret_ref_imports_without_a_key_secret() {
     if let GatewayObj::Server(g) = &mut obs.gateway {
         g.spec.secret_ref = Some(SecretReference { name: Some(String::new()) });
     }
-    let defaults = Value::object([("wait_for_connection", Value::Bool(true)), ("timeouts", Value::Null)]);
+    let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true)), (TIMEOUTS, Value::Null)]);
     let state = state_from_observed(&defaults, &obs, "liqo-tenant-rome", "rome");
-    assert!(state.get("key_secret_name").is_null(), "{state:?}");
+    assert!(state.get(attr::key_secret_name).is_null(), "{state:?}");
 }
 
 #[test]
@@ -537,8 +553,8 @@ fn empty_service_maps_keep_the_configured_form() {
     let prior = applied(&cfg);
     let s = GatewaySpec::from_value(&prior).unwrap();
     let state = state_from_observed(&prior, &observed(&s, None), "liqo-tenant-rome", "rome");
-    assert_eq!(state.get("server").get("service_labels"), &Value::Map(BTreeMap::new()));
-    assert!(state.get("server").get("service_annotations").is_null());
+    assert_eq!(state.get(attr::server).get(attr::server::service_labels), &Value::Map(BTreeMap::new()));
+    assert!(state.get(attr::server).get(attr::server::service_annotations).is_null());
 }
 
 #[test]
@@ -686,7 +702,7 @@ fn endpoint_needs_an_address_and_a_port() {
     // Only the non-empty addresses become outputs.
     let out = Outputs { endpoint: g.status.unwrap().endpoint, connection_status: String::new() };
     let state = fill_outputs(&plan_create(&config("server")).planned, &out);
-    assert_eq!(state.get("endpoint_addresses"), &Value::string_list(["10.0.0.5"]));
+    assert_eq!(state.get(attr::endpoint_addresses), &Value::string_list(["10.0.0.5"]));
     assert!(state.is_wholly_known());
 }
 
@@ -715,5 +731,5 @@ fn failed_create_state_is_wholly_known() {
     assert!(!planned.is_wholly_known());
     let partial = unknown_as_null(&planned);
     assert!(partial.is_wholly_known());
-    assert_eq!(partial.get("remote_cluster_id"), planned.get("remote_cluster_id"));
+    assert_eq!(partial.get(attr::remote_cluster_id), planned.get(attr::remote_cluster_id));
 }

@@ -8,20 +8,22 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Namespace, Pod, Secret};
 use kube::api::Api;
 use liqo_schema::liqo::labels;
-use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Schema, Value};
+use liqo_schema::tf::{Diagnostic, Value};
 
 use super::objects::{
     bare_namespace, key_secret_object, key_secret_public_key, key_secret_selector, mounts_key_secret, namespace_drift,
     namespace_object, peer_of, pod_selector, tenant_namespace_selector,
 };
+use super::schema::attr;
 use super::state::{Inputs, state_of};
 use super::status::namespace_check;
 use super::{Generate, plan, schema};
+use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::ClusterFacts;
 use crate::kube::{OpError, created_by_provider};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command};
 use crate::validate::check_dns_label;
 
 /// The warning the plan shows when the key Secret is gone or holds another pair: what the next apply will do.
@@ -64,7 +66,7 @@ impl Generate {
                 others[0]
             ),
         )
-        .at(AttributePath::root("tenant_namespace"))
+        .at(attr::tenant_namespace.path())
         .into())
     }
 
@@ -109,7 +111,7 @@ impl Generate {
                     inputs.remote
                 ),
             )
-            .at(AttributePath::root("tenant_namespace"))
+            .at(attr::tenant_namespace.path())
             .into());
         }
         Ok(existing.as_ref().is_none_or(created_by_provider))
@@ -203,14 +205,18 @@ impl Lifecycle for Generate {
         update: Duration::from_secs(120),
         delete: Duration::from_secs(300),
     };
-    const SCHEMA: fn() -> Schema = schema::schema;
-    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
+    const DESCRIPTION: &'static str = schema::DESCRIPTION;
+    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
     const RULES: PlanRules = plan::RULES;
-    const PEER: Option<&'static str> = Some("remote_cluster_id");
+    const PEER: Option<Key> = Some(attr::remote_cluster_id);
     const OBJECTS: &'static str = "the tenant Namespace and its WireGuard key Secret";
 
     fn new(cluster: Arc<ClusterApi>) -> Generate {
         Generate { cluster }
+    }
+
+    fn cleanup_command(prior: &Value) -> String {
+        unpeer_command(prior.get(attr::remote_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
@@ -218,7 +224,7 @@ impl Lifecycle for Generate {
         let client = self.cluster.client().await?;
         // Read the facts first: without Liqo installed there is nothing to prepare, and nothing gets written.
         let facts = ClusterFacts::read(op.ctx, &self.cluster).await?;
-        let timeouts = planned.get("timeouts");
+        let timeouts = planned.get(TIMEOUTS);
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let ours = self.prepare_namespace(op, &namespaces, &inputs).await?;
         // From here on the Namespace may be written: a failure records it (without a public key) so a destroy, or
@@ -289,11 +295,11 @@ impl Lifecycle for Generate {
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
         let inputs = Inputs::from_value(state);
         let client = self.cluster.client().await?;
-        let key_secret = state.get("key_secret_name").as_str();
+        let key_secret = state.get(attr::key_secret_name).as_str();
         let public_key = match self.left_on_cluster(ctx, &client, &inputs, key_secret).await? {
             // Imported without a key pair (a peering without networking): nothing to check.
             Some(None) if key_secret.is_none() => None,
-            Some(Some(k)) if state.get("wireguard_public_key").as_str() == Some(k.as_str()) => Some(k),
+            Some(Some(k)) if state.get(attr::wireguard_public_key).as_str() == Some(k.as_str()) => Some(k),
             // The namespace is intact but the key pair is gone or not the one recorded: say in the plan what the
             // re-creation will do to a running gateway.
             Some(_) => return Ok(Done::from(Value::Null).with_warning(key_pair_lost(&inputs.namespace))),
@@ -303,8 +309,8 @@ impl Lifecycle for Generate {
         };
         // Refresh the cluster's facts: a change in Liqo's installation shows up as drift for the peer's resources.
         let facts = ClusterFacts::read(ctx, &self.cluster).await?;
-        let mut state_now = state_of(&inputs, &facts, public_key, state.get("timeouts"));
-        state_now.set("key_secret_name", Value::opt_string(key_secret.map(str::to_string)));
+        let mut state_now = state_of(&inputs, &facts, public_key, state.get(TIMEOUTS));
+        state_now.set(attr::key_secret_name, Value::opt_string(key_secret.map(str::to_string)));
         Ok(state_now.into())
     }
 
@@ -355,7 +361,7 @@ impl Lifecycle for Generate {
         };
         let facts = ClusterFacts::read(ctx, &self.cluster).await?;
         let mut state = state_of(&inputs, &facts, key.as_ref().map(|(_, k)| k.clone()), &Value::Null);
-        state.set("key_secret_name", Value::opt_string(key.map(|(name, _)| name)));
+        state.set(attr::key_secret_name, Value::opt_string(key.map(|(name, _)| name)));
         Ok(state)
     }
 }

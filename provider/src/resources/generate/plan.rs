@@ -3,16 +3,10 @@
 use liqo_schema::liqo::labels;
 use liqo_schema::tf::Value;
 
+use super::schema::attr;
 use crate::resources::lifecycle::{Plan, PlanRules};
 
-pub const RULES: PlanRules = PlanRules {
-    replace_on_change: &["remote_cluster_id", "tenant_namespace"],
-    repair_missing_in_place: false,
-    replace_on_presence_change: &[],
-    outputs: &["cluster_id", "pod_cidrs", "external_cidr", "api_server_url", "wireguard_public_key"],
-    defaults,
-    refine,
-};
+pub const RULES: PlanRules = PlanRules { repair_missing_in_place: false, defaults, refine };
 
 /// Liqo's own name for the tenant namespace of `remote`.
 pub fn default_namespace(remote: &str) -> String {
@@ -22,20 +16,23 @@ pub fn default_namespace(remote: &str) -> String {
 /// `tenant_namespace` (and `id`, its name) defaulted before the rules compare it with the prior state.
 pub fn defaults(plan: &mut Plan) {
     // The default follows the configuration, not the prior state: a new peer ID means a new default namespace.
-    let namespace = match (plan.config.get("tenant_namespace"), plan.config.get("remote_cluster_id")) {
+    let namespace = match (plan.config.get(attr::tenant_namespace), plan.config.get(attr::remote_cluster_id)) {
         (Value::Null, Value::String(remote)) => Value::string(default_namespace(remote)),
         (Value::Null, _) => Value::Unknown,
         (explicit, _) => explicit.clone(),
     };
-    plan.planned.set("tenant_namespace", namespace.clone());
-    plan.planned.set("id", namespace);
+    plan.planned.set(attr::tenant_namespace, namespace.clone());
+    plan.planned.set(attr::id, namespace);
 }
 
 /// `key_secret_name` is an output known at plan time on a fresh resource, which the `outputs` rule (unknown when
 /// fresh) cannot say.
 pub fn refine(plan: &mut Plan) {
     // An imported key Secret (or its absence) stays as found; a create writes `gw-keys`.
-    let name =
-        if plan.fresh() { Value::string(labels::KEY_SECRET_NAME) } else { plan.prior.get("key_secret_name").clone() };
-    plan.planned.set("key_secret_name", name);
+    let name = if plan.fresh() {
+        Value::string(labels::KEY_SECRET_NAME)
+    } else {
+        plan.prior.get(attr::key_secret_name).clone()
+    };
+    plan.planned.set(attr::key_secret_name, name);
 }

@@ -1,59 +1,45 @@
 //! `liqo_generate`'s attributes, its plan-time checks and the schema versions its state may come in.
-use liqo_schema::tf::{Attribute, Block, Diagnostics, Schema, Type, Value};
+use liqo_schema::tf::Type;
 
-use super::Generate;
-use crate::resources::lifecycle::{Lifecycle, timeouts_block};
-use crate::validate::Validator;
+/// `liqo_generate`'s attributes.
+pub mod attr {
+    use super::*;
+    use crate::attributes::*;
 
-pub fn schema() -> Schema {
-    let attributes = vec![
-        Attribute::computed("id", Type::String).describe("Name of the tenant namespace (the import ID)."),
-        Attribute::required("remote_cluster_id", Type::String).describe(
+    attributes! {
+        id: computed(Type::String).describe("Name of the tenant namespace (the import ID).");
+        remote_cluster_id: required(Type::String).replace_on_change().check(Check::ClusterId).describe(
             "Liqo cluster ID of the peer cluster (e.g. `liqo_generate.<peer>.cluster_id`, or a literal such as `rome`). \
              Changing it replaces the resource.",
-        ),
-        Attribute::optional_computed("tenant_namespace", Type::String).describe(
+        );
+        tenant_namespace: optional_computed(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Namespace on this cluster dedicated to the peer (default `liqo-tenant-<remote_cluster_id>`, Liqo's own \
              name). An existing namespace is adopted and kept on destroy; one created by this resource is deleted on \
              destroy, with everything in it. Changing it replaces the resource.",
-        ),
-        Attribute::computed("cluster_id", Type::String).describe(
+        );
+        cluster_id: computed(Type::String).output().describe(
             "This cluster's Liqo cluster ID (`CLUSTER_ID` of the ConfigMap labelled \
              `app.kubernetes.io/name=clusterid-configmap` in the Liqo namespace). Give it to the peer as its \
              `remote_cluster_id`.",
-        ),
-        Attribute::computed("pod_cidrs", Type::list(Type::String))
-            .describe("This cluster's pod CIDR(s) as Liqo's IPAM assigned them (`status.cidr` of the pod-cidr Networks)."),
-        Attribute::computed("external_cidr", Type::String)
-            .describe("This cluster's external CIDR (`status.cidr` of the external-cidr Network)."),
-        Attribute::computed("api_server_url", Type::String).describe("This cluster's API server URL, as the provider block reaches it."),
-        Attribute::computed("wireguard_public_key", Type::String).describe(
+        );
+        pod_cidrs: computed(Type::list(Type::String)).output()
+            .describe("This cluster's pod CIDR(s) as Liqo's IPAM assigned them (`status.cidr` of the pod-cidr Networks).");
+        external_cidr: computed(Type::String).output()
+            .describe("This cluster's external CIDR (`status.cidr` of the external-cidr Network).");
+        api_server_url: computed(Type::String).output().describe("This cluster's API server URL, as the provider block reaches it.");
+        wireguard_public_key: computed(Type::String).output().describe(
             "Public half of this side's WireGuard key (standard base64, 44 characters); give it to the peer's \
              `liqo_gateway` as `remote_public_key`. The private half stays in the `gw-keys` Secret and never enters \
              Terraform state.",
-        ),
-        Attribute::computed("key_secret_name", Type::String).describe(
+        );
+        key_secret_name: computed(Type::String).describe(
             "Name of the WireGuard key Secret in `tenant_namespace`: `gw-keys` when this resource wrote it; for an \
              imported peering the Secret found (Liqo's own `gw-<gateway>`), or null when it has no networking.",
-        ),
-    ];
-    Schema {
-        version: 0,
-        block: Block::new(
-            "Prepares this cluster for a peering with one remote cluster: creates (or adopts) the tenant namespace for \
-             the peer and a WireGuard key pair for the gateway, generated inside the provider and written straight to \
-             the cluster, and exposes the values the peer needs (cluster ID, CIDRs, API server URL, public key). \
-             Declare one per cluster and peer, each with the provider block of its own cluster.",
-            attributes,
-        )
-        .with_block(timeouts_block(Generate::TIMEOUTS)),
+        );
     }
 }
 
-pub fn validate(config: &Value) -> Diagnostics {
-    let mut c = Validator::new(config);
-    c.cluster_id("remote_cluster_id");
-    c.namespace("tenant_namespace");
-    c.timeouts();
-    c.finish()
-}
+pub const DESCRIPTION: &str = "Prepares this cluster for a peering with one remote cluster: creates (or adopts) the tenant namespace for \
+             the peer and a WireGuard key pair for the gateway, generated inside the provider and written straight to \
+             the cluster, and exposes the values the peer needs (cluster ID, CIDRs, API server URL, public key). \
+             Declare one per cluster and peer, each with the provider block of its own cluster.";

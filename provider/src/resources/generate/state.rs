@@ -2,7 +2,10 @@
 use liqo_schema::liqo::labels;
 use liqo_schema::tf::Value;
 
+use super::schema::attr;
+use crate::attributes::Key;
 use crate::cluster_facts::ClusterFacts;
+use crate::resources::lifecycle::TIMEOUTS;
 
 /// What apply works from; at apply time every input is known.
 pub struct Inputs {
@@ -12,23 +15,23 @@ pub struct Inputs {
 
 impl Inputs {
     pub fn from_value(v: &Value) -> Inputs {
-        let s = |a: &str| v.get(a).as_str().unwrap_or_default().to_string();
-        Inputs { remote: s("remote_cluster_id"), namespace: s("tenant_namespace") }
+        let s = |a: Key| v.get(a).as_str().unwrap_or_default().to_string();
+        Inputs { remote: s(attr::remote_cluster_id), namespace: s(attr::tenant_namespace) }
     }
 }
 
 /// The full state for `inputs` with this cluster's facts and the public key (null when not written yet).
 pub fn state_of(inputs: &Inputs, facts: &ClusterFacts, public_key: Option<String>, timeouts: &Value) -> Value {
     Value::object([
-        ("id", Value::string(&inputs.namespace)),
-        ("remote_cluster_id", Value::string(&inputs.remote)),
-        ("tenant_namespace", Value::string(&inputs.namespace)),
-        ("cluster_id", Value::string(&facts.cluster_id)),
-        ("pod_cidrs", Value::string_list(facts.pod_cidrs.clone())),
-        ("external_cidr", Value::string(&facts.external_cidr)),
-        ("api_server_url", Value::string(&facts.api_server_url)),
-        ("wireguard_public_key", Value::opt_string(public_key)),
-        ("key_secret_name", Value::string(labels::KEY_SECRET_NAME)),
-        ("timeouts", timeouts.clone()),
+        (attr::id, Value::string(&inputs.namespace)),
+        (attr::remote_cluster_id, Value::string(&inputs.remote)),
+        (attr::tenant_namespace, Value::string(&inputs.namespace)),
+        (attr::cluster_id, Value::string(&facts.cluster_id)),
+        (attr::pod_cidrs, Value::string_list(facts.pod_cidrs.clone())),
+        (attr::external_cidr, Value::string(&facts.external_cidr)),
+        (attr::api_server_url, Value::string(&facts.api_server_url)),
+        (attr::wireguard_public_key, Value::opt_string(public_key)),
+        (attr::key_secret_name, Value::string(labels::KEY_SECRET_NAME)),
+        (TIMEOUTS, timeouts.clone()),
     ])
 }

@@ -1,7 +1,7 @@
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Namespace;
 use liqo_schema::liqo::labels;
-use liqo_schema::tf::{AttributePath, Diagnostics, Severity, Type, Value};
+use liqo_schema::tf::{Diagnostics, Severity, Type, Value};
 
 use super::Generate;
 use super::objects::{
@@ -9,29 +9,40 @@ use super::objects::{
     namespace_object, pod_selector,
 };
 use super::operations::key_pair_lost;
-use super::plan::RULES;
-use super::schema::{schema, validate};
+use super::schema::attr;
 use super::state::{Inputs, state_of};
 use super::status::namespace_check;
+use crate::attributes::Key;
 use crate::cluster_facts::ClusterFacts;
 use crate::kube::{Verdict, created_by_provider};
 use crate::resources::lifecycle::Plan;
+use crate::resources::lifecycle::TIMEOUTS;
 
-fn config(pairs: &[(&str, Value)]) -> Value {
+/// The schema Terraform sees.
+fn schema() -> liqo_schema::tf::Schema {
+    crate::resources::lifecycle::Driven::<super::Generate>::schema()
+}
+
+/// Every plan-time check: the declared ones and the type's own.
+fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
+    crate::resources::lifecycle::Driven::<super::Generate>::validate(config)
+}
+
+fn config(pairs: &[(Key, Value)]) -> Value {
     let mut v = Value::object([
-        ("id", Value::Null),
-        ("remote_cluster_id", Value::string("rome")),
-        ("tenant_namespace", Value::Null),
-        ("cluster_id", Value::Null),
-        ("pod_cidrs", Value::Null),
-        ("external_cidr", Value::Null),
-        ("api_server_url", Value::Null),
-        ("wireguard_public_key", Value::Null),
-        ("key_secret_name", Value::Null),
-        ("timeouts", Value::Null),
+        (attr::id, Value::Null),
+        (attr::remote_cluster_id, Value::string("rome")),
+        (attr::tenant_namespace, Value::Null),
+        (attr::cluster_id, Value::Null),
+        (attr::pod_cidrs, Value::Null),
+        (attr::external_cidr, Value::Null),
+        (attr::api_server_url, Value::Null),
+        (attr::wireguard_public_key, Value::Null),
+        (attr::key_secret_name, Value::Null),
+        (TIMEOUTS, Value::Null),
     ]);
     for (k, val) in pairs {
-        v.set(k, val.clone());
+        v.set(*k, val.clone());
     }
     v
 }
@@ -77,7 +88,7 @@ fn schema_describes_everything_and_holds_no_secret() {
     assert_eq!(s.block.blocks[0].type_name, "timeouts");
     // The state holds exactly the schema's attributes.
     let Value::Object(state) = applied() else { unreachable!() };
-    let mut names: Vec<&str> = s.block.attributes.iter().map(|a| a.name.as_str()).chain(["timeouts"]).collect();
+    let mut names: Vec<&str> = s.block.attributes.iter().map(|a| a.name.as_str()).chain([TIMEOUTS.name()]).collect();
     names.sort();
     assert_eq!(state.keys().map(String::as_str).collect::<Vec<_>>(), names);
 }
@@ -85,14 +96,15 @@ fn schema_describes_everything_and_holds_no_secret() {
 #[test]
 fn validation_names_the_attribute() {
     let bad = config(&[
-        ("remote_cluster_id", Value::string("Rome_1")),
-        ("tenant_namespace", Value::string("-bad")),
-        ("timeouts", Value::object([("create", Value::string("soon"))])),
+        (attr::remote_cluster_id, Value::string("Rome_1")),
+        (attr::tenant_namespace, Value::string("-bad")),
+        (TIMEOUTS, Value::object([("create", Value::string("soon"))])),
     ]);
     assert_eq!(error_paths(&validate(&bad)), ["remote_cluster_id", "tenant_namespace", "timeouts.create"]);
     assert!(validate(&config(&[])).is_empty());
     assert!(
-        validate(&config(&[("remote_cluster_id", Value::Unknown), ("tenant_namespace", Value::Unknown)])).is_empty()
+        validate(&config(&[(attr::remote_cluster_id, Value::Unknown), (attr::tenant_namespace, Value::Unknown)]))
+            .is_empty()
     );
 }
 
@@ -100,27 +112,27 @@ fn validation_names_the_attribute() {
 fn create_fills_the_default_namespace_and_leaves_outputs_unknown() {
     let cfg = config(&[]);
     let r = Plan::run::<Generate>(&Value::Null, cfg.clone(), &cfg);
-    assert_eq!(r.planned.get("tenant_namespace"), &Value::string("liqo-tenant-rome"));
-    assert_eq!(r.planned.get("id"), &Value::string("liqo-tenant-rome"));
-    assert_eq!(r.planned.get("key_secret_name"), &Value::string("gw-keys"));
-    for attr in RULES.outputs {
-        assert!(r.planned.get(attr).is_unknown(), "{attr}");
+    assert_eq!(r.planned.get(attr::tenant_namespace), &Value::string("liqo-tenant-rome"));
+    assert_eq!(r.planned.get(attr::id), &Value::string("liqo-tenant-rome"));
+    assert_eq!(r.planned.get(attr::key_secret_name), &Value::string("gw-keys"));
+    for key in crate::attributes::outputs(&attr::declared()) {
+        assert!(r.planned.get(key).is_unknown(), "{key}");
     }
     assert!(r.replace.is_empty());
 
-    let explicit = config(&[("tenant_namespace", Value::string("peer-rome"))]);
+    let explicit = config(&[(attr::tenant_namespace, Value::string("peer-rome"))]);
     assert_eq!(
-        Plan::run::<Generate>(&Value::Null, explicit.clone(), &explicit).planned.get("id"),
+        Plan::run::<Generate>(&Value::Null, explicit.clone(), &explicit).planned.get(attr::id),
         &Value::string("peer-rome")
     );
 }
 
 #[test]
 fn an_unknown_peer_id_keeps_the_namespace_unknown() {
-    let cfg = config(&[("remote_cluster_id", Value::Unknown)]);
+    let cfg = config(&[(attr::remote_cluster_id, Value::Unknown)]);
     let r = Plan::run::<Generate>(&Value::Null, cfg.clone(), &cfg);
-    assert!(r.planned.get("tenant_namespace").is_unknown());
-    assert!(r.planned.get("id").is_unknown());
+    assert!(r.planned.get(attr::tenant_namespace).is_unknown());
+    assert!(r.planned.get(attr::id).is_unknown());
     assert!(r.diagnostics.is_empty());
 }
 
@@ -138,19 +150,19 @@ fn unchanged_config_plans_no_change() {
 fn peer_or_namespace_change_replaces_and_unknowns_the_outputs() {
     let prior = applied();
     let mut proposed = prior.clone();
-    proposed.set("remote_cluster_id", Value::string("naples"));
-    let cfg = config(&[("remote_cluster_id", Value::string("naples"))]);
+    proposed.set(attr::remote_cluster_id, Value::string("naples"));
+    let cfg = config(&[(attr::remote_cluster_id, Value::string("naples"))]);
     let r = Plan::run::<Generate>(&prior, proposed, &cfg);
-    assert_eq!(r.replace, [AttributePath::root("remote_cluster_id"), AttributePath::root("tenant_namespace")]);
-    assert_eq!(r.planned.get("tenant_namespace"), &Value::string("liqo-tenant-naples"));
-    assert!(r.planned.get("wireguard_public_key").is_unknown());
+    assert_eq!(r.replace, [attr::remote_cluster_id.path(), attr::tenant_namespace.path()]);
+    assert_eq!(r.planned.get(attr::tenant_namespace), &Value::string("liqo-tenant-naples"));
+    assert!(r.planned.get(attr::wireguard_public_key).is_unknown());
 
-    let cfg = config(&[("tenant_namespace", Value::string("peer-rome"))]);
+    let cfg = config(&[(attr::tenant_namespace, Value::string("peer-rome"))]);
     let mut proposed = prior.clone();
-    proposed.set("tenant_namespace", Value::string("peer-rome"));
+    proposed.set(attr::tenant_namespace, Value::string("peer-rome"));
     let r = Plan::run::<Generate>(&prior, proposed, &cfg);
-    assert_eq!(r.replace, [AttributePath::root("tenant_namespace")]);
-    assert!(r.planned.get("cluster_id").is_unknown());
+    assert_eq!(r.replace, [attr::tenant_namespace.path()]);
+    assert!(r.planned.get(attr::cluster_id).is_unknown());
 }
 
 #[test]
@@ -158,11 +170,11 @@ fn timeouts_update_in_place() {
     let prior = applied();
     let timeouts = Value::object([("create", Value::string("5m")), ("update", Value::Null), ("delete", Value::Null)]);
     let mut proposed = prior.clone();
-    proposed.set("timeouts", timeouts.clone());
-    let cfg = config(&[("timeouts", timeouts)]);
+    proposed.set(TIMEOUTS, timeouts.clone());
+    let cfg = config(&[(TIMEOUTS, timeouts)]);
     let r = Plan::run::<Generate>(&prior, proposed, &cfg);
     assert!(r.replace.is_empty());
-    assert_eq!(r.planned.get("wireguard_public_key"), prior.get("wireguard_public_key"));
+    assert_eq!(r.planned.get(attr::wireguard_public_key), prior.get(attr::wireguard_public_key));
 }
 
 #[test]

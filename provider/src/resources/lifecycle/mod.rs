@@ -16,18 +16,37 @@ use std::marker::PhantomData;
 use async_trait::async_trait;
 use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Severity, Value};
 
+use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::kube::OpError;
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
 };
+use crate::validate::Validator;
 use std::sync::Arc;
 
 mod plan;
 mod timeouts;
 
 pub use plan::{Plan, PlanRules, no_hook};
-pub use timeouts::{Deadline, Timeouts, timeouts_block};
+pub use timeouts::{Deadline, TIMEOUTS, Timeouts, timeouts_block};
+
+/// Terraform's own name for a resource's identity (and import ID), which every resource declares.
+pub const ID: Key = Key::new("id");
+
+/// What `liqoctl force unpeer` removes of a peering on a cluster, as one command: the peer's tenant namespace
+/// (after the ForeignCluster is marked permanently unreachable), the CSRs signed for the peer (cluster-scoped,
+/// liqo_tenant's) and the ForeignCluster. For [`Lifecycle::cleanup_command`].
+pub fn unpeer_command(peer: Option<&str>, tenant_namespace: Option<&str>) -> String {
+    let peer = peer.unwrap_or("<peer cluster ID>");
+    let namespace = tenant_namespace.unwrap_or("<tenant namespace>");
+    use liqo_schema::liqo::labels::{FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE, REMOTE_CLUSTER_ID};
+    format!(
+        "kubectl annotate foreignclusters {peer} {FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE}=true && kubectl \
+         delete namespace {namespace} && kubectl delete certificatesigningrequests -l {REMOTE_CLUSTER_ID}={peer} \
+         && kubectl delete foreignclusters {peer}"
+    )
+}
 
 /// One running create, update or delete: the request's context and what is left of its `timeouts` budget.
 pub struct Op<'a> {
@@ -103,14 +122,20 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     const TYPE_NAME: &'static str;
     /// Default budgets of the `timeouts` block.
     const TIMEOUTS: Timeouts;
-    /// Its attributes (schema.rs).
-    const SCHEMA: fn() -> Schema;
-    /// Static checks of the resource block (values may be unknown). Must not call any API.
-    const VALIDATE: fn(&Value) -> Diagnostics;
-    /// Its plan: which inputs replace it, which outputs are computed, and the hooks for the rest (plan.rs).
+    /// Bumped when the state layout changes ([`Lifecycle::upgrade`] reads the older ones).
+    const SCHEMA_VERSION: i64 = 0;
+    /// The resource's description in its schema (the docs page's lead).
+    const DESCRIPTION: &'static str;
+    /// Its attributes, each declared once (schema.rs, `attributes!`): the schema, the declared checks and plan
+    /// rules come from them.
+    const ATTRIBUTES: fn() -> Vec<Decl>;
+    /// Checks of the resource block the declarations cannot say (across attributes, or particular to the type),
+    /// run after the declared ones (values may be unknown). Must not call any API.
+    const VALIDATE: fn(&mut Validator<'_>) = |_| {};
+    /// Its plan hooks (plan.rs).
     const RULES: PlanRules;
     /// The attribute that holds the peer cluster's ID; `None` for a type that serves every peer (liqo_offload).
-    const PEER: Option<&'static str>;
+    const PEER: Option<Key>;
     /// What it keeps on its cluster, as the warning of a destroy without the cluster lists it.
     const OBJECTS: &'static str;
 
@@ -121,7 +146,7 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     /// the state records the new budgets.
     async fn update(&self, _op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
         let mut state = prior.clone();
-        state.set("timeouts", planned.get("timeouts").clone());
+        state.set(TIMEOUTS, planned.get(TIMEOUTS).clone());
         Ok(state.into())
     }
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure>;
@@ -136,19 +161,9 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     fn generated_config(config: Value) -> Value {
         config
     }
-    /// How to remove what a destroy without its cluster left there, should the cluster come back: by default the
-    /// peer's tenant namespace the way `liqoctl force unpeer` does it, the CSRs signed for the peer (cluster-scoped,
-    /// liqo_tenant's) and the ForeignCluster.
-    fn cleanup_command(prior: &Value) -> String {
-        let peer = Self::PEER.and_then(|a| prior.get(a).as_str()).unwrap_or("<peer cluster ID>");
-        let namespace = prior.get("tenant_namespace").as_str().unwrap_or("<tenant namespace>");
-        use liqo_schema::liqo::labels::{FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE, REMOTE_CLUSTER_ID};
-        format!(
-            "kubectl annotate foreignclusters {peer} {FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE}=true && kubectl \
-             delete namespace {namespace} && kubectl delete certificatesigningrequests -l {REMOTE_CLUSTER_ID}={peer} \
-             && kubectl delete foreignclusters {peer}"
-        )
-    }
+    /// How to remove what a destroy without its cluster left there, should the cluster come back
+    /// ([`unpeer_command`] for the types that live in a tenant namespace).
+    fn cleanup_command(prior: &Value) -> String;
     /// Upgrades stored state JSON of an older schema `version`; `None`: only the current version is accepted.
     fn upgrade(_version: i64, _state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
         None
@@ -169,6 +184,22 @@ impl<L: Lifecycle> Driven<L> {
 
     fn budgets(state: &Value) -> Timeouts {
         Timeouts::from_value(state, L::TIMEOUTS)
+    }
+
+    pub fn schema() -> Schema {
+        Schema {
+            version: L::SCHEMA_VERSION,
+            block: crate::attributes::block(L::DESCRIPTION, &(L::ATTRIBUTES)()).with_block(timeouts_block(L::TIMEOUTS)),
+        }
+    }
+
+    /// The declared checks, the type's own, then the `timeouts` block's.
+    pub fn validate(config: &Value) -> Diagnostics {
+        let mut c = Validator::new(config);
+        c.declared(&(L::ATTRIBUTES)(), config, None);
+        (L::VALIDATE)(&mut c);
+        c.declared(&timeouts::attr::declared(), config.get(TIMEOUTS), Some(&TIMEOUTS.path()));
+        c.finish()
     }
 
     /// A delete: on a cluster gone for good, the resource leaves the state untouched; on a cluster whose peer of
@@ -194,7 +225,7 @@ impl<L: Lifecycle> Driven<L> {
 
     /// The warning of a resource that leaves the state without its cluster, which is gone for good.
     fn left_behind(&self, prior: &Value) -> Diagnostic {
-        let id = prior.get("id").as_str().unwrap_or_default();
+        let id = prior.get(ID).as_str().unwrap_or_default();
         Diagnostic::warning(
             format!("{} {id} left the state without its cluster", L::TYPE_NAME),
             format!(
@@ -224,11 +255,11 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     fn schema(&self) -> Schema {
-        (L::SCHEMA)()
+        Self::schema()
     }
 
     fn validate(&self, config: &Value) -> Diagnostics {
-        (L::VALIDATE)(config)
+        Self::validate(config)
     }
 
     async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
@@ -251,7 +282,7 @@ impl<L: Lifecycle> Resource for Driven<L> {
         }
         // Validation saw unknown values as possibly null (a conditional on a variable, another resource's output);
         // here every value is known, so what it let pass for that reason is checked before any cluster is touched.
-        let mut invalid = (L::VALIDATE)(&req.config);
+        let mut invalid = Self::validate(&req.config);
         invalid.0.retain(|d| d.severity == Severity::Error);
         if !invalid.is_empty() {
             // Nothing written: the prior state stands (null on create).
@@ -277,7 +308,7 @@ impl<L: Lifecycle> Resource for Driven<L> {
             return ReadResponse { new_state: state, private, diagnostics: Diagnostics::new() };
         }
         if self.cluster.gone().this_cluster {
-            let id = state.get("id").as_str().unwrap_or_default().to_string();
+            let id = state.get(ID).as_str().unwrap_or_default().to_string();
             let warning = Diagnostic::warning(
                 format!("{} {id} kept as it was: its cluster is marked permanently unreachable", L::TYPE_NAME),
                 format!(
@@ -306,7 +337,7 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
-        let current = (L::SCHEMA)().version;
+        let current = L::SCHEMA_VERSION;
         if version == current {
             return Ok(state);
         }
@@ -317,11 +348,11 @@ impl<L: Lifecycle> Resource for Driven<L> {
 
 /// A string the plan made known, read back at apply time (where Terraform guarantees every planned value is
 /// known; a miss is the provider's own bug).
-pub fn known_string(planned: &Value, attr: &str) -> Result<String, Diagnostic> {
-    planned.get(attr).as_str().map(str::to_string).ok_or_else(|| {
+pub fn known_string(planned: &Value, key: Key) -> Result<String, Diagnostic> {
+    planned.get(key).as_str().map(str::to_string).ok_or_else(|| {
         Diagnostic::attr_error(
-            attr,
-            format!("`{attr}` is not known at apply time"),
+            key,
+            format!("`{key}` is not known at apply time"),
             "This is a bug in the provider (the plan should have filled it); please report it.",
         )
     })
@@ -330,7 +361,7 @@ pub fn known_string(planned: &Value, attr: &str) -> Result<String, Diagnostic> {
 /// [`Lifecycle::upgrade`] of a type whose only change since schema version 0 (0.2.0) is that `attribute` is gone
 /// (the kubeconfig that held the consumer's private key): version 0 loses it.
 pub fn upgrade_dropping_v0(
-    attribute: &str,
+    attribute: &str, // gone from the schema, so it has no key
     version: i64,
     state: &serde_json::Value,
 ) -> Option<Result<serde_json::Value, Diagnostics>> {

@@ -1,24 +1,17 @@
 //! Plan rules: declared per type in [`PlanRules`], applied the same way for every type by [`Plan::run`].
-use liqo_schema::tf::{AttributePath, Diagnostics, Value};
+use liqo_schema::tf::{AttributePath, Diagnostics, Nesting, Value};
 
 use super::Lifecycle;
+use crate::attributes::{Decl, Key};
 
-/// The plan rules a type declares instead of coding them.
+/// The plan rules of a type beyond what its attributes declare (replace on change or on presence change, defaults,
+/// computed outputs: [`crate::attributes::Decl`]).
 pub struct PlanRules {
-    /// Inputs Liqo treats as immutable: a change replaces the resource. A planned value not known until apply
-    /// counts as a change (it may turn out different, and Terraform refuses a final plan that replaces what the
-    /// first plan updated).
-    pub replace_on_change: &'static [&'static str],
     /// Whether a `replace_on_change` input the prior state lacks (null: gone from the cluster, or never read back
     /// by an import) is set again in place instead of replacing the resource.
     pub repair_missing_in_place: bool,
-    /// Optional nested blocks that give the resource its kind (a gateway's `server` or `client`): setting or
-    /// removing one replaces the resource, a change inside it does not.
-    pub replace_on_presence_change: &'static [&'static str],
-    /// Computed outputs: unknown on create and on replacement, the prior value otherwise. An output that an
-    /// in-place update recomputes is marked in `refine` with [`Plan::recompute`].
-    pub outputs: &'static [&'static str],
-    /// Inputs defaulted from the configuration, filled before the rules compare them with the prior state.
+    /// Defaults a declaration cannot say (derived from other inputs, or from the prior state), filled after the
+    /// declared ones and before the rules compare the plan with the prior state.
     pub defaults: fn(&mut Plan),
     /// What the rules cannot say: derived attributes, outputs an in-place update changes, plan-time warnings.
     pub refine: fn(&mut Plan),
@@ -43,27 +36,54 @@ impl<'a> Plan<'a> {
     pub fn run<L: Lifecycle>(prior: &'a Value, proposed: Value, config: &'a Value) -> Plan<'a> {
         let mut plan = Plan { prior, config, planned: proposed, replace: Vec::new(), diagnostics: Diagnostics::new() };
         let rules = &L::RULES;
+        let decls = (L::ATTRIBUTES)();
+        plan.declared_defaults(&decls);
         (rules.defaults)(&mut plan);
-        for attr in rules.replace_on_change {
-            let repaired = rules.repair_missing_in_place && prior.get(attr).is_null();
-            if plan.changed(attr) && !repaired {
-                plan.replace.push(AttributePath::root(attr));
+        for d in &decls {
+            let repaired = rules.repair_missing_in_place && prior.get(d.key).is_null();
+            if d.replace_on_change && plan.changed(d.key) && !repaired {
+                plan.replace.push(d.key.path());
             }
         }
-        for attr in rules.replace_on_presence_change {
-            let planned = plan.planned.get(attr);
-            let switched = planned.is_unknown() || prior.get(attr).is_null() != planned.is_null();
+        for d in decls.iter().filter(|d| d.replace_on_presence_change) {
+            let planned = plan.planned.get(d.key);
+            let switched = planned.is_unknown() || prior.get(d.key).is_null() != planned.is_null();
             if !plan.creating() && switched {
-                plan.replace.push(AttributePath::root(attr));
+                plan.replace.push(d.key.path());
             }
         }
         let fresh = plan.fresh();
-        for attr in rules.outputs {
-            let value = if fresh { Value::Unknown } else { prior.get(attr).clone() };
-            plan.planned.set(attr, value);
+        for key in crate::attributes::outputs(&decls) {
+            let value = if fresh { Value::Unknown } else { prior.get(key).clone() };
+            plan.planned.set(key, value);
         }
         (rules.refine)(&mut plan);
         plan
+    }
+
+    /// The declared defaults: an attribute the configuration leaves null gets its default; a single nested
+    /// object the configuration sets gets its children's defaults (an unset or unknown one stays as configured).
+    fn declared_defaults(&mut self, decls: &[Decl]) {
+        for d in decls {
+            let config = self.config.get(d.key);
+            if let Some(default) = &d.default
+                && config.is_null()
+            {
+                self.planned.set(d.key, default.clone());
+            }
+            let child_defaults: Vec<&Decl> = d.children().iter().filter(|c| c.default.is_some()).collect();
+            if d.nesting() == Some(Nesting::Single) && !child_defaults.is_empty() {
+                let mut planned = config.clone();
+                if !config.is_null() && !config.is_unknown() {
+                    for c in child_defaults {
+                        if config.get(c.key).is_null() {
+                            planned.set(c.key, c.default.clone().unwrap_or_default());
+                        }
+                    }
+                }
+                self.planned.set(d.key, planned);
+            }
+        }
     }
 
     pub fn creating(&self) -> bool {
@@ -77,12 +97,12 @@ impl<'a> Plan<'a> {
 
     /// True when the planned value of `attr` differs from the prior state's (never on create). An unknown planned
     /// value counts as a change: it may turn out different.
-    pub fn changed(&self, attr: &str) -> bool {
-        !self.prior.is_null() && self.prior.get(attr) != self.planned.get(attr)
+    pub fn changed(&self, key: Key) -> bool {
+        !self.prior.is_null() && self.prior.get(key) != self.planned.get(key)
     }
 
-    /// `attr` is recomputed by this apply: unknown in the plan.
-    pub fn recompute(&mut self, attr: &str) {
-        self.planned.set(attr, Value::Unknown);
+    /// `key` is recomputed by this apply: unknown in the plan.
+    pub fn recompute(&mut self, key: Key) {
+        self.planned.set(key, Value::Unknown);
     }
 }

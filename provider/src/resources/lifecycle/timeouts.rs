@@ -1,6 +1,7 @@
 //! The `timeouts` block of every resource and the one [`Deadline`] an operation's waits share.
+use crate::attributes::{Decl, Key};
 use crate::validate::parse_duration;
-use liqo_schema::tf::{Attribute, Block, NestedBlock, Type, Value};
+use liqo_schema::tf::{Block, NestedBlock, Value};
 use std::time::{Duration, Instant};
 
 /// Default and configured wait budgets of one resource.
@@ -19,30 +20,55 @@ impl Timeouts {
     /// `timeouts { create = "10m" … }` from a config/plan/state value, falling back to `defaults`. Invalid
     /// strings were rejected at validation, so they fall back silently here.
     pub fn from_value(resource: &Value, defaults: Timeouts) -> Timeouts {
-        let t = resource.get("timeouts");
-        let pick = |name: &str, d: Duration| t.get(name).as_str().and_then(|s| parse_duration(s).ok()).unwrap_or(d);
+        let t = resource.get(TIMEOUTS);
+        let pick = |key: Key, d: Duration| t.get(key).as_str().and_then(|s| parse_duration(s).ok()).unwrap_or(d);
         Timeouts {
-            create: pick("create", defaults.create),
-            update: pick("update", defaults.update),
-            delete: pick("delete", defaults.delete),
+            create: pick(attr::create, defaults.create),
+            update: pick(attr::update, defaults.update),
+            delete: pick(attr::delete, defaults.delete),
+        }
+    }
+
+    fn of(&self, key: Key) -> Duration {
+        match key {
+            attr::create => self.create,
+            attr::update => self.update,
+            _ => self.delete,
         }
     }
 }
 
-/// The `timeouts { create, update, delete }` block, as in HashiCorp providers.
+/// The block every resource has, as in HashiCorp providers.
+pub const TIMEOUTS: Key = Key::new("timeouts");
+
+/// The attributes of the `timeouts` block.
+pub mod attr {
+    use crate::attributes::*;
+    use liqo_schema::tf::Type;
+
+    attributes! {
+        create: optional(Type::String).check(Check::Duration);
+        update: optional(Type::String).check(Check::Duration);
+        delete: optional(Type::String).check(Check::Duration);
+    }
+}
+
+/// The `timeouts { create, update, delete }` block, each entry described with its default.
 pub fn timeouts_block(defaults: Timeouts) -> NestedBlock {
-    let attr = |name: &str, d: Duration| {
-        Attribute::optional(name, Type::String).describe(format!(
-            "How long to wait for the {name} to finish, as a duration like `90s` or `10m` (default `{}`).",
-            crate::errors::human(d)
-        ))
-    };
+    let decls: Vec<Decl> = attr::declared()
+        .into_iter()
+        .map(|d| {
+            let text = format!(
+                "How long to wait for the {} to finish, as a duration like `90s` or `10m` (default `{}`).",
+                d.key,
+                crate::errors::human(defaults.of(d.key))
+            );
+            d.describe(text)
+        })
+        .collect();
     NestedBlock::single(
-        "timeouts",
-        Block::new(
-            "Wait budgets of this resource.",
-            vec![attr("create", defaults.create), attr("update", defaults.update), attr("delete", defaults.delete)],
-        ),
+        TIMEOUTS.name(),
+        Block::new("Wait budgets of this resource.", decls.iter().map(Decl::attribute).collect()),
     )
 }
 

@@ -1,8 +1,11 @@
 //! The objects `liqo_offload` writes (the NamespaceOffloading `offloading` and, with `create_namespace`, the
 //! Namespace) built from a plan, and the state read back from a live NamespaceOffloading.
+use crate::resources::lifecycle::TIMEOUTS;
 use crate::resources::lifecycle::known_string;
 use std::collections::BTreeMap;
 
+use super::schema::attr;
+use crate::attributes::Key;
 use k8s_openapi::api::core::v1::{Namespace, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
 use kube::api::ObjectMeta;
 use liqo_schema::liqo::{
@@ -24,16 +27,16 @@ pub struct Offload {
 
 impl Offload {
     pub fn from_value(v: &Value) -> Result<Offload, Diagnostic> {
-        let s = |attr: &str| known_string(v, attr);
-        let mapping = s("namespace_mapping_strategy")?;
-        let selected_name = if mapping == MAPPING_SELECTED_NAME { Some(s("remote_namespace_name")?) } else { None };
+        let s = |key: Key| known_string(v, key);
+        let mapping = s(attr::namespace_mapping_strategy)?;
+        let selected_name = if mapping == MAPPING_SELECTED_NAME { Some(s(attr::remote_namespace_name)?) } else { None };
         Ok(Offload {
-            namespace: s("namespace")?,
-            create_namespace: v.get("create_namespace").as_bool().unwrap_or(false),
+            namespace: s(attr::namespace)?,
+            create_namespace: v.get(attr::create_namespace).as_bool().unwrap_or(false),
             mapping,
             selected_name,
-            pod_strategy: s("pod_offloading_strategy")?,
-            terms: terms_from_value(v.get("cluster_selector")),
+            pod_strategy: s(attr::pod_offloading_strategy)?,
+            terms: terms_from_value(v.get(attr::cluster_selector)),
         })
     }
 
@@ -63,17 +66,18 @@ impl Offload {
 }
 
 fn terms_from_value(v: &Value) -> Vec<NodeSelectorTerm> {
+    use attr::cluster_selector::{match_expressions, match_expressions as expr};
     v.elements()
         .iter()
         .map(|term| NodeSelectorTerm {
             match_expressions: Some(
-                term.get("match_expressions")
+                term.get(match_expressions)
                     .elements()
                     .iter()
                     .map(|e| NodeSelectorRequirement {
-                        key: e.get("key").as_str().unwrap_or_default().to_string(),
-                        operator: e.get("operator").as_str().unwrap_or_default().to_string(),
-                        values: e.get("values").string_elements().filter(|v| !v.is_empty()),
+                        key: e.get(expr::key).as_str().unwrap_or_default().to_string(),
+                        operator: e.get(expr::operator).as_str().unwrap_or_default().to_string(),
+                        values: e.get(expr::values).string_elements().filter(|v| !v.is_empty()),
                     })
                     .collect(),
             ),
@@ -85,6 +89,7 @@ fn terms_from_value(v: &Value) -> Vec<NodeSelectorTerm> {
 /// The live selector as state. Empty lists the user wrote (`cluster_selector = []`, `values = []`) are kept as
 /// written, since Liqo treats them like absent ones.
 fn terms_to_value(prior: &Value, selector: Option<&NodeSelector>) -> Value {
+    use attr::cluster_selector::{match_expressions, match_expressions as expr};
     let terms = selector.map(|s| s.node_selector_terms.as_slice()).unwrap_or_default();
     if terms.is_empty() {
         return if matches!(prior, Value::List(l) if l.is_empty()) { prior.clone() } else { Value::Null };
@@ -95,25 +100,26 @@ fn terms_to_value(prior: &Value, selector: Option<&NodeSelector>) -> Value {
             .iter()
             .enumerate()
             .map(|(i, term)| {
-                let prior_exprs = prior_terms.get(i).map(|t| t.get("match_expressions").elements()).unwrap_or_default();
+                let prior_exprs = prior_terms.get(i).map(|t| t.get(match_expressions).elements()).unwrap_or_default();
                 let exprs = term.match_expressions.as_deref().unwrap_or_default();
                 Value::object([(
-                    "match_expressions",
+                    match_expressions,
                     Value::List(
                         exprs
                             .iter()
                             .enumerate()
                             .map(|(j, e)| {
-                                let prior_values = prior_exprs.get(j).map(|p| p.get("values")).unwrap_or(&Value::Null);
+                                let prior_values =
+                                    prior_exprs.get(j).map(|p| p.get(expr::values)).unwrap_or(&Value::Null);
                                 let values = match e.values.as_deref() {
                                     Some(v) if !v.is_empty() => Value::string_list(v.iter().cloned()),
                                     _ if matches!(prior_values, Value::List(l) if l.is_empty()) => prior_values.clone(),
                                     _ => Value::Null,
                                 };
                                 Value::object([
-                                    ("key", Value::string(&e.key)),
-                                    ("operator", Value::string(&e.operator)),
-                                    ("values", values),
+                                    (expr::key, Value::string(&e.key)),
+                                    (expr::operator, Value::string(&e.operator)),
+                                    (expr::values, values),
                                 ])
                             })
                             .collect(),
@@ -127,30 +133,30 @@ fn terms_to_value(prior: &Value, selector: Option<&NodeSelector>) -> Value {
 /// The state as the cluster has it; `prior` (Null on import) provides what the cluster does not hold.
 pub fn observed_state(prior: &Value, o: &NamespaceOffloading) -> Value {
     let mut s = if prior.is_null() {
-        Value::object([("create_namespace", Value::Bool(false)), ("timeouts", Value::Null)])
+        Value::object([(attr::create_namespace, Value::Bool(false)), (TIMEOUTS, Value::Null)])
     } else {
         prior.clone()
     };
     let ns = o.metadata.namespace.clone().unwrap_or_default();
-    s.set("id", Value::string(&ns));
-    s.set("namespace", Value::string(ns));
+    s.set(attr::id, Value::string(&ns));
+    s.set(attr::namespace, Value::string(ns));
     let spec = &o.spec;
     s.set(
-        "namespace_mapping_strategy",
+        attr::namespace_mapping_strategy,
         Value::string(spec.namespace_mapping_strategy.as_deref().unwrap_or(MAPPING_DEFAULT_NAME)),
     );
     s.set(
-        "pod_offloading_strategy",
+        attr::pod_offloading_strategy,
         Value::string(spec.pod_offloading_strategy.as_deref().unwrap_or(POD_OFFLOADING_LOCAL_AND_REMOTE)),
     );
     let status = o.status.clone().unwrap_or_default();
     let remote = status.remote_namespace_name.or_else(|| spec.remote_namespace_name.clone());
     if let Some(remote) = remote {
-        s.set("remote_namespace_name", Value::string(remote));
-    } else if s.get("remote_namespace_name").is_unknown() {
-        s.set("remote_namespace_name", Value::Null);
+        s.set(attr::remote_namespace_name, Value::string(remote));
+    } else if s.get(attr::remote_namespace_name).is_unknown() {
+        s.set(attr::remote_namespace_name, Value::Null);
     }
-    s.set("cluster_selector", terms_to_value(prior.get("cluster_selector"), spec.cluster_selector.as_ref()));
-    s.set("offloading_phase", Value::opt_string(status.offloading_phase));
+    s.set(attr::cluster_selector, terms_to_value(prior.get(attr::cluster_selector), spec.cluster_selector.as_ref()));
+    s.set(attr::offloading_phase, Value::opt_string(status.offloading_phase));
     s
 }

@@ -7,15 +7,18 @@ use async_trait::async_trait;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::Api;
 use liqo_schema::liqo::{NamespaceOffloading, OFFLOADING_PHASE_NO_CLUSTER_SELECTED, labels};
-use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
+use liqo_schema::tf::{Diagnostic, Value};
 
 use super::objects::{Offload, observed_state};
+use super::schema::attr;
 use super::status::{Outcome, applied_state, no_cluster_warning, offloading_check};
 use super::{OffloadResource, plan, schema};
+use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::kube::{OpError, created_by_provider, is_terminating};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
+use crate::validate::Validator;
 use crate::validate::check_dns_label;
 
 const OFFLOADING: &str = labels::NAMESPACE_OFFLOADING_NAME;
@@ -119,10 +122,11 @@ impl Lifecycle for OffloadResource {
     /// liqoctl allows 20 s to offload and 120 s to unoffload; remote namespace deletion can take longer when the
     /// provider still runs offloaded pods, so every step gets a few minutes.
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
-    const SCHEMA: fn() -> Schema = schema::schema;
-    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
+    const DESCRIPTION: &'static str = schema::DESCRIPTION;
+    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
-    const PEER: Option<&'static str> = None;
+    const PEER: Option<Key> = None;
     const OBJECTS: &'static str =
         "the NamespaceOffloading `offloading` (and the namespace, if this resource created it)";
 
@@ -136,21 +140,21 @@ impl Lifecycle for OffloadResource {
 
     /// Every in-place change, `timeouts` alone included, re-applies the objects and waits for Liqo again.
     async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        self.converge(op, planned, prior.get("create_namespace").as_bool() == Some(true)).await
+        self.converge(op, planned, prior.get(attr::create_namespace).as_bool() == Some(true)).await
     }
 
     fn cleanup_command(prior: &Value) -> String {
-        let ns = prior.get("namespace").as_str().unwrap_or("<namespace>");
+        let ns = prior.get(attr::namespace).as_str().unwrap_or("<namespace>");
         // Liqo releases its finalizer once the peers' tenant namespaces are gone (their cleanup commands).
         format!("kubectl delete namespaceoffloading -n {ns} {OFFLOADING}")
     }
 
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
         let client = self.cluster.client().await?;
-        let ns = prior.get("namespace").as_str().unwrap_or_default();
+        let ns = prior.get(attr::namespace).as_str().unwrap_or_default();
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), ns);
         crate::kube::delete_and_wait(op.ctx, &api, OFFLOADING, op.deadline.left()).await?;
-        if prior.get("create_namespace").as_bool() == Some(true) {
+        if prior.get(attr::create_namespace).as_bool() == Some(true) {
             let namespaces: Api<Namespace> = Api::all(client);
             let existing = crate::kube::get_opt(op.ctx, &namespaces, ns).await?;
             if existing.as_ref().is_some_and(created_by_provider) {
@@ -162,7 +166,7 @@ impl Lifecycle for OffloadResource {
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
         let client = self.cluster.client().await?;
-        let ns = state.get("namespace").as_str().unwrap_or_default();
+        let ns = state.get(attr::namespace).as_str().unwrap_or_default();
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), ns);
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let offloading = crate::kube::get_opt(ctx, &api, OFFLOADING).await?;
@@ -170,7 +174,7 @@ impl Lifecycle for OffloadResource {
         let state = match offloading {
             Some(o) if !is_terminating(&o) => {
                 // A namespace `create_namespace` provides that is gone or going: plan to create everything again.
-                let provides_namespace = state.get("create_namespace").as_bool() == Some(true);
+                let provides_namespace = state.get(attr::create_namespace).as_bool() == Some(true);
                 let namespace_lost = namespace.is_none_or(|n| is_terminating(&n));
                 if provides_namespace && namespace_lost { Value::Null } else { observed_state(state, &o) }
             }
@@ -198,7 +202,7 @@ impl Lifecycle for OffloadResource {
         let namespaces: Api<Namespace> = Api::all(client);
         let namespace = crate::kube::get_opt(ctx, &namespaces, &ns).await?;
         let mut state = observed_state(&Value::Null, &o);
-        state.set("create_namespace", Value::Bool(namespace.as_ref().is_some_and(created_by_provider)));
+        state.set(attr::create_namespace, Value::Bool(namespace.as_ref().is_some_and(created_by_provider)));
         Ok(state)
     }
 

@@ -3,102 +3,106 @@ use liqo_schema::liqo::{
     MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME, MAPPING_SELECTED_NAME, POD_OFFLOADING_LOCAL,
     POD_OFFLOADING_LOCAL_AND_REMOTE, POD_OFFLOADING_REMOTE,
 };
-use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostics, Nesting, Schema, Type, Value};
+use liqo_schema::tf::{AttributePath, Nesting, Type, Value};
 
-use super::OffloadResource;
-use crate::resources::lifecycle::{Lifecycle, timeouts_block};
 use crate::validate::{Validator, check_qualified_name};
 
 const MAPPING_STRATEGIES: [&str; 3] = [MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME, MAPPING_SELECTED_NAME];
 const POD_STRATEGIES: [&str; 3] = [POD_OFFLOADING_LOCAL_AND_REMOTE, POD_OFFLOADING_LOCAL, POD_OFFLOADING_REMOTE];
 const OPERATORS: [&str; 6] = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"];
 
-pub fn schema() -> Schema {
-    let expression = vec![
-        Attribute::required("key", Type::String)
-            .describe("Label key of the virtual nodes to match, e.g. `liqo.io/remote-cluster-id`."),
-        Attribute::required("operator", Type::String)
-            .describe("One of `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`."),
-        Attribute::optional("values", Type::list(Type::String)).describe(
-            "Label values: at least one for `In`/`NotIn`, none for `Exists`/`DoesNotExist`, exactly one integer \
-             for `Gt`/`Lt`.",
-        ),
-    ];
-    let term = vec![
-        Attribute::nested("match_expressions", Nesting::List, expression)
-            .with_required()
-            .describe("Requirements on virtual node labels; all of them must match (AND)."),
-    ];
-    let attributes = vec![
-        Attribute::computed("id", Type::String).describe("The namespace name; also the import ID."),
-        Attribute::required("namespace", Type::String).describe(
+/// `liqo_offload`'s attributes.
+pub mod attr {
+    use super::*;
+    use crate::attributes::*;
+
+    attributes! {
+        id: computed(Type::String).describe("The namespace name; also the import ID.");
+        namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Namespace to offload. It must exist (create it with `kubernetes_namespace`, `kubectl create namespace` \
              or `create_namespace = true`). Changing it replaces the resource.",
-        ),
-        Attribute::optional_computed("create_namespace", Type::Bool).describe(
+        );
+        create_namespace: optional_computed(Type::Bool).default(Value::Bool(false)).describe(
             "Whether this resource creates `namespace` when it is missing and deletes it on destroy, with \
              everything in it (default `false`: the namespace is yours and is left alone). Meant for demos \
              without the kubernetes provider. Only a namespace this resource created (labelled \
              `app.kubernetes.io/managed-by=terraform-provider-liqo`) is ever deleted; an existing one is used as \
              it is. Setting it back to `false` releases the namespace (it stays).",
-        ),
-        Attribute::optional_computed("namespace_mapping_strategy", Type::String).describe(
+        );
+        namespace_mapping_strategy: optional_computed(Type::String).replace_on_change().default(Value::string(MAPPING_DEFAULT_NAME)).check(Check::OneOf(&MAPPING_STRATEGIES)).describe(
             "How the remote namespace is named: `DefaultName` (default, `<namespace>-<this cluster's ID>`), \
              `EnforceSameName` (same name as `namespace`) or `SelectedName` (`remote_namespace_name`). Liqo makes \
              it immutable: changing it replaces the resource.",
-        ),
-        Attribute::optional_computed("remote_namespace_name", Type::String).describe(
+        );
+        remote_namespace_name: optional_computed(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Name of the namespace on the provider clusters. Choose it only with `namespace_mapping_strategy = \
              \"SelectedName\"` (required then); otherwise it is an output reported by Liqo, and a configuration \
              may only repeat the name Liqo reported (as OpenTofu's generated configuration of an imported \
              offloading does). Liqo makes it immutable: changing it replaces the resource.",
-        ),
-        Attribute::optional_computed("pod_offloading_strategy", Type::String).describe(
+        );
+        pod_offloading_strategy: optional_computed(Type::String).default(Value::string(POD_OFFLOADING_LOCAL_AND_REMOTE)).check(Check::OneOf(&POD_STRATEGIES)).describe(
             "Where pods of the namespace may run: `LocalAndRemote` (default), `Local` or `Remote`. Updated in place; \
              Liqo warns that pods already running against a stricter setting keep running.",
-        ),
-        Attribute::nested("cluster_selector", Nesting::List, term).with_optional().describe(
+        );
+        cluster_selector: nested(Nesting::List, cluster_selector::declared()).describe(
             "Which virtual nodes (remote clusters) the namespace is offloaded to: a list of node selector terms, \
              any of which may match (OR). Omit it to offload to every virtual node. Updated in place.",
-        ),
-        Attribute::computed("offloading_phase", Type::String).describe(
+        );
+        offloading_phase: computed(Type::String).output().describe(
             "Liqo's `status.offloadingPhase`: `Ready`, or `NoClusterSelected` when no virtual node matches \
              `cluster_selector`; refreshed on every read.",
-        ),
-    ];
-    Schema {
-        version: 0,
-        block: Block::new(
-            "Offloads a namespace of this (consumer) cluster to its peered provider clusters, by managing Liqo's \
-             NamespaceOffloading `offloading` in it. Create it before the workloads that should run remotely: pods \
-             created before the offloading exists stay Pending.",
-            attributes,
-        )
-        .with_block(timeouts_block(OffloadResource::TIMEOUTS)),
+        );
+    }
+
+    /// A node selector term of `cluster_selector`.
+    pub mod cluster_selector {
+        use super::*;
+
+        attributes! {
+            match_expressions: nested(Nesting::List, match_expressions::declared())
+                .required()
+                .describe("Requirements on virtual node labels; all of them must match (AND).");
+        }
+
+        /// One requirement of a term.
+        pub mod match_expressions {
+            use super::*;
+
+            attributes! {
+                key: required(Type::String)
+                    .describe("Label key of the virtual nodes to match, e.g. `liqo.io/remote-cluster-id`.");
+                operator: required(Type::String)
+                    .describe("One of `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`.");
+                values: optional(Type::list(Type::String)).describe(
+                    "Label values: at least one for `In`/`NotIn`, none for `Exists`/`DoesNotExist`, exactly one integer \
+                     for `Gt`/`Lt`.",
+                );
+            }
+        }
     }
 }
 
-pub fn validate(config: &Value) -> Diagnostics {
-    let mut c = Validator::new(config);
-    c.namespace("namespace");
-    c.one_of("namespace_mapping_strategy", &MAPPING_STRATEGIES);
-    c.one_of("pod_offloading_strategy", &POD_STRATEGIES);
-    c.namespace("remote_namespace_name");
+pub const DESCRIPTION: &str = "Offloads a namespace of this (consumer) cluster to its peered provider clusters, by managing Liqo's \
+             NamespaceOffloading `offloading` in it. Create it before the workloads that should run remotely: pods \
+             created before the offloading exists stay Pending.";
 
-    let strategy = match config.get("namespace_mapping_strategy") {
+/// The remote name against the strategy, and the cluster selector's terms.
+pub fn validate(c: &mut Validator<'_>) {
+    let config = c.config;
+    let strategy = match config.get(attr::namespace_mapping_strategy) {
         Value::Null => Some(MAPPING_DEFAULT_NAME),
         v => v.as_str(),
     };
-    let remote = config.get("remote_namespace_name");
+    let remote = config.get(attr::remote_namespace_name);
     match strategy {
         Some(MAPPING_SELECTED_NAME) if remote.is_null() => c.error(
-            AttributePath::root("remote_namespace_name"),
+            attr::remote_namespace_name.path(),
             "Missing `remote_namespace_name` for the SelectedName strategy",
             "`namespace_mapping_strategy = \"SelectedName\"` names the remote namespace after \
              `remote_namespace_name`: set it, or choose `DefaultName` or `EnforceSameName`.",
         ),
         Some(s) if s != MAPPING_SELECTED_NAME && !remote.is_null() && !is_liqos_choice(s, config) => c.error(
-            AttributePath::root("remote_namespace_name"),
+            attr::remote_namespace_name.path(),
             format!("`remote_namespace_name` cannot be set with the {s} strategy"),
             format!(
                 "With `{s}` Liqo chooses the remote name (DefaultName: `<namespace>-<this cluster's ID>`, \
@@ -109,9 +113,10 @@ pub fn validate(config: &Value) -> Diagnostics {
         _ => {}
     }
 
-    for (i, term) in config.get("cluster_selector").elements().iter().enumerate() {
-        let term_path = AttributePath::root("cluster_selector").index(i as i64).attr("match_expressions");
-        let expressions = term.get("match_expressions");
+    use attr::cluster_selector::match_expressions;
+    for (i, term) in config.get(attr::cluster_selector).elements().iter().enumerate() {
+        let term_path = attr::cluster_selector.path().index(i as i64).attr(match_expressions);
+        let expressions = term.get(match_expressions);
         if expressions.is_null() || (matches!(expressions, Value::List(l) if l.is_empty())) {
             c.error(
                 term_path.clone(),
@@ -122,11 +127,9 @@ pub fn validate(config: &Value) -> Diagnostics {
         }
         for (j, expr) in expressions.elements().iter().enumerate() {
             let path = term_path.clone().index(j as i64);
-            validate_expression(&mut c, path, expr);
+            validate_expression(c, path, expr);
         }
     }
-    c.timeouts();
-    c.finish()
 }
 
 /// A configuration generated from an imported offloading (OpenTofu's `-generate-config-out` writes every optional
@@ -135,7 +138,7 @@ pub fn validate(config: &Value) -> Diagnostics {
 /// plan can compare (`plan::check_default_name`).
 fn is_liqos_choice(strategy: &str, config: &Value) -> bool {
     let (Some(remote), Some(namespace)) =
-        (config.get("remote_namespace_name").as_str(), config.get("namespace").as_str())
+        (config.get(attr::remote_namespace_name).as_str(), config.get(attr::namespace).as_str())
     else {
         return false;
     };
@@ -149,25 +152,26 @@ fn is_liqos_choice(strategy: &str, config: &Value) -> bool {
 }
 
 fn validate_expression(c: &mut Validator, path: AttributePath, expr: &Value) {
-    if let Some(key) = expr.get("key").as_str()
+    use attr::cluster_selector::match_expressions::{key as label_key, operator, values as values_key};
+    if let Some(key) = expr.get(label_key).as_str()
         && let Err(why) = check_qualified_name(key)
     {
         c.error(
-            path.clone().attr("key"),
+            path.clone().attr(label_key),
             "Invalid label key in `cluster_selector`",
             format!("`{key}` {why}. Use a Kubernetes label key such as `liqo.io/remote-cluster-id`."),
         );
     }
-    let Some(op) = expr.get("operator").as_str() else { return };
+    let Some(op) = expr.get(operator).as_str() else { return };
     if !OPERATORS.contains(&op) {
         c.error(
-            path.attr("operator"),
+            path.attr(operator),
             "Unsupported operator in `cluster_selector`",
             format!("`{op}` is not one of {} (case-sensitive).", OPERATORS.map(|o| format!("`{o}`")).join(", ")),
         );
         return;
     }
-    let values = expr.get("values");
+    let values = expr.get(values_key);
     if !values.is_wholly_known() {
         return;
     }
@@ -181,14 +185,18 @@ fn validate_expression(c: &mut Validator, path: AttributePath, expr: &Value) {
         _ => None,
     };
     if let Some(detail) = problem {
-        c.error(path.attr("values"), format!("Invalid values for operator `{op}` in `cluster_selector`"), detail);
+        c.error(
+            path.attr(attr::cluster_selector::match_expressions::values),
+            format!("Invalid values for operator `{op}` in `cluster_selector`"),
+            detail,
+        );
     }
 }
 
 /// Only `SelectedName` takes `remote_namespace_name` as an input; otherwise Liqo chose it.
 pub fn generated_config(mut config: Value) -> Value {
-    if config.get("namespace_mapping_strategy").as_str() != Some(MAPPING_SELECTED_NAME) {
-        config.set("remote_namespace_name", Value::Null);
+    if config.get(attr::namespace_mapping_strategy).as_str() != Some(MAPPING_SELECTED_NAME) {
+        config.set(attr::remote_namespace_name, Value::Null);
     }
     config
 }

@@ -6,6 +6,7 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Diagnostic, Value};
 
+use super::schema::attr;
 use crate::kube::Verdict;
 
 /// What a finished offloading reports.
@@ -110,9 +111,9 @@ impl Outcome {
 /// The state after an apply: planned values with the outputs Liqo reported.
 pub fn applied_state(planned: &Value, outcome: Option<&Outcome>) -> Value {
     let mut s = planned.clone();
-    if s.get("remote_namespace_name").is_unknown() {
-        s.set("remote_namespace_name", Value::opt_string(outcome.and_then(|o| o.remote_namespace_name.clone())));
+    if s.get(attr::remote_namespace_name).is_unknown() {
+        s.set(attr::remote_namespace_name, Value::opt_string(outcome.and_then(|o| o.remote_namespace_name.clone())));
     }
-    s.set("offloading_phase", Value::opt_string(outcome.map(|o| o.phase.clone())));
+    s.set(attr::offloading_phase, Value::opt_string(outcome.map(|o| o.phase.clone())));
     s
 }

@@ -8,22 +8,33 @@ use super::OffloadResource;
 use super::objects::{Offload, observed_state};
 use super::operations::parse_import_id;
 use super::plan::check_default_name;
-use super::schema::{schema, validate};
+use super::schema::attr;
 use super::status::{Outcome, applied_state, no_cluster_warning, offloading_check};
 use crate::kube::{FIELD_MANAGER, Verdict, created_by_provider};
 use crate::resources::lifecycle::Plan;
+use crate::resources::lifecycle::TIMEOUTS;
+
+/// The schema Terraform sees.
+fn schema() -> liqo_schema::tf::Schema {
+    crate::resources::lifecycle::Driven::<super::OffloadResource>::schema()
+}
+
+/// Every plan-time check: the declared ones and the type's own.
+fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
+    crate::resources::lifecycle::Driven::<super::OffloadResource>::validate(config)
+}
 
 fn config() -> Value {
     Value::object([
-        ("namespace", Value::string("liqo-demo")),
-        ("create_namespace", Value::Null),
-        ("namespace_mapping_strategy", Value::Null),
-        ("remote_namespace_name", Value::Null),
-        ("pod_offloading_strategy", Value::Null),
-        ("cluster_selector", Value::Null),
-        ("id", Value::Null),
-        ("offloading_phase", Value::Null),
-        ("timeouts", Value::Null),
+        (attr::namespace, Value::string("liqo-demo")),
+        (attr::create_namespace, Value::Null),
+        (attr::namespace_mapping_strategy, Value::Null),
+        (attr::remote_namespace_name, Value::Null),
+        (attr::pod_offloading_strategy, Value::Null),
+        (attr::cluster_selector, Value::Null),
+        (attr::id, Value::Null),
+        (attr::offloading_phase, Value::Null),
+        (TIMEOUTS, Value::Null),
     ])
 }
 
@@ -67,7 +78,7 @@ fn schema_describes_everything() {
     assert!(s.block.attribute("namespace").unwrap().required);
     let sel = s.block.attribute("cluster_selector").unwrap();
     assert!(sel.optional && !sel.computed && sel.ty.is_none());
-    for out in ["id", "offloading_phase"] {
+    for out in [attr::id, attr::offloading_phase] {
         let a = s.block.attribute(out).unwrap();
         assert!(a.computed && !a.optional);
     }
@@ -77,46 +88,46 @@ fn schema_describes_everything() {
 #[test]
 fn selected_name_rules_are_checked_at_plan_time() {
     let mut c = config();
-    c.set("namespace_mapping_strategy", Value::string("SelectedName"));
+    c.set(attr::namespace_mapping_strategy, Value::string("SelectedName"));
     let d = validate(&c);
-    assert_eq!(error_paths(&d), ["remote_namespace_name"]);
+    assert_eq!(error_paths(&d), [attr::remote_namespace_name]);
     assert!(d.0[0].summary.contains("SelectedName"));
 
-    c.set("remote_namespace_name", Value::string("remote-demo"));
+    c.set(attr::remote_namespace_name, Value::string("remote-demo"));
     assert!(validate(&c).is_empty());
 
     // Default strategy (null) and explicit others forbid it, also when the value is not known yet.
     for strategy in [Value::Null, Value::string("EnforceSameName")] {
         let mut c = config();
-        c.set("namespace_mapping_strategy", strategy);
-        c.set("remote_namespace_name", Value::Unknown);
-        assert_eq!(error_paths(&validate(&c)), ["remote_namespace_name"]);
-        c.set("remote_namespace_name", Value::string("elsewhere"));
-        assert_eq!(error_paths(&validate(&c)), ["remote_namespace_name"]);
+        c.set(attr::namespace_mapping_strategy, strategy);
+        c.set(attr::remote_namespace_name, Value::Unknown);
+        assert_eq!(error_paths(&validate(&c)), [attr::remote_namespace_name]);
+        c.set(attr::remote_namespace_name, Value::string("elsewhere"));
+        assert_eq!(error_paths(&validate(&c)), [attr::remote_namespace_name]);
     }
     // The name Liqo gives with the strategy passes validation (a configuration generated from an import).
-    let namespace = c.get("namespace").as_str().unwrap().to_string();
+    let namespace = c.get(attr::namespace).as_str().unwrap().to_string();
     for (strategy, remote) in [("EnforceSameName", namespace.clone()), ("DefaultName", format!("{namespace}-milan"))] {
         let mut c = config();
-        c.set("namespace_mapping_strategy", Value::string(strategy));
-        c.set("remote_namespace_name", Value::string(remote));
+        c.set(attr::namespace_mapping_strategy, Value::string(strategy));
+        c.set(attr::remote_namespace_name, Value::string(remote));
         assert!(validate(&c).is_empty(), "{strategy}");
     }
     // Unknown strategy: nothing can be said yet.
     let mut c = config();
-    c.set("namespace_mapping_strategy", Value::Unknown);
-    c.set("remote_namespace_name", Value::string("x"));
+    c.set(attr::namespace_mapping_strategy, Value::Unknown);
+    c.set(attr::remote_namespace_name, Value::string("x"));
     assert!(validate(&c).is_empty());
 }
 
 #[test]
 fn validation_names_each_bad_attribute() {
     let mut c = config();
-    c.set("namespace", Value::string("Demo"));
-    c.set("namespace_mapping_strategy", Value::string("defaultname"));
-    c.set("pod_offloading_strategy", Value::string("Both"));
+    c.set(attr::namespace, Value::string("Demo"));
+    c.set(attr::namespace_mapping_strategy, Value::string("defaultname"));
+    c.set(attr::pod_offloading_strategy, Value::string("Both"));
     c.set(
-        "cluster_selector",
+        attr::cluster_selector,
         Value::List(vec![
             Value::object([(
                 "match_expressions",
@@ -133,7 +144,7 @@ fn validation_names_each_bad_attribute() {
             Value::object([("match_expressions", Value::List(vec![]))]),
         ]),
     );
-    c.set("timeouts", Value::object([("delete", Value::string("soon"))]));
+    c.set(TIMEOUTS, Value::object([("delete", Value::string("soon"))]));
     assert_eq!(
         error_paths(&validate(&c)),
         [
@@ -156,39 +167,39 @@ fn validation_names_each_bad_attribute() {
 fn create_plan_fills_defaults() {
     let (planned, replace) = plan_values(&Value::Null, &config(), &config());
     assert!(replace.is_empty());
-    assert_eq!(planned.get("id"), &Value::string("liqo-demo"));
-    assert_eq!(planned.get("create_namespace"), &Value::Bool(false));
-    assert_eq!(planned.get("namespace_mapping_strategy"), &Value::string("DefaultName"));
-    assert_eq!(planned.get("pod_offloading_strategy"), &Value::string("LocalAndRemote"));
-    assert!(planned.get("remote_namespace_name").is_unknown());
-    assert!(planned.get("offloading_phase").is_unknown());
+    assert_eq!(planned.get(attr::id), &Value::string("liqo-demo"));
+    assert_eq!(planned.get(attr::create_namespace), &Value::Bool(false));
+    assert_eq!(planned.get(attr::namespace_mapping_strategy), &Value::string("DefaultName"));
+    assert_eq!(planned.get(attr::pod_offloading_strategy), &Value::string("LocalAndRemote"));
+    assert!(planned.get(attr::remote_namespace_name).is_unknown());
+    assert!(planned.get(attr::offloading_phase).is_unknown());
 
     let mut c = config();
-    c.set("namespace_mapping_strategy", Value::string("EnforceSameName"));
+    c.set(attr::namespace_mapping_strategy, Value::string("EnforceSameName"));
     let (planned, _) = plan_values(&Value::Null, &c, &c);
-    assert_eq!(planned.get("remote_namespace_name"), &Value::string("liqo-demo"));
+    assert_eq!(planned.get(attr::remote_namespace_name), &Value::string("liqo-demo"));
 
     let mut c = config();
-    c.set("namespace_mapping_strategy", Value::string("SelectedName"));
-    c.set("remote_namespace_name", Value::string("far-away"));
+    c.set(attr::namespace_mapping_strategy, Value::string("SelectedName"));
+    c.set(attr::remote_namespace_name, Value::string("far-away"));
     let (planned, _) = plan_values(&Value::Null, &c, &c);
-    assert_eq!(planned.get("remote_namespace_name"), &Value::string("far-away"));
+    assert_eq!(planned.get(attr::remote_namespace_name), &Value::string("far-away"));
 
     let mut c = config();
-    c.set("namespace", Value::Unknown);
+    c.set(attr::namespace, Value::Unknown);
     let (planned, _) = plan_values(&Value::Null, &c, &c);
-    assert!(planned.get("id").is_unknown());
+    assert!(planned.get(attr::id).is_unknown());
 }
 
 #[test]
 fn a_generated_default_name_must_be_the_one_liqo_reported() {
     let (planned, _) = plan_values(&Value::Null, &config(), &config());
     let prior = applied(&planned);
-    let reported = prior.get("remote_namespace_name").as_str().unwrap().to_string();
+    let reported = prior.get(attr::remote_namespace_name).as_str().unwrap().to_string();
 
     // What OpenTofu generates from the imported state: an empty plan, no diagnostic.
     let mut generated = config();
-    generated.set("remote_namespace_name", Value::string(reported.clone()));
+    generated.set(attr::remote_namespace_name, Value::string(reported.clone()));
     let (again, replace) = plan_values(&prior, &prior, &generated);
     assert!(replace.is_empty());
     assert_eq!(again, prior);
@@ -196,15 +207,15 @@ fn a_generated_default_name_must_be_the_one_liqo_reported() {
 
     // Another name, or any name on create: an error on the attribute, naming Liqo's choice when there is one.
     let mut other = config();
-    other.set("remote_namespace_name", Value::string("liqo-demo-elsewhere"));
+    other.set(attr::remote_namespace_name, Value::string("liqo-demo-elsewhere"));
     let mut proposed = prior.clone();
-    proposed.set("remote_namespace_name", other.get("remote_namespace_name").clone());
+    proposed.set(attr::remote_namespace_name, other.get(attr::remote_namespace_name).clone());
     let (planned, _) = plan_values(&prior, &proposed, &other);
     let d = check_default_name(&prior, &planned, &other);
-    assert_eq!(error_paths(&d), ["remote_namespace_name"]);
+    assert_eq!(error_paths(&d), [attr::remote_namespace_name]);
     assert!(d.0[0].detail.contains(&reported), "{}", d.0[0].detail);
     let (planned, _) = plan_values(&Value::Null, &generated, &generated);
-    assert_eq!(error_paths(&check_default_name(&Value::Null, &planned, &generated)), ["remote_namespace_name"]);
+    assert_eq!(error_paths(&check_default_name(&Value::Null, &planned, &generated)), [attr::remote_namespace_name]);
 }
 
 #[test]
@@ -218,9 +229,12 @@ fn strategy_and_selector_update_in_place_mapping_replaces() {
     assert_eq!(again, prior);
 
     for (attr, value) in [
-        ("pod_offloading_strategy", Value::string("Remote")),
-        ("cluster_selector", selector(vec![expr("liqo.io/remote-cluster-id", "In", Value::string_list(["milan"]))])),
-        ("create_namespace", Value::Bool(true)),
+        (attr::pod_offloading_strategy, Value::string("Remote")),
+        (
+            attr::cluster_selector,
+            selector(vec![expr("liqo.io/remote-cluster-id", "In", Value::string_list(["milan"]))]),
+        ),
+        (attr::create_namespace, Value::Bool(true)),
     ] {
         let mut proposed = prior.clone();
         proposed.set(attr, value.clone());
@@ -228,28 +242,28 @@ fn strategy_and_selector_update_in_place_mapping_replaces() {
         c.set(attr, value);
         let (planned, replace) = plan_values(&prior, &proposed, &c);
         assert!(replace.is_empty(), "{attr} must update in place");
-        assert_eq!(planned.get("remote_namespace_name"), &Value::string("liqo-demo-rome"), "{attr}");
-        if attr != "create_namespace" {
-            assert!(planned.get("offloading_phase").is_unknown(), "{attr}");
+        assert_eq!(planned.get(attr::remote_namespace_name), &Value::string("liqo-demo-rome"), "{attr}");
+        if attr != attr::create_namespace {
+            assert!(planned.get(attr::offloading_phase).is_unknown(), "{attr}");
         }
     }
 
     let mut proposed = prior.clone();
-    proposed.set("namespace_mapping_strategy", Value::string("EnforceSameName"));
+    proposed.set(attr::namespace_mapping_strategy, Value::string("EnforceSameName"));
     let mut c = config();
-    c.set("namespace_mapping_strategy", Value::string("EnforceSameName"));
+    c.set(attr::namespace_mapping_strategy, Value::string("EnforceSameName"));
     let (planned, replace) = plan_values(&prior, &proposed, &c);
     // The new remote name follows from the strategy; the strategy is what forces the replacement.
-    assert_eq!(replace, vec![AttributePath::root("namespace_mapping_strategy")]);
-    assert_eq!(planned.get("remote_namespace_name"), &Value::string("liqo-demo"));
+    assert_eq!(replace, vec![attr::namespace_mapping_strategy.path()]);
+    assert_eq!(planned.get(attr::remote_namespace_name), &Value::string("liqo-demo"));
 
     let mut proposed = prior.clone();
-    proposed.set("namespace", Value::string("other"));
+    proposed.set(attr::namespace, Value::string("other"));
     let mut c = config();
-    c.set("namespace", Value::string("other"));
+    c.set(attr::namespace, Value::string("other"));
     let (planned, replace) = plan_values(&prior, &proposed, &c);
-    assert_eq!(replace, vec![AttributePath::root("namespace")]);
-    assert!(planned.get("remote_namespace_name").is_unknown());
+    assert_eq!(replace, vec![attr::namespace.path()]);
+    assert!(planned.get(attr::remote_namespace_name).is_unknown());
 }
 
 #[test]
@@ -260,31 +274,31 @@ fn an_unknown_immutable_input_replaces_and_a_missing_remote_name_is_set_in_place
     // A namespace known only at apply (another resource's output) may differ: planned as a replacement, so the
     // final plan cannot turn an update into one.
     let mut c = config();
-    c.set("namespace", Value::Unknown);
+    c.set(attr::namespace, Value::Unknown);
     let mut proposed = prior.clone();
-    proposed.set("namespace", Value::Unknown);
+    proposed.set(attr::namespace, Value::Unknown);
     let (_, replace) = plan_values(&prior, &proposed, &c);
-    assert_eq!(replace, vec![AttributePath::root("namespace")]);
+    assert_eq!(replace, vec![attr::namespace.path()]);
 
     // Imported before Liqo reported the remote name: the configured name is set in place.
     let mut imported = prior.clone();
-    imported.set("namespace_mapping_strategy", Value::string("SelectedName"));
-    imported.set("remote_namespace_name", Value::Null);
+    imported.set(attr::namespace_mapping_strategy, Value::string("SelectedName"));
+    imported.set(attr::remote_namespace_name, Value::Null);
     let mut c = config();
-    c.set("namespace_mapping_strategy", Value::string("SelectedName"));
-    c.set("remote_namespace_name", Value::string("far-away"));
+    c.set(attr::namespace_mapping_strategy, Value::string("SelectedName"));
+    c.set(attr::remote_namespace_name, Value::string("far-away"));
     let mut proposed = imported.clone();
-    proposed.set("remote_namespace_name", Value::string("far-away"));
+    proposed.set(attr::remote_namespace_name, Value::string("far-away"));
     let (planned, replace) = plan_values(&imported, &proposed, &c);
     assert!(replace.is_empty(), "{replace:?}");
-    assert_eq!(planned.get("remote_namespace_name"), &Value::string("far-away"));
+    assert_eq!(planned.get(attr::remote_namespace_name), &Value::string("far-away"));
 }
 
 #[test]
 fn offloading_object_never_sends_null_terms() {
     let (planned, _) = plan_values(&Value::Null, &config(), &config());
     let mut known = planned.clone();
-    known.set("remote_namespace_name", Value::Null);
+    known.set(attr::remote_namespace_name, Value::Null);
     let off = Offload::from_value(&known).unwrap();
     let json = serde_json::to_value(off.namespace_offloading()).unwrap();
     assert_eq!(json["apiVersion"], "offloading.liqo.io/v1beta1");
@@ -299,10 +313,10 @@ fn offloading_object_never_sends_null_terms() {
         })
     );
 
-    known.set("namespace_mapping_strategy", Value::string("SelectedName"));
-    known.set("remote_namespace_name", Value::string("far-away"));
+    known.set(attr::namespace_mapping_strategy, Value::string("SelectedName"));
+    known.set(attr::remote_namespace_name, Value::string("far-away"));
     known.set(
-        "cluster_selector",
+        attr::cluster_selector,
         selector(vec![
             expr("liqo.io/remote-cluster-id", "In", Value::string_list(["milan"])),
             expr("gpu", "Exists", Value::List(vec![])),
@@ -383,11 +397,11 @@ fn wait_needs_the_current_generation_and_a_final_phase() {
 #[test]
 fn read_reflects_drift_and_import_rebuilds_state() {
     let mut c = config();
-    c.set("cluster_selector", selector(vec![expr("gpu", "Exists", Value::List(vec![]))]));
+    c.set(attr::cluster_selector, selector(vec![expr("gpu", "Exists", Value::List(vec![]))]));
     let (planned, _) = plan_values(&Value::Null, &c, &c);
     let prior = applied(&planned);
     let mut known = prior.clone();
-    known.set("remote_namespace_name", Value::Null);
+    known.set(attr::remote_namespace_name, Value::Null);
     let mut live = Offload::from_value(&known).unwrap().namespace_offloading();
     live.status = offloading(1, Some(1), "Ready").status;
 
@@ -398,14 +412,14 @@ fn read_reflects_drift_and_import_rebuilds_state() {
     live.spec.pod_offloading_strategy = Some("Local".into());
     live.spec.cluster_selector = Some(NodeSelector { node_selector_terms: vec![] });
     let s = observed_state(&prior, &live);
-    assert_eq!(s.get("pod_offloading_strategy"), &Value::string("Local"));
-    assert!(s.get("cluster_selector").is_null());
+    assert_eq!(s.get(attr::pod_offloading_strategy), &Value::string("Local"));
+    assert!(s.get(attr::cluster_selector).is_null());
 
     // Import: full state, matching the plan of the documented config.
     let (want, _) = plan_values(&Value::Null, &config(), &config());
     let mut live = Offload::from_value(&{
         let mut k = want.clone();
-        k.set("remote_namespace_name", Value::Null);
+        k.set(attr::remote_namespace_name, Value::Null);
         k
     })
     .unwrap()
@@ -413,17 +427,17 @@ fn read_reflects_drift_and_import_rebuilds_state() {
     live.status = offloading(1, Some(1), "Ready").status;
     let s = observed_state(&Value::Null, &live);
     for attr in [
-        "id",
-        "namespace",
-        "create_namespace",
-        "namespace_mapping_strategy",
-        "pod_offloading_strategy",
-        "cluster_selector",
+        attr::id,
+        attr::namespace,
+        attr::create_namespace,
+        attr::namespace_mapping_strategy,
+        attr::pod_offloading_strategy,
+        attr::cluster_selector,
     ] {
         assert_eq!(s.get(attr), want.get(attr), "{attr}");
     }
-    assert_eq!(s.get("remote_namespace_name"), &Value::string("liqo-demo-rome"));
-    assert_eq!(s.get("offloading_phase"), &Value::string("Ready"));
+    assert_eq!(s.get(attr::remote_namespace_name), &Value::string("liqo-demo-rome"));
+    assert_eq!(s.get(attr::offloading_phase), &Value::string("Ready"));
 }
 
 #[test]

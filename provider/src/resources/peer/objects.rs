@@ -11,6 +11,8 @@ use liqo_schema::liqo::{RESOURCE_SLICE_CLASS_DEFAULT, ResourceSlice, ResourceSli
 use liqo_schema::tf::{Diagnostic, Value};
 
 use super::schema::ISSUED;
+use super::schema::attr;
+use crate::attributes::Key;
 
 /// Name of the control-plane identity Secret for `provider` (the name Liqo's Identity controller would use).
 pub fn identity_secret_name(provider: &str) -> String {
@@ -55,8 +57,8 @@ pub struct Peering {
 impl Peering {
     /// `v` is the planned state; `config` supplies the write-only `kubeconfig_wo`, which no state carries.
     pub fn from_value(v: &Value, config: &Value) -> Result<Peering, Diagnostic> {
-        let s = |attr: &str| known_string(v, attr);
-        let resources = match v.get("resources") {
+        let s = |key: Key| known_string(v, key);
+        let resources = match v.get(attr::resources) {
             Value::Null => None,
             other => Some(
                 other
@@ -68,26 +70,26 @@ impl Peering {
             ),
         };
         Ok(Peering {
-            tenant_namespace: s("tenant_namespace")?,
-            provider_cluster_id: s("provider_cluster_id")?,
-            provider_tenant_namespace: s("provider_tenant_namespace")?,
-            credentials: match config.get("kubeconfig_wo").as_str() {
+            tenant_namespace: s(attr::tenant_namespace)?,
+            provider_cluster_id: s(attr::provider_cluster_id)?,
+            provider_tenant_namespace: s(attr::provider_tenant_namespace)?,
+            credentials: match config.get(attr::kubeconfig_wo).as_str() {
                 Some(kubeconfig) => Credentials::Brought(Brought(kubeconfig.to_string())),
-                None if v.get("kubeconfig_wo_version").is_null() && ISSUED.iter().all(|a| v.get(a).is_null()) => {
+                None if v.get(attr::kubeconfig_wo_version).is_null() && ISSUED.iter().all(|a| v.get(*a).is_null()) => {
                     Credentials::Liqo
                 }
                 None => Credentials::Issued {
-                    server: s("api_server_url")?,
-                    ca_pem: s("cluster_ca_certificate")?,
-                    cert_pem: s("client_certificate")?,
-                    key_secret: s("client_key_secret")?,
+                    server: s(attr::api_server_url)?,
+                    ca_pem: s(attr::cluster_ca_certificate)?,
+                    cert_pem: s(attr::client_certificate)?,
+                    key_secret: s(attr::client_key_secret)?,
                 },
             },
             resources,
-            class: s("class")?,
-            create_virtual_node: v.get("create_virtual_node").as_bool().unwrap_or(true),
-            slice_name: s("resource_slice_name")?,
-            wait_for_virtual_node: v.get("wait_for_virtual_node").as_bool().unwrap_or(true),
+            class: s(attr::class)?,
+            create_virtual_node: v.get(attr::create_virtual_node).as_bool().unwrap_or(true),
+            slice_name: s(attr::resource_slice_name)?,
+            wait_for_virtual_node: v.get(attr::wait_for_virtual_node).as_bool().unwrap_or(true),
         })
     }
 
@@ -152,12 +154,12 @@ impl Peering {
     /// The state after a (possibly partial) apply: planned values with every computed output resolved.
     pub fn state(&self, planned: &Value, accepted: Option<&BTreeMap<String, String>>) -> Value {
         let mut s = planned.clone();
-        s.set("id", Value::string(format!("{}/{}", self.tenant_namespace, self.slice_name)));
+        s.set(attr::id, Value::string(format!("{}/{}", self.tenant_namespace, self.slice_name)));
         s.set(
-            "virtual_node_name",
+            attr::virtual_node_name,
             if self.create_virtual_node { Value::string(&self.slice_name) } else { Value::Null },
         );
-        s.set("accepted_resources", accepted.map(|a| Value::string_map(a.clone())).unwrap_or(Value::Null));
+        s.set(attr::accepted_resources, accepted.map(|a| Value::string_map(a.clone())).unwrap_or(Value::Null));
         s
     }
 }

@@ -8,17 +8,22 @@ use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Node, Secret};
 use kube::api::Api;
 use liqo_schema::liqo::{Connection, Identity, ResourceSlice, VirtualNode, labels};
-use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
+use liqo_schema::tf::{Diagnostic, Diagnostics, Value};
 
 use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate};
 use super::objects::{Brought, Credentials, Peering, identity_secret_name, owning_identity};
 use super::observed::observed_state;
+use super::schema::attr;
 use super::status::{network_note, node_check, slice_check, virtual_node_check};
 use super::{Peer, plan, schema};
+use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::kube::{OpError, is_terminating};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
+use crate::resources::lifecycle::{
+    Done, Failure, Lifecycle, Op, PlanRules, Timeouts, unpeer_command, upgrade_dropping_v0,
+};
+use crate::validate::Validator;
 use crate::validate::check_dns_label;
 
 impl Peer {
@@ -160,9 +165,9 @@ impl Peer {
 
     /// Liqo's teardown order (reference §6); each step waits for the object to be gone.
     async fn remove(&self, op: &Op<'_>, client: &kube::Client, prior: &Value) -> Result<(), OpError> {
-        let ns = prior.get("tenant_namespace").as_str().unwrap_or_default();
-        let name = prior.get("resource_slice_name").as_str().unwrap_or_default();
-        let provider = prior.get("provider_cluster_id").as_str().unwrap_or_default();
+        let ns = prior.get(attr::tenant_namespace).as_str().unwrap_or_default();
+        let name = prior.get(attr::resource_slice_name).as_str().unwrap_or_default();
+        let provider = prior.get(attr::provider_cluster_id).as_str().unwrap_or_default();
         self.unpeer_slice(op, client, ns, name).await?;
 
         // Other slices for the same provider still need the shared identity Secret (and would hold its finalizer).
@@ -224,15 +229,21 @@ impl Lifecycle for Peer {
     const TYPE_NAME: &'static str = "liqo_peer";
     /// liqoctl gives `peer` 10 minutes end to end; a virtual kubelet may take a while to register its node.
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(600));
-    const SCHEMA: fn() -> Schema = schema::schema;
-    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
+    const SCHEMA_VERSION: i64 = schema::SCHEMA_VERSION;
+    const DESCRIPTION: &'static str = schema::DESCRIPTION;
+    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
-    const PEER: Option<&'static str> = Some("provider_cluster_id");
+    const PEER: Option<Key> = Some(attr::provider_cluster_id);
     const OBJECTS: &'static str =
         "the control-plane identity Secret and the ResourceSlice (and Liqo's VirtualNode) in the tenant namespace";
 
     fn new(cluster: Arc<ClusterApi>) -> Peer {
         Peer { cluster }
+    }
+
+    fn cleanup_command(prior: &Value) -> String {
+        unpeer_command(prior.get(attr::provider_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
@@ -252,9 +263,9 @@ impl Lifecycle for Peer {
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
         let client = self.cluster.client().await?;
-        let ns = state.get("tenant_namespace").as_str().unwrap_or_default().to_string();
-        let name = state.get("resource_slice_name").as_str().unwrap_or_default().to_string();
-        let provider = state.get("provider_cluster_id").as_str().unwrap_or_default().to_string();
+        let ns = state.get(attr::tenant_namespace).as_str().unwrap_or_default().to_string();
+        let name = state.get(attr::resource_slice_name).as_str().unwrap_or_default().to_string();
+        let provider = state.get(attr::provider_cluster_id).as_str().unwrap_or_default().to_string();
         let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &ns);
         let secrets: Api<Secret> = Api::namespaced(client, &ns);
         let rs = crate::kube::get_opt(ctx, &slices, &name).await?;

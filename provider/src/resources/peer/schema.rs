@@ -1,57 +1,62 @@
 //! `liqo_peer`'s attributes and its plan-time checks.
-use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostics, Schema, Type, Value};
+use liqo_schema::liqo::RESOURCE_SLICE_CLASS_DEFAULT;
+use liqo_schema::tf::{Type, Value};
 
-use super::Peer;
+use crate::attributes::{Check, Key};
 use crate::crypto;
 use crate::quantity;
-use crate::resources::lifecycle::{Lifecycle, timeouts_block};
 use crate::validate::{Validator, check_dns_label, check_qualified_name};
 
 /// 1: `kubeconfig` (with the consumer's private key) replaced by the public parts and the key Secret's name.
-const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 1;
 /// The issued-certificate flow's inputs: all four or none.
-pub const ISSUED: [&str; 4] = ["api_server_url", "cluster_ca_certificate", "client_certificate", "client_key_secret"];
+pub const ISSUED: [Key; 4] =
+    [attr::api_server_url, attr::cluster_ca_certificate, attr::client_certificate, attr::client_key_secret];
 
-pub fn schema() -> Schema {
-    let attributes = vec![
-        Attribute::computed("id", Type::String)
-            .describe("`<tenant_namespace>/<resource_slice_name>`; also the import ID."),
-        Attribute::required("tenant_namespace", Type::String).describe(
+/// `liqo_peer`'s attributes.
+pub mod attr {
+    use super::*;
+    use crate::attributes::*;
+
+    attributes! {
+        id: computed(Type::String)
+            .describe("`<tenant_namespace>/<resource_slice_name>`; also the import ID.");
+        tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Tenant namespace for the provider on this (consumer) cluster, usually \
              `liqo_generate.<consumer>.tenant_namespace`. The identity Secret and the ResourceSlice are created in \
              it: Liqo only replicates ResourceSlices from the namespace of the identity Secret. Changing it \
              replaces the resource.",
-        ),
-        Attribute::required("provider_cluster_id", Type::String).describe(
+        );
+        provider_cluster_id: required(Type::String).replace_on_change().check(Check::ClusterId).describe(
             "Liqo cluster ID of the provider cluster (the one sharing resources), e.g. \
              `liqo_generate.<provider>.cluster_id`. Changing it replaces the resource.",
-        ),
-        Attribute::required("provider_tenant_namespace", Type::String).describe(
+        );
+        provider_tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Tenant namespace for this consumer on the provider cluster, where Liqo replicates the ResourceSlice: \
              `liqo_tenant.<name>.tenant_namespace`. Changing it replaces the resource.",
-        ),
-        Attribute::optional("api_server_url", Type::String).describe(
+        );
+        api_server_url: optional(Type::String).describe(
             "URL of the provider cluster's API server as this cluster reaches it: `liqo_tenant.<name>.api_server_url`. \
              One of the four attributes of the issued-certificate flow (with `cluster_ca_certificate`, \
              `client_certificate` and `client_key_secret`), which carries no secret through Terraform. A new value \
              updates the identity Secret in place.",
-        ),
-        Attribute::optional("cluster_ca_certificate", Type::String).describe(
+        );
+        cluster_ca_certificate: optional(Type::String).describe(
             "PEM CA that verifies `api_server_url`: `liqo_tenant.<name>.cluster_ca_certificate`. A new value updates \
              the identity Secret in place.",
-        ),
-        Attribute::optional("client_certificate", Type::String).describe(
+        );
+        client_certificate: optional(Type::String).describe(
             "PEM client certificate the provider issued for this cluster's key: \
              `liqo_tenant.<name>.client_certificate`. It must be issued for the key in `client_key_secret` (checked \
              before the identity Secret is written). A renewed certificate updates the identity Secret in place, \
              and Liqo reconnects with it.",
-        ),
-        Attribute::optional("client_key_secret", Type::String).describe(
+        );
+        client_key_secret: optional(Type::String).describe(
             "Name of the Secret in `tenant_namespace` holding this cluster's private key (data `privateKey`): \
              `liqo_consumer_key.<name>.key_secret_name`. The key is read inside this cluster and written into the \
              identity Secret; it never reaches Terraform.",
-        ),
-        Attribute::optional("kubeconfig_wo", Type::String).sensitive().write_only().describe(
+        );
+        kubeconfig_wo: optional(Type::String).sensitive().write_only().describe(
             "A kubeconfig you bring instead of the issued-certificate flow, for provider clusters that cannot issue \
              client certificates (e.g. EKS: a token or an `exec` plugin). **Write-only**: Terraform passes it to the \
              provider on each apply and never stores it in state or plans (Terraform 1.11 or OpenTofu 1.11 and \
@@ -59,73 +64,65 @@ pub fn schema() -> Schema {
              it lives in your configuration or wherever you read it from (prefer an ephemeral source), and in the \
              identity Secret on this cluster. Set `kubeconfig_wo_version` with it and change that number to push a \
              new kubeconfig.",
-        ),
-        Attribute::optional("kubeconfig_wo_version", Type::Number).describe(
+        );
+        kubeconfig_wo_version: optional(Type::Number).describe(
             "Version of `kubeconfig_wo`: Terraform cannot see a write-only value change, so change this number (e.g. \
              increment it) to have the identity Secret rewritten with the current `kubeconfig_wo`. Required with \
              `kubeconfig_wo`.",
-        ),
-        Attribute::optional("resources", Type::map(Type::String)).describe(
+        );
+        resources: optional(Type::map(Type::String)).describe(
             "Resources requested from the provider, as Kubernetes quantities keyed by resource name: `cpu`, \
              `memory`, `pods`, `ephemeral-storage` or any extended resource (e.g. `nvidia.com/gpu`), e.g. \
              `{ cpu = \"4\", memory = \"8Gi\", pods = \"110\" }`. Omitted keys (or the whole map) get the \
              provider's defaults. Changing it updates the ResourceSlice in place and waits until the provider has \
              accepted the new request.",
-        ),
-        Attribute::optional_computed("class", Type::String).describe(
+        );
+        class: optional_computed(Type::String).replace_on_change().default(Value::string(RESOURCE_SLICE_CLASS_DEFAULT)).describe(
             "ResourceSlice class (default `default`, served by Liqo's built-in controller, which grants exactly \
              what is requested; other classes are served by custom controllers on the provider). Changing it \
              replaces the resource.",
-        ),
-        Attribute::optional_computed("create_virtual_node", Type::Bool).describe(
+        );
+        create_virtual_node: optional_computed(Type::Bool).replace_on_change().default(Value::Bool(true)).describe(
             "Whether Liqo creates a virtual node for this slice once it is accepted (default `true`). Changing it \
              replaces the resource.",
-        ),
-        Attribute::optional_computed("resource_slice_name", Type::String).describe(
+        );
+        resource_slice_name: optional_computed(Type::String).replace_on_change().describe(
             "Name of the ResourceSlice and of the virtual node Liqo derives from it (default: the provider cluster \
              ID). Must be unique among this cluster's ResourceSlices. Changing it replaces the resource.",
-        ),
-        Attribute::optional_computed("wait_for_virtual_node", Type::Bool).describe(
+        );
+        wait_for_virtual_node: optional_computed(Type::Bool).default(Value::Bool(true)).describe(
             "Whether create and update also wait for the VirtualNode to run and its Node to be `Ready` (default \
              `true`). With networking configured for the provider, Liqo keeps the Node NotReady until the \
              Connection is `Connected`, so make this resource depend on the client `liqo_gateway` (whose create \
              waits for it); a timeout names the Connection and its state. Has no effect when \
              `create_virtual_node` is `false`. Changing it never touches the cluster.",
-        ),
-        Attribute::computed("virtual_node_name", Type::String).describe(
+        );
+        virtual_node_name: computed(Type::String).describe(
             "Name of the VirtualNode and of the core Node that represent the provider on this cluster (null when \
              `create_virtual_node` is `false`).",
-        ),
-        Attribute::computed("accepted_resources", Type::map(Type::String)).describe(
+        );
+        accepted_resources: computed(Type::map(Type::String)).output().describe(
             "Resources the provider granted (the ResourceSlice's `status.resources`), refreshed on every read.",
-        ),
-    ];
-    Schema {
-        version: SCHEMA_VERSION,
-        block: Block::new(
-            "Peers this (consumer) cluster with a provider cluster: writes the control-plane identity Secret and a \
+        );
+    }
+}
+
+pub const DESCRIPTION: &str = "Peers this (consumer) cluster with a provider cluster: writes the control-plane identity Secret and a \
              ResourceSlice, waits for the provider to accept it and for the virtual node to be Ready. Destroying \
              it unpeers (the virtual node goes away) and leaves networking (`liqo_gateway`) and authentication \
              (`liqo_tenant`) in place. With no credentials configured (neither the issued-certificate flow nor \
              `kubeconfig_wo`) it keeps the identity Liqo minted in its handshake (`liqoctl peer`, an Identity owns \
              the Secret): never written, nothing of it read into state, and destroy deletes that Identity as \
-             `liqoctl unpeer` does.",
-            attributes,
-        )
-        .with_block(timeouts_block(Peer::TIMEOUTS)),
-    }
-}
+             `liqoctl unpeer` does.";
 
-pub fn validate(config: &Value) -> Diagnostics {
-    let mut c = Validator::new(config);
-    c.namespace("tenant_namespace");
-    c.cluster_id("provider_cluster_id");
-    c.namespace("provider_tenant_namespace");
-    if let Some(name) = config.get("resource_slice_name").as_str()
+/// The slice's name and class, one way to authenticate, and the requested resources.
+pub fn validate(c: &mut Validator<'_>) {
+    let config = c.config;
+    if let Some(name) = config.get(attr::resource_slice_name).as_str()
         && let Err(why) = check_dns_label(name)
     {
         c.error(
-            AttributePath::root("resource_slice_name"),
+            attr::resource_slice_name.path(),
             "Invalid ResourceSlice name for `resource_slice_name`",
             format!(
                 "`{name}` {why}. The name is also used for the virtual node, so it must be a DNS label: lowercase \
@@ -133,18 +130,18 @@ pub fn validate(config: &Value) -> Diagnostics {
             ),
         );
     }
-    if config.get("class").as_str() == Some("") {
+    if config.get(attr::class).as_str() == Some("") {
         c.error(
-            AttributePath::root("class"),
+            attr::class.path(),
             "Empty ResourceSlice class for `class`",
             "Omit `class` (or set it to `default`) for Liqo's built-in class, or name the custom class the \
              provider serves.",
         );
     }
-    check_credentials(&mut c);
-    if let Some(entries) = config.get("resources").entries() {
+    check_credentials(c);
+    if let Some(entries) = config.get(attr::resources).entries() {
         for (key, value) in entries {
-            let path = AttributePath::root("resources").key(key);
+            let path = attr::resources.path().key(key);
             if let Err(why) = check_qualified_name(key) {
                 c.error(
                     path.clone(),
@@ -169,8 +166,6 @@ pub fn validate(config: &Value) -> Diagnostics {
             }
         }
     }
-    c.timeouts();
-    c.finish()
 }
 
 /// At most one way to authenticate: the four attributes of the issued-certificate flow, or `kubeconfig_wo` with
@@ -179,11 +174,12 @@ pub fn validate(config: &Value) -> Diagnostics {
 /// `kubeconfig_wo = var.bring ? file(…) : null` beside issued attributes under the opposite condition is valid, and
 /// `terraform validate` sees both unknown (apply validates again with every value known).
 fn check_credentials(c: &mut Validator<'_>) {
-    let set = |c: &Validator<'_>, a: &str| !c.value(a).is_null();
-    let known_set = |c: &Validator<'_>, a: &str| set(c, a) && !c.value(a).is_unknown();
-    let issued: Vec<&str> = ISSUED.iter().copied().filter(|a| set(c, a)).collect();
-    let brought = set(c, "kubeconfig_wo");
-    let one_known = known_set(c, "kubeconfig_wo") || ISSUED.iter().any(|a| known_set(c, a));
+    let config = c.config;
+    let set = |key: Key| !config.get(key).is_null();
+    let known_set = |key: Key| set(key) && !config.get(key).is_unknown();
+    let issued: Vec<Key> = ISSUED.iter().copied().filter(|a| set(*a)).collect();
+    let brought = set(attr::kubeconfig_wo);
+    let one_known = known_set(attr::kubeconfig_wo) || ISSUED.iter().any(|a| known_set(*a));
     if brought && !issued.is_empty() && !one_known {
         return;
     }
@@ -192,7 +188,7 @@ fn check_credentials(c: &mut Validator<'_>) {
                  on this cluster), or bring a kubeconfig as `kubeconfig_wo` with `kubeconfig_wo_version`.";
     if brought && !issued.is_empty() {
         c.error(
-            AttributePath::root("kubeconfig_wo"),
+            attr::kubeconfig_wo.path(),
             "Conflicting credentials for liqo_peer",
             format!("`kubeconfig_wo` and {} are both set. {flows}", quoted(&issued)),
         );
@@ -200,9 +196,9 @@ fn check_credentials(c: &mut Validator<'_>) {
     }
     // Neither: the identity Liqo minted in its handshake (`liqoctl peer`) is kept; apply fails if there is none.
     if !brought && issued.is_empty() {
-        if set(c, "kubeconfig_wo_version") {
+        if set(attr::kubeconfig_wo_version) {
             c.error(
-                AttributePath::root("kubeconfig_wo"),
+                attr::kubeconfig_wo.path(),
                 "`kubeconfig_wo` is required with `kubeconfig_wo_version`",
                 format!(
                     "`kubeconfig_wo_version` only versions a brought kubeconfig. {flows} Set none of them to keep \
@@ -213,20 +209,20 @@ fn check_credentials(c: &mut Validator<'_>) {
         return;
     }
     if brought {
-        if !set(c, "kubeconfig_wo_version") {
+        if !set(attr::kubeconfig_wo_version) {
             c.error(
-                AttributePath::root("kubeconfig_wo_version"),
+                attr::kubeconfig_wo_version.path(),
                 "`kubeconfig_wo_version` is required with `kubeconfig_wo`",
                 "Terraform never stores `kubeconfig_wo`, so it cannot tell when it changes: set \
                  `kubeconfig_wo_version = 1` and increase it whenever the kubeconfig changes.",
             );
         }
-        if let Some(kubeconfig) = c.value("kubeconfig_wo").as_str()
+        if let Some(kubeconfig) = config.get(attr::kubeconfig_wo).as_str()
             && let Err(why) = check_kubeconfig(kubeconfig)
         {
             // Never echo the value: it may hold a key or a token.
             c.error(
-                AttributePath::root("kubeconfig_wo"),
+                attr::kubeconfig_wo.path(),
                 "Invalid kubeconfig for `kubeconfig_wo`",
                 format!("{why}. Pass a kubeconfig for the provider cluster, e.g. `file(\"milan.kubeconfig\")`."),
             );
@@ -235,34 +231,42 @@ fn check_credentials(c: &mut Validator<'_>) {
     }
     for missing in ISSUED.iter().filter(|a| !issued.contains(a)) {
         c.error(
-            AttributePath::root(missing),
+            missing.path(),
             format!("`{missing}` is required with {}", quoted(&issued)),
             format!("The issued-certificate flow needs all four attributes. {flows}"),
         );
     }
-    c.api_server_url("api_server_url", "Pass the provider's `liqo_tenant.<name>.api_server_url`.");
-    c.ca_bundle("cluster_ca_certificate", "Pass the provider's `liqo_tenant.<name>.cluster_ca_certificate`.");
-    if let Some(cert) = c.value("client_certificate").as_str()
+    // Checked only once the flow is complete: an incomplete one has its own errors above.
+    for (key, check) in [
+        (attr::api_server_url, Check::ApiServerUrl("Pass the provider's `liqo_tenant.<name>.api_server_url`.")),
+        (
+            attr::cluster_ca_certificate,
+            Check::CaBundle("Pass the provider's `liqo_tenant.<name>.cluster_ca_certificate`."),
+        ),
+    ] {
+        c.check(&check, key.path(), config.get(key));
+    }
+    if let Some(cert) = config.get(attr::client_certificate).as_str()
         && let Err(why) = crypto::certificate_public_key(cert.as_bytes())
     {
         c.error(
-            AttributePath::root("client_certificate"),
+            attr::client_certificate.path(),
             "Invalid certificate for `client_certificate`",
             format!("The value is not one PEM certificate: {why}. Pass the provider's `liqo_tenant.<name>.client_certificate`."),
         );
     }
-    if let Some(name) = c.value("client_key_secret").as_str()
+    if let Some(name) = config.get(attr::client_key_secret).as_str()
         && let Err(why) = check_dns_label(name)
     {
         c.error(
-            AttributePath::root("client_key_secret"),
+            attr::client_key_secret.path(),
             "Invalid Secret name for `client_key_secret`",
             format!("`{name}` {why}. Pass `liqo_consumer_key.<name>.key_secret_name`."),
         );
     }
 }
 
-fn quoted(attrs: &[&str]) -> String {
+fn quoted(attrs: &[Key]) -> String {
     attrs.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
 }
 

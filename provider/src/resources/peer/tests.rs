@@ -17,34 +17,45 @@ use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificat
 use super::objects::{Brought, Credentials, Peering, minted_by_liqo, owning_identity};
 use super::observed::observed_state;
 use super::operations::parse_import_id;
-use super::schema::{ISSUED, schema, validate};
+use super::schema::ISSUED;
+use super::schema::attr;
 use super::status::{network_note, node_check, slice_check, virtual_node_check};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::kube::{OpError, Verdict};
 use crate::resources::consumer_key;
-use crate::resources::lifecycle::{Driven, Plan};
+use crate::resources::lifecycle::{Driven, Plan, TIMEOUTS};
+
+/// The schema Terraform sees.
+fn schema() -> liqo_schema::tf::Schema {
+    crate::resources::lifecycle::Driven::<super::Peer>::schema()
+}
+
+/// Every plan-time check: the declared ones and the type's own.
+fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
+    crate::resources::lifecycle::Driven::<super::Peer>::validate(config)
+}
 
 fn config() -> Value {
     Value::object([
-        ("tenant_namespace", Value::string("liqo-tenant-milan")),
-        ("provider_cluster_id", Value::string("milan")),
-        ("provider_tenant_namespace", Value::string("liqo-tenant-rome")),
-        ("api_server_url", Value::string("https://milan.example.com:6443")),
-        ("cluster_ca_certificate", Value::string(&issued().ca)),
-        ("client_certificate", Value::string(&issued().cert)),
-        ("client_key_secret", Value::string("controlplane-key-milan")),
-        ("kubeconfig_wo", Value::Null),
-        ("kubeconfig_wo_version", Value::Null),
-        ("resources", Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
-        ("class", Value::Null),
-        ("create_virtual_node", Value::Null),
-        ("resource_slice_name", Value::Null),
-        ("wait_for_virtual_node", Value::Null),
-        ("id", Value::Null),
-        ("virtual_node_name", Value::Null),
-        ("accepted_resources", Value::Null),
-        ("timeouts", Value::Null),
+        (attr::tenant_namespace, Value::string("liqo-tenant-milan")),
+        (attr::provider_cluster_id, Value::string("milan")),
+        (attr::provider_tenant_namespace, Value::string("liqo-tenant-rome")),
+        (attr::api_server_url, Value::string("https://milan.example.com:6443")),
+        (attr::cluster_ca_certificate, Value::string(&issued().ca)),
+        (attr::client_certificate, Value::string(&issued().cert)),
+        (attr::client_key_secret, Value::string("controlplane-key-milan")),
+        (attr::kubeconfig_wo, Value::Null),
+        (attr::kubeconfig_wo_version, Value::Null),
+        (attr::resources, Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
+        (attr::class, Value::Null),
+        (attr::create_virtual_node, Value::Null),
+        (attr::resource_slice_name, Value::Null),
+        (attr::wait_for_virtual_node, Value::Null),
+        (attr::id, Value::Null),
+        (attr::virtual_node_name, Value::Null),
+        (attr::accepted_resources, Value::Null),
+        (TIMEOUTS, Value::Null),
     ])
 }
 
@@ -90,7 +101,7 @@ fn plan(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<Attribut
 fn planned_peer() -> (Value, Peering) {
     let (planned, _) = plan(&Value::Null, &config(), &config());
     let mut known = planned.clone();
-    known.set("accepted_resources", Value::Null);
+    known.set(attr::accepted_resources, Value::Null);
     let peer = Peering::from_value(&known, &config()).unwrap();
     (planned, peer)
 }
@@ -135,11 +146,11 @@ fn schema_describes_everything_and_keeps_the_brought_kubeconfig_out_of_state() {
         let a = s.block.attribute(public).unwrap();
         assert!(a.optional && !a.sensitive && !a.write_only, "{public}");
     }
-    for out in ["id", "virtual_node_name", "accepted_resources"] {
+    for out in [attr::id, attr::virtual_node_name, attr::accepted_resources] {
         let a = s.block.attribute(out).unwrap();
         assert!(a.computed && !a.optional && !a.required, "{out} must be computed only");
     }
-    for input in ["tenant_namespace", "provider_cluster_id", "provider_tenant_namespace"] {
+    for input in [attr::tenant_namespace, attr::provider_cluster_id, attr::provider_tenant_namespace] {
         assert!(s.block.attribute(input).unwrap().required, "{input} must be required");
     }
     assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts" && b.nesting == Nesting::Single));
@@ -148,14 +159,14 @@ fn schema_describes_everything_and_keeps_the_brought_kubeconfig_out_of_state() {
 #[test]
 fn validation_names_each_bad_attribute() {
     let mut c = config();
-    c.set("tenant_namespace", Value::string("Tenant_NS"));
-    c.set("provider_cluster_id", Value::string("-milan"));
-    c.set("provider_tenant_namespace", Value::Unknown);
-    c.set("client_certificate", Value::string("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"));
-    c.set("resource_slice_name", Value::string("a.b"));
-    c.set("class", Value::string(""));
+    c.set(attr::tenant_namespace, Value::string("Tenant_NS"));
+    c.set(attr::provider_cluster_id, Value::string("-milan"));
+    c.set(attr::provider_tenant_namespace, Value::Unknown);
+    c.set(attr::client_certificate, Value::string("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"));
+    c.set(attr::resource_slice_name, Value::string("a.b"));
+    c.set(attr::class, Value::string(""));
     c.set(
-        "resources",
+        attr::resources,
         Value::Map(BTreeMap::from([
             ("cpu".to_string(), Value::string("-1")),
             ("memory".to_string(), Value::string("8GB")),
@@ -164,7 +175,7 @@ fn validation_names_each_bad_attribute() {
             ("nvidia.com/gpu".to_string(), Value::string("2")),
         ])),
     );
-    c.set("timeouts", Value::object([("create", Value::string("10 minutes"))]));
+    c.set(TIMEOUTS, Value::object([("create", Value::string("10 minutes"))]));
     let d = validate(&c);
     assert_eq!(
         error_paths(&d),
@@ -193,50 +204,50 @@ fn credentials_are_one_complete_flow() {
         for a in ISSUED {
             c.set(a, Value::Null);
         }
-        c.set("kubeconfig_wo", Value::string(kubeconfig));
-        c.set("kubeconfig_wo_version", version);
+        c.set(attr::kubeconfig_wo, Value::string(kubeconfig));
+        c.set(attr::kubeconfig_wo_version, version);
         c
     };
     let good = "clusters: [{name: milan}]\nusers: [{name: eks, user: {token: SECRET-TOKEN}}]\n";
     assert!(validate(&brought(Value::Number(1.0), good)).is_empty());
-    assert_eq!(error_paths(&validate(&brought(Value::Null, good))), ["kubeconfig_wo_version"]);
+    assert_eq!(error_paths(&validate(&brought(Value::Null, good))), [attr::kubeconfig_wo_version]);
     let d = validate(&brought(Value::Number(1.0), "clusters: []\nusers: [{user: {token: SECRET-TOKEN}}]"));
-    assert_eq!(error_paths(&d), ["kubeconfig_wo"]);
+    assert_eq!(error_paths(&d), [attr::kubeconfig_wo]);
     assert!(d.0[0].detail.contains("no `clusters` entry") && !d.0[0].detail.contains("SECRET"), "never echoed");
 
     let mut both = config();
-    both.set("kubeconfig_wo", Value::string(good));
-    assert_eq!(error_paths(&validate(&both)), ["kubeconfig_wo"]);
+    both.set(attr::kubeconfig_wo, Value::string(good));
+    assert_eq!(error_paths(&validate(&both)), [attr::kubeconfig_wo]);
     // Both flows under opposite conditions on a variable: unknown to `terraform validate`, not a conflict yet.
     let mut conditional = config();
-    conditional.set("kubeconfig_wo", Value::Unknown);
-    conditional.set("kubeconfig_wo_version", Value::Unknown);
+    conditional.set(attr::kubeconfig_wo, Value::Unknown);
+    conditional.set(attr::kubeconfig_wo_version, Value::Unknown);
     for a in ISSUED {
         conditional.set(a, Value::Unknown);
     }
     assert!(validate(&conditional).is_empty(), "{:?}", validate(&conditional));
     // One flow known to be set, the other possibly: a conflict.
     let mut one_known = conditional.clone();
-    one_known.set("kubeconfig_wo", Value::string(good));
-    assert_eq!(error_paths(&validate(&one_known)), ["kubeconfig_wo"]);
+    one_known.set(attr::kubeconfig_wo, Value::string(good));
+    assert_eq!(error_paths(&validate(&one_known)), [attr::kubeconfig_wo]);
     let mut none = config();
     for a in ISSUED {
         none.set(a, Value::Null);
     }
     assert!(validate(&none).is_empty(), "no credentials keep the identity Liqo minted");
     let mut version_only = none.clone();
-    version_only.set("kubeconfig_wo_version", Value::Number(1.0));
-    assert_eq!(error_paths(&validate(&version_only)), ["kubeconfig_wo"]);
+    version_only.set(attr::kubeconfig_wo_version, Value::Number(1.0));
+    assert_eq!(error_paths(&validate(&version_only)), [attr::kubeconfig_wo]);
     let (planned, _) = plan(&Value::Null, &none, &none);
     assert_eq!(Peering::from_value(&planned, &none).unwrap().credentials, Credentials::Liqo);
     let mut partial = config();
-    partial.set("client_key_secret", Value::Null);
-    partial.set("api_server_url", Value::Unknown);
-    assert_eq!(error_paths(&validate(&partial)), ["client_key_secret"]);
+    partial.set(attr::client_key_secret, Value::Null);
+    partial.set(attr::api_server_url, Value::Unknown);
+    assert_eq!(error_paths(&validate(&partial)), [attr::client_key_secret]);
     let mut bad = config();
-    bad.set("api_server_url", Value::string("http://milan:6443"));
-    bad.set("cluster_ca_certificate", Value::string(format!("{}{}", issued().ca, issued().key)));
-    assert_eq!(error_paths(&validate(&bad)), ["api_server_url", "cluster_ca_certificate"]);
+    bad.set(attr::api_server_url, Value::string("http://milan:6443"));
+    bad.set(attr::cluster_ca_certificate, Value::string(format!("{}{}", issued().ca, issued().key)));
+    assert_eq!(error_paths(&validate(&bad)), [attr::api_server_url, attr::cluster_ca_certificate]);
 }
 
 /// The assembled kubeconfig has Liqo's shape and loads in kube-rs with the P-256 key; its public parts read
@@ -276,7 +287,7 @@ async fn the_identity_kubeconfig_joins_the_public_parts_to_the_local_key() {
     // An identity Secret edited to another certificate shows as drift.
     let edited = yaml.replace(&STANDARD.encode(cert_pem.as_bytes()), &STANDARD.encode(issued().ca.as_bytes()));
     let s = observed_state(&prior, &rs, &peer.identity_secret(&edited));
-    assert_eq!(s.get("client_certificate").as_str(), Some(issued().ca.as_str()));
+    assert_eq!(s.get(attr::client_certificate).as_str(), Some(issued().ca.as_str()));
 }
 
 #[test]
@@ -304,7 +315,7 @@ fn the_key_must_be_the_certified_one() {
 fn a_brought_kubeconfig_comes_from_the_configuration() {
     let (planned, _) = planned_peer();
     let mut cfg = config();
-    cfg.set("kubeconfig_wo", Value::string("clusters: [{}]\nusers: [{user: {token: SECRET-TOKEN}}]"));
+    cfg.set(attr::kubeconfig_wo, Value::string("clusters: [{}]\nusers: [{user: {token: SECRET-TOKEN}}]"));
     let peer = Peering::from_value(&planned, &cfg).unwrap();
     assert!(matches!(&peer.credentials, Credentials::Brought(Brought(k)) if k.contains("SECRET-TOKEN")));
     assert!(!format!("{peer:?}").contains("SECRET-TOKEN"));
@@ -316,8 +327,8 @@ fn a_brought_kubeconfig_comes_from_the_configuration() {
 async fn apply_refuses_a_conflict_that_plan_could_not_see() {
     let resource = Driven::<Peer>::resource(Arc::new(ClusterApi::default()));
     let mut both = config();
-    both.set("kubeconfig_wo", Value::string("clusters: [{name: milan}]\nusers: [{name: u, user: {token: T}}]\n"));
-    both.set("kubeconfig_wo_version", Value::Number(1.0));
+    both.set(attr::kubeconfig_wo, Value::string("clusters: [{name: milan}]\nusers: [{name: u, user: {token: T}}]\n"));
+    both.set(attr::kubeconfig_wo_version, Value::Number(1.0));
     let (planned, _) = plan(&Value::Null, &both, &both);
     let ctx = crate::protocol::Ctx { cancel: tokio_util::sync::CancellationToken::new() };
     let request = crate::protocol::ApplyRequest { prior: Value::Null, planned, config: both, private: Vec::new() };
@@ -341,21 +352,21 @@ fn upgrading_0_2_0_state_drops_the_kubeconfig() {
 fn create_plan_fills_defaults_and_leaves_the_grant_unknown() {
     let (planned, replace) = plan(&Value::Null, &config(), &config());
     assert!(replace.is_empty());
-    assert_eq!(planned.get("class"), &Value::string("default"));
-    assert_eq!(planned.get("create_virtual_node"), &Value::Bool(true));
-    assert_eq!(planned.get("wait_for_virtual_node"), &Value::Bool(true));
-    assert_eq!(planned.get("resource_slice_name"), &Value::string("milan"));
-    assert_eq!(planned.get("id"), &Value::string("liqo-tenant-milan/milan"));
-    assert_eq!(planned.get("virtual_node_name"), &Value::string("milan"));
-    assert!(planned.get("accepted_resources").is_unknown());
+    assert_eq!(planned.get(attr::class), &Value::string("default"));
+    assert_eq!(planned.get(attr::create_virtual_node), &Value::Bool(true));
+    assert_eq!(planned.get(attr::wait_for_virtual_node), &Value::Bool(true));
+    assert_eq!(planned.get(attr::resource_slice_name), &Value::string("milan"));
+    assert_eq!(planned.get(attr::id), &Value::string("liqo-tenant-milan/milan"));
+    assert_eq!(planned.get(attr::virtual_node_name), &Value::string("milan"));
+    assert!(planned.get(attr::accepted_resources).is_unknown());
 
     // Cross-resource references unknown at plan time stay unknown, without errors.
     let mut c = config();
-    c.set("provider_cluster_id", Value::Unknown);
+    c.set(attr::provider_cluster_id, Value::Unknown);
     let (planned, _) = plan(&Value::Null, &c, &c);
-    assert!(planned.get("resource_slice_name").is_unknown());
-    assert!(planned.get("id").is_unknown());
-    assert!(planned.get("virtual_node_name").is_unknown());
+    assert!(planned.get(attr::resource_slice_name).is_unknown());
+    assert!(planned.get(attr::id).is_unknown());
+    assert!(planned.get(attr::virtual_node_name).is_unknown());
 }
 
 #[test]
@@ -370,16 +381,16 @@ fn resizing_updates_in_place_and_renaming_replaces() {
 
     // Resize: in place, grant unknown until the provider answers.
     let mut proposed = prior.clone();
-    proposed.set("resources", Value::string_map([("cpu", "8")]));
+    proposed.set(attr::resources, Value::string_map([("cpu", "8")]));
     let mut cfg = config();
-    cfg.set("resources", proposed.get("resources").clone());
+    cfg.set(attr::resources, proposed.get(attr::resources).clone());
     let (planned, replace) = plan(&prior, &proposed, &cfg);
     assert!(replace.is_empty());
-    assert!(planned.get("accepted_resources").is_unknown());
+    assert!(planned.get(attr::accepted_resources).is_unknown());
 
     // A renewed certificate, or a new kubeconfig version: in place.
     for (attr, value) in
-        [("client_certificate", Value::string("renewed")), ("kubeconfig_wo_version", Value::Number(2.0))]
+        [(attr::client_certificate, Value::string("renewed")), (attr::kubeconfig_wo_version, Value::Number(2.0))]
     {
         let mut proposed = prior.clone();
         proposed.set(attr, value);
@@ -387,10 +398,10 @@ fn resizing_updates_in_place_and_renaming_replaces() {
     }
 
     for (attr, value) in [
-        ("resource_slice_name", Value::string("other")),
-        ("class", Value::string("gold")),
-        ("create_virtual_node", Value::Bool(false)),
-        ("provider_tenant_namespace", Value::string("elsewhere")),
+        (attr::resource_slice_name, Value::string("other")),
+        (attr::class, Value::string("gold")),
+        (attr::create_virtual_node, Value::Bool(false)),
+        (attr::provider_tenant_namespace, Value::string("elsewhere")),
     ] {
         let mut proposed = prior.clone();
         proposed.set(attr, value.clone());
@@ -402,13 +413,13 @@ fn resizing_updates_in_place_and_renaming_replaces() {
 
     // A value that vanished from the cluster (null after refresh) is re-asserted in place.
     let mut drifted = prior.clone();
-    drifted.set("create_virtual_node", Value::Null);
+    drifted.set(attr::create_virtual_node, Value::Null);
     let (planned, replace) = plan(&drifted, &prior, &config());
     assert!(replace.is_empty());
-    assert_eq!(planned.get("create_virtual_node"), &Value::Bool(true));
+    assert_eq!(planned.get(attr::create_virtual_node), &Value::Bool(true));
     assert_eq!(
-        planned.get("accepted_resources"),
-        prior.get("accepted_resources"),
+        planned.get(attr::accepted_resources),
+        prior.get(attr::accepted_resources),
         "an in-place repair keeps the grant"
     );
 }
@@ -557,7 +568,7 @@ fn an_identity_liqo_minted_is_kept_without_reading_its_key() {
     assert!(!minted_by_liqo(&secret));
     let ours = observed_state(&Value::Null, &rs, &secret);
     assert!(
-        ours.get("client_certificate").as_str().is_some() && ours.get("client_key_secret").as_str().is_some(),
+        ours.get(attr::client_certificate).as_str().is_some() && ours.get(attr::client_key_secret).as_str().is_some(),
         "our own Secret's public parts are read"
     );
     secret.metadata.owner_references = Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
@@ -577,14 +588,14 @@ fn an_identity_liqo_minted_is_kept_without_reading_its_key() {
         kept.set(attr, Value::Null);
     }
     let read = observed_state(&kept, &rs, &secret);
-    assert!(ISSUED.iter().all(|a| read.get(a).is_null()), "read keeps it out too");
+    assert!(ISSUED.iter().all(|a| read.get(*a).is_null()), "read keeps it out too");
     // What `-generate-config-out` writes: the state without its computed-only attributes.
     let mut generated = imported.clone();
-    for computed in ["id", "virtual_node_name", "accepted_resources"] {
+    for computed in [attr::id, attr::virtual_node_name, attr::accepted_resources] {
         generated.set(computed, Value::Null);
     }
     let (replanned, replace) = plan(&imported, &imported, &generated);
-    assert!(replace.is_empty() && ISSUED.iter().all(|a| replanned.get(a).is_null()));
+    assert!(replace.is_empty() && ISSUED.iter().all(|a| replanned.get(*a).is_null()));
     assert!(validate(&generated).is_empty());
     assert_eq!(Peering::from_value(&replanned, &generated).unwrap().credentials, Credentials::Liqo);
 }
@@ -602,7 +613,7 @@ fn read_reflects_drift_and_keeps_equal_spellings() {
     // Unchanged objects read back into the same state (apart from the refreshed grant).
     let s = observed_state(&prior, &rs, &secret);
     let mut expected = prior.clone();
-    expected.set("accepted_resources", Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]));
+    expected.set(attr::accepted_resources, Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")]));
     assert_eq!(s, expected);
 
     // Canonical spelling of an equal value keeps the user's spelling; a real change shows as drift.
@@ -612,17 +623,17 @@ fn read_reflects_drift_and_keeps_equal_spellings() {
         ("pods".to_string(), Quantity("110".into())),
     ]));
     let s = observed_state(&prior, &rs, &secret);
-    assert_eq!(s.get("resources"), &Value::string_map([("cpu", "4"), ("memory", "16Gi"), ("pods", "110")]));
+    assert_eq!(s.get(attr::resources), &Value::string_map([("cpu", "4"), ("memory", "16Gi"), ("pods", "110")]));
 
     // A key removed out of band is drift; a key someone else added is not ours.
     let live = rs.spec.resources.as_mut().unwrap();
     live.remove("pods");
     live.insert("nvidia.com/gpu".into(), Quantity("1".into()));
     let s = observed_state(&prior, &rs, &secret);
-    assert_eq!(s.get("resources"), &Value::string_map([("cpu", "4"), ("memory", "16Gi")]));
+    assert_eq!(s.get(attr::resources), &Value::string_map([("cpu", "4"), ("memory", "16Gi")]));
     let mut unset = prior.clone();
-    unset.set("resources", Value::Null);
-    assert!(observed_state(&unset, &rs, &secret).get("resources").is_null());
+    unset.set(attr::resources, Value::Null);
+    assert!(observed_state(&unset, &rs, &secret).get(attr::resources).is_null());
     rs.spec.resources = Some(BTreeMap::from([
         ("cpu".to_string(), Quantity("4000m".into())),
         ("memory".to_string(), Quantity("16Gi".into())),
@@ -635,36 +646,36 @@ fn read_reflects_drift_and_keeps_equal_spellings() {
     moved.metadata.annotations =
         Some(BTreeMap::from([(labels::REMOTE_TENANT_NAMESPACE.to_string(), "elsewhere".to_string())]));
     let s = observed_state(&prior, &rs, &moved);
-    assert!(s.get("provider_tenant_namespace").is_null());
+    assert!(s.get(attr::provider_tenant_namespace).is_null());
     let (planned_repair, replace) = plan(&s, &config(), &config());
     assert!(replace.is_empty(), "{replace:?}");
-    assert_eq!(planned_repair.get("provider_tenant_namespace"), prior.get("provider_tenant_namespace"));
+    assert_eq!(planned_repair.get(attr::provider_tenant_namespace), prior.get(attr::provider_tenant_namespace));
 
     // Annotation removed out of band: null (repaired in place), not a replacement trigger.
     rs.metadata.annotations = None;
     let s = observed_state(&prior, &rs, &secret);
-    assert!(s.get("create_virtual_node").is_null());
-    assert_eq!(s.get("virtual_node_name"), &Value::string("milan"));
+    assert!(s.get(attr::create_virtual_node).is_null());
+    assert_eq!(s.get(attr::virtual_node_name), &Value::string("milan"));
 
     // Import (no prior) rebuilds the full state with the documented defaults.
     let rs = peer.resource_slice();
     let s = observed_state(&Value::Null, &rs, &secret);
     let (want, _) = plan(&Value::Null, &config(), &config());
     for attr in [
-        "id",
-        "tenant_namespace",
-        "provider_cluster_id",
-        "provider_tenant_namespace",
-        "api_server_url",
-        "cluster_ca_certificate",
-        "client_certificate",
-        "client_key_secret",
-        "resources",
-        "class",
-        "create_virtual_node",
-        "resource_slice_name",
-        "wait_for_virtual_node",
-        "virtual_node_name",
+        attr::id,
+        attr::tenant_namespace,
+        attr::provider_cluster_id,
+        attr::provider_tenant_namespace,
+        attr::api_server_url,
+        attr::cluster_ca_certificate,
+        attr::client_certificate,
+        attr::client_key_secret,
+        attr::resources,
+        attr::class,
+        attr::create_virtual_node,
+        attr::resource_slice_name,
+        attr::wait_for_virtual_node,
+        attr::virtual_node_name,
     ] {
         assert_eq!(s.get(attr), want.get(attr), "{attr}");
     }
@@ -684,5 +695,5 @@ fn failure_state_has_no_unknowns() {
     let (planned, peer) = planned_peer();
     let s = peer.state(&planned, None);
     assert!(s.is_wholly_known());
-    assert!(s.get("accepted_resources").is_null());
+    assert!(s.get(attr::accepted_resources).is_null());
 }

@@ -13,7 +13,9 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::Value;
 
+use super::schema::attr;
 use super::schema::{DEFAULT_CERTIFICATE_VALIDITY, MIN_CERTIFICATE_VALIDITY, effective_duration};
+use crate::attributes::Key;
 
 /// The built-in signer whose certificates kube-apiserver accepts for client authentication.
 const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
@@ -32,15 +34,15 @@ pub struct Inputs {
 
 impl Inputs {
     pub fn from_value(v: &Value) -> Inputs {
-        let s = |a: &str| v.get(a).as_str().unwrap_or_default().to_string();
+        let s = |a: Key| v.get(a).as_str().unwrap_or_default().to_string();
         Inputs {
-            namespace: s("tenant_namespace"),
-            consumer: s("consumer_cluster_id"),
-            condition: v.get("tenant_condition").as_str().unwrap_or(TENANT_CONDITION_ACTIVE).to_string(),
-            validity: effective_duration(v, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY)
+            namespace: s(attr::tenant_namespace),
+            consumer: s(attr::consumer_cluster_id),
+            condition: v.get(attr::tenant_condition).as_str().unwrap_or(TENANT_CONDITION_ACTIVE).to_string(),
+            validity: effective_duration(v, attr::certificate_validity, DEFAULT_CERTIFICATE_VALIDITY)
                 .unwrap_or(MIN_CERTIFICATE_VALIDITY),
-            csr: s("csr"),
-            authz_policy: v.get("authz_policy").as_str().unwrap_or(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE).to_string(),
+            csr: s(attr::csr),
+            authz_policy: v.get(attr::authz_policy).as_str().unwrap_or(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE).to_string(),
         }
     }
 

@@ -13,23 +13,28 @@ use liqo_schema::liqo::{
     AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE,
     TENANT_CONDITION_DRAINED, Tenant,
 };
-use liqo_schema::tf::{AttributePath, Diagnostic, Diagnostics, Schema, Severity, Value};
+use liqo_schema::tf::{Diagnostic, Diagnostics, Severity, Value};
 
 use super::objects::{
     Inputs, binds_consumer, control_plane_role_selector, csr_name, csr_object, csr_selector, pick_control_plane_role,
     role_binding, role_binding_name, tenant_object,
 };
+use super::schema::attr;
 use super::schema::{DEFAULT_RENEW_BEFORE, effective_duration};
 use super::state::{Issued, handshake_state, imported_state, parse_import_id, set_certificate};
 use super::status::{
     Endpoint, ROOT_CA_KEY, capped, csr_issued, root_ca_published, slices_drained, tenant_ready, tls_verdict,
 };
 use super::{LiqoTenant, plan, schema};
+use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::kube::OpError;
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
+use crate::resources::lifecycle::{
+    Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command, upgrade_dropping_v0,
+};
+use crate::validate::Validator;
 
 const APPROVAL_REASON: &str = "TerraformProviderLiqoApproval";
 /// ConfigMap Kubernetes publishes in every namespace with the CA that verifies the API server.
@@ -52,7 +57,7 @@ async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, inputs: &Input
             format!("Tenant namespace {ns} does not exist"),
             format!("Namespace {ns} was not found on the provider cluster; liqo_tenant does not create it. {fix}"),
         )
-        .at(AttributePath::root("tenant_namespace"))
+        .at(attr::tenant_namespace.path())
         .into());
     };
     if namespace.metadata.deletion_timestamp.is_some() {
@@ -60,7 +65,7 @@ async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, inputs: &Input
             format!("Tenant namespace {ns} is being deleted"),
             format!("Namespace {ns} is terminating, so no Tenant can be created in it. Wait for the deletion to finish, then apply again. {fix}"),
         )
-        .at(AttributePath::root("tenant_namespace"))
+        .at(attr::tenant_namespace.path())
         .into());
     }
     let label = |k: &str| namespace.metadata.labels.as_ref().and_then(|l| l.get(k)).map(String::as_str);
@@ -81,7 +86,7 @@ async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, inputs: &Input
                 show(remote_label),
             ),
         )
-        .at(AttributePath::root("tenant_namespace"))
+        .at(attr::tenant_namespace.path())
         .into());
     }
     Ok(())
@@ -115,7 +120,7 @@ impl LiqoTenant {
 
     /// The explicit URL, or the provider block's address when the plan left it to us.
     async fn server_url(&self, planned: &Value) -> Result<String, Failure> {
-        match planned.get("api_server_url").as_str() {
+        match planned.get(attr::api_server_url).as_str() {
             Some(url) => Ok(url.to_string()),
             None => Ok(self.cluster.api_server_url().await?),
         }
@@ -132,7 +137,7 @@ impl LiqoTenant {
         warnings: &mut Diagnostics,
     ) -> Result<Endpoint, Failure> {
         let server = self.server_url(planned).await?;
-        let (ca_pem, ca_source) = match planned.get("api_server_ca").as_str() {
+        let (ca_pem, ca_source) = match planned.get(attr::api_server_ca).as_str() {
             Some(ca) => (ca.as_bytes().to_vec(), "the CA in `api_server_ca`".to_string()),
             None => {
                 let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &inputs.namespace);
@@ -299,22 +304,28 @@ impl LiqoTenant {
 
 /// `renew_before` as planned, for the check of the lifetime the cluster issued.
 fn renew_before(planned: &Value) -> Duration {
-    effective_duration(planned, "renew_before", DEFAULT_RENEW_BEFORE).unwrap_or_default()
+    effective_duration(planned, attr::renew_before, DEFAULT_RENEW_BEFORE).unwrap_or_default()
 }
 
 #[async_trait]
 impl Lifecycle for LiqoTenant {
     const TYPE_NAME: &'static str = "liqo_tenant";
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
-    const SCHEMA: fn() -> Schema = schema::schema;
-    const VALIDATE: fn(&Value) -> Diagnostics = schema::validate;
+    const SCHEMA_VERSION: i64 = schema::SCHEMA_VERSION;
+    const DESCRIPTION: &'static str = schema::DESCRIPTION;
+    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
-    const PEER: Option<&'static str> = Some("consumer_cluster_id");
+    const PEER: Option<Key> = Some(attr::consumer_cluster_id);
     const OBJECTS: &'static str =
         "the Tenant, its RoleBinding in the tenant namespace and the consumer's CertificateSigningRequest";
 
     fn new(cluster: Arc<ClusterApi>) -> LiqoTenant {
         LiqoTenant { cluster }
+    }
+
+    fn cleanup_command(prior: &Value) -> String {
+        unpeer_command(prior.get(attr::consumer_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
@@ -326,10 +337,10 @@ impl Lifecycle for LiqoTenant {
         // From here on objects get written: a failure records the partial state, so Terraform records the resource
         // as tainted and the next apply's destroy removes whatever was created.
         let mut state = planned.clone();
-        state.set("api_server_url", Value::string(&endpoint.server));
-        state.set("cluster_ca_certificate", Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
-        state.set("client_certificate", Value::Null);
-        state.set("certificate_expires_at", Value::Null);
+        state.set(attr::api_server_url, Value::string(&endpoint.server));
+        state.set(attr::cluster_ca_certificate, Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
+        state.set(attr::client_certificate, Value::Null);
+        state.set(attr::certificate_expires_at, Value::Null);
         // Kept from before the lifecycle driver: a failed signing reports its errors without the endpoint's warning
         // (an update reports both).
         let issued = self.sign(op, &client, &inputs).await.map_err(|f| f.after_writing(state.clone()))?;
@@ -351,35 +362,35 @@ impl Lifecycle for LiqoTenant {
         // failure records `state` as far as it got, not the prior state (even one before any call to the cluster
         // records the settings that change nothing on it).
         let mut state = prior.clone();
-        for attr in ["renew_before", "timeouts"] {
+        for attr in [attr::renew_before, TIMEOUTS] {
             state.set(attr, planned.get(attr).clone());
         }
         if inputs.authz_policy == AUTHZ_POLICY_KEYS_EXCHANGE {
             // Liqo's handshake identity: these settings are recorded and have no effect (nothing is signed).
-            for attr in ["csr", "api_server_url", "api_server_ca", "authz_policy"] {
+            for attr in [attr::csr, attr::api_server_url, attr::api_server_ca, attr::authz_policy] {
                 state.set(attr, planned.get(attr).clone());
             }
         }
         let steps = async {
             let client = self.cluster.client().await?;
             check_tenant_namespace(op.ctx, &client, &inputs).await?;
-            if planned.get("cluster_ca_certificate").is_unknown() {
+            if planned.get(attr::cluster_ca_certificate).is_unknown() {
                 let endpoint = self.endpoint(op, &client, &inputs, planned, &mut warnings).await?;
-                state.set("api_server_url", Value::string(&endpoint.server));
-                state.set("api_server_ca", planned.get("api_server_ca").clone());
-                state.set("cluster_ca_certificate", Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
+                state.set(attr::api_server_url, Value::string(&endpoint.server));
+                state.set(attr::api_server_ca, planned.get(attr::api_server_ca).clone());
+                state.set(attr::cluster_ca_certificate, Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
             }
             let mut signed = None;
-            if planned.get("client_certificate").is_unknown() {
+            if planned.get(attr::client_certificate).is_unknown() {
                 let issued = self.sign(op, &client, &inputs).await?;
                 warnings.0.extend(capped(&issued, renew_before(planned)));
                 set_certificate(&mut state, &issued);
-                state.set("csr", Value::string(&inputs.csr));
+                state.set(attr::csr, Value::string(&inputs.csr));
                 signed = Some(issued.csr_name);
             }
-            state.set("certificate_validity", planned.get("certificate_validity").clone());
+            state.set(attr::certificate_validity, planned.get(attr::certificate_validity).clone());
             self.ensure_tenant(op, &client, &inputs).await?;
-            state.set("tenant_condition", Value::string(&inputs.condition));
+            state.set(attr::tenant_condition, Value::string(&inputs.condition));
             if let Some(keep) = signed {
                 // The previous certificate stays valid until it expires (Kubernetes has no revocation); its CSR is
                 // just clutter now.
@@ -420,10 +431,10 @@ impl Lifecycle for LiqoTenant {
             return Ok(Value::Null.into());
         };
         let mut state = state.clone();
-        state.set("tenant_condition", Value::string(condition));
+        state.set(attr::tenant_condition, Value::string(condition));
         // Before `authz_policy` existed, every Tenant in state was created by this resource.
-        if state.get("authz_policy").is_null() {
-            state.set("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
+        if state.get(attr::authz_policy).is_null() {
+            state.set(attr::authz_policy, Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
         }
         Ok(state.into())
     }

@@ -1,99 +1,87 @@
 //! `liqo_tenant`'s plan: a new namespace or consumer is a new Tenant; the certificate is minted again when the CSR,
 //! its lifetime or its renewal window says so, the CA when the URL or CA it is for changes. No API calls.
-use liqo_schema::liqo::{AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE};
-use liqo_schema::tf::{AttributePath, Diagnostic, Value};
+use liqo_schema::liqo::{AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE};
+use liqo_schema::tf::{Diagnostic, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::schema::{DEFAULT_CERTIFICATE_VALIDITY, DEFAULT_RENEW_BEFORE, check_csr};
+use super::schema::attr;
+use super::schema::check_csr;
+use crate::attributes::Key;
 use crate::resources::lifecycle::{Plan, PlanRules};
 use crate::validate::parse_duration;
 
 /// Tenant.spec.clusterID is immutable, and the credentials' CN and RoleBinding belong to one namespace.
 /// `cluster_ca_certificate` is not a rule output: it is the cluster's CA, not the Tenant's, so a replacement on the
 /// same cluster keeps it (see [`refine`]).
-pub const RULES: PlanRules = PlanRules {
-    replace_on_change: &["tenant_namespace", "consumer_cluster_id"],
-    repair_missing_in_place: false,
-    replace_on_presence_change: &[],
-    outputs: &["client_certificate", "certificate_expires_at"],
-    defaults,
-    refine,
-};
+pub const RULES: PlanRules = PlanRules { repair_missing_in_place: false, defaults, refine };
 
-/// Defaults follow the configuration (not the prior state), so removing an explicit value restores the default.
 pub fn defaults(plan: &mut Plan) {
-    for (attr, default) in [
-        ("tenant_condition", TENANT_CONDITION_ACTIVE),
-        ("certificate_validity", DEFAULT_CERTIFICATE_VALIDITY),
-        ("renew_before", DEFAULT_RENEW_BEFORE),
-    ] {
-        if plan.config.get(attr).is_null() {
-            plan.planned.set(attr, Value::string(default));
-        }
-    }
     // The provider block's address is only resolved at apply; once recorded it stays (proposed carries it over).
-    if plan.planned.get("api_server_url").is_null() {
-        plan.planned.set("api_server_url", Value::Unknown);
+    if plan.planned.get(attr::api_server_url).is_null() {
+        plan.planned.set(attr::api_server_url, Value::Unknown);
     }
 }
 
 /// The derived `id`, the CSR check, and what a certificate and a CA depend on beyond the rules: renewal is decided
 /// here, against the clock.
 pub fn refine(plan: &mut Plan) {
-    let id = match (plan.planned.get("tenant_namespace").as_str(), plan.planned.get("consumer_cluster_id").as_str()) {
-        (Some(ns), Some(consumer)) => Value::string(format!("{ns}/{consumer}")),
-        _ => Value::Unknown,
-    };
-    plan.planned.set("id", id);
+    let id =
+        match (plan.planned.get(attr::tenant_namespace).as_str(), plan.planned.get(attr::consumer_cluster_id).as_str())
+        {
+            (Some(ns), Some(consumer)) => Value::string(format!("{ns}/{consumer}")),
+            _ => Value::Unknown,
+        };
+    plan.planned.set(attr::id, id);
     // A CSR known at plan time is checked against the consumer here too: validation may have seen either unknown.
-    if let Some(csr) = plan.planned.get("csr").as_str()
-        && let Err((summary, detail)) = check_csr(csr, plan.planned.get("consumer_cluster_id").as_str())
+    if let Some(csr) = plan.planned.get(attr::csr).as_str()
+        && let Err((summary, detail)) = check_csr(csr, plan.planned.get(attr::consumer_cluster_id).as_str())
     {
-        plan.diagnostics.push(Diagnostic::error(summary, detail).at(AttributePath::root("csr")));
+        plan.diagnostics.push(Diagnostic::error(summary, detail).at(attr::csr.path()));
         // An invalid CSR leaves nothing to plan: no planned state (the replace paths still show what would change).
         plan.planned = Value::Null;
         return;
     }
     let prior = plan.prior;
     // A Tenant imported from Liqo's handshake keeps the identity Liqo minted: never sign anything for it.
-    let handshake = plan.replace.is_empty() && prior.get("authz_policy").as_str() == Some(AUTHZ_POLICY_KEYS_EXCHANGE);
+    let handshake =
+        plan.replace.is_empty() && prior.get(attr::authz_policy).as_str() == Some(AUTHZ_POLICY_KEYS_EXCHANGE);
     plan.planned.set(
-        "authz_policy",
+        attr::authz_policy,
         Value::string(if handshake { AUTHZ_POLICY_KEYS_EXCHANGE } else { AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE }),
     );
     if handshake {
         // Its address is Liqo's; an unrecorded one stays unrecorded.
-        if plan.planned.get("api_server_url").is_unknown() {
-            plan.planned.set("api_server_url", prior.get("api_server_url").clone());
+        if plan.planned.get(attr::api_server_url).is_unknown() {
+            plan.planned.set(attr::api_server_url, prior.get(attr::api_server_url).clone());
         }
         return;
     }
     let new_certificate = plan.fresh()
         // After an import or an upgrade from 0.2.0 there is no certificate for the configured CSR yet.
-        || prior.get("client_certificate").is_null()
-        || prior.get("csr") != plan.planned.get("csr")
-        || duration_changed(prior, &plan.planned, "certificate_validity")
-        || renewal_due(prior.get("certificate_expires_at"), plan.planned.get("renew_before"), OffsetDateTime::now_utc());
+        || prior.get(attr::client_certificate).is_null()
+        || prior.get(attr::csr) != plan.planned.get(attr::csr)
+        || duration_changed(prior, &plan.planned, attr::certificate_validity)
+        || renewal_due(prior.get(attr::certificate_expires_at), plan.planned.get(attr::renew_before), OffsetDateTime::now_utc());
     if new_certificate {
-        plan.recompute("client_certificate");
-        plan.recompute("certificate_expires_at");
+        plan.recompute(attr::client_certificate);
+        plan.recompute(attr::certificate_expires_at);
     }
     if plan.creating()
-        || prior.get("cluster_ca_certificate").is_null()
-        || plan.changed("api_server_url")
-        || plan.changed("api_server_ca")
+        || prior.get(attr::cluster_ca_certificate).is_null()
+        || plan.changed(attr::api_server_url)
+        || plan.changed(attr::api_server_ca)
     {
-        plan.recompute("cluster_ca_certificate");
+        plan.recompute(attr::cluster_ca_certificate);
     }
 }
 
 /// A duration attribute changed meaning (not just spelling: `8760h` and `8760h0m0s` are the same).
-fn duration_changed(prior: &Value, planned: &Value, attr: &str) -> bool {
+fn duration_changed(prior: &Value, planned: &Value, key: Key) -> bool {
     let parse = |v: &Value| v.as_str().and_then(|s| parse_duration(s).ok());
-    match (parse(prior.get(attr)), parse(planned.get(attr))) {
+    match (parse(prior.get(key)), parse(planned.get(key))) {
         (Some(a), Some(b)) => a != b,
-        _ => prior.get(attr) != planned.get(attr),
+        _ => prior.get(key) != planned.get(key),
     }
 }
 

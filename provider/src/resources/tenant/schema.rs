@@ -3,15 +3,14 @@ use std::time::Duration;
 
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED};
-use liqo_schema::tf::{Attribute, AttributePath, Block, Diagnostics, Schema, Type, Value};
+use liqo_schema::tf::{Type, Value};
 
-use super::LiqoTenant;
+use crate::attributes::Key;
 use crate::crypto;
-use crate::resources::lifecycle::{Lifecycle, timeouts_block};
 use crate::validate::{Validator, parse_duration};
 
 /// 1: `kubeconfig` (with the consumer's private key) replaced by `csr` → `client_certificate`.
-const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 1;
 pub const DEFAULT_CERTIFICATE_VALIDITY: &str = "8760h";
 pub const DEFAULT_RENEW_BEFORE: &str = "720h";
 /// Kubernetes rejects CSRs asking for less (`spec.expirationSeconds` minimum).
@@ -23,26 +22,30 @@ const RENEWAL_MARGIN: Duration = Duration::from_secs(600);
 const MAX_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(i32::MAX as u64);
 const TENANT_CONDITIONS: [&str; 3] = [TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED];
 
-pub fn schema() -> Schema {
-    let attributes = vec![
-        Attribute::computed("id", Type::String)
-            .describe("`<tenant_namespace>/<consumer_cluster_id>`: namespace and name of the Tenant (the import ID)."),
-        Attribute::required("tenant_namespace", Type::String).describe(
+/// `liqo_tenant`'s attributes.
+pub mod attr {
+    use super::*;
+    use crate::attributes::*;
+
+    attributes! {
+        id: computed(Type::String)
+            .describe("`<tenant_namespace>/<consumer_cluster_id>`: namespace and name of the Tenant (the import ID).");
+        tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Namespace on this (provider) cluster dedicated to the consumer, usually `liqo_generate`'s \
              `tenant_namespace` output. It must already exist and carry the labels `liqo.io/tenant-namespace=true` \
              and `liqo.io/remote-cluster-id=<consumer_cluster_id>`; this resource does not create it. Changing it \
              replaces the resource (and mints new credentials).",
-        ),
-        Attribute::required("consumer_cluster_id", Type::String).describe(
+        );
+        consumer_cluster_id: required(Type::String).replace_on_change().check(Check::ClusterId).describe(
             "Liqo cluster ID of the consumer cluster (e.g. `liqo_generate.rome.cluster_id`). It names the Tenant and is \
              the user name (certificate CN) the consumer authenticates as. Changing it replaces the resource.",
-        ),
-        Attribute::optional_computed("tenant_condition", Type::String).describe(
+        );
+        tenant_condition: optional_computed(Type::String).default(Value::string(TENANT_CONDITION_ACTIVE)).check(Check::OneOf(&TENANT_CONDITIONS)).describe(
             "`Active` (default), `Cordoned` (existing ResourceSlices keep their resources, new ones are denied) or \
              `Drained` (the consumer's RoleBinding is removed and Liqo deletes its ResourceSlices and NamespaceMaps). \
              Updated in place.",
-        ),
-        Attribute::optional_computed("api_server_url", Type::String).describe(
+        );
+        api_server_url: optional_computed(Type::String).check(Check::ApiServerUrl("Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`.")).describe(
             "URL of this cluster's API server as the consumer cluster's control plane (its crd-replicator) reaches \
              it (`https://host:port`), for `liqo_peer.api_server_url`. Defaults to the address the provider block uses, \
              recorded when the resource is created. It must serve a certificate that `api_server_ca` verifies for \
@@ -50,43 +53,43 @@ pub fn schema() -> Schema {
              kubelet uses: that one comes from the provider cluster's Liqo installation (Helm `apiServer.address`, \
              `--api-server-address-override`, else the first control-plane node's address on port 6443). Changing \
              it updates `liqo_peer` in place with the same certificate.",
-        ),
-        Attribute::optional("api_server_ca", Type::String).describe(
+        );
+        api_server_ca: optional(Type::String).check(Check::CaBundle("Give the PEM certificate(s) (`-----BEGIN CERTIFICATE-----` …) of the CA that signed the certificate served at `api_server_url`, e.g. `file(\"proxy-ca.pem\")`, or remove it to use the cluster CA.")).describe(
             "PEM CA certificate(s) the consumer uses to verify `api_server_url` (output as `cluster_ca_certificate`). Defaults \
              to this cluster's CA (the `kube-root-ca.crt` ConfigMap of the tenant namespace). Set it when \
              `api_server_url` is a proxy, load balancer or port-forward whose certificate that CA did not sign (the \
              counterpart of Liqo's Helm value `apiServer.ca`, `--ca-override`). Apply checks that `api_server_url` \
              answers TLS with a certificate this CA verifies for that host, and fails naming both otherwise. \
              Changing it updates `liqo_peer` in place with the same certificate.",
-        ),
-        Attribute::required("csr", Type::String).describe(
+        );
+        csr: required(Type::String).describe(
             "The consumer's PEM certificate signing request, `liqo_consumer_key.<name>.csr`: made on the consumer \
              cluster, whose private key never leaves it. Its common name must be `consumer_cluster_id` and its \
              organization `liqo.io` (what Liqo requires of control-plane users); the signature is checked at plan \
              time. A new CSR (a rotated key) is signed in place.",
-        ),
-        Attribute::optional_computed("certificate_validity", Type::String).describe(
+        );
+        certificate_validity: optional_computed(Type::String).default(Value::string(DEFAULT_CERTIFICATE_VALIDITY)).check(Check::Duration).describe(
             "Requested lifetime of the consumer's client certificate, as a duration (default `8760h`, at least `10m`), \
              sent as the CSR's `expirationSeconds`. The cluster may issue a shorter one (kube-controller-manager \
              `--cluster-signing-duration`); `certificate_expires_at` shows what was issued. Changing it mints a new \
              certificate in place.",
-        ),
-        Attribute::optional_computed("renew_before", Type::String).describe(
+        );
+        renew_before: optional_computed(Type::String).default(Value::string(DEFAULT_RENEW_BEFORE)).check(Check::Duration).describe(
             "How long before `certificate_expires_at` the plan proposes a new certificate (default `720h`; at least \
              `10m` shorter than `certificate_validity`). Renewal happens on the next `terraform apply` after that point: \
              Liqo does not renew certificates it did not issue.",
-        ),
-        Attribute::computed("client_certificate", Type::String).describe(
+        );
+        client_certificate: computed(Type::String).output().describe(
             "PEM client certificate this cluster issued for `csr` (public; the key stays on the consumer). Pass it \
              to `liqo_peer.client_certificate`.",
-        ),
-        Attribute::computed("cluster_ca_certificate", Type::String).describe(
+        );
+        cluster_ca_certificate: computed(Type::String).describe(
             "PEM CA the consumer trusts for `api_server_url`: `api_server_ca`, else this cluster's CA. Pass it to \
              `liqo_peer.cluster_ca_certificate`.",
-        ),
-        Attribute::computed("certificate_expires_at", Type::String)
-            .describe("Expiry of `client_certificate` (RFC 3339, UTC)."),
-        Attribute::computed("authz_policy", Type::String).describe(
+        );
+        certificate_expires_at: computed(Type::String).output()
+            .describe("Expiry of `client_certificate` (RFC 3339, UTC).");
+        authz_policy: computed(Type::String).describe(
             "The Tenant's `authzPolicy`: `TolerateNoHandshake` when this resource created it and signs the \
              consumer's `csr`; `KeysExchange` when it was imported from Liqo's authentication handshake \
              (`liqoctl peer`). Liqo signed that consumer's certificate and renews it itself, so this resource never \
@@ -94,57 +97,37 @@ pub fn schema() -> Schema {
              `cluster_ca_certificate` stay null (the consumer's `liqo_peer` keeps Liqo's identity), \
              `certificate_expires_at` is the expiry of Liqo's certificate, and `csr`, `certificate_validity`, \
              `renew_before`, `api_server_url` and `api_server_ca` have no effect.",
-        ),
-    ];
-    Schema {
-        version: SCHEMA_VERSION,
-        block: Block::new(
-            "Authenticates a consumer cluster on this provider cluster (Liqo declarative peering, authentication \
+        );
+    }
+}
+
+pub const DESCRIPTION: &str = "Authenticates a consumer cluster on this provider cluster (Liqo declarative peering, authentication \
              module): signs the consumer's certificate signing request through the Kubernetes CSR API (only public \
              data crosses the clusters: the CSR, the certificate, the CA and the URL), grants it Liqo's \
              control-plane ClusterRole (the one labelled `app.kubernetes.io/name=remote-controlplane`, \
              `liqo-remote-controlplane` by default) in the tenant namespace and creates the Tenant \
-             (`authzPolicy: TolerateNoHandshake`). Use it with the provider block of the **provider** cluster.",
-            attributes,
-        )
-        .with_block(timeouts_block(LiqoTenant::TIMEOUTS)),
-    }
-}
+             (`authzPolicy: TolerateNoHandshake`). Use it with the provider block of the **provider** cluster.";
 
-pub fn validate(config: &Value) -> Diagnostics {
-    let mut c = Validator::new(config);
-    c.namespace("tenant_namespace");
-    c.cluster_id("consumer_cluster_id");
-    c.one_of("tenant_condition", &TENANT_CONDITIONS);
-    c.duration("certificate_validity");
-    c.duration("renew_before");
-    c.timeouts();
-    c.api_server_url(
-        "api_server_url",
-        "Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`.",
-    );
-    c.ca_bundle(
-        "api_server_ca",
-        "Give the PEM certificate(s) (`-----BEGIN CERTIFICATE-----` …) of the CA that signed the certificate served \
-         at `api_server_url`, e.g. `file(\"proxy-ca.pem\")`, or remove it to use the cluster CA.",
-    );
-    if let Some(csr) = config.get("csr").as_str()
+/// The CSR against the consumer it names, and the certificate lifetime against its renewal window.
+pub fn validate(c: &mut Validator<'_>) {
+    let config = c.config;
+    if let Some(csr) = config.get(attr::csr).as_str()
         // An invalid consumer ID has its own error; comparing the CSR with it would only add noise.
         && let Err((summary, detail)) = check_csr(
             csr,
-            config.get("consumer_cluster_id").as_str().filter(|id| crate::validate::check_dns_label(id).is_ok()),
+            config.get(attr::consumer_cluster_id).as_str().filter(|id| crate::validate::check_dns_label(id).is_ok()),
         )
     {
-        c.error(AttributePath::root("csr"), summary, detail);
+        c.error(attr::csr.path(), summary, detail);
     }
     // Cross-field rules on the effective values (defaults when unset); unknown values are checked at the next plan.
-    let validity = effective_duration(config, "certificate_validity", DEFAULT_CERTIFICATE_VALIDITY);
-    let renew = effective_duration(config, "renew_before", DEFAULT_RENEW_BEFORE);
+    let validity = effective_duration(config, attr::certificate_validity, DEFAULT_CERTIFICATE_VALIDITY);
+    let renew = effective_duration(config, attr::renew_before, DEFAULT_RENEW_BEFORE);
     let validity_in_range =
         validity.is_some_and(|v| (MIN_CERTIFICATE_VALIDITY..=MAX_CERTIFICATE_VALIDITY).contains(&v));
     if let Some(v) = validity.filter(|_| !validity_in_range) {
         c.error(
-            AttributePath::root("certificate_validity"),
+            attr::certificate_validity.path(),
             "Certificate validity out of range for `certificate_validity`",
             format!(
                 "{} is outside what Kubernetes accepts for a CSR's expirationSeconds: at least `10m`, at most \
@@ -158,7 +141,7 @@ pub fn validate(config: &Value) -> Diagnostics {
         && r + RENEWAL_MARGIN > v
     {
         c.error(
-            AttributePath::root("renew_before"),
+            attr::renew_before.path(),
             "`renew_before` must be shorter than `certificate_validity`",
             format!(
                 "renew_before is {} but certificate_validity is {}: a new certificate would already be due for \
@@ -171,12 +154,11 @@ pub fn validate(config: &Value) -> Diagnostics {
             ),
         );
     }
-    c.finish()
 }
 
 /// The duration an attribute stands for: its value, the default when null, `None` when unknown or invalid.
-pub fn effective_duration(v: &Value, attr: &str, default: &str) -> Option<Duration> {
-    match v.get(attr) {
+pub fn effective_duration(v: &Value, key: Key, default: &str) -> Option<Duration> {
+    match v.get(key) {
         Value::Null => parse_duration(default).ok(),
         Value::String(s) => parse_duration(s).ok(),
         _ => None,

@@ -6,9 +6,11 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::LiqoTenant;
+use super::schema::attr;
 use super::schema::{DEFAULT_CERTIFICATE_VALIDITY, DEFAULT_RENEW_BEFORE};
 use crate::crypto;
 use crate::resources::lifecycle::Lifecycle;
+use crate::resources::lifecycle::TIMEOUTS;
 
 /// A signed client certificate.
 pub struct Issued {
@@ -18,8 +20,8 @@ pub struct Issued {
 }
 
 pub fn set_certificate(state: &mut Value, issued: &Issued) {
-    state.set("client_certificate", Value::string(String::from_utf8_lossy(&issued.cert_pem)));
-    state.set("certificate_expires_at", Value::string(rfc3339(issued.expires_at)));
+    state.set(attr::client_certificate, Value::string(String::from_utf8_lossy(&issued.cert_pem)));
+    state.set(attr::certificate_expires_at, Value::string(rfc3339(issued.expires_at)));
 }
 
 pub fn rfc3339(t: OffsetDateTime) -> String {
@@ -48,21 +50,21 @@ pub fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
 /// the next plan sign the configured CSR, and nothing else.
 pub fn imported_state(namespace: &str, consumer: &str, condition: String, api_server_url: Option<String>) -> Value {
     Value::object([
-        ("id", Value::string(format!("{namespace}/{consumer}"))),
-        ("tenant_namespace", Value::string(namespace)),
-        ("consumer_cluster_id", Value::string(consumer)),
-        ("tenant_condition", Value::string(condition)),
-        ("api_server_url", Value::opt_string(api_server_url)),
+        (attr::id, Value::string(format!("{namespace}/{consumer}"))),
+        (attr::tenant_namespace, Value::string(namespace)),
+        (attr::consumer_cluster_id, Value::string(consumer)),
+        (attr::tenant_condition, Value::string(condition)),
+        (attr::api_server_url, Value::opt_string(api_server_url)),
         // Not recoverable from the provider cluster (only the consumer's identity Secret holds it): the default.
-        ("api_server_ca", Value::Null),
-        ("certificate_validity", Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
-        ("renew_before", Value::string(DEFAULT_RENEW_BEFORE)),
-        ("csr", Value::Null),
-        ("client_certificate", Value::Null),
-        ("cluster_ca_certificate", Value::Null),
-        ("certificate_expires_at", Value::Null),
-        ("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
-        ("timeouts", Value::Null),
+        (attr::api_server_ca, Value::Null),
+        (attr::certificate_validity, Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
+        (attr::renew_before, Value::string(DEFAULT_RENEW_BEFORE)),
+        (attr::csr, Value::Null),
+        (attr::client_certificate, Value::Null),
+        (attr::cluster_ca_certificate, Value::Null),
+        (attr::certificate_expires_at, Value::Null),
+        (attr::authz_policy, Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
+        (TIMEOUTS, Value::Null),
     ])
 }
 
@@ -75,19 +77,19 @@ pub fn handshake_state(tenant: &Tenant, namespace: &str, consumer: &str, conditi
     let expires_at =
         auth.and_then(|a| a.signed_crt.as_ref()).and_then(|crt| crypto::not_after(&crt.0).ok()).map(rfc3339);
     Value::object([
-        ("id", Value::string(format!("{namespace}/{consumer}"))),
-        ("tenant_namespace", Value::string(namespace)),
-        ("consumer_cluster_id", Value::string(consumer)),
-        ("tenant_condition", Value::string(condition)),
-        ("api_server_url", Value::opt_string(auth.and_then(|a| a.api_server.clone()))),
-        ("api_server_ca", Value::Null),
-        ("certificate_validity", Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
-        ("renew_before", Value::string(DEFAULT_RENEW_BEFORE)),
-        ("csr", Value::opt_string(tenant.spec.csr.as_ref().map(|c| String::from_utf8_lossy(&c.0).into_owned()))),
-        ("client_certificate", Value::Null),
-        ("cluster_ca_certificate", Value::Null),
-        ("certificate_expires_at", Value::opt_string(expires_at)),
-        ("authz_policy", Value::string(AUTHZ_POLICY_KEYS_EXCHANGE)),
-        ("timeouts", Value::Null),
+        (attr::id, Value::string(format!("{namespace}/{consumer}"))),
+        (attr::tenant_namespace, Value::string(namespace)),
+        (attr::consumer_cluster_id, Value::string(consumer)),
+        (attr::tenant_condition, Value::string(condition)),
+        (attr::api_server_url, Value::opt_string(auth.and_then(|a| a.api_server.clone()))),
+        (attr::api_server_ca, Value::Null),
+        (attr::certificate_validity, Value::string(DEFAULT_CERTIFICATE_VALIDITY)),
+        (attr::renew_before, Value::string(DEFAULT_RENEW_BEFORE)),
+        (attr::csr, Value::opt_string(tenant.spec.csr.as_ref().map(|c| String::from_utf8_lossy(&c.0).into_owned()))),
+        (attr::client_certificate, Value::Null),
+        (attr::cluster_ca_certificate, Value::Null),
+        (attr::certificate_expires_at, Value::opt_string(expires_at)),
+        (attr::authz_policy, Value::string(AUTHZ_POLICY_KEYS_EXCHANGE)),
+        (TIMEOUTS, Value::Null),
     ])
 }

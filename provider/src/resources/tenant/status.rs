@@ -5,10 +5,11 @@ use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::ConfigMap;
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{ResourceSlice, Tenant};
-use liqo_schema::tf::{AttributePath, Diagnostic};
+use liqo_schema::tf::Diagnostic;
 use std::time::Duration;
 use time::OffsetDateTime;
 
+use super::schema::attr;
 use super::state::{Issued, rfc3339};
 use crate::kube::Verdict;
 use crate::kube::probe::TlsProbeError;
@@ -42,7 +43,7 @@ pub fn tls_verdict(endpoint: &Endpoint, probe: Result<(), TlsProbeError>) -> Opt
                      (one of its names or IP addresses)."
                 ),
             )
-            .at(AttributePath::root(if ca.contains("api_server_ca") { "api_server_ca" } else { "api_server_url" })),
+            .at(if ca.contains("api_server_ca") { attr::api_server_ca } else { attr::api_server_url }.path()),
         ),
         Err(TlsProbeError::Unreachable(why)) => Some(
             Diagnostic::warning(
@@ -53,7 +54,7 @@ pub fn tls_verdict(endpoint: &Endpoint, probe: Result<(), TlsProbeError>) -> Opt
                      reachable only from the consumer's network, check it from there."
                 ),
             )
-            .at(AttributePath::root("api_server_url")),
+            .at(attr::api_server_url.path()),
         ),
     }
 }
@@ -170,6 +171,6 @@ pub fn capped(issued: &Issued, renew: Duration) -> Option<Diagnostic> {
                 crate::errors::human(renew)
             ),
         )
-        .at(AttributePath::root("renew_before"))
+        .at(attr::renew_before.path())
     })
 }

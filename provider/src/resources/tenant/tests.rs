@@ -16,33 +16,44 @@ use super::objects::{
     Inputs, binds_consumer, control_plane_role_selector, csr_name, csr_object, csr_selector, pick_control_plane_role,
     role_binding, tenant_object,
 };
-use super::schema::{schema, validate};
+use super::schema::attr;
 use super::state::{handshake_state, parse_import_id, rfc3339};
 use super::status::{Endpoint, csr_issued, slices_drained, tenant_ready, tls_verdict};
+use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::kube::Verdict;
-use crate::resources::lifecycle::{Driven, Plan};
+use crate::resources::lifecycle::{Driven, Plan, TIMEOUTS};
 
-fn config(pairs: &[(&str, Value)]) -> Value {
+/// The schema Terraform sees.
+fn schema() -> liqo_schema::tf::Schema {
+    crate::resources::lifecycle::Driven::<super::LiqoTenant>::schema()
+}
+
+/// Every plan-time check: the declared ones and the type's own.
+fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
+    crate::resources::lifecycle::Driven::<super::LiqoTenant>::validate(config)
+}
+
+fn config(pairs: &[(Key, Value)]) -> Value {
     let mut v = Value::object([
-        ("tenant_namespace", Value::string("liqo-tenant-rome")),
-        ("consumer_cluster_id", Value::string("rome")),
-        ("tenant_condition", Value::Null),
-        ("api_server_url", Value::Null),
-        ("api_server_ca", Value::Null),
-        ("certificate_validity", Value::Null),
-        ("renew_before", Value::Null),
-        ("id", Value::Null),
-        ("csr", Value::string(csr_for("rome"))),
-        ("client_certificate", Value::Null),
-        ("cluster_ca_certificate", Value::Null),
-        ("certificate_expires_at", Value::Null),
-        ("authz_policy", Value::Null),
-        ("timeouts", Value::Null),
+        (attr::tenant_namespace, Value::string("liqo-tenant-rome")),
+        (attr::consumer_cluster_id, Value::string("rome")),
+        (attr::tenant_condition, Value::Null),
+        (attr::api_server_url, Value::Null),
+        (attr::api_server_ca, Value::Null),
+        (attr::certificate_validity, Value::Null),
+        (attr::renew_before, Value::Null),
+        (attr::id, Value::Null),
+        (attr::csr, Value::string(csr_for("rome"))),
+        (attr::client_certificate, Value::Null),
+        (attr::cluster_ca_certificate, Value::Null),
+        (attr::certificate_expires_at, Value::Null),
+        (attr::authz_policy, Value::Null),
+        (TIMEOUTS, Value::Null),
     ]);
     for (k, val) in pairs {
-        v.set(k, val.clone());
+        v.set(*k, val.clone());
     }
     v
 }
@@ -75,15 +86,15 @@ fn in_days(days: i64) -> String {
 /// A state as a successful apply leaves it.
 fn applied_state(expires_at: &str) -> Value {
     config(&[
-        ("id", Value::string("liqo-tenant-rome/rome")),
-        ("tenant_condition", Value::string("Active")),
-        ("api_server_url", Value::string("https://127.0.0.1:6443")),
-        ("certificate_validity", Value::string("8760h")),
-        ("renew_before", Value::string("720h")),
-        ("client_certificate", Value::string("-----BEGIN CERTIFICATE-----\n")),
-        ("cluster_ca_certificate", Value::string("-----BEGIN CERTIFICATE-----\n")),
-        ("certificate_expires_at", Value::string(expires_at)),
-        ("authz_policy", Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
+        (attr::id, Value::string("liqo-tenant-rome/rome")),
+        (attr::tenant_condition, Value::string("Active")),
+        (attr::api_server_url, Value::string("https://127.0.0.1:6443")),
+        (attr::certificate_validity, Value::string("8760h")),
+        (attr::renew_before, Value::string("720h")),
+        (attr::client_certificate, Value::string("-----BEGIN CERTIFICATE-----\n")),
+        (attr::cluster_ca_certificate, Value::string("-----BEGIN CERTIFICATE-----\n")),
+        (attr::certificate_expires_at, Value::string(expires_at)),
+        (attr::authz_policy, Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
     ])
 }
 
@@ -95,14 +106,14 @@ fn schema_holds_nothing_secret_and_describes_everything() {
         assert!(!a.description.is_empty(), "{} has no description", a.name);
         assert!(!a.sensitive, "{} is public", a.name);
     }
-    for out in ["client_certificate", "cluster_ca_certificate", "certificate_expires_at"] {
+    for out in [attr::client_certificate, attr::cluster_ca_certificate, attr::certificate_expires_at] {
         let a = s.block.attribute(out).unwrap();
         assert!(a.computed && !a.optional, "{out} is an output");
     }
-    for name in ["tenant_namespace", "consumer_cluster_id", "csr"] {
+    for name in [attr::tenant_namespace, attr::consumer_cluster_id, attr::csr] {
         assert!(s.block.attribute(name).unwrap().required);
     }
-    for name in ["tenant_condition", "api_server_url", "certificate_validity", "renew_before"] {
+    for name in [attr::tenant_condition, attr::api_server_url, attr::certificate_validity, attr::renew_before] {
         let a = s.block.attribute(name).unwrap();
         assert!(a.optional && a.computed, "{name} is optional+computed (it has a default)");
     }
@@ -114,32 +125,35 @@ fn schema_holds_nothing_secret_and_describes_everything() {
 #[test]
 fn validation_names_the_attribute() {
     let cases: Vec<(Value, &str)> = vec![
-        (config(&[("consumer_cluster_id", Value::string("Rome_1"))]), "consumer_cluster_id"),
-        (config(&[("tenant_namespace", Value::string("-bad"))]), "tenant_namespace"),
-        (config(&[("tenant_condition", Value::string("active"))]), "tenant_condition"),
-        (config(&[("certificate_validity", Value::string("1y"))]), "certificate_validity"),
+        (config(&[(attr::consumer_cluster_id, Value::string("Rome_1"))]), "consumer_cluster_id"),
+        (config(&[(attr::tenant_namespace, Value::string("-bad"))]), "tenant_namespace"),
+        (config(&[(attr::tenant_condition, Value::string("active"))]), "tenant_condition"),
+        (config(&[(attr::certificate_validity, Value::string("1y"))]), "certificate_validity"),
         (
-            config(&[("certificate_validity", Value::string("5m")), ("renew_before", Value::string("1m"))]),
+            config(&[(attr::certificate_validity, Value::string("5m")), (attr::renew_before, Value::string("1m"))]),
             "certificate_validity",
         ),
-        (config(&[("certificate_validity", Value::string("100000000h"))]), "certificate_validity"),
-        (config(&[("renew_before", Value::string("soon"))]), "renew_before"),
-        (config(&[("renew_before", Value::string("8760h"))]), "renew_before"),
+        (config(&[(attr::certificate_validity, Value::string("100000000h"))]), "certificate_validity"),
+        (config(&[(attr::renew_before, Value::string("soon"))]), "renew_before"),
+        (config(&[(attr::renew_before, Value::string("8760h"))]), "renew_before"),
         (
-            config(&[("certificate_validity", Value::string("48h")), ("renew_before", Value::string("47h55m"))]),
+            config(&[
+                (attr::certificate_validity, Value::string("48h")),
+                (attr::renew_before, Value::string("47h55m")),
+            ]),
             "renew_before",
         ),
         (
-            config(&[("certificate_validity", Value::string("24h")), ("renew_before", Value::string("48h"))]),
+            config(&[(attr::certificate_validity, Value::string("24h")), (attr::renew_before, Value::string("48h"))]),
             "renew_before",
         ),
-        (config(&[("api_server_url", Value::string("http://10.0.0.1:6443"))]), "api_server_url"),
-        (config(&[("api_server_url", Value::string("https://:6443"))]), "api_server_url"),
-        (config(&[("api_server_url", Value::string("https://10.0.0.1:0"))]), "api_server_url"),
-        (config(&[("timeouts", Value::object([("create", Value::string("ten minutes"))]))]), "timeouts.create"),
-        (config(&[("csr", Value::string("not a CSR"))]), "csr"),
-        (config(&[("csr", Value::string(csr_for("naples")))]), "csr"),
-        (config(&[("csr", Value::string(pem_ca()))]), "csr"),
+        (config(&[(attr::api_server_url, Value::string("http://10.0.0.1:6443"))]), "api_server_url"),
+        (config(&[(attr::api_server_url, Value::string("https://:6443"))]), "api_server_url"),
+        (config(&[(attr::api_server_url, Value::string("https://10.0.0.1:0"))]), "api_server_url"),
+        (config(&[(TIMEOUTS, Value::object([("create", Value::string("ten minutes"))]))]), "timeouts.create"),
+        (config(&[(attr::csr, Value::string("not a CSR"))]), "csr"),
+        (config(&[(attr::csr, Value::string(csr_for("naples")))]), "csr"),
+        (config(&[(attr::csr, Value::string(pem_ca()))]), "csr"),
     ];
     for (cfg, path) in cases {
         let d = validate(&cfg);
@@ -152,19 +166,19 @@ fn valid_and_unknown_configs_pass() {
     for cfg in [
         config(&[]),
         config(&[
-            ("tenant_condition", Value::string("Cordoned")),
-            ("api_server_url", Value::string("https://milan.example.com:6443")),
-            ("certificate_validity", Value::string("48h")),
-            ("renew_before", Value::string("24h")),
+            (attr::tenant_condition, Value::string("Cordoned")),
+            (attr::api_server_url, Value::string("https://milan.example.com:6443")),
+            (attr::certificate_validity, Value::string("48h")),
+            (attr::renew_before, Value::string("24h")),
         ]),
-        config(&[("api_server_url", Value::string("https://[fd00::1]:6443/k8s/clusters/c-1"))]),
-        config(&[("api_server_url", Value::string("https://api.example.com"))]),
+        config(&[(attr::api_server_url, Value::string("https://[fd00::1]:6443/k8s/clusters/c-1"))]),
+        config(&[(attr::api_server_url, Value::string("https://api.example.com"))]),
         config(&[
-            ("tenant_namespace", Value::Unknown),
-            ("consumer_cluster_id", Value::Unknown),
-            ("certificate_validity", Value::Unknown),
-            ("renew_before", Value::string("8760h")),
-            ("api_server_url", Value::Unknown),
+            (attr::tenant_namespace, Value::Unknown),
+            (attr::consumer_cluster_id, Value::Unknown),
+            (attr::certificate_validity, Value::Unknown),
+            (attr::renew_before, Value::string("8760h")),
+            (attr::api_server_url, Value::Unknown),
         ]),
     ] {
         assert!(validate(&cfg).is_empty(), "{cfg:?}: {:?}", validate(&cfg));
@@ -176,35 +190,37 @@ fn create_fills_defaults_and_leaves_outputs_unknown() {
     let cfg = config(&[]);
     let p = Plan::run::<LiqoTenant>(&Value::Null, cfg.clone(), &cfg);
     assert!(p.replace.is_empty() && p.diagnostics.is_empty());
-    assert_eq!(p.planned.get("tenant_condition").as_str(), Some("Active"));
-    assert_eq!(p.planned.get("certificate_validity").as_str(), Some("8760h"));
-    assert_eq!(p.planned.get("renew_before").as_str(), Some("720h"));
-    assert_eq!(p.planned.get("id").as_str(), Some("liqo-tenant-rome/rome"));
-    for out in ["api_server_url", "client_certificate", "cluster_ca_certificate", "certificate_expires_at"] {
+    assert_eq!(p.planned.get(attr::tenant_condition).as_str(), Some("Active"));
+    assert_eq!(p.planned.get(attr::certificate_validity).as_str(), Some("8760h"));
+    assert_eq!(p.planned.get(attr::renew_before).as_str(), Some("720h"));
+    assert_eq!(p.planned.get(attr::id).as_str(), Some("liqo-tenant-rome/rome"));
+    for out in
+        [attr::api_server_url, attr::client_certificate, attr::cluster_ca_certificate, attr::certificate_expires_at]
+    {
         assert!(p.planned.get(out).is_unknown(), "{out}");
     }
 }
 
 #[test]
 fn unknown_references_stay_unknown() {
-    let cfg = config(&[("tenant_namespace", Value::Unknown), ("api_server_url", Value::Unknown)]);
+    let cfg = config(&[(attr::tenant_namespace, Value::Unknown), (attr::api_server_url, Value::Unknown)]);
     let p = Plan::run::<LiqoTenant>(&Value::Null, cfg.clone(), &cfg);
-    assert!(p.planned.get("id").is_unknown());
-    assert!(p.planned.get("tenant_namespace").is_unknown());
-    assert!(p.planned.get("api_server_url").is_unknown());
+    assert!(p.planned.get(attr::id).is_unknown());
+    assert!(p.planned.get(attr::tenant_namespace).is_unknown());
+    assert!(p.planned.get(attr::api_server_url).is_unknown());
 }
 
 #[test]
 fn tenant_condition_updates_in_place_and_keeps_the_credentials() {
     let prior = applied_state(&in_days(334));
     let mut proposed = prior.clone();
-    proposed.set("tenant_condition", Value::string("Cordoned"));
-    let cfg = config(&[("tenant_condition", Value::string("Cordoned"))]);
+    proposed.set(attr::tenant_condition, Value::string("Cordoned"));
+    let cfg = config(&[(attr::tenant_condition, Value::string("Cordoned"))]);
     let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
     assert!(p.replace.is_empty());
-    assert_eq!(p.planned.get("tenant_condition").as_str(), Some("Cordoned"));
-    assert_eq!(p.planned.get("client_certificate"), prior.get("client_certificate"));
-    assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
+    assert_eq!(p.planned.get(attr::tenant_condition).as_str(), Some("Cordoned"));
+    assert_eq!(p.planned.get(attr::client_certificate), prior.get(attr::client_certificate));
+    assert_eq!(p.planned.get(attr::certificate_expires_at), prior.get(attr::certificate_expires_at));
 }
 
 #[test]
@@ -219,26 +235,26 @@ fn an_unchanged_config_plans_no_change() {
 #[test]
 fn removing_an_explicit_condition_restores_the_default() {
     let mut prior = applied_state(&in_days(334));
-    prior.set("tenant_condition", Value::string("Drained"));
+    prior.set(attr::tenant_condition, Value::string("Drained"));
     let cfg = config(&[]);
     let p = Plan::run::<LiqoTenant>(&prior, prior.clone(), &cfg);
-    assert_eq!(p.planned.get("tenant_condition").as_str(), Some("Active"));
+    assert_eq!(p.planned.get(attr::tenant_condition).as_str(), Some("Active"));
 }
 
 #[test]
 fn identity_changes_replace() {
     let prior = applied_state(&in_days(334));
-    for (attr, value) in [("consumer_cluster_id", "naples"), ("tenant_namespace", "other")] {
+    for (attr, value) in [(attr::consumer_cluster_id, "naples"), (attr::tenant_namespace, "other")] {
         let mut proposed = prior.clone();
         proposed.set(attr, Value::string(value));
         // Another consumer comes with its own CSR.
-        if attr == "consumer_cluster_id" {
-            proposed.set("csr", Value::string(csr_for("naples")));
+        if attr == attr::consumer_cluster_id {
+            proposed.set(attr::csr, Value::string(csr_for("naples")));
         }
         let cfg = config(&[(attr, Value::string(value))]);
         let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
         assert_eq!(p.replace, [AttributePath::root(attr)]);
-        assert!(p.planned.get("client_certificate").is_unknown());
+        assert!(p.planned.get(attr::client_certificate).is_unknown());
     }
 }
 
@@ -248,13 +264,13 @@ fn renewal_is_planned_once_renew_before_is_reached() {
     let fresh = applied_state(&in_days(31));
     let cfg = config(&[]);
     let p = Plan::run::<LiqoTenant>(&fresh, fresh.clone(), &cfg);
-    assert_eq!(p.planned.get("client_certificate"), fresh.get("client_certificate"));
+    assert_eq!(p.planned.get(attr::client_certificate), fresh.get(attr::client_certificate));
 
     let due = applied_state(&in_days(19));
     let cfg = config(&[]);
     let p = Plan::run::<LiqoTenant>(&due, due.clone(), &cfg);
-    assert!(p.planned.get("client_certificate").is_unknown());
-    assert!(p.planned.get("certificate_expires_at").is_unknown());
+    assert!(p.planned.get(attr::client_certificate).is_unknown());
+    assert!(p.planned.get(attr::certificate_expires_at).is_unknown());
     assert!(p.replace.is_empty(), "renewal is an in-place update");
 }
 
@@ -262,16 +278,16 @@ fn renewal_is_planned_once_renew_before_is_reached() {
 fn validity_change_mints_but_respelling_does_not() {
     let prior = applied_state(&in_days(334));
     let mut same = prior.clone();
-    same.set("certificate_validity", Value::string("8760h0m0s"));
-    let cfg = config(&[("certificate_validity", Value::string("8760h0m0s"))]);
+    same.set(attr::certificate_validity, Value::string("8760h0m0s"));
+    let cfg = config(&[(attr::certificate_validity, Value::string("8760h0m0s"))]);
     let p = Plan::run::<LiqoTenant>(&prior, same.clone(), &cfg);
-    assert!(!p.planned.get("client_certificate").is_unknown());
+    assert!(!p.planned.get(attr::client_certificate).is_unknown());
 
     let mut shorter = prior.clone();
-    shorter.set("certificate_validity", Value::string("4380h"));
-    let cfg = config(&[("certificate_validity", Value::string("4380h"))]);
+    shorter.set(attr::certificate_validity, Value::string("4380h"));
+    let cfg = config(&[(attr::certificate_validity, Value::string("4380h"))]);
     let p = Plan::run::<LiqoTenant>(&prior, shorter.clone(), &cfg);
-    assert!(p.planned.get("certificate_expires_at").is_unknown());
+    assert!(p.planned.get(attr::certificate_expires_at).is_unknown());
 }
 
 #[test]
@@ -279,13 +295,13 @@ fn ca_change_keeps_the_certificate() {
     let prior = applied_state(&in_days(334));
     let mut proposed = prior.clone();
     let ca = pem_ca();
-    proposed.set("api_server_ca", Value::string(&ca));
-    let cfg = config(&[("api_server_ca", Value::string(&ca))]);
+    proposed.set(attr::api_server_ca, Value::string(&ca));
+    let cfg = config(&[(attr::api_server_ca, Value::string(&ca))]);
     let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
     assert!(p.replace.is_empty());
-    assert!(p.planned.get("cluster_ca_certificate").is_unknown());
-    assert_eq!(p.planned.get("client_certificate"), prior.get("client_certificate"));
-    assert_eq!(p.planned.get("certificate_expires_at"), prior.get("certificate_expires_at"));
+    assert!(p.planned.get(attr::cluster_ca_certificate).is_unknown());
+    assert_eq!(p.planned.get(attr::client_certificate), prior.get(attr::client_certificate));
+    assert_eq!(p.planned.get(attr::certificate_expires_at), prior.get(attr::certificate_expires_at));
 }
 
 /// A new CSR (the consumer rotated its key) is signed in place; the tenant stays.
@@ -294,36 +310,36 @@ fn a_new_csr_is_signed_in_place() {
     let prior = applied_state(&in_days(334));
     let mut proposed = prior.clone();
     let rotated = crypto::new_client_key("rome", "liqo.io").unwrap().csr_pem;
-    proposed.set("csr", Value::string(&rotated));
-    let cfg = config(&[("csr", Value::string(&rotated))]);
+    proposed.set(attr::csr, Value::string(&rotated));
+    let cfg = config(&[(attr::csr, Value::string(&rotated))]);
     let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
     assert!(p.replace.is_empty());
-    assert!(p.planned.get("client_certificate").is_unknown());
-    assert_eq!(p.planned.get("cluster_ca_certificate"), prior.get("cluster_ca_certificate"));
+    assert!(p.planned.get(attr::client_certificate).is_unknown());
+    assert_eq!(p.planned.get(attr::cluster_ca_certificate), prior.get(attr::cluster_ca_certificate));
 }
 
 /// A CSR that only became known at plan time (both references unknown at validation) is still checked.
 #[test]
 fn a_csr_for_another_cluster_fails_the_plan() {
-    let cfg = config(&[("csr", Value::string(csr_for("naples")))]);
+    let cfg = config(&[(attr::csr, Value::string(csr_for("naples")))]);
     let p = Plan::run::<LiqoTenant>(&Value::Null, cfg.clone(), &cfg);
-    assert_eq!(error_paths(&p.diagnostics), ["csr"]);
+    assert_eq!(error_paths(&p.diagnostics), [attr::csr]);
     assert!(p.diagnostics.0[0].detail.contains("`naples`") && p.diagnostics.0[0].detail.contains("`rome`"));
     let mut unknown = cfg.clone();
-    unknown.set("consumer_cluster_id", Value::Unknown);
+    unknown.set(attr::consumer_cluster_id, Value::Unknown);
     assert!(validate(&unknown).is_empty(), "the common name is compared once both are known");
 }
 
 #[test]
 fn api_server_ca_must_be_pem_certificates() {
-    assert!(validate(&config(&[("api_server_ca", Value::string(pem_ca()))])).is_empty());
+    assert!(validate(&config(&[(attr::api_server_ca, Value::string(pem_ca()))])).is_empty());
     let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap().serialize_pem();
     let ca_and_key = format!("{}{key}", pem_ca());
     for bad in
         ["not a certificate", "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", &key, &ca_and_key]
     {
-        let d = validate(&config(&[("api_server_ca", Value::string(bad))]));
-        assert_eq!(error_paths(&d), ["api_server_ca"], "{bad}");
+        let d = validate(&config(&[(attr::api_server_ca, Value::string(bad))]));
+        assert_eq!(error_paths(&d), [attr::api_server_ca], "{bad}");
     }
 }
 
@@ -343,7 +359,7 @@ fn an_untrusted_api_server_fails_naming_url_and_ca() {
     assert!(d.summary.contains("https://203.0.113.10:6443") && d.summary.contains("cluster CA"), "{}", d.summary);
     assert!(d.detail.contains("UnknownIssuer") && d.detail.contains("set `api_server_ca`"), "{}", d.detail);
     let d = tls_verdict(&endpoint("the CA in `api_server_ca`"), untrusted()).unwrap();
-    assert_eq!(d.attribute, Some(AttributePath::root("api_server_ca")));
+    assert_eq!(d.attribute, Some(attr::api_server_ca.path()));
     let d = tls_verdict(&cluster_ca, Err(crate::kube::probe::TlsProbeError::Unreachable("refused".into()))).unwrap();
     assert_eq!(d.severity, Severity::Warning, "unreachable from here may still work from the consumer");
     assert!(tls_verdict(&cluster_ca, Ok(())).is_none());
@@ -353,11 +369,11 @@ fn an_untrusted_api_server_fails_naming_url_and_ca() {
 fn server_change_keeps_the_certificate() {
     let prior = applied_state(&in_days(334));
     let mut proposed = prior.clone();
-    proposed.set("api_server_url", Value::string("https://milan.example.com:6443"));
-    let cfg = config(&[("api_server_url", Value::string("https://milan.example.com:6443"))]);
+    proposed.set(attr::api_server_url, Value::string("https://milan.example.com:6443"));
+    let cfg = config(&[(attr::api_server_url, Value::string("https://milan.example.com:6443"))]);
     let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
-    assert!(p.planned.get("cluster_ca_certificate").is_unknown());
-    assert_eq!(p.planned.get("client_certificate"), prior.get("client_certificate"));
+    assert!(p.planned.get(attr::cluster_ca_certificate).is_unknown());
+    assert_eq!(p.planned.get(attr::client_certificate), prior.get(attr::client_certificate));
 }
 
 /// After an import or an upgrade from 0.2.0 nothing but the certificate (and the CA, URL and CSR it records)
@@ -365,16 +381,16 @@ fn server_change_keeps_the_certificate() {
 #[test]
 fn after_import_only_the_certificate_changes() {
     let mut imported = applied_state("ignored");
-    for attr in ["csr", "client_certificate", "cluster_ca_certificate", "certificate_expires_at"] {
+    for attr in [attr::csr, attr::client_certificate, attr::cluster_ca_certificate, attr::certificate_expires_at] {
         imported.set(attr, Value::Null);
     }
     let mut proposed = imported.clone();
-    proposed.set("csr", Value::string(csr_for("rome")));
+    proposed.set(attr::csr, Value::string(csr_for("rome")));
     let cfg = config(&[]);
     let p = Plan::run::<LiqoTenant>(&imported, proposed.clone(), &cfg);
     assert!(p.replace.is_empty());
     let mut expected = proposed.clone();
-    for attr in ["client_certificate", "cluster_ca_certificate", "certificate_expires_at"] {
+    for attr in [attr::client_certificate, attr::cluster_ca_certificate, attr::certificate_expires_at] {
         expected.set(attr, Value::Unknown);
     }
     assert_eq!(p.planned, expected);
@@ -397,37 +413,37 @@ fn upgrading_0_2_0_state_drops_the_kubeconfig() {
 #[test]
 fn a_handshake_tenant_never_gets_credentials_issued() {
     let mut imported = applied_state(&in_days(1));
-    imported.set("client_certificate", Value::Null);
-    imported.set("cluster_ca_certificate", Value::Null);
-    imported.set("authz_policy", Value::string(AUTHZ_POLICY_KEYS_EXCHANGE));
+    imported.set(attr::client_certificate, Value::Null);
+    imported.set(attr::cluster_ca_certificate, Value::Null);
+    imported.set(attr::authz_policy, Value::string(AUTHZ_POLICY_KEYS_EXCHANGE));
     let generated = config(&[
-        ("tenant_condition", Value::string("Active")),
-        ("api_server_url", Value::string("https://127.0.0.1:6443")),
-        ("certificate_validity", Value::string("8760h")),
-        ("renew_before", Value::string("720h")),
+        (attr::tenant_condition, Value::string("Active")),
+        (attr::api_server_url, Value::string("https://127.0.0.1:6443")),
+        (attr::certificate_validity, Value::string("8760h")),
+        (attr::renew_before, Value::string("720h")),
     ]);
     let p = Plan::run::<LiqoTenant>(&imported, imported.clone(), &generated);
     assert_eq!(p.planned, imported, "the generated configuration plans no change");
     let mut moved = imported.clone();
-    moved.set("api_server_url", Value::string("https://milan.example.com:6443"));
+    moved.set(attr::api_server_url, Value::string("https://milan.example.com:6443"));
     let p = Plan::run::<LiqoTenant>(&imported, moved.clone(), &generated);
-    assert!(p.planned.get("client_certificate").is_null() && p.replace.is_empty());
-    assert!(p.planned.get("cluster_ca_certificate").is_null());
+    assert!(p.planned.get(attr::client_certificate).is_null() && p.replace.is_empty());
+    assert!(p.planned.get(attr::cluster_ca_certificate).is_null());
     let inputs = Inputs::from_value(&p.planned);
     assert_eq!(tenant_object(&inputs).spec.authz_policy.as_deref(), Some(AUTHZ_POLICY_KEYS_EXCHANGE));
     // A replacement is a new Tenant, made by this resource.
     let mut other = imported.clone();
-    other.set("consumer_cluster_id", Value::string("naples"));
-    other.set("csr", Value::string(csr_for("naples")));
+    other.set(attr::consumer_cluster_id, Value::string("naples"));
+    other.set(attr::csr, Value::string(csr_for("naples")));
     let p = Plan::run::<LiqoTenant>(&imported, other.clone(), &generated);
     assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
-    assert!(!p.replace.is_empty() && p.planned.get("client_certificate").is_unknown());
-    assert_eq!(p.planned.get("authz_policy").as_str(), Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
+    assert!(!p.replace.is_empty() && p.planned.get(attr::client_certificate).is_unknown());
+    assert_eq!(p.planned.get(attr::authz_policy).as_str(), Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
 }
 
 #[test]
 fn objects_carry_liqo_labels_and_no_controller_fields() {
-    let inputs = Inputs::from_value(&config(&[("tenant_condition", Value::string("Cordoned"))]));
+    let inputs = Inputs::from_value(&config(&[(attr::tenant_condition, Value::string("Cordoned"))]));
     let t = serde_json::to_value(tenant_object(&inputs)).unwrap();
     assert_eq!(t["apiVersion"], "authentication.liqo.io/v1beta1");
     assert_eq!(t["metadata"]["name"], "rome");
@@ -533,7 +549,7 @@ fn tenant_wait_needs_our_namespace() {
 /// finalizer shows that Liqo has taken the Tenant, so that is what a Drained create waits for.
 #[test]
 fn drained_tenant_wait_needs_only_liqos_finalizer() {
-    let inputs = Inputs::from_value(&config(&[("tenant_condition", Value::string("Drained"))]));
+    let inputs = Inputs::from_value(&config(&[(attr::tenant_condition, Value::string("Drained"))]));
     let mut t = tenant_object(&inputs);
     assert!(
         matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Verdict::Pending(s) if s.contains("tenant.liqo.io/finalizer"))
@@ -583,11 +599,17 @@ fn a_handshake_tenant_imports_with_liqos_csr_and_plans_empty() {
         }),
     });
     let imported = handshake_state(&tenant, "liqo-tenant-rome", "rome", TENANT_CONDITION_ACTIVE.into());
-    assert_eq!(imported.get("csr").as_str(), Some(csr.as_str()));
-    assert!(imported.get("client_certificate").is_null() && imported.get("cluster_ca_certificate").is_null());
+    assert_eq!(imported.get(attr::csr).as_str(), Some(csr.as_str()));
+    assert!(imported.get(attr::client_certificate).is_null() && imported.get(attr::cluster_ca_certificate).is_null());
     // What `-generate-config-out` writes: the state without its computed-only attributes.
     let mut generated = imported.clone();
-    for computed in ["id", "client_certificate", "cluster_ca_certificate", "certificate_expires_at", "authz_policy"] {
+    for computed in [
+        attr::id,
+        attr::client_certificate,
+        attr::cluster_ca_certificate,
+        attr::certificate_expires_at,
+        attr::authz_policy,
+    ] {
         generated.set(computed, Value::Null);
     }
     assert!(validate(&generated).is_empty(), "{:?}", validate(&generated));

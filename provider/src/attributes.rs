@@ -1,0 +1,201 @@
+//! One declaration per attribute. A resource, data source or provider block declares its attributes once, with
+//! [`attributes!`]: each entry's name becomes a [`Key`] constant that every read and write of that attribute goes
+//! through (so a misspelt attribute does not compile), and its [`Decl`] says everything else about it — type, how
+//! it is set, sensitivity, its plan-time check, and its plan behaviour (replace on change, default, computed
+//! output). The schema Terraform sees, the generic checks ([`crate::validate::Validator::declared`]) and the
+//! lifecycle's plan rules are all read from that one list.
+use std::ops::RangeInclusive;
+
+use liqo_schema::tf::{Attribute, Block, Nesting, Type, Value};
+
+pub use liqo_schema::tf::Key;
+
+/// Declares the attributes of one block: `name: <Decl expression>;` per attribute, in schema order. Expands to a
+/// [`Key`] constant per attribute (spelled as the attribute, as Terraform users write it) and `declared()`, the
+/// block's [`Decl`]s. A nested attribute's children are declared in a module of the same name beside its key.
+macro_rules! attributes {
+    ($($(#[$doc:meta])* $name:ident: $decl:expr;)+) => {
+        $(
+            $(#[$doc])*
+            #[allow(non_upper_case_globals)]
+            pub const $name: $crate::attributes::Key =
+                $crate::attributes::Key::new($crate::attributes::unraw(stringify!($name)));
+        )+
+        /// Every attribute of this block, in schema order.
+        pub fn declared() -> Vec<$crate::attributes::Decl> {
+            vec![$(($decl).named($name)),+]
+        }
+    };
+}
+pub(crate) use attributes;
+
+/// An attribute named like a Rust keyword is declared as a raw identifier (`r#type`); its name drops the `r#`.
+pub const fn unraw(name: &'static str) -> &'static str {
+    match name.as_bytes() {
+        [b'r', b'#', rest @ ..] => match std::str::from_utf8(rest) {
+            Ok(name) => name,
+            Err(_) => panic!("attribute names are ASCII"),
+        },
+        _ => name,
+    }
+}
+
+/// A plan-time check of one attribute's value, run when the value is known (unknown and null values pass:
+/// required-ness is Terraform's job). Each names the attribute and the fix ([`crate::validate`]).
+#[derive(Clone, Debug)]
+pub enum Check {
+    /// A Liqo cluster ID (a DNS label).
+    ClusterId,
+    /// A Kubernetes namespace name.
+    Namespace,
+    /// A Go-style duration (`90s`, `1h30m`).
+    Duration,
+    /// A WireGuard public key (32 bytes, standard base64).
+    WireguardKey,
+    /// A CIDR.
+    Cidr,
+    /// One of these strings (case-sensitive).
+    OneOf(&'static [&'static str]),
+    /// A whole number in this range.
+    Port(RangeInclusive<i64>),
+    /// An API server URL; the text shows a good value.
+    ApiServerUrl(&'static str),
+    /// PEM CA certificate(s); the text says where they come from.
+    CaBundle(&'static str),
+}
+
+/// Everything about one attribute but its name, which [`attributes!`] gives it from the constant's.
+#[derive(Clone, Debug)]
+pub struct Decl {
+    pub key: Key,
+    schema: Attribute,
+    children: Vec<Decl>,
+    /// Liqo treats it as immutable: a change replaces the resource.
+    pub replace_on_change: bool,
+    /// An optional nested object that gives the resource its kind: setting or removing it replaces the resource.
+    pub replace_on_presence_change: bool,
+    /// A computed output: unknown on create and on replacement, the prior value otherwise.
+    pub output: bool,
+    /// The value planned when the configuration leaves it null (defaults follow the configuration, not the prior
+    /// state, so removing an explicit value restores the default).
+    pub default: Option<Value>,
+    pub check: Option<Check>,
+}
+
+fn decl(schema: Attribute) -> Decl {
+    Decl {
+        key: Key::new(""),
+        schema,
+        children: Vec::new(),
+        replace_on_change: false,
+        replace_on_presence_change: false,
+        output: false,
+        default: None,
+        check: None,
+    }
+}
+
+pub fn required(ty: Type) -> Decl {
+    decl(Attribute::required("", ty))
+}
+pub fn optional(ty: Type) -> Decl {
+    decl(Attribute::optional("", ty))
+}
+/// Optional in the configuration, computed by the provider when omitted (defaults, values read from the cluster).
+pub fn optional_computed(ty: Type) -> Decl {
+    decl(Attribute::optional_computed("", ty))
+}
+pub fn computed(ty: Type) -> Decl {
+    decl(Attribute::computed("", ty))
+}
+/// An optional nested attribute holding objects of `children` (a nested module's `declared()`).
+pub fn nested(nesting: Nesting, children: Vec<Decl>) -> Decl {
+    let schema = Attribute::nested("", nesting, Vec::new()).with_optional();
+    Decl { children, ..decl(schema) }
+}
+
+impl Decl {
+    /// The name, from [`attributes!`].
+    pub fn named(mut self, key: Key) -> Decl {
+        self.key = key;
+        self.schema.name = key.name().to_string();
+        self
+    }
+    pub fn describe(mut self, text: impl Into<String>) -> Decl {
+        self.schema.description = text.into();
+        self
+    }
+    /// A nested attribute only the provider sets.
+    pub fn computed(mut self) -> Decl {
+        self.schema.optional = false;
+        self.schema.required = false;
+        self.schema.computed = true;
+        self
+    }
+    /// A nested attribute that must be set.
+    pub fn required(mut self) -> Decl {
+        self.schema = self.schema.with_required();
+        self
+    }
+    pub fn sensitive(mut self) -> Decl {
+        self.schema = self.schema.sensitive();
+        self
+    }
+    pub fn write_only(mut self) -> Decl {
+        self.schema = self.schema.write_only();
+        self
+    }
+    pub fn replace_on_change(mut self) -> Decl {
+        self.replace_on_change = true;
+        self
+    }
+    pub fn replace_on_presence_change(mut self) -> Decl {
+        self.replace_on_presence_change = true;
+        self
+    }
+    pub fn output(mut self) -> Decl {
+        self.output = true;
+        self
+    }
+    pub fn default(mut self, value: Value) -> Decl {
+        self.default = Some(value);
+        self
+    }
+    pub fn check(mut self, check: Check) -> Decl {
+        self.check = Some(check);
+        self
+    }
+
+    /// The attributes of the objects a nested attribute holds (empty for a plain one).
+    pub fn children(&self) -> &[Decl] {
+        &self.children
+    }
+    /// How a nested attribute holds its objects; `None` for a plain attribute.
+    pub fn nesting(&self) -> Option<Nesting> {
+        self.schema.nested.as_ref().map(|n| n.nesting)
+    }
+
+    /// The attribute as Terraform's schema shows it.
+    pub fn attribute(&self) -> Attribute {
+        let mut attribute = self.schema.clone();
+        if let Some(nested) = attribute.nested.as_mut() {
+            nested.attributes = self.children.iter().map(Decl::attribute).collect();
+        }
+        attribute
+    }
+}
+
+/// A block of declared attributes as Terraform's schema shows it.
+pub fn block(description: impl Into<String>, decls: &[Decl]) -> Block {
+    Block::new(description, decls.iter().map(Decl::attribute).collect())
+}
+
+/// The declared default of `key` (null when it has none).
+pub fn default_of(decls: &[Decl], key: Key) -> Value {
+    decls.iter().find(|d| d.key == key).and_then(|d| d.default.clone()).unwrap_or_default()
+}
+
+/// The computed outputs among `decls`.
+pub fn outputs(decls: &[Decl]) -> impl Iterator<Item = Key> + '_ {
+    decls.iter().filter(|d| d.output).map(|d| d.key)
+}
