@@ -67,7 +67,7 @@ pub mod attr {
         api_server_url: computed(Type::String).describe("API server URL as this provider block reaches it.");
         liqo_version: computed(Type::String).describe(
             "Liqo version: the image tag of Deployment `liqo-controller-manager` in the Liqo namespace; null when that Deployment is not found or not readable.",
-            );
+        );
     }
 }
 

@@ -146,26 +146,26 @@ pub mod attr {
         role: computed(Type::String).describe(
             "What the peer is to this cluster: `Provider` (this cluster consumes its resources), `Consumer`, \
              `ConsumerAndProvider`, or `Unknown` (networking only, or not yet known).",
-            );
+        );
         api_server_url: computed(Type::String).describe(
             "The peer's API server URL as Liqo records it (`status.apiServerURL`): set when this cluster \
              consumes from the peer, from the control-plane identity (liqo_peer's Secret, or an Identity \
              resource); null otherwise.",
-            );
+        );
         tenant_namespace_local: computed(Type::String).describe(
             "Tenant namespace for the peer on this cluster, as Liqo records it (`status.tenantNamespace.local`). \
              Liqo fills it only from the peer's Tenant (`status.tenantNamespace`, i.e. when the peer consumes \
              from this cluster through liqo_tenant and the Tenant is not Drained) or from an Identity resource; \
              it stays null for networking-only peerings and on a consumer peered with liqo_peer, whose \
              control-plane Secret Liqo reads only for the API server URL.",
-            );
+        );
         tenant_namespace_remote: computed(Type::String).describe(
             "Tenant namespace for this cluster on the peer, as Liqo records it \
              (`status.tenantNamespace.remote`). Liqo fills it only from an Identity resource (liqoctl's \
              handshake-based peering), so it is **always null for peerings made with this provider**: \
              liqo_peer's control-plane Secret names the provider's tenant namespace in an annotation that \
              Liqo does not copy here. Use `liqo_tenant.tenant_namespace` instead.",
-            );
+        );
         networking: module("networking", "The networking module (Configuration, gateway and Connection).");
         authentication: module("authentication", "The authentication module (Tenant, identity towards the peer's API server).");
         offloading: module("offloading", "The offloading module (virtual nodes for the peer).");
@@ -174,16 +174,16 @@ pub mod attr {
              Liqo keeps by pinging it): `Established`, or `Error` while it does not answer. Null where Liqo \
              does not check (on a provider cluster, about its consumers). A read while it is not \
              `Established` also warns.",
-            );
+        );
         permanently_unreachable: computed(Type::Bool).describe(
             "True when the ForeignCluster is marked `liqo.io/foreign-cluster-permanently-unreachable` \
              (`liqoctl force unpeer`, or this provider's `permanently_unreachable_peers`).",
-            );
+        );
         healthy: computed(Type::Bool).describe(
             "True when at least one module is enabled, every enabled module is `Healthy` and Liqo does not \
              report the peer's API server unreachable. Useful in `precondition`/`postcondition` blocks and \
              `check` assertions.",
-            );
+        );
     }
 
     /// The module `name` of the peering (`status.modules.<name>`), described as `what`.
