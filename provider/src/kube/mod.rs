@@ -70,13 +70,6 @@ pub enum OpError {
     WaitsForGonePeer { object: String, holds: Box<Holds>, peer: String, peer_seen: String },
 }
 
-impl OpError {
-    /// True when the error is an HTTP 404 from the API server.
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, OpError::Api { source: kube::Error::Api(s), .. } if s.code == 404)
-    }
-}
-
 /// `Kind namespace/name` (or `Kind name` for cluster-scoped objects), the way errors name objects.
 pub fn describe<K: Resource<DynamicType = ()>>(namespace: Option<&str>, name: &str) -> String {
     match namespace {
