@@ -6,7 +6,7 @@
 //!   sources and list resources;
 //! - `resources`, `data_sources` and `list` hold one module per Terraform type; none reaches into another
 //!   layer's module of the same height: what two of them share lives below;
-//! - below them: `attributes` (each type's attributes, declared once), `cluster_api` (the lazily connected API
+//! - below them: `attributes` (each type's attributes, declared once), `import_id` (each type's import ID, declared once), `cluster_api` (the lazily connected API
 //!   of the cluster one provider block points at), `cluster_facts` (cluster ID and CIDRs, as liqoctl reads them),
 //!   `validate` (plan-time validators), `quantity` (Kubernetes resource quantities), `kube` (the only place that
 //!   applies, reads, waits for and deletes Kubernetes objects), `errors` (the only place where failures become
@@ -21,6 +21,7 @@ pub(crate) mod crypto;
 pub(crate) mod data_sources;
 pub(crate) mod errors;
 pub(crate) mod gone;
+pub(crate) mod import_id;
 pub(crate) mod kube;
 pub(crate) mod list;
 pub mod protocol;

@@ -27,7 +27,7 @@ impl Provider for LiqoProvider {
         Schema { version: 0, block: provider_block() }
     }
     fn resources(&self) -> Vec<Arc<dyn Resource>> {
-        crate::resources::all(&self.cluster)
+        crate::resources::all(&self.cluster).into_iter().map(|r| r as Arc<dyn Resource>).collect()
     }
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
         crate::data_sources::all(&self.cluster)

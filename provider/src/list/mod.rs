@@ -7,33 +7,23 @@
 //! import's reason instead, so no generated block would plan a replacement unannounced.
 use crate::cluster_api::ClusterApi;
 use crate::errors::{not_adoptable, op_diags};
+use crate::import_id::Found;
 use crate::kube::OpError;
-use crate::protocol::{Ctx, IdentitySchema, ListResource, Listed, Resource};
-use crate::resources::{consumer_key, gateway, generate, offload, peer, tenant};
+use crate::protocol::{Ctx, IdentitySchema, ListResource, Listed};
+use crate::resources::lifecycle::Managed;
 use crate::validate::Validator;
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use kube::api::Api;
-use liqo_schema::liqo::{GatewayClient, GatewayServer, NamespaceOffloading, ResourceSlice, Tenant, labels};
 use liqo_schema::tf::{Block, Diagnostics, Schema, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// Every list resource, bound to the provider block's cluster.
+/// Every list resource, bound to the provider block's cluster: one per managed type.
 pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn ListResource>> {
     listers(cluster).into_iter().map(|l| Arc::new(l) as Arc<dyn ListResource>).collect()
 }
 
 fn listers(cluster: &Arc<ClusterApi>) -> Vec<Lister> {
-    let lister = |kind: Kind, resource: Arc<dyn Resource>| Lister { kind, cluster: cluster.clone(), resource };
-    vec![
-        lister(Kind::Generate, generate::resource(cluster.clone())),
-        lister(Kind::Gateway, gateway::resource(cluster.clone())),
-        lister(Kind::Tenant, tenant::resource(cluster.clone())),
-        lister(Kind::ConsumerKey, consumer_key::resource(cluster.clone())),
-        lister(Kind::Peer, peer::resource(cluster.clone())),
-        lister(Kind::Offload, offload::resource(cluster.clone())),
-    ]
+    crate::resources::all(cluster).into_iter().map(|resource| Lister { cluster: cluster.clone(), resource }).collect()
 }
 
 /// The import IDs of every managed type's objects on the cluster, keyed by type name (for clients without
@@ -52,179 +42,17 @@ pub async fn import_ids(
     Ok(ids)
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    Generate,
-    Gateway,
-    Tenant,
-    ConsumerKey,
-    Peer,
-    Offload,
-}
-
-const TENANT_NAMESPACE: (&str, &str) = ("tenant_namespace", "Name of the tenant namespace the object lives in.");
-
-impl Kind {
-    fn identity(self) -> IdentitySchema {
-        let parts = match self {
-            Kind::Generate => vec![TENANT_NAMESPACE],
-            Kind::Gateway => {
-                vec![TENANT_NAMESPACE, ("name", "Name of the GatewayServer or GatewayClient (the peer's cluster ID).")]
-            }
-            Kind::Tenant => {
-                vec![TENANT_NAMESPACE, ("consumer_cluster_id", "Name of the Tenant: the consumer's cluster ID.")]
-            }
-            Kind::ConsumerKey => {
-                vec![TENANT_NAMESPACE, ("provider_cluster_id", "Liqo cluster ID of the provider the key is for.")]
-            }
-            Kind::Peer => vec![TENANT_NAMESPACE, ("resource_slice_name", "Name of the ResourceSlice.")],
-            Kind::Offload => vec![("namespace", "The offloaded namespace (holding NamespaceOffloading `offloading`).")],
-        };
-        IdentitySchema { parts }
-    }
-
-    /// What `remote_cluster_id` filters on, for the docs of the list block.
-    fn filter_meaning(self) -> &'static str {
-        match self {
-            Kind::Generate => "tenant namespaces for that peer",
-            Kind::Gateway => "the gateway to that peer",
-            Kind::Tenant => "the Tenant of that consumer",
-            Kind::ConsumerKey => "the key for that provider",
-            Kind::Peer => "ResourceSlices asking that provider",
-            Kind::Offload => "namespaces offloaded to that provider",
-        }
-    }
-}
-
 struct Lister {
-    kind: Kind,
     cluster: Arc<ClusterApi>,
-    resource: Arc<dyn Resource>,
-}
-
-/// One object found: its import ID and what `terraform query` shows.
-struct Found {
-    id: String,
-    display_name: String,
-}
-
-fn found(id: String, what: &str, peer: Option<&str>) -> Found {
-    let display_name = match peer {
-        Some(peer) => format!("{what} {id} (peer {peer})"),
-        None => format!("{what} {id}"),
-    };
-    Found { id, display_name }
-}
-
-fn label<'a>(meta: &'a kube::api::ObjectMeta, key: &str) -> Option<&'a str> {
-    meta.labels.as_ref()?.get(key).map(String::as_str)
-}
-
-fn namespaced_id(meta: &kube::api::ObjectMeta) -> String {
-    format!("{}/{}", meta.namespace.as_deref().unwrap_or_default(), meta.name.as_deref().unwrap_or_default())
+    resource: Arc<dyn Managed>,
 }
 
 impl Lister {
-    /// The objects of this kind in the cluster, for one peer when `remote` is set, sorted by ID so the generated
+    /// The objects of this type in the cluster, for one peer when `remote` is set, sorted by ID so the generated
     /// names (`<list name>_<index>`) are stable from one query to the next.
     async fn find(&self, ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
-        let by_peer = |base: &str, key: &str| match remote {
-            Some(r) => format!("{base},{key}={r}"),
-            None => base.to_string(),
-        };
-        let mut out = match self.kind {
-            Kind::Generate => {
-                let api: Api<Namespace> = Api::all(client);
-                let selector = by_peer(labels::TENANT_NAMESPACE, labels::REMOTE_CLUSTER_ID);
-                crate::kube::list(ctx, &api, &selector)
-                    .await?
-                    .iter()
-                    .map(|ns| {
-                        let name = ns.metadata.name.clone().unwrap_or_default();
-                        found(name, "tenant namespace", label(&ns.metadata, labels::REMOTE_CLUSTER_ID))
-                    })
-                    .collect()
-            }
-            Kind::Gateway => {
-                let selector = by_peer(labels::REMOTE_CLUSTER_ID, labels::REMOTE_CLUSTER_ID);
-                let servers: Api<GatewayServer> = Api::all(client.clone());
-                let clients: Api<GatewayClient> = Api::all(client);
-                let mut all: Vec<Found> = crate::kube::list(ctx, &servers, &selector)
-                    .await?
-                    .iter()
-                    .map(|g| {
-                        found(
-                            namespaced_id(&g.metadata),
-                            "GatewayServer",
-                            label(&g.metadata, labels::REMOTE_CLUSTER_ID),
-                        )
-                    })
-                    .collect();
-                all.extend(crate::kube::list(ctx, &clients, &selector).await?.iter().map(|g| {
-                    found(namespaced_id(&g.metadata), "GatewayClient", label(&g.metadata, labels::REMOTE_CLUSTER_ID))
-                }));
-                all
-            }
-            Kind::Tenant => {
-                let api: Api<Tenant> = Api::all(client);
-                crate::kube::list(ctx, &api, "")
-                    .await?
-                    .iter()
-                    .filter(|t| remote.is_none_or(|r| t.spec.cluster_id.as_deref() == Some(r)))
-                    .map(|t| found(namespaced_id(&t.metadata), "Tenant", t.spec.cluster_id.as_deref()))
-                    .collect()
-            }
-            Kind::ConsumerKey => {
-                // Only the key Secrets this provider made: a peering made by `liqoctl peer` has none (Liqo keeps
-                // its key in `authentication-keys`, which no liqo_consumer_key owns).
-                let api: Api<Secret> = Api::all(client);
-                let base =
-                    format!("{},{}={}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY, crate::kube::FIELD_MANAGER);
-                crate::kube::list(ctx, &api, &by_peer(&base, labels::REMOTE_CLUSTER_ID))
-                    .await?
-                    .iter()
-                    .filter_map(|secret| {
-                        let provider = label(&secret.metadata, labels::REMOTE_CLUSTER_ID)?;
-                        (secret.metadata.name.as_deref() == Some(consumer_key::key_secret_name(provider).as_str()))
-                            .then(|| {
-                                let ns = secret.metadata.namespace.as_deref().unwrap_or_default();
-                                found(format!("{ns}/{provider}"), "key Secret", Some(provider))
-                            })
-                    })
-                    .collect()
-            }
-            Kind::Peer => {
-                // Only the consumer's own slices: the provider's replicated copies carry `liqo.io/replicated`.
-                let api: Api<ResourceSlice> = Api::all(client);
-                let selector = by_peer(&format!("{}={}", labels::REPLICATION, labels::TRUE), labels::REMOTE_ID);
-                crate::kube::list(ctx, &api, &selector)
-                    .await?
-                    .iter()
-                    .map(|rs| {
-                        found(namespaced_id(&rs.metadata), "ResourceSlice", label(&rs.metadata, labels::REMOTE_ID))
-                    })
-                    .collect()
-            }
-            Kind::Offload => {
-                let api: Api<NamespaceOffloading> = Api::all(client);
-                crate::kube::list(ctx, &api, "")
-                    .await?
-                    .iter()
-                    .filter(|o| o.metadata.name.as_deref() == Some(labels::NAMESPACE_OFFLOADING_NAME))
-                    // Liqo keys the per-cluster conditions by NamespaceMap, which it names after the peer.
-                    .filter(|o| {
-                        remote.is_none_or(|r| {
-                            o.status
-                                .as_ref()
-                                .and_then(|s| s.remote_namespaces_conditions.as_ref())
-                                .is_some_and(|c| c.contains_key(r))
-                        })
-                    })
-                    .map(|o| found(o.metadata.namespace.clone().unwrap_or_default(), "offloaded namespace", None))
-                    .collect()
-            }
-        };
-        out.sort_by(|a: &Found, b: &Found| a.id.cmp(&b.id));
+        let mut out = self.resource.find(ctx, client, remote).await?;
+        out.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(out)
     }
 
@@ -269,14 +97,20 @@ impl ListResource for Lister {
                      parts of the import ID). Objects import would refuse are left out, with a warning saying \
                      why. See the guide \"Adopting peerings made with liqoctl\".",
                     self.resource.type_name(),
-                    self.kind.identity().parts.iter().map(|(n, _)| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+                    self.resource
+                        .import_id()
+                        .parts
+                        .iter()
+                        .map(|(n, _)| format!("`{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 attr::declared()
                     .into_iter()
                     .map(|d| {
                         let text = format!(
                             "Liqo cluster ID of one peer: list only {}. Omit it to list them all.",
-                            self.kind.filter_meaning()
+                            self.resource.listed_for_peer()
                         );
                         d.describe(text).attribute()
                     })
@@ -286,7 +120,7 @@ impl ListResource for Lister {
     }
 
     fn identity(&self) -> IdentitySchema {
-        self.kind.identity()
+        self.resource.import_id().identity()
     }
 
     fn validate(&self, config: &Value) -> Diagnostics {
@@ -317,30 +151,35 @@ impl ListResource for Lister {
 mod tests {
     use super::*;
 
+    fn identity(type_name: &str) -> IdentitySchema {
+        let types = crate::resources::all(&Arc::new(ClusterApi::default()));
+        types.iter().find(|t| t.type_name() == type_name).expect("a managed type").import_id().identity()
+    }
+
     #[test]
     fn identities_name_the_parts_of_each_import_id() {
         let cases = [
-            (Kind::Generate, "liqo-tenant-rome", vec![("tenant_namespace", "liqo-tenant-rome")]),
-            (Kind::Gateway, "liqo-tenant-rome/rome", vec![("tenant_namespace", "liqo-tenant-rome"), ("name", "rome")]),
+            ("liqo_generate", "liqo-tenant-rome", vec![("tenant_namespace", "liqo-tenant-rome")]),
+            ("liqo_gateway", "liqo-tenant-rome/rome", vec![("tenant_namespace", "liqo-tenant-rome"), ("name", "rome")]),
             (
-                Kind::Tenant,
+                "liqo_tenant",
                 "liqo-tenant-rome/rome",
                 vec![("tenant_namespace", "liqo-tenant-rome"), ("consumer_cluster_id", "rome")],
             ),
             (
-                Kind::Peer,
+                "liqo_peer",
                 "liqo-tenant-milan/milan",
                 vec![("tenant_namespace", "liqo-tenant-milan"), ("resource_slice_name", "milan")],
             ),
             (
-                Kind::ConsumerKey,
+                "liqo_consumer_key",
                 "liqo-tenant-milan/milan",
                 vec![("tenant_namespace", "liqo-tenant-milan"), ("provider_cluster_id", "milan")],
             ),
-            (Kind::Offload, "demo", vec![("namespace", "demo")]),
+            ("liqo_offload", "demo", vec![("namespace", "demo")]),
         ];
         for (kind, id, parts) in cases {
-            let identity = kind.identity();
+            let identity = identity(kind);
             let value = identity.of_id(id);
             assert_eq!(value, Value::object(parts.into_iter().map(|(k, v)| (k, Value::string(v)))), "{kind:?}");
             assert_eq!(identity.import_id(&value).unwrap(), id, "{kind:?} round trip");
@@ -349,7 +188,7 @@ mod tests {
 
     #[test]
     fn an_id_of_another_shape_has_no_identity_and_a_partial_identity_no_id() {
-        let peer = Kind::Peer.identity();
+        let peer = identity("liqo_peer");
         assert!(peer.of_id("only-a-namespace").is_null());
         assert!(peer.of_id("a/b/c").is_null());
         assert!(peer.of_id("a/").is_null());

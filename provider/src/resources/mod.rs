@@ -1,7 +1,7 @@
 //! One folder per managed resource type (schema, plan rules, objects, operations, tests), each served through the
 //! one lifecycle driver in `lifecycle/`.
 use crate::cluster_api::ClusterApi;
-use crate::protocol::Resource;
+use lifecycle::{Driven, Managed};
 use std::sync::Arc;
 
 pub mod consumer_key;
@@ -12,14 +12,15 @@ pub mod offload;
 pub mod peer;
 pub mod tenant;
 
-/// Every managed resource type of the provider, bound to the provider block's cluster.
-pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn Resource>> {
+/// Every managed resource type of the provider, bound to the provider block's cluster: the one list of types. The
+/// provider serves each as a resource and as a list resource, and `liqo_import_ids` lists each one's objects.
+pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn Managed>> {
     vec![
-        generate::resource(cluster.clone()),
-        gateway::resource(cluster.clone()),
-        consumer_key::resource(cluster.clone()),
-        tenant::resource(cluster.clone()),
-        peer::resource(cluster.clone()),
-        offload::resource(cluster.clone()),
+        Driven::<generate::Generate>::managed(cluster.clone()),
+        Driven::<gateway::Gateway>::managed(cluster.clone()),
+        Driven::<consumer_key::ConsumerKey>::managed(cluster.clone()),
+        Driven::<tenant::LiqoTenant>::managed(cluster.clone()),
+        Driven::<peer::Peer>::managed(cluster.clone()),
+        Driven::<offload::OffloadResource>::managed(cluster.clone()),
     ]
 }

@@ -15,8 +15,6 @@
 use std::sync::Arc;
 
 use crate::cluster_api::ClusterApi;
-use crate::protocol::Resource;
-use crate::resources::lifecycle::Driven;
 
 mod objects;
 mod operations;
@@ -29,9 +27,4 @@ pub use objects::{PRIVATE_KEY, key_secret_name};
 
 pub struct ConsumerKey {
     cluster: Arc<ClusterApi>,
-}
-
-/// `liqo_consumer_key` as the protocol layer serves it.
-pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
-    Driven::<ConsumerKey>::resource(cluster)
 }

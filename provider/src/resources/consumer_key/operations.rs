@@ -15,10 +15,11 @@ use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::read_cluster_id;
 use crate::crypto;
+use crate::import_id::{Found, ImportId, by_peer, label};
+use crate::kube::OpError;
 use crate::kube::is_terminating;
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command};
-use crate::validate::check_dns_label;
 
 impl ConsumerKey {
     /// The key Secret's CSR and common name, if the Secret is there and sound.
@@ -40,6 +41,16 @@ impl Lifecycle for ConsumerKey {
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(120));
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const IMPORT_ID: ImportId = ImportId {
+        parts: &[
+            ("tenant_namespace", "Name of the tenant namespace the object lives in."),
+            ("provider_cluster_id", "Liqo cluster ID of the provider the key is for."),
+        ],
+        attributes: &[attr::tenant_namespace, attr::provider_cluster_id],
+        example: "liqo-tenant-milan/milan",
+        names: "the tenant namespace on this consumer cluster and the provider the key is for",
+    };
+    const LISTED_FOR_PEER: &'static str = "the key for that provider";
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::provider_cluster_id);
     const OBJECTS: &'static str =
@@ -90,20 +101,28 @@ impl Lifecycle for ConsumerKey {
         })
     }
 
+    /// Only the key Secrets this provider made: a peering made by `liqoctl peer` has none (Liqo keeps its key in
+    /// `authentication-keys`, which no liqo_consumer_key owns).
+    async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
+        let api: Api<Secret> = Api::all(client);
+        let base = format!("{},{}={}", labels::REMOTE_CLUSTER_ID, labels::MANAGED_BY, crate::kube::FIELD_MANAGER);
+        Ok(crate::kube::list(ctx, &api, &by_peer(&base, labels::REMOTE_CLUSTER_ID, remote))
+            .await?
+            .iter()
+            .filter_map(|secret| {
+                let provider = label(&secret.metadata, labels::REMOTE_CLUSTER_ID)?;
+                (secret.metadata.name.as_deref() == Some(key_secret_name(provider).as_str())).then(|| {
+                    let ns = secret.metadata.namespace.as_deref().unwrap_or_default();
+                    Found::new(format!("{ns}/{provider}"), "key Secret", Some(provider))
+                })
+            })
+            .collect())
+    }
+
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
         let type_name = Self::TYPE_NAME;
-        let bad = |why: &str| {
-            Diagnostic::error(
-                format!("Invalid import ID for {type_name}"),
-                format!(
-                    "`{id}` {why}. The import ID is `<tenant_namespace>/<provider_cluster_id>`, e.g. `liqo-tenant-milan/milan`."
-                ),
-            )
-        };
-        let (ns, provider) = id.split_once('/').ok_or_else(|| bad("has no `/`"))?;
-        for part in [ns, provider] {
-            check_dns_label(part).map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
-        }
+        let [ns, provider] = Self::IMPORT_ID.parse(type_name, id)?;
+        let (ns, provider) = (ns.as_str(), provider.as_str());
         let (csr, cluster_id) = self.sound_secret(ctx, ns, provider).await?.ok_or_else(|| {
             Diagnostic::error(
                 format!("Cannot import {type_name} {id}"),

@@ -10,13 +10,7 @@ pub const RULES: PlanRules = PlanRules { repair_missing_in_place: false, default
 
 /// `id` and `key_secret_name` follow from the inputs.
 pub fn refine(plan: &mut Plan) {
-    let (ns, provider) =
-        (plan.planned.get(attr::tenant_namespace).clone(), plan.planned.get(attr::provider_cluster_id).clone());
-    let id = match (ns.as_str(), provider.as_str()) {
-        (Some(ns), Some(p)) => Value::string(format!("{ns}/{p}")),
-        _ => Value::Unknown,
-    };
-    plan.planned.set(attr::id, id);
+    let provider = plan.planned.get(attr::provider_cluster_id).clone();
     plan.planned.set(
         attr::key_secret_name,
         provider.as_str().map(|p| Value::string(key_secret_name(p))).unwrap_or(Value::Unknown),

@@ -24,8 +24,6 @@
 use std::sync::Arc;
 
 use crate::cluster_api::ClusterApi;
-use crate::protocol::Resource;
-use crate::resources::lifecycle::Driven;
 
 mod objects;
 mod operations;
@@ -37,9 +35,4 @@ mod tests;
 
 pub struct Gateway {
     cluster: Arc<ClusterApi>,
-}
-
-/// `liqo_gateway` as the protocol layer serves it.
-pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
-    Driven::<Gateway>::resource(cluster)
 }

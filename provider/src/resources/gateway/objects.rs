@@ -13,11 +13,9 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{AttributePath, Diagnostic, Key, Value};
 
-use super::plan::id_of;
 use super::schema::attr;
 use super::status::status_value;
 use crate::resources::lifecycle::TIMEOUTS;
-use crate::validate;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerSpec {
@@ -419,7 +417,7 @@ pub fn fill_outputs(planned: &Value, out: &Outputs) -> Value {
         state.set(attr::connection_status, Value::string(out.connection_status.clone()));
     }
     if state.get(attr::id).is_unknown() {
-        let id = id_of(state.get(attr::tenant_namespace), state.get(attr::remote_cluster_id));
+        let id = <super::Gateway as crate::resources::lifecycle::Lifecycle>::IMPORT_ID.value(&state);
         state.set(attr::id, id);
     }
     unknown_as_null(&state)
@@ -427,20 +425,4 @@ pub fn fill_outputs(planned: &Value, out: &Outputs) -> Value {
 
 pub fn kind_of(state: &Value) -> Kind {
     if state.get(attr::server).is_null() { Kind::Client } else { Kind::Server }
-}
-
-pub fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
-    let bad = || {
-        Diagnostic::error(
-            "Invalid import ID for liqo_gateway",
-            format!(
-                "`{id}` is not `<tenant_namespace>/<gateway name>` (the gateway name is the peer's cluster ID), e.g. `liqo-tenant-rome/rome`."
-            ),
-        )
-    };
-    let (ns, name) = id.split_once('/').ok_or_else(bad)?;
-    if validate::check_dns_label(ns).is_err() || validate::check_dns_label(name).is_err() || name.contains('/') {
-        return Err(bad());
-    }
-    Ok((ns.to_string(), name.to_string()))
 }

@@ -16,8 +16,7 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{Diagnostic, Value};
 
 use super::objects::{
-    GatewayObj, GatewaySpec, Kind, Observed, Outputs, Role, fill_outputs, kind_of, parse_import_id,
-    state_from_observed, unknown_as_null,
+    GatewayObj, GatewaySpec, Kind, Observed, Outputs, Role, fill_outputs, kind_of, state_from_observed, unknown_as_null,
 };
 use super::schema::attr;
 use super::status::{
@@ -27,6 +26,7 @@ use super::status::{
 use super::{Gateway, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
+use crate::import_id::{Found, ImportId, by_peer, label, namespaced_id};
 use crate::kube::events::{regarding, warnings_about};
 use crate::kube::{OpError, WaitTarget};
 use crate::protocol::Ctx;
@@ -515,6 +515,16 @@ impl Lifecycle for Gateway {
     };
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const IMPORT_ID: ImportId = ImportId {
+        parts: &[
+            ("tenant_namespace", "Name of the tenant namespace the object lives in."),
+            ("name", "Name of the GatewayServer or GatewayClient (the peer's cluster ID)."),
+        ],
+        attributes: &[attr::tenant_namespace, attr::remote_cluster_id],
+        example: "liqo-tenant-rome/rome",
+        names: "the namespace and name of the GatewayServer or GatewayClient, named after the peer's cluster ID",
+    };
+    const LISTED_FOR_PEER: &'static str = "the gateway to that peer";
     const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::remote_cluster_id);
@@ -587,8 +597,27 @@ impl Lifecycle for Gateway {
         Ok(state_from_observed(state, &obs, ns, name).into())
     }
 
+    async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
+        let selector = by_peer(labels::REMOTE_CLUSTER_ID, labels::REMOTE_CLUSTER_ID, remote);
+        let servers: Api<GatewayServer> = Api::all(client.clone());
+        let clients: Api<GatewayClient> = Api::all(client);
+        let peer = |m: &kube::api::ObjectMeta| label(m, labels::REMOTE_CLUSTER_ID).map(str::to_string);
+        let mut all: Vec<Found> = crate::kube::list(ctx, &servers, &selector)
+            .await?
+            .iter()
+            .map(|g| Found::new(namespaced_id(&g.metadata), "GatewayServer", peer(&g.metadata).as_deref()))
+            .collect();
+        all.extend(
+            crate::kube::list(ctx, &clients, &selector)
+                .await?
+                .iter()
+                .map(|g| Found::new(namespaced_id(&g.metadata), "GatewayClient", peer(&g.metadata).as_deref())),
+        );
+        Ok(all)
+    }
+
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
-        let (ns, name) = parse_import_id(id)?;
+        let [ns, name] = Self::IMPORT_ID.parse(Self::TYPE_NAME, id)?;
         let apis = self.apis(&ns).await?;
         let mut found = None;
         for kind in [Kind::Server, Kind::Client] {

@@ -15,13 +15,6 @@ pub const RULES: PlanRules = PlanRules { repair_missing_in_place: false, default
 const SERVER_RECREATE_FIELDS: [Key; 4] =
     [server::service_type, server::port, server::node_port, server::load_balancer_ip];
 
-pub fn id_of(namespace: &Value, remote: &Value) -> Value {
-    match (namespace.as_str(), remote.as_str()) {
-        (Some(ns), Some(r)) => Value::string(format!("{ns}/{r}")),
-        _ => Value::Unknown,
-    }
-}
-
 /// The server's Service shape changed: Liqo needs a new GatewayServer (and the endpoint may move).
 pub fn server_needs_recreate(prior: &Value, planned: &Value) -> bool {
     let (p, n) = (prior.get(attr::server), planned.get(attr::server));
@@ -53,9 +46,6 @@ pub fn defaults(plan: &mut Plan) {
 
 pub fn refine(plan: &mut Plan) {
     if plan.fresh() {
-        // Known as soon as its inputs are; the rules left every output unknown on a new gateway.
-        let id = id_of(plan.planned.get(attr::tenant_namespace), plan.planned.get(attr::remote_cluster_id));
-        plan.planned.set(attr::id, id);
         // A client has no endpoint; `server` may itself be unknown, then so are the outputs.
         let endpoint = if plan.planned.get(attr::server).is_null() { Value::Null } else { Value::Unknown };
         plan.planned.set(attr::endpoint_addresses, endpoint.clone());

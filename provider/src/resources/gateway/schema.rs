@@ -25,7 +25,7 @@ pub mod attr {
     use crate::attributes::*;
 
     attributes! {
-        id: computed(Type::String).output().describe("`<tenant_namespace>/<remote_cluster_id>`: namespace and name of the gateway object (also the import ID).");
+        id: computed(Type::String).describe("`<tenant_namespace>/<remote_cluster_id>`: namespace and name of the gateway object (also the import ID).");
         tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Tenant namespace for the peer on this cluster (liqo_generate's `tenant_namespace`). All objects live there. Changing it replaces the resource.",
         );
@@ -73,118 +73,118 @@ pub mod attr {
         use super::*;
 
         attributes! {
-            service_type: optional_computed(Type::String).default(Value::string(DEFAULT_SERVICE_TYPE)).check(Check::OneOf(SERVICE_TYPES)).describe(format!(
-                "How the gateway is exposed: `NodePort`, `LoadBalancer` or `ClusterIP` (default `{DEFAULT_SERVICE_TYPE}`, as liqoctl). Changing it recreates the GatewayServer (new endpoint) inside the update."
-            ));
-            port: optional_computed(Type::Number).default(Value::Number(DEFAULT_SERVER_PORT as f64)).check(Check::Port(1..=65535)).describe(format!(
-                "WireGuard listen port and Service port (default `{DEFAULT_SERVER_PORT}`). Changing it recreates the GatewayServer inside the update."
-            ));
-            node_port: optional(Type::Number).check(Check::Port(NODE_PORT_RANGE)).describe(
-                "Fixed NodePort (30000–32767) for `NodePort` or `LoadBalancer` services, making the endpoint predictable. Changing it recreates the GatewayServer inside the update.",
-            );
-            load_balancer_ip: optional(Type::String).describe(
-                "Fixed load-balancer IP for `LoadBalancer` services. Changing it recreates the GatewayServer inside the update.",
-            );
-            service_annotations: optional(Type::map(Type::String)).describe(
-                "Annotations for the gateway's Service, e.g. cloud load-balancer settings (Liqo 1.2.0 or later). Updated in place.",
-            );
-            service_labels: optional(Type::map(Type::String))
-                .describe("Labels for the gateway's Service (Liqo 1.2.0 or later). Updated in place.");
-                }
-                }
+        service_type: optional_computed(Type::String).default(Value::string(DEFAULT_SERVICE_TYPE)).check(Check::OneOf(SERVICE_TYPES)).describe(format!(
+            "How the gateway is exposed: `NodePort`, `LoadBalancer` or `ClusterIP` (default `{DEFAULT_SERVICE_TYPE}`, as liqoctl). Changing it recreates the GatewayServer (new endpoint) inside the update."
+        ));
+        port: optional_computed(Type::Number).default(Value::Number(DEFAULT_SERVER_PORT as f64)).check(Check::Port(1..=65535)).describe(format!(
+            "WireGuard listen port and Service port (default `{DEFAULT_SERVER_PORT}`). Changing it recreates the GatewayServer inside the update."
+        ));
+        node_port: optional(Type::Number).check(Check::Port(NODE_PORT_RANGE)).describe(
+            "Fixed NodePort (30000–32767) for `NodePort` or `LoadBalancer` services, making the endpoint predictable. Changing it recreates the GatewayServer inside the update.",
+        );
+        load_balancer_ip: optional(Type::String).describe(
+            "Fixed load-balancer IP for `LoadBalancer` services. Changing it recreates the GatewayServer inside the update.",
+        );
+        service_annotations: optional(Type::map(Type::String)).describe(
+            "Annotations for the gateway's Service, e.g. cloud load-balancer settings (Liqo 1.2.0 or later). Updated in place.",
+        );
+        service_labels: optional(Type::map(Type::String))
+            .describe("Labels for the gateway's Service (Liqo 1.2.0 or later). Updated in place.");
+            }
+    }
 
-            /// The WireGuard client's settings.
-                pub mod client {
-                use super::*;
+    /// The WireGuard client's settings.
+    pub mod client {
+        use super::*;
 
-                attributes! {
-            addresses: required(Type::list(Type::String)).describe(
-                "Addresses (IPs or host names) of the server's endpoint; Liqo dials the first. Usually the server's `endpoint_addresses`. Updated in place.",
-            );
-            port: required(Type::Number).check(Check::Port(1..=65535))
-                .describe("Port of the server's endpoint, usually the server's `endpoint_port`. Updated in place.");
-            protocol: optional_computed(Type::String).default(Value::string(DEFAULT_PROTOCOL)).describe(format!(
-                "Transport of the endpoint: only `{DEFAULT_PROTOCOL}` (the default), because Liqo's WireGuard server listens on UDP only (its gateway Service template exposes a UDP port); `TCP` is refused at plan time. Updated in place."
-            ));
-                }
-                }
-                }
+        attributes! {
+        addresses: required(Type::list(Type::String)).describe(
+            "Addresses (IPs or host names) of the server's endpoint; Liqo dials the first. Usually the server's `endpoint_addresses`. Updated in place.",
+        );
+        port: required(Type::Number).check(Check::Port(1..=65535))
+            .describe("Port of the server's endpoint, usually the server's `endpoint_port`. Updated in place.");
+        protocol: optional_computed(Type::String).default(Value::string(DEFAULT_PROTOCOL)).describe(format!(
+            "Transport of the endpoint: only `{DEFAULT_PROTOCOL}` (the default), because Liqo's WireGuard server listens on UDP only (its gateway Service template exposes a UDP port); `TCP` is refused at plan time. Updated in place."
+        ));
+            }
+    }
+}
 
-                pub const DESCRIPTION: &str = "Network half of a Liqo peering on one cluster: the peer's CIDRs (Configuration), the peer's WireGuard public key (PublicKey) and a WireGuard gateway (GatewayServer or GatewayClient) in the tenant namespace. The server waits for its endpoint; the client waits for the tunnel to be `Connected`.";
+pub const DESCRIPTION: &str = "Network half of a Liqo peering on one cluster: the peer's CIDRs (Configuration), the peer's WireGuard public key (PublicKey) and a WireGuard gateway (GatewayServer or GatewayClient) in the tenant namespace. The server waits for its endpoint; the client waits for the tunnel to be `Connected`.";
 
-            /// Non-empty lists, the key Secret's name, the MTU, exactly one role, and the Service and transport each role can
-            /// use.
-                pub fn validate(c: &mut Validator<'_>) {
-                let config = c.config;
-                let pods = config.get(attr::remote_pod_cidrs);
-                if matches!(pods, Value::List(v) if v.is_empty()) {
-                c.error(
-                attr::remote_pod_cidrs.path(),
-                "No pod CIDR for `remote_pod_cidrs`",
-                "Give at least one pod CIDR of the peer (the peer's liqo_generate `pod_cidrs`).",
-            );
-                }
-                secret_name(c, attr::key_secret_name);
-                whole_number(c, attr::mtu, MTU_RANGE, "WireGuard MTU");
+/// Non-empty lists, the key Secret's name, the MTU, exactly one role, and the Service and transport each role can
+/// use.
+pub fn validate(c: &mut Validator<'_>) {
+    let config = c.config;
+    let pods = config.get(attr::remote_pod_cidrs);
+    if matches!(pods, Value::List(v) if v.is_empty()) {
+        c.error(
+            attr::remote_pod_cidrs.path(),
+            "No pod CIDR for `remote_pod_cidrs`",
+            "Give at least one pod CIDR of the peer (the peer's liqo_generate `pod_cidrs`).",
+        );
+    }
+    secret_name(c, attr::key_secret_name);
+    whole_number(c, attr::mtu, MTU_RANGE, "WireGuard MTU");
 
-                let (server, client) = (config.get(attr::server), config.get(attr::client));
-                let known_null = |v: &Value| v.is_null();
-                let known_set = |v: &Value| !v.is_null() && !v.is_unknown();
-                if known_null(server) && known_null(client) {
-                c.error(
+    let (server, client) = (config.get(attr::server), config.get(attr::client));
+    let known_null = |v: &Value| v.is_null();
+    let known_set = |v: &Value| !v.is_null() && !v.is_unknown();
+    if known_null(server) && known_null(client) {
+        c.error(
                 attr::server.path(),
                 "One of `server` and `client` is required",
                 "Set `server = { … }` on the cluster that exposes the WireGuard endpoint (usually the provider) or `client = { … }` on the cluster that dials it (usually the consumer).",
             );
-                }
-                if known_set(server) && known_set(client) {
-                c.error(
-                attr::client.path(),
-                "Only one of `server` and `client` may be set",
-                "A tenant namespace holds exactly one Liqo gateway: keep `server` on one cluster and `client` on its peer.",
-            );
-                }
+    }
+    if known_set(server) && known_set(client) {
+        c.error(
+            attr::client.path(),
+            "Only one of `server` and `client` may be set",
+            "A tenant namespace holds exactly one Liqo gateway: keep `server` on one cluster and `client` on its peer.",
+        );
+    }
 
-                use attr::{client as c_, server as s_};
-                let service_type = server.get(s_::service_type);
-                // An unset type means the default (LoadBalancer); an unknown one cannot be checked yet.
-                let effective_type = if service_type.is_null() { Some(DEFAULT_SERVICE_TYPE) } else { service_type.as_str() };
-                if !server.get(s_::node_port).is_null() && effective_type == Some("ClusterIP") {
-                c.error(
+    use attr::{client as c_, server as s_};
+    let service_type = server.get(s_::service_type);
+    // An unset type means the default (LoadBalancer); an unknown one cannot be checked yet.
+    let effective_type = if service_type.is_null() { Some(DEFAULT_SERVICE_TYPE) } else { service_type.as_str() };
+    if !server.get(s_::node_port).is_null() && effective_type == Some("ClusterIP") {
+        c.error(
                 attr::server.path().attr(s_::node_port),
                 "`server.node_port` needs a NodePort or LoadBalancer service",
                 "A ClusterIP Service has no node port. Set `service_type = \"NodePort\"` (or `LoadBalancer`), or remove `node_port`.",
             );
-                }
-                let lb_ip = server.get(s_::load_balancer_ip);
-                if let Some(ip) = lb_ip.as_str()
-                && ip.parse::<std::net::IpAddr>().is_err()
-                {
-                c.error(
-                attr::server.path().attr(s_::load_balancer_ip),
-                "Invalid IP address for `server.load_balancer_ip`",
-                format!("`{ip}` is not an IPv4 or IPv6 address."),
-            );
-                }
-                if !lb_ip.is_null() && effective_type.is_some_and(|t| t != "LoadBalancer") {
-                c.error(
-                attr::server.path().attr(s_::load_balancer_ip),
-                "`server.load_balancer_ip` needs a LoadBalancer service",
-                "Set `service_type = \"LoadBalancer\"`, or remove `load_balancer_ip`.",
-            );
-                }
+    }
+    let lb_ip = server.get(s_::load_balancer_ip);
+    if let Some(ip) = lb_ip.as_str()
+        && ip.parse::<std::net::IpAddr>().is_err()
+    {
+        c.error(
+            attr::server.path().attr(s_::load_balancer_ip),
+            "Invalid IP address for `server.load_balancer_ip`",
+            format!("`{ip}` is not an IPv4 or IPv6 address."),
+        );
+    }
+    if !lb_ip.is_null() && effective_type.is_some_and(|t| t != "LoadBalancer") {
+        c.error(
+            attr::server.path().attr(s_::load_balancer_ip),
+            "`server.load_balancer_ip` needs a LoadBalancer service",
+            "Set `service_type = \"LoadBalancer\"`, or remove `load_balancer_ip`.",
+        );
+    }
 
-                let addresses = client.get(c_::addresses);
-                if matches!(addresses, Value::List(v) if v.is_empty()) {
-                c.error(
-                attr::client.path().attr(c_::addresses),
-                "No address for `client.addresses`",
-                "Give the server's endpoint address (usually the server's `endpoint_addresses`).",
-            );
-                }
-                for (i, a) in addresses.elements().iter().enumerate() {
-                if a.as_str().is_some_and(|s| s.trim().is_empty()) {
-                c.error(
+    let addresses = client.get(c_::addresses);
+    if matches!(addresses, Value::List(v) if v.is_empty()) {
+        c.error(
+            attr::client.path().attr(c_::addresses),
+            "No address for `client.addresses`",
+            "Give the server's endpoint address (usually the server's `endpoint_addresses`).",
+        );
+    }
+    for (i, a) in addresses.elements().iter().enumerate() {
+        if a.as_str().is_some_and(|s| s.trim().is_empty()) {
+            c.error(
                 attr::client.path().attr(c_::addresses).index(i as i64),
                 "Empty address in `client.addresses`",
                 "Each address must be an IP or host name of the server's endpoint.",

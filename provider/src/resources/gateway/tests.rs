@@ -14,8 +14,7 @@ use serde_json::json;
 
 use super::Gateway;
 use super::objects::{
-    GatewayObj, GatewaySpec, Observed, Outputs, Role, fill_outputs, parse_import_id, state_from_observed,
-    unknown_as_null,
+    GatewayObj, GatewaySpec, Observed, Outputs, Role, fill_outputs, state_from_observed, unknown_as_null,
 };
 use super::plan::server_needs_recreate;
 use super::schema::attr;
@@ -27,6 +26,12 @@ use crate::attributes::Key;
 use crate::kube::{OpError, Verdict};
 use crate::resources::lifecycle::Plan;
 use crate::resources::lifecycle::TIMEOUTS;
+
+/// The type's import ID, as its import parses it.
+fn parse_import_id(id: &str) -> Result<[String; 2], liqo_schema::tf::Diagnostic> {
+    use crate::resources::lifecycle::Lifecycle;
+    super::Gateway::IMPORT_ID.parse(super::Gateway::TYPE_NAME, id)
+}
 
 /// The schema Terraform sees.
 fn schema() -> liqo_schema::tf::Schema {
@@ -559,10 +564,10 @@ fn empty_service_maps_keep_the_configured_form() {
 
 #[test]
 fn import_ids() {
-    assert_eq!(parse_import_id("liqo-tenant-rome/rome").unwrap(), ("liqo-tenant-rome".into(), "rome".into()));
+    assert_eq!(parse_import_id("liqo-tenant-rome/rome").unwrap(), ["liqo-tenant-rome", "rome"]);
     for bad in ["rome", "a/b/c", "/rome", "ns/", "NS/rome"] {
         let d = parse_import_id(bad).unwrap_err();
-        assert!(d.detail.contains("<tenant_namespace>/<gateway name>"), "{bad}");
+        assert!(d.detail.contains("<tenant_namespace>/<name>"), "{bad}");
     }
 }
 

@@ -31,8 +31,6 @@
 use std::sync::Arc;
 
 use crate::cluster_api::ClusterApi;
-use crate::protocol::Resource;
-use crate::resources::lifecycle::Driven;
 
 mod objects;
 mod operations;
@@ -45,9 +43,4 @@ mod tests;
 
 pub struct Generate {
     cluster: Arc<ClusterApi>,
-}
-
-/// `liqo_generate` as the protocol layer serves it.
-pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
-    Driven::<Generate>::resource(cluster)
 }

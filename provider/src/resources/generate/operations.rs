@@ -21,10 +21,10 @@ use super::{Generate, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::ClusterFacts;
+use crate::import_id::{Found, ImportId, by_peer, label};
 use crate::kube::{OpError, created_by_provider};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command};
-use crate::validate::check_dns_label;
 
 /// The warning the plan shows when the key Secret is gone or holds another pair: what the next apply will do.
 pub(super) fn key_pair_lost(namespace: &str) -> Diagnostic {
@@ -207,6 +207,13 @@ impl Lifecycle for Generate {
     };
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const IMPORT_ID: ImportId = ImportId {
+        parts: &[("tenant_namespace", "Name of the tenant namespace the object lives in.")],
+        attributes: &[attr::tenant_namespace],
+        example: "liqo-tenant-rome",
+        names: "the tenant namespace",
+    };
+    const LISTED_FOR_PEER: &'static str = "tenant namespaces for that peer";
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::remote_cluster_id);
     const OBJECTS: &'static str = "the tenant Namespace and its WireGuard key Secret";
@@ -314,12 +321,23 @@ impl Lifecycle for Generate {
         Ok(state_now.into())
     }
 
+    async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
+        let api: Api<Namespace> = Api::all(client);
+        let selector = by_peer(labels::TENANT_NAMESPACE, labels::REMOTE_CLUSTER_ID, remote);
+        Ok(crate::kube::list(ctx, &api, &selector)
+            .await?
+            .iter()
+            .map(|ns| {
+                let name = ns.metadata.name.clone().unwrap_or_default();
+                Found::new(name, "tenant namespace", label(&ns.metadata, labels::REMOTE_CLUSTER_ID))
+            })
+            .collect())
+    }
+
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
         let type_name = Self::TYPE_NAME;
         let cannot = |detail: String| Diagnostic::error(format!("Cannot import {type_name} {id:?}"), detail);
-        check_dns_label(id).map_err(|why| {
-            cannot(format!("The import ID is the tenant namespace name, e.g. `liqo-tenant-rome`; `{id}` {why}."))
-        })?;
+        let [_namespace] = Self::IMPORT_ID.parse(type_name, id)?;
         let client = self.cluster.client().await?;
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let ns = crate::kube::get_opt(ctx, &namespaces, id).await?.ok_or_else(|| {

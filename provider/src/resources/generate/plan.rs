@@ -21,8 +21,7 @@ pub fn defaults(plan: &mut Plan) {
         (Value::Null, _) => Value::Unknown,
         (explicit, _) => explicit.clone(),
     };
-    plan.planned.set(attr::tenant_namespace, namespace.clone());
-    plan.planned.set(attr::id, namespace);
+    plan.planned.set(attr::tenant_namespace, namespace);
 }
 
 /// `key_secret_name` is an output known at plan time on a fresh resource, which the `outputs` rule (unknown when

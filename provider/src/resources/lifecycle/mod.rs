@@ -18,6 +18,7 @@ use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Severity, Value};
 
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
+use crate::import_id::{Found, ImportId};
 use crate::kube::OpError;
 use crate::protocol::{
     ApplyRequest, ApplyResponse, Ctx, ImportedResource, PlanRequest, PlanResponse, ReadResponse, Resource,
@@ -129,6 +130,10 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     /// Its attributes, each declared once (schema.rs, `attributes!`): the schema, the declared checks and plan
     /// rules come from them.
     const ATTRIBUTES: fn() -> Vec<Decl>;
+    /// Its import ID: parsed by `import`, built as `id`, the identity of its list resource.
+    const IMPORT_ID: ImportId;
+    /// What `remote_cluster_id` of its list resource narrows the list to (for the list block's docs).
+    const LISTED_FOR_PEER: &'static str;
     /// Checks of the resource block the declarations cannot say (across attributes, or particular to the type),
     /// run after the declared ones (values may be unknown). Must not call any API.
     const VALIDATE: fn(&mut Validator<'_>) = |_| {};
@@ -155,6 +160,9 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure>;
     /// The full state of the objects the documented import ID names.
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure>;
+    /// The objects of this type on the cluster (for one peer when `remote` is set), made by anyone: what its list
+    /// resource and `liqo_import_ids` show; import then decides whether each can be adopted.
+    async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError>;
 
     /// The configuration `-generate-config-out` writes for an imported object (computed-only attributes are
     /// already null).
@@ -177,8 +185,30 @@ pub struct Driven<L> {
     _type: PhantomData<fn() -> L>,
 }
 
+/// A managed type as the provider registers it ([`crate::resources::all`]): served as a resource, and as a list
+/// resource ([`crate::list`]) of the objects it finds.
+#[async_trait]
+pub trait Managed: Resource {
+    fn import_id(&self) -> &'static ImportId;
+    fn listed_for_peer(&self) -> &'static str;
+    async fn find(&self, ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError>;
+}
+
+#[async_trait]
+impl<L: Lifecycle> Managed for Driven<L> {
+    fn import_id(&self) -> &'static ImportId {
+        &L::IMPORT_ID
+    }
+    fn listed_for_peer(&self) -> &'static str {
+        L::LISTED_FOR_PEER
+    }
+    async fn find(&self, ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
+        L::find(ctx, client, remote).await
+    }
+}
+
 impl<L: Lifecycle> Driven<L> {
-    pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
+    pub fn managed(cluster: Arc<ClusterApi>) -> Arc<dyn Managed> {
         Arc::new(Driven { inner: L::new(cluster.clone()), cluster, _type: PhantomData })
     }
 

@@ -39,6 +39,7 @@ impl<'a> Plan<'a> {
         let decls = (L::ATTRIBUTES)();
         plan.declared_defaults(&decls);
         (rules.defaults)(&mut plan);
+        plan.planned.set(super::ID, L::IMPORT_ID.value(&plan.planned));
         for d in &decls {
             let repaired = rules.repair_missing_in_place && prior.get(d.key).is_null();
             if d.replace_on_change && plan.changed(d.key) && !repaired {

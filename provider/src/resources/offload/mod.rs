@@ -20,8 +20,6 @@
 use std::sync::Arc;
 
 use crate::cluster_api::ClusterApi;
-use crate::protocol::Resource;
-use crate::resources::lifecycle::Driven;
 
 mod objects;
 mod operations;
@@ -33,9 +31,4 @@ mod tests;
 
 pub struct OffloadResource {
     cluster: Arc<ClusterApi>,
-}
-
-/// `liqo_offload` as the protocol layer serves it.
-pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
-    Driven::<OffloadResource>::resource(cluster)
 }

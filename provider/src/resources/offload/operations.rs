@@ -15,11 +15,11 @@ use super::status::{Outcome, applied_state, no_cluster_warning, offloading_check
 use super::{OffloadResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
+use crate::import_id::{Found, ImportId};
 use crate::kube::{OpError, created_by_provider, is_terminating};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
 use crate::validate::Validator;
-use crate::validate::check_dns_label;
 
 const OFFLOADING: &str = labels::NAMESPACE_OFFLOADING_NAME;
 
@@ -101,16 +101,6 @@ async fn failed_after_writing(ctx: &Ctx, api: &Api<NamespaceOffloading>, planned
     Failure::from(e).after_writing(applied_state(planned, outcome.as_ref()))
 }
 
-pub(super) fn parse_import_id(id: &str) -> Result<String, Diagnostic> {
-    match check_dns_label(id) {
-        Ok(()) => Ok(id.to_string()),
-        Err(why) => Err(Diagnostic::error(
-            "Invalid import ID for liqo_offload",
-            format!("Expected `<namespace>`, the name of the offloaded namespace (e.g. `liqo-demo`); `{id}` {why}."),
-        )),
-    }
-}
-
 /// True when the NamespaceOffloading is being deleted and one of its peers is one Liqo reports unreachable.
 async fn held_for_unreachable_peer(ctx: &Ctx, client: &kube::Client, o: &NamespaceOffloading) -> bool {
     is_terminating(o) && crate::gone::unreachable_peer_of(ctx, client, o).await.is_some()
@@ -124,6 +114,13 @@ impl Lifecycle for OffloadResource {
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const IMPORT_ID: ImportId = ImportId {
+        parts: &[("namespace", "The offloaded namespace (holding NamespaceOffloading `offloading`).")],
+        attributes: &[attr::namespace],
+        example: "liqo-demo",
+        names: "the name of the offloaded namespace",
+    };
+    const LISTED_FOR_PEER: &'static str = "namespaces offloaded to that provider";
     const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = None;
@@ -188,8 +185,27 @@ impl Lifecycle for OffloadResource {
         Ok(state.into())
     }
 
+    async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
+        let api: Api<NamespaceOffloading> = Api::all(client);
+        Ok(crate::kube::list(ctx, &api, "")
+            .await?
+            .iter()
+            .filter(|o| o.metadata.name.as_deref() == Some(labels::NAMESPACE_OFFLOADING_NAME))
+            // Liqo keys the per-cluster conditions by NamespaceMap, which it names after the peer.
+            .filter(|o| {
+                remote.is_none_or(|r| {
+                    o.status
+                        .as_ref()
+                        .and_then(|s| s.remote_namespaces_conditions.as_ref())
+                        .is_some_and(|c| c.contains_key(r))
+                })
+            })
+            .map(|o| Found::new(o.metadata.namespace.clone().unwrap_or_default(), "offloaded namespace", None))
+            .collect())
+    }
+
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
-        let ns = parse_import_id(id)?;
+        let [ns] = Self::IMPORT_ID.parse(Self::TYPE_NAME, id)?;
         let client = self.cluster.client().await?;
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), &ns);
         let o = crate::kube::get_opt(ctx, &api, OFFLOADING).await?.ok_or_else(|| {

@@ -14,8 +14,6 @@ pub const RULES: PlanRules = PlanRules { repair_missing_in_place: true, defaults
 
 /// The id, the remote name, the phase an in-place update changes and the DefaultName check.
 pub fn refine(plan: &mut Plan) {
-    plan.planned.set(attr::id, plan.planned.get(attr::namespace).clone());
-
     let same_object = same_offloading(plan.prior, &plan.planned);
     if plan.config.get(attr::remote_namespace_name).is_null() {
         let remote = if same_object && !plan.prior.get(attr::remote_namespace_name).is_null() {

@@ -6,13 +6,18 @@ use liqo_schema::tf::{Attribute, AttributePath, Diagnostics, Severity, Value};
 
 use super::OffloadResource;
 use super::objects::{Offload, observed_state};
-use super::operations::parse_import_id;
 use super::plan::check_default_name;
 use super::schema::attr;
 use super::status::{Outcome, applied_state, no_cluster_warning, offloading_check};
 use crate::kube::{FIELD_MANAGER, Verdict, created_by_provider};
 use crate::resources::lifecycle::Plan;
 use crate::resources::lifecycle::TIMEOUTS;
+
+/// The type's import ID, as its import parses it.
+fn parse_import_id(id: &str) -> Result<[String; 1], liqo_schema::tf::Diagnostic> {
+    use crate::resources::lifecycle::Lifecycle;
+    super::OffloadResource::IMPORT_ID.parse(super::OffloadResource::TYPE_NAME, id)
+}
 
 /// The schema Terraform sees.
 fn schema() -> liqo_schema::tf::Schema {
@@ -442,7 +447,7 @@ fn read_reflects_drift_and_import_rebuilds_state() {
 
 #[test]
 fn import_ids_and_namespace_ownership() {
-    assert_eq!(parse_import_id("liqo-demo").unwrap(), "liqo-demo");
+    assert_eq!(parse_import_id("liqo-demo").unwrap(), ["liqo-demo"]);
     for bad in ["ns/offloading", "Demo", ""] {
         assert!(parse_import_id(bad).unwrap_err().detail.contains("`<namespace>`"), "{bad}");
     }

@@ -31,8 +31,6 @@
 use std::sync::Arc;
 
 use crate::cluster_api::ClusterApi;
-use crate::protocol::Resource;
-use crate::resources::lifecycle::Driven;
 
 mod kubeconfig;
 mod objects;
@@ -46,9 +44,4 @@ mod tests;
 
 pub struct Peer {
     cluster: Arc<ClusterApi>,
-}
-
-/// `liqo_peer` as the protocol layer serves it.
-pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
-    Driven::<Peer>::resource(cluster)
 }

@@ -18,13 +18,13 @@ use super::status::{network_note, node_check, slice_check, virtual_node_check};
 use super::{Peer, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
+use crate::import_id::{Found, ImportId, by_peer, label, namespaced_id};
 use crate::kube::{OpError, is_terminating};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{
     Done, Failure, Lifecycle, Op, PlanRules, Timeouts, unpeer_command, upgrade_dropping_v0,
 };
 use crate::validate::Validator;
-use crate::validate::check_dns_label;
 
 impl Peer {
     /// Writes both objects and waits for Liqo; create and update alike. A failure after the first write records
@@ -208,22 +208,6 @@ impl Peer {
     }
 }
 
-pub fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
-    let bad = || {
-        Diagnostic::error(
-            "Invalid import ID for liqo_peer",
-            format!(
-                "Expected `<tenant_namespace>/<resource_slice_name>` (e.g. `liqo-tenant-milan/milan`), got `{id}`."
-            ),
-        )
-    };
-    let (ns, name) = id.split_once('/').ok_or_else(bad)?;
-    if check_dns_label(ns).is_err() || check_dns_label(name).is_err() {
-        return Err(bad());
-    }
-    Ok((ns.to_string(), name.to_string()))
-}
-
 #[async_trait]
 impl Lifecycle for Peer {
     const TYPE_NAME: &'static str = "liqo_peer";
@@ -232,6 +216,16 @@ impl Lifecycle for Peer {
     const SCHEMA_VERSION: i64 = schema::SCHEMA_VERSION;
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const IMPORT_ID: ImportId = ImportId {
+        parts: &[
+            ("tenant_namespace", "Name of the tenant namespace the object lives in."),
+            ("resource_slice_name", "Name of the ResourceSlice."),
+        ],
+        attributes: &[attr::tenant_namespace, attr::resource_slice_name],
+        example: "liqo-tenant-milan/milan",
+        names: "the namespace and name of the ResourceSlice on the consumer cluster",
+    };
+    const LISTED_FOR_PEER: &'static str = "ResourceSlices asking that provider";
     const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::provider_cluster_id);
@@ -281,8 +275,19 @@ impl Lifecycle for Peer {
         .into())
     }
 
+    /// Only the consumer's own slices: the provider's replicated copies carry `liqo.io/replicated`.
+    async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
+        let api: Api<ResourceSlice> = Api::all(client);
+        let selector = by_peer(&format!("{}={}", labels::REPLICATION, labels::TRUE), labels::REMOTE_ID, remote);
+        Ok(crate::kube::list(ctx, &api, &selector)
+            .await?
+            .iter()
+            .map(|rs| Found::new(namespaced_id(&rs.metadata), "ResourceSlice", label(&rs.metadata, labels::REMOTE_ID)))
+            .collect())
+    }
+
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
-        let (ns, name) = parse_import_id(id)?;
+        let [ns, name] = Self::IMPORT_ID.parse(Self::TYPE_NAME, id)?;
         let client = self.cluster.client().await?;
         let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &ns);
         let rs = crate::kube::get_opt(ctx, &slices, &name).await?.ok_or_else(|| {

@@ -21,11 +21,6 @@ pub fn defaults(plan: &mut Plan) {
 
 pub fn refine(plan: &mut Plan) {
     let slice = plan.planned.get(attr::resource_slice_name).clone();
-    let id = match (plan.planned.get(attr::tenant_namespace).as_str(), slice.as_str()) {
-        (Some(ns), Some(name)) => Value::string(format!("{ns}/{name}")),
-        _ => Value::Unknown,
-    };
-    plan.planned.set(attr::id, id);
     let virtual_node_name = match plan.planned.get(attr::create_virtual_node) {
         Value::Bool(true) => slice,
         Value::Bool(false) => Value::Null,

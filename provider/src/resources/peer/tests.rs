@@ -16,7 +16,6 @@ use super::Peer;
 use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate, public_parts};
 use super::objects::{Brought, Credentials, Peering, minted_by_liqo, owning_identity};
 use super::observed::observed_state;
-use super::operations::parse_import_id;
 use super::schema::ISSUED;
 use super::schema::attr;
 use super::status::{network_note, node_check, slice_check, virtual_node_check};
@@ -25,6 +24,12 @@ use crate::crypto;
 use crate::kube::{OpError, Verdict};
 use crate::resources::consumer_key;
 use crate::resources::lifecycle::{Driven, Plan, TIMEOUTS};
+
+/// The type's import ID, as its import parses it.
+fn parse_import_id(id: &str) -> Result<[String; 2], liqo_schema::tf::Diagnostic> {
+    use crate::resources::lifecycle::Lifecycle;
+    super::Peer::IMPORT_ID.parse(super::Peer::TYPE_NAME, id)
+}
 
 /// The schema Terraform sees.
 fn schema() -> liqo_schema::tf::Schema {
@@ -325,7 +330,7 @@ fn a_brought_kubeconfig_comes_from_the_configuration() {
 /// there, before the cluster is reached (this one has no address: reaching it would fail otherwise).
 #[tokio::test]
 async fn apply_refuses_a_conflict_that_plan_could_not_see() {
-    let resource = Driven::<Peer>::resource(Arc::new(ClusterApi::default()));
+    let resource = Driven::<Peer>::managed(Arc::new(ClusterApi::default()));
     let mut both = config();
     both.set(attr::kubeconfig_wo, Value::string("clusters: [{name: milan}]\nusers: [{name: u, user: {token: T}}]\n"));
     both.set(attr::kubeconfig_wo_version, Value::Number(1.0));
@@ -340,7 +345,7 @@ async fn apply_refuses_a_conflict_that_plan_could_not_see() {
 
 #[test]
 fn upgrading_0_2_0_state_drops_the_kubeconfig() {
-    let resource = Driven::<Peer>::resource(Arc::new(ClusterApi::default()));
+    let resource = Driven::<Peer>::managed(Arc::new(ClusterApi::default()));
     let old =
         serde_json::json!({"id": "liqo-tenant-milan/milan", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
     let upgraded = resource.upgrade(0, old).unwrap();
@@ -683,7 +688,7 @@ fn read_reflects_drift_and_keeps_equal_spellings() {
 
 #[test]
 fn import_ids_are_namespace_slash_name() {
-    assert_eq!(parse_import_id("liqo-tenant-milan/milan").unwrap(), ("liqo-tenant-milan".into(), "milan".into()));
+    assert_eq!(parse_import_id("liqo-tenant-milan/milan").unwrap(), ["liqo-tenant-milan", "milan"]);
     for bad in ["milan", "a/b/c", "/milan", "ns/", "NS/milan"] {
         let e = parse_import_id(bad).unwrap_err();
         assert!(e.detail.contains("<tenant_namespace>/<resource_slice_name>"), "{bad}");

@@ -26,8 +26,6 @@
 use std::sync::Arc;
 
 use crate::cluster_api::ClusterApi;
-use crate::protocol::Resource;
-use crate::resources::lifecycle::Driven;
 
 mod objects;
 mod operations;
@@ -40,9 +38,4 @@ mod tests;
 
 pub struct LiqoTenant {
     cluster: Arc<ClusterApi>,
-}
-
-/// `liqo_tenant` as the protocol layer serves it.
-pub fn resource(cluster: Arc<ClusterApi>) -> Arc<dyn Resource> {
-    Driven::<LiqoTenant>::resource(cluster)
 }

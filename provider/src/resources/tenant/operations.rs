@@ -21,7 +21,7 @@ use super::objects::{
 };
 use super::schema::attr;
 use super::schema::{DEFAULT_RENEW_BEFORE, effective_duration};
-use super::state::{Issued, handshake_state, imported_state, parse_import_id, set_certificate};
+use super::state::{Issued, handshake_state, imported_state, set_certificate};
 use super::status::{
     Endpoint, ROOT_CA_KEY, capped, csr_issued, root_ca_published, slices_drained, tenant_ready, tls_verdict,
 };
@@ -29,6 +29,7 @@ use super::{LiqoTenant, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
+use crate::import_id::{Found, ImportId, namespaced_id};
 use crate::kube::OpError;
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{
@@ -314,6 +315,16 @@ impl Lifecycle for LiqoTenant {
     const SCHEMA_VERSION: i64 = schema::SCHEMA_VERSION;
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const IMPORT_ID: ImportId = ImportId {
+        parts: &[
+            ("tenant_namespace", "Name of the tenant namespace the object lives in."),
+            ("consumer_cluster_id", "Name of the Tenant: the consumer's cluster ID."),
+        ],
+        attributes: &[attr::tenant_namespace, attr::consumer_cluster_id],
+        example: "liqo-tenant-rome/rome",
+        names: "the namespace and name of the Tenant on the provider cluster",
+    };
+    const LISTED_FOR_PEER: &'static str = "the Tenant of that consumer";
     const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::consumer_cluster_id);
@@ -439,9 +450,19 @@ impl Lifecycle for LiqoTenant {
         Ok(state.into())
     }
 
+    async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
+        let api: Api<Tenant> = Api::all(client);
+        Ok(crate::kube::list(ctx, &api, "")
+            .await?
+            .iter()
+            .filter(|t| remote.is_none_or(|r| t.spec.cluster_id.as_deref() == Some(r)))
+            .map(|t| Found::new(namespaced_id(&t.metadata), "Tenant", t.spec.cluster_id.as_deref()))
+            .collect())
+    }
+
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Value, Failure> {
         let type_name = Self::TYPE_NAME;
-        let (namespace, consumer) = parse_import_id(id)?;
+        let [namespace, consumer] = Self::IMPORT_ID.parse(type_name, id)?;
         let client = self.cluster.client().await?;
         let tenants: Api<Tenant> = Api::namespaced(client.clone(), &namespace);
         let tenant = crate::kube::get_opt(ctx, &tenants, &consumer).await?.ok_or_else(|| {

@@ -26,13 +26,6 @@ pub fn defaults(plan: &mut Plan) {
 /// The derived `id`, the CSR check, and what a certificate and a CA depend on beyond the rules: renewal is decided
 /// here, against the clock.
 pub fn refine(plan: &mut Plan) {
-    let id =
-        match (plan.planned.get(attr::tenant_namespace).as_str(), plan.planned.get(attr::consumer_cluster_id).as_str())
-        {
-            (Some(ns), Some(consumer)) => Value::string(format!("{ns}/{consumer}")),
-            _ => Value::Unknown,
-        };
-    plan.planned.set(attr::id, id);
     // A CSR known at plan time is checked against the consumer here too: validation may have seen either unknown.
     if let Some(csr) = plan.planned.get(attr::csr).as_str()
         && let Err((summary, detail)) = check_csr(csr, plan.planned.get(attr::consumer_cluster_id).as_str())

@@ -1,15 +1,13 @@
 //! What `liqo_tenant`'s state records beyond its inputs: the certificate it had signed, and, on import, what the
 //! Tenant found on the cluster tells (the import ID names it).
 use liqo_schema::liqo::{AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, Tenant};
-use liqo_schema::tf::{Diagnostic, Value};
+use liqo_schema::tf::Value;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
-use super::LiqoTenant;
 use super::schema::attr;
 use super::schema::{DEFAULT_CERTIFICATE_VALIDITY, DEFAULT_RENEW_BEFORE};
 use crate::crypto;
-use crate::resources::lifecycle::Lifecycle;
 use crate::resources::lifecycle::TIMEOUTS;
 
 /// A signed client certificate.
@@ -26,23 +24,6 @@ pub fn set_certificate(state: &mut Value, issued: &Issued) {
 
 pub fn rfc3339(t: OffsetDateTime) -> String {
     t.format(&Rfc3339).expect("certificate times are within RFC 3339's range")
-}
-
-/// `<namespace>/<consumer id>` → its two parts, both valid DNS labels.
-pub fn parse_import_id(id: &str) -> Result<(String, String), Diagnostic> {
-    let bad = |why: &str| {
-        Diagnostic::error(
-            format!("Invalid import ID for {}", LiqoTenant::TYPE_NAME),
-            format!(
-                "`{id}` {why}. The import ID is `<tenant_namespace>/<consumer cluster id>`, e.g. `liqo-tenant-rome/rome`: the namespace and name of the Tenant on the provider cluster."
-            ),
-        )
-    };
-    let (ns, consumer) = id.split_once('/').ok_or_else(|| bad("has no `/`"))?;
-    for part in [ns, consumer] {
-        crate::validate::check_dns_label(part).map_err(|why| bad(&format!("has a part `{part}` that {why}")))?;
-    }
-    Ok((ns.to_string(), consumer.to_string()))
 }
 
 /// The state of a Tenant this resource made (`authzPolicy: TolerateNoHandshake`). The certificate and the CSR it was

@@ -17,13 +17,19 @@ use super::objects::{
     role_binding, tenant_object,
 };
 use super::schema::attr;
-use super::state::{handshake_state, parse_import_id, rfc3339};
+use super::state::{handshake_state, rfc3339};
 use super::status::{Endpoint, csr_issued, slices_drained, tenant_ready, tls_verdict};
 use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::kube::Verdict;
 use crate::resources::lifecycle::{Driven, Plan, TIMEOUTS};
+
+/// The type's import ID, as its import parses it.
+fn parse_import_id(id: &str) -> Result<[String; 2], liqo_schema::tf::Diagnostic> {
+    use crate::resources::lifecycle::Lifecycle;
+    super::LiqoTenant::IMPORT_ID.parse(super::LiqoTenant::TYPE_NAME, id)
+}
 
 /// The schema Terraform sees.
 fn schema() -> liqo_schema::tf::Schema {
@@ -399,7 +405,7 @@ fn after_import_only_the_certificate_changes() {
 /// 0.2.0 kept the consumer's private key in `kubeconfig`: the upgrade drops it.
 #[test]
 fn upgrading_0_2_0_state_drops_the_kubeconfig() {
-    let resource = Driven::<LiqoTenant>::resource(Arc::new(ClusterApi::default()));
+    let resource = Driven::<LiqoTenant>::managed(Arc::new(ClusterApi::default()));
     let old =
         serde_json::json!({"id": "liqo-tenant-rome/rome", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
     let upgraded = resource.upgrade(0, old).unwrap();
@@ -620,10 +626,10 @@ fn a_handshake_tenant_imports_with_liqos_csr_and_plans_empty() {
 
 #[test]
 fn import_ids_are_namespace_slash_consumer() {
-    assert_eq!(parse_import_id("liqo-tenant-rome/rome").unwrap(), ("liqo-tenant-rome".into(), "rome".into()));
+    assert_eq!(parse_import_id("liqo-tenant-rome/rome").unwrap(), ["liqo-tenant-rome", "rome"]);
     for bad in ["rome", "a/b/c", "/rome", "ns/Rome", ""] {
         let e = parse_import_id(bad).unwrap_err();
-        assert!(e.detail.contains("<tenant_namespace>/<consumer cluster id>"), "{bad}: {e:?}");
+        assert!(e.detail.contains("<tenant_namespace>/<consumer_cluster_id>"), "{bad}: {e:?}");
     }
 }
 
@@ -667,7 +673,7 @@ async fn a_cluster_gone_for_good_keeps_its_state_at_refresh_and_leaves_it_on_des
         Gone { this_cluster: true, peers: Default::default() },
         "https://127.0.0.1:1 (kubeconfig milan)".into(),
     );
-    let resource = Driven::<LiqoTenant>::resource(cluster);
+    let resource = Driven::<LiqoTenant>::managed(cluster);
     let ctx = Ctx { cancel: tokio_util::sync::CancellationToken::new() };
     let prior = applied_state(&in_days(30));
     let started = std::time::Instant::now();
