@@ -16,11 +16,11 @@ pub mod tenant;
 /// provider serves each as a resource and as a list resource, and `liqo_import_ids` lists each one's objects.
 pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn Managed>> {
     vec![
-        Driven::<generate::Generate>::managed(cluster.clone()),
-        Driven::<gateway::Gateway>::managed(cluster.clone()),
-        Driven::<consumer_key::ConsumerKey>::managed(cluster.clone()),
-        Driven::<tenant::LiqoTenant>::managed(cluster.clone()),
-        Driven::<peer::Peer>::managed(cluster.clone()),
+        Driven::<generate::GenerateResource>::managed(cluster.clone()),
+        Driven::<gateway::GatewayResource>::managed(cluster.clone()),
+        Driven::<consumer_key::ConsumerKeyResource>::managed(cluster.clone()),
+        Driven::<tenant::TenantResource>::managed(cluster.clone()),
+        Driven::<peer::PeerResource>::managed(cluster.clone()),
         Driven::<offload::OffloadResource>::managed(cluster.clone()),
     ]
 }

@@ -25,6 +25,6 @@ mod tests;
 
 pub use objects::{PRIVATE_KEY, key_secret_name};
 
-pub struct ConsumerKey {
+pub struct ConsumerKeyResource {
     cluster: Arc<ClusterApi>,
 }

@@ -10,7 +10,7 @@ use liqo_schema::tf::{Diagnostic, Value};
 
 use super::objects::{CSR, PRIVATE_KEY, key_secret, key_secret_name, sound};
 use super::schema::attr;
-use super::{ConsumerKey, plan, schema};
+use super::{ConsumerKeyResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::read_cluster_id;
@@ -21,7 +21,7 @@ use crate::kube::is_terminating;
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command};
 
-impl ConsumerKey {
+impl ConsumerKeyResource {
     /// The key Secret's CSR and common name, if the Secret is there and sound.
     async fn sound_secret(&self, ctx: &Ctx, ns: &str, provider: &str) -> Result<Option<(String, String)>, Failure> {
         let secrets: Api<Secret> = Api::namespaced(self.cluster.client().await?, ns);
@@ -36,7 +36,7 @@ fn inputs(state: &Value) -> (String, String) {
 }
 
 #[async_trait]
-impl Lifecycle for ConsumerKey {
+impl Lifecycle for ConsumerKeyResource {
     const TYPE_NAME: &'static str = "liqo_consumer_key";
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(120));
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
@@ -56,8 +56,8 @@ impl Lifecycle for ConsumerKey {
     const OBJECTS: &'static str =
         "the control-plane key Secret `controlplane-key-<provider cluster ID>` in the tenant namespace";
 
-    fn new(cluster: Arc<ClusterApi>) -> ConsumerKey {
-        ConsumerKey { cluster }
+    fn new(cluster: Arc<ClusterApi>) -> ConsumerKeyResource {
+        ConsumerKeyResource { cluster }
     }
 
     fn cleanup_command(prior: &Value) -> String {

@@ -1,7 +1,7 @@
 use liqo_schema::liqo::labels;
 use liqo_schema::tf::{AttributePath, Value};
 
-use super::ConsumerKey;
+use super::ConsumerKeyResource;
 use super::objects::{PRIVATE_KEY, key_secret, sound};
 use super::schema::attr;
 use crate::crypto;
@@ -10,12 +10,12 @@ use crate::resources::lifecycle::TIMEOUTS;
 
 /// The schema Terraform sees.
 fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::ConsumerKey>::schema()
+    crate::resources::lifecycle::Driven::<super::ConsumerKeyResource>::schema()
 }
 
 /// Every plan-time check: the declared ones and the type's own.
 fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::ConsumerKey>::validate(config)
+    crate::resources::lifecycle::Driven::<super::ConsumerKeyResource>::validate(config)
 }
 
 fn config() -> Value {
@@ -31,7 +31,7 @@ fn config() -> Value {
 }
 
 fn plan(prior: &Value, proposed: &Value) -> (Value, Vec<AttributePath>) {
-    let p = Plan::run::<ConsumerKey>(prior, proposed.clone(), proposed);
+    let p = Plan::run::<ConsumerKeyResource>(prior, proposed.clone(), proposed);
     assert!(p.diagnostics.is_empty());
     (p.planned, p.replace)
 }

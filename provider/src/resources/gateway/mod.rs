@@ -33,6 +33,6 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub struct Gateway {
+pub struct GatewayResource {
     cluster: Arc<ClusterApi>,
 }

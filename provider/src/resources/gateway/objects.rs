@@ -417,7 +417,7 @@ pub fn fill_outputs(planned: &Value, out: &Outputs) -> Value {
         state.set(attr::connection_status, Value::string(out.connection_status.clone()));
     }
     if state.get(attr::id).is_unknown() {
-        let id = <super::Gateway as crate::resources::lifecycle::Lifecycle>::IMPORT_ID.value(&state);
+        let id = <super::GatewayResource as crate::resources::lifecycle::Lifecycle>::IMPORT_ID.value(&state);
         state.set(attr::id, id);
     }
     unknown_as_null(&state)

@@ -23,7 +23,7 @@ use super::status::{
     ConnPhase, ERROR_GRACE, FRESH_MEASUREMENT, Mode, PING_INTERVAL, SETTLE, client_rendered_check, configuration_check,
     connection_check, connection_error, endpoint_check, key_secret_check, pick_connection, status_value,
 };
-use super::{Gateway, plan, schema};
+use super::{GatewayResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::import_id::{Found, ImportId, by_peer, label, namespaced_id};
@@ -129,7 +129,7 @@ async fn explain_timeout(ctx: &Ctx, apis: &Apis, err: OpError, about: impl Fn(&O
     }
 }
 
-impl Gateway {
+impl GatewayResource {
     async fn apis(&self, namespace: &str) -> Result<Apis, Failure> {
         Ok(Apis::new(self.cluster.client().await?, namespace))
     }
@@ -506,7 +506,7 @@ fn inputs(state: &Value) -> Option<(&str, &str)> {
 }
 
 #[async_trait]
-impl Lifecycle for Gateway {
+impl Lifecycle for GatewayResource {
     const TYPE_NAME: &'static str = "liqo_gateway";
     const TIMEOUTS: Timeouts = Timeouts {
         create: Duration::from_secs(600),
@@ -530,8 +530,8 @@ impl Lifecycle for Gateway {
     const PEER: Option<Key> = Some(attr::remote_cluster_id);
     const OBJECTS: &'static str = "the Configuration, PublicKey and GatewayServer or GatewayClient (with what Liqo made of them) in the tenant namespace";
 
-    fn new(cluster: Arc<ClusterApi>) -> Gateway {
-        Gateway { cluster }
+    fn new(cluster: Arc<ClusterApi>) -> GatewayResource {
+        GatewayResource { cluster }
     }
 
     fn cleanup_command(prior: &Value) -> String {

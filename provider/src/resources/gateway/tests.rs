@@ -12,7 +12,7 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{AttributePath, Diagnostics, Type, Value};
 use serde_json::json;
 
-use super::Gateway;
+use super::GatewayResource;
 use super::objects::{
     GatewayObj, GatewaySpec, Observed, Outputs, Role, fill_outputs, state_from_observed, unknown_as_null,
 };
@@ -30,17 +30,17 @@ use crate::resources::lifecycle::TIMEOUTS;
 /// The type's import ID, as its import parses it.
 fn parse_import_id(id: &str) -> Result<[String; 2], liqo_schema::tf::Diagnostic> {
     use crate::resources::lifecycle::Lifecycle;
-    super::Gateway::IMPORT_ID.parse(super::Gateway::TYPE_NAME, id)
+    super::GatewayResource::IMPORT_ID.parse(super::GatewayResource::TYPE_NAME, id)
 }
 
 /// The schema Terraform sees.
 fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::Gateway>::schema()
+    crate::resources::lifecycle::Driven::<super::GatewayResource>::schema()
 }
 
 /// Every plan-time check: the declared ones and the type's own.
 fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::Gateway>::validate(config)
+    crate::resources::lifecycle::Driven::<super::GatewayResource>::validate(config)
 }
 
 const KEY: &str = "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=";
@@ -102,7 +102,7 @@ struct Planned {
 }
 
 fn plan(prior: &Value, proposed: Value, config: &Value) -> Planned {
-    let p = Plan::run::<Gateway>(prior, proposed, config);
+    let p = Plan::run::<GatewayResource>(prior, proposed, config);
     assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
     Planned { planned: p.planned, replace: p.replace }
 }

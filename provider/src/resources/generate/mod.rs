@@ -41,6 +41,6 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub struct Generate {
+pub struct GenerateResource {
     cluster: Arc<ClusterApi>,
 }

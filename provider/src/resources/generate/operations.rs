@@ -17,7 +17,7 @@ use super::objects::{
 use super::schema::attr;
 use super::state::{Inputs, state_of};
 use super::status::namespace_check;
-use super::{Generate, plan, schema};
+use super::{GenerateResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::ClusterFacts;
@@ -41,7 +41,7 @@ pub(super) fn key_pair_lost(namespace: &str) -> Diagnostic {
     )
 }
 
-impl Generate {
+impl GenerateResource {
     /// Liqo finds the tenant namespace of a peer by label and fails on duplicates: refuse to label a second one.
     async fn check_unique_namespace(&self, ctx: &Ctx, api: &Api<Namespace>, inputs: &Inputs) -> Result<(), Failure> {
         let others: Vec<String> = crate::kube::list(ctx, api, &tenant_namespace_selector(&inputs.remote))
@@ -198,7 +198,7 @@ impl Generate {
 }
 
 #[async_trait]
-impl Lifecycle for Generate {
+impl Lifecycle for GenerateResource {
     const TYPE_NAME: &'static str = "liqo_generate";
     const TIMEOUTS: Timeouts = Timeouts {
         create: Duration::from_secs(120),
@@ -218,8 +218,8 @@ impl Lifecycle for Generate {
     const PEER: Option<Key> = Some(attr::remote_cluster_id);
     const OBJECTS: &'static str = "the tenant Namespace and its WireGuard key Secret";
 
-    fn new(cluster: Arc<ClusterApi>) -> Generate {
-        Generate { cluster }
+    fn new(cluster: Arc<ClusterApi>) -> GenerateResource {
+        GenerateResource { cluster }
     }
 
     fn cleanup_command(prior: &Value) -> String {

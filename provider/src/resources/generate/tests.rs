@@ -3,7 +3,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use liqo_schema::liqo::labels;
 use liqo_schema::tf::{Diagnostics, Severity, Type, Value};
 
-use super::Generate;
+use super::GenerateResource;
 use super::objects::{
     POD_SECURITY_LABELS, key_secret_object, key_secret_public_key, mounts_key_secret, namespace_drift,
     namespace_object, pod_selector,
@@ -20,12 +20,12 @@ use crate::resources::lifecycle::TIMEOUTS;
 
 /// The schema Terraform sees.
 fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::Generate>::schema()
+    crate::resources::lifecycle::Driven::<super::GenerateResource>::schema()
 }
 
 /// Every plan-time check: the declared ones and the type's own.
 fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::Generate>::validate(config)
+    crate::resources::lifecycle::Driven::<super::GenerateResource>::validate(config)
 }
 
 fn config(pairs: &[(Key, Value)]) -> Value {
@@ -111,7 +111,7 @@ fn validation_names_the_attribute() {
 #[test]
 fn create_fills_the_default_namespace_and_leaves_outputs_unknown() {
     let cfg = config(&[]);
-    let r = Plan::run::<Generate>(&Value::Null, cfg.clone(), &cfg);
+    let r = Plan::run::<GenerateResource>(&Value::Null, cfg.clone(), &cfg);
     assert_eq!(r.planned.get(attr::tenant_namespace), &Value::string("liqo-tenant-rome"));
     assert_eq!(r.planned.get(attr::id), &Value::string("liqo-tenant-rome"));
     assert_eq!(r.planned.get(attr::key_secret_name), &Value::string("gw-keys"));
@@ -122,7 +122,7 @@ fn create_fills_the_default_namespace_and_leaves_outputs_unknown() {
 
     let explicit = config(&[(attr::tenant_namespace, Value::string("peer-rome"))]);
     assert_eq!(
-        Plan::run::<Generate>(&Value::Null, explicit.clone(), &explicit).planned.get(attr::id),
+        Plan::run::<GenerateResource>(&Value::Null, explicit.clone(), &explicit).planned.get(attr::id),
         &Value::string("peer-rome")
     );
 }
@@ -130,7 +130,7 @@ fn create_fills_the_default_namespace_and_leaves_outputs_unknown() {
 #[test]
 fn an_unknown_peer_id_keeps_the_namespace_unknown() {
     let cfg = config(&[(attr::remote_cluster_id, Value::Unknown)]);
-    let r = Plan::run::<Generate>(&Value::Null, cfg.clone(), &cfg);
+    let r = Plan::run::<GenerateResource>(&Value::Null, cfg.clone(), &cfg);
     assert!(r.planned.get(attr::tenant_namespace).is_unknown());
     assert!(r.planned.get(attr::id).is_unknown());
     assert!(r.diagnostics.is_empty());
@@ -141,7 +141,7 @@ fn unchanged_config_plans_no_change() {
     let prior = applied();
     // Terraform's proposed state carries computed values over from the prior state.
     let cfg = config(&[]);
-    let r = Plan::run::<Generate>(&prior, prior.clone(), &cfg);
+    let r = Plan::run::<GenerateResource>(&prior, prior.clone(), &cfg);
     assert_eq!(r.planned, prior);
     assert!(r.replace.is_empty());
 }
@@ -152,7 +152,7 @@ fn peer_or_namespace_change_replaces_and_unknowns_the_outputs() {
     let mut proposed = prior.clone();
     proposed.set(attr::remote_cluster_id, Value::string("naples"));
     let cfg = config(&[(attr::remote_cluster_id, Value::string("naples"))]);
-    let r = Plan::run::<Generate>(&prior, proposed, &cfg);
+    let r = Plan::run::<GenerateResource>(&prior, proposed, &cfg);
     assert_eq!(r.replace, [attr::remote_cluster_id.path(), attr::tenant_namespace.path()]);
     assert_eq!(r.planned.get(attr::tenant_namespace), &Value::string("liqo-tenant-naples"));
     assert!(r.planned.get(attr::wireguard_public_key).is_unknown());
@@ -160,7 +160,7 @@ fn peer_or_namespace_change_replaces_and_unknowns_the_outputs() {
     let cfg = config(&[(attr::tenant_namespace, Value::string("peer-rome"))]);
     let mut proposed = prior.clone();
     proposed.set(attr::tenant_namespace, Value::string("peer-rome"));
-    let r = Plan::run::<Generate>(&prior, proposed, &cfg);
+    let r = Plan::run::<GenerateResource>(&prior, proposed, &cfg);
     assert_eq!(r.replace, [attr::tenant_namespace.path()]);
     assert!(r.planned.get(attr::cluster_id).is_unknown());
 }
@@ -172,7 +172,7 @@ fn timeouts_update_in_place() {
     let mut proposed = prior.clone();
     proposed.set(TIMEOUTS, timeouts.clone());
     let cfg = config(&[(TIMEOUTS, timeouts)]);
-    let r = Plan::run::<Generate>(&prior, proposed, &cfg);
+    let r = Plan::run::<GenerateResource>(&prior, proposed, &cfg);
     assert!(r.replace.is_empty());
     assert_eq!(r.planned.get(attr::wireguard_public_key), prior.get(attr::wireguard_public_key));
 }

@@ -42,6 +42,6 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub struct Peer {
+pub struct PeerResource {
     cluster: Arc<ClusterApi>,
 }

@@ -15,7 +15,7 @@ use super::objects::{Brought, Credentials, Peering, identity_secret_name, owning
 use super::observed::observed_state;
 use super::schema::attr;
 use super::status::{network_note, node_check, slice_check, virtual_node_check};
-use super::{Peer, plan, schema};
+use super::{PeerResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::import_id::{Found, ImportId, by_peer, label, namespaced_id};
@@ -26,7 +26,7 @@ use crate::resources::lifecycle::{
 };
 use crate::validate::Validator;
 
-impl Peer {
+impl PeerResource {
     /// Writes both objects and waits for Liqo; create and update alike. A failure after the first write records
     /// what was written (a failed create is tainted and replaced), so nothing is orphaned.
     async fn converge(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
@@ -209,7 +209,7 @@ impl Peer {
 }
 
 #[async_trait]
-impl Lifecycle for Peer {
+impl Lifecycle for PeerResource {
     const TYPE_NAME: &'static str = "liqo_peer";
     /// liqoctl gives `peer` 10 minutes end to end; a virtual kubelet may take a while to register its node.
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(600));
@@ -232,8 +232,8 @@ impl Lifecycle for Peer {
     const OBJECTS: &'static str =
         "the control-plane identity Secret and the ResourceSlice (and Liqo's VirtualNode) in the tenant namespace";
 
-    fn new(cluster: Arc<ClusterApi>) -> Peer {
-        Peer { cluster }
+    fn new(cluster: Arc<ClusterApi>) -> PeerResource {
+        PeerResource { cluster }
     }
 
     fn cleanup_command(prior: &Value) -> String {

@@ -12,7 +12,7 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{AttributePath, Diagnostics, Nesting, Severity, Value};
 
-use super::Peer;
+use super::PeerResource;
 use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate, public_parts};
 use super::objects::{Brought, Credentials, Peering, minted_by_liqo, owning_identity};
 use super::observed::observed_state;
@@ -28,17 +28,17 @@ use crate::resources::lifecycle::{Driven, Plan, TIMEOUTS};
 /// The type's import ID, as its import parses it.
 fn parse_import_id(id: &str) -> Result<[String; 2], liqo_schema::tf::Diagnostic> {
     use crate::resources::lifecycle::Lifecycle;
-    super::Peer::IMPORT_ID.parse(super::Peer::TYPE_NAME, id)
+    super::PeerResource::IMPORT_ID.parse(super::PeerResource::TYPE_NAME, id)
 }
 
 /// The schema Terraform sees.
 fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::Peer>::schema()
+    crate::resources::lifecycle::Driven::<super::PeerResource>::schema()
 }
 
 /// Every plan-time check: the declared ones and the type's own.
 fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::Peer>::validate(config)
+    crate::resources::lifecycle::Driven::<super::PeerResource>::validate(config)
 }
 
 fn config() -> Value {
@@ -98,7 +98,7 @@ fn error_paths(d: &Diagnostics) -> Vec<String> {
 }
 
 fn plan(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<AttributePath>) {
-    let p = Plan::run::<Peer>(prior, proposed.clone(), config);
+    let p = Plan::run::<PeerResource>(prior, proposed.clone(), config);
     assert!(p.diagnostics.is_empty());
     (p.planned, p.replace)
 }
@@ -330,7 +330,7 @@ fn a_brought_kubeconfig_comes_from_the_configuration() {
 /// there, before the cluster is reached (this one has no address: reaching it would fail otherwise).
 #[tokio::test]
 async fn apply_refuses_a_conflict_that_plan_could_not_see() {
-    let resource = Driven::<Peer>::managed(Arc::new(ClusterApi::default()));
+    let resource = Driven::<PeerResource>::managed(Arc::new(ClusterApi::default()));
     let mut both = config();
     both.set(attr::kubeconfig_wo, Value::string("clusters: [{name: milan}]\nusers: [{name: u, user: {token: T}}]\n"));
     both.set(attr::kubeconfig_wo_version, Value::Number(1.0));
@@ -345,7 +345,7 @@ async fn apply_refuses_a_conflict_that_plan_could_not_see() {
 
 #[test]
 fn upgrading_0_2_0_state_drops_the_kubeconfig() {
-    let resource = Driven::<Peer>::managed(Arc::new(ClusterApi::default()));
+    let resource = Driven::<PeerResource>::managed(Arc::new(ClusterApi::default()));
     let old =
         serde_json::json!({"id": "liqo-tenant-milan/milan", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
     let upgraded = resource.upgrade(0, old).unwrap();

@@ -36,6 +36,6 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub struct LiqoTenant {
+pub struct TenantResource {
     cluster: Arc<ClusterApi>,
 }

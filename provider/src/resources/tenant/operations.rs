@@ -25,7 +25,7 @@ use super::state::{Issued, handshake_state, imported_state, set_certificate};
 use super::status::{
     Endpoint, ROOT_CA_KEY, capped, csr_issued, root_ca_published, slices_drained, tenant_ready, tls_verdict,
 };
-use super::{LiqoTenant, plan, schema};
+use super::{TenantResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
@@ -108,7 +108,7 @@ fn as_warnings(failure: Failure) -> Diagnostics {
     diagnostics
 }
 
-impl LiqoTenant {
+impl TenantResource {
     /// The control-plane ClusterRole's name, found by label as Liqo finds it.
     async fn control_plane_role(&self, ctx: &Ctx, client: &kube::Client) -> Result<String, OpError> {
         let api: Api<ClusterRole> = Api::all(client.clone());
@@ -309,7 +309,7 @@ fn renew_before(planned: &Value) -> Duration {
 }
 
 #[async_trait]
-impl Lifecycle for LiqoTenant {
+impl Lifecycle for TenantResource {
     const TYPE_NAME: &'static str = "liqo_tenant";
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
     const SCHEMA_VERSION: i64 = schema::SCHEMA_VERSION;
@@ -331,8 +331,8 @@ impl Lifecycle for LiqoTenant {
     const OBJECTS: &'static str =
         "the Tenant, its RoleBinding in the tenant namespace and the consumer's CertificateSigningRequest";
 
-    fn new(cluster: Arc<ClusterApi>) -> LiqoTenant {
-        LiqoTenant { cluster }
+    fn new(cluster: Arc<ClusterApi>) -> TenantResource {
+        TenantResource { cluster }
     }
 
     fn cleanup_command(prior: &Value) -> String {

@@ -11,7 +11,7 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{AttributePath, Diagnostics, Severity, Value};
 use time::OffsetDateTime;
 
-use super::LiqoTenant;
+use super::TenantResource;
 use super::objects::{
     Inputs, binds_consumer, control_plane_role_selector, csr_name, csr_object, csr_selector, pick_control_plane_role,
     role_binding, tenant_object,
@@ -28,17 +28,17 @@ use crate::resources::lifecycle::{Driven, Plan, TIMEOUTS};
 /// The type's import ID, as its import parses it.
 fn parse_import_id(id: &str) -> Result<[String; 2], liqo_schema::tf::Diagnostic> {
     use crate::resources::lifecycle::Lifecycle;
-    super::LiqoTenant::IMPORT_ID.parse(super::LiqoTenant::TYPE_NAME, id)
+    super::TenantResource::IMPORT_ID.parse(super::TenantResource::TYPE_NAME, id)
 }
 
 /// The schema Terraform sees.
 fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::LiqoTenant>::schema()
+    crate::resources::lifecycle::Driven::<super::TenantResource>::schema()
 }
 
 /// Every plan-time check: the declared ones and the type's own.
 fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::LiqoTenant>::validate(config)
+    crate::resources::lifecycle::Driven::<super::TenantResource>::validate(config)
 }
 
 fn config(pairs: &[(Key, Value)]) -> Value {
@@ -194,7 +194,7 @@ fn valid_and_unknown_configs_pass() {
 #[test]
 fn create_fills_defaults_and_leaves_outputs_unknown() {
     let cfg = config(&[]);
-    let p = Plan::run::<LiqoTenant>(&Value::Null, cfg.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&Value::Null, cfg.clone(), &cfg);
     assert!(p.replace.is_empty() && p.diagnostics.is_empty());
     assert_eq!(p.planned.get(attr::tenant_condition).as_str(), Some("Active"));
     assert_eq!(p.planned.get(attr::certificate_validity).as_str(), Some("8760h"));
@@ -210,7 +210,7 @@ fn create_fills_defaults_and_leaves_outputs_unknown() {
 #[test]
 fn unknown_references_stay_unknown() {
     let cfg = config(&[(attr::tenant_namespace, Value::Unknown), (attr::api_server_url, Value::Unknown)]);
-    let p = Plan::run::<LiqoTenant>(&Value::Null, cfg.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&Value::Null, cfg.clone(), &cfg);
     assert!(p.planned.get(attr::id).is_unknown());
     assert!(p.planned.get(attr::tenant_namespace).is_unknown());
     assert!(p.planned.get(attr::api_server_url).is_unknown());
@@ -222,7 +222,7 @@ fn tenant_condition_updates_in_place_and_keeps_the_credentials() {
     let mut proposed = prior.clone();
     proposed.set(attr::tenant_condition, Value::string("Cordoned"));
     let cfg = config(&[(attr::tenant_condition, Value::string("Cordoned"))]);
-    let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&prior, proposed.clone(), &cfg);
     assert!(p.replace.is_empty());
     assert_eq!(p.planned.get(attr::tenant_condition).as_str(), Some("Cordoned"));
     assert_eq!(p.planned.get(attr::client_certificate), prior.get(attr::client_certificate));
@@ -233,7 +233,7 @@ fn tenant_condition_updates_in_place_and_keeps_the_credentials() {
 fn an_unchanged_config_plans_no_change() {
     let prior = applied_state(&in_days(334));
     let cfg = config(&[]);
-    let p = Plan::run::<LiqoTenant>(&prior, prior.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&prior, prior.clone(), &cfg);
     assert_eq!(p.planned, prior);
     assert!(p.replace.is_empty());
 }
@@ -243,7 +243,7 @@ fn removing_an_explicit_condition_restores_the_default() {
     let mut prior = applied_state(&in_days(334));
     prior.set(attr::tenant_condition, Value::string("Drained"));
     let cfg = config(&[]);
-    let p = Plan::run::<LiqoTenant>(&prior, prior.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&prior, prior.clone(), &cfg);
     assert_eq!(p.planned.get(attr::tenant_condition).as_str(), Some("Active"));
 }
 
@@ -258,7 +258,7 @@ fn identity_changes_replace() {
             proposed.set(attr::csr, Value::string(csr_for("naples")));
         }
         let cfg = config(&[(attr, Value::string(value))]);
-        let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
+        let p = Plan::run::<TenantResource>(&prior, proposed.clone(), &cfg);
         assert_eq!(p.replace, [AttributePath::root(attr)]);
         assert!(p.planned.get(attr::client_certificate).is_unknown());
     }
@@ -269,12 +269,12 @@ fn renewal_is_planned_once_renew_before_is_reached() {
     // now + 720h = in 30 days: an expiry in 31 days is not due, in 19 days it is.
     let fresh = applied_state(&in_days(31));
     let cfg = config(&[]);
-    let p = Plan::run::<LiqoTenant>(&fresh, fresh.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&fresh, fresh.clone(), &cfg);
     assert_eq!(p.planned.get(attr::client_certificate), fresh.get(attr::client_certificate));
 
     let due = applied_state(&in_days(19));
     let cfg = config(&[]);
-    let p = Plan::run::<LiqoTenant>(&due, due.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&due, due.clone(), &cfg);
     assert!(p.planned.get(attr::client_certificate).is_unknown());
     assert!(p.planned.get(attr::certificate_expires_at).is_unknown());
     assert!(p.replace.is_empty(), "renewal is an in-place update");
@@ -286,13 +286,13 @@ fn validity_change_mints_but_respelling_does_not() {
     let mut same = prior.clone();
     same.set(attr::certificate_validity, Value::string("8760h0m0s"));
     let cfg = config(&[(attr::certificate_validity, Value::string("8760h0m0s"))]);
-    let p = Plan::run::<LiqoTenant>(&prior, same.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&prior, same.clone(), &cfg);
     assert!(!p.planned.get(attr::client_certificate).is_unknown());
 
     let mut shorter = prior.clone();
     shorter.set(attr::certificate_validity, Value::string("4380h"));
     let cfg = config(&[(attr::certificate_validity, Value::string("4380h"))]);
-    let p = Plan::run::<LiqoTenant>(&prior, shorter.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&prior, shorter.clone(), &cfg);
     assert!(p.planned.get(attr::certificate_expires_at).is_unknown());
 }
 
@@ -303,7 +303,7 @@ fn ca_change_keeps_the_certificate() {
     let ca = pem_ca();
     proposed.set(attr::api_server_ca, Value::string(&ca));
     let cfg = config(&[(attr::api_server_ca, Value::string(&ca))]);
-    let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&prior, proposed.clone(), &cfg);
     assert!(p.replace.is_empty());
     assert!(p.planned.get(attr::cluster_ca_certificate).is_unknown());
     assert_eq!(p.planned.get(attr::client_certificate), prior.get(attr::client_certificate));
@@ -318,7 +318,7 @@ fn a_new_csr_is_signed_in_place() {
     let rotated = crypto::new_client_key("rome", "liqo.io").unwrap().csr_pem;
     proposed.set(attr::csr, Value::string(&rotated));
     let cfg = config(&[(attr::csr, Value::string(&rotated))]);
-    let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&prior, proposed.clone(), &cfg);
     assert!(p.replace.is_empty());
     assert!(p.planned.get(attr::client_certificate).is_unknown());
     assert_eq!(p.planned.get(attr::cluster_ca_certificate), prior.get(attr::cluster_ca_certificate));
@@ -328,7 +328,7 @@ fn a_new_csr_is_signed_in_place() {
 #[test]
 fn a_csr_for_another_cluster_fails_the_plan() {
     let cfg = config(&[(attr::csr, Value::string(csr_for("naples")))]);
-    let p = Plan::run::<LiqoTenant>(&Value::Null, cfg.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&Value::Null, cfg.clone(), &cfg);
     assert_eq!(error_paths(&p.diagnostics), [attr::csr]);
     assert!(p.diagnostics.0[0].detail.contains("`naples`") && p.diagnostics.0[0].detail.contains("`rome`"));
     let mut unknown = cfg.clone();
@@ -377,7 +377,7 @@ fn server_change_keeps_the_certificate() {
     let mut proposed = prior.clone();
     proposed.set(attr::api_server_url, Value::string("https://milan.example.com:6443"));
     let cfg = config(&[(attr::api_server_url, Value::string("https://milan.example.com:6443"))]);
-    let p = Plan::run::<LiqoTenant>(&prior, proposed.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&prior, proposed.clone(), &cfg);
     assert!(p.planned.get(attr::cluster_ca_certificate).is_unknown());
     assert_eq!(p.planned.get(attr::client_certificate), prior.get(attr::client_certificate));
 }
@@ -393,7 +393,7 @@ fn after_import_only_the_certificate_changes() {
     let mut proposed = imported.clone();
     proposed.set(attr::csr, Value::string(csr_for("rome")));
     let cfg = config(&[]);
-    let p = Plan::run::<LiqoTenant>(&imported, proposed.clone(), &cfg);
+    let p = Plan::run::<TenantResource>(&imported, proposed.clone(), &cfg);
     assert!(p.replace.is_empty());
     let mut expected = proposed.clone();
     for attr in [attr::client_certificate, attr::cluster_ca_certificate, attr::certificate_expires_at] {
@@ -405,7 +405,7 @@ fn after_import_only_the_certificate_changes() {
 /// 0.2.0 kept the consumer's private key in `kubeconfig`: the upgrade drops it.
 #[test]
 fn upgrading_0_2_0_state_drops_the_kubeconfig() {
-    let resource = Driven::<LiqoTenant>::managed(Arc::new(ClusterApi::default()));
+    let resource = Driven::<TenantResource>::managed(Arc::new(ClusterApi::default()));
     let old =
         serde_json::json!({"id": "liqo-tenant-rome/rome", "kubeconfig": "users: [{user: {client-key-data: S0VZ}}]"});
     let upgraded = resource.upgrade(0, old).unwrap();
@@ -428,11 +428,11 @@ fn a_handshake_tenant_never_gets_credentials_issued() {
         (attr::certificate_validity, Value::string("8760h")),
         (attr::renew_before, Value::string("720h")),
     ]);
-    let p = Plan::run::<LiqoTenant>(&imported, imported.clone(), &generated);
+    let p = Plan::run::<TenantResource>(&imported, imported.clone(), &generated);
     assert_eq!(p.planned, imported, "the generated configuration plans no change");
     let mut moved = imported.clone();
     moved.set(attr::api_server_url, Value::string("https://milan.example.com:6443"));
-    let p = Plan::run::<LiqoTenant>(&imported, moved.clone(), &generated);
+    let p = Plan::run::<TenantResource>(&imported, moved.clone(), &generated);
     assert!(p.planned.get(attr::client_certificate).is_null() && p.replace.is_empty());
     assert!(p.planned.get(attr::cluster_ca_certificate).is_null());
     let inputs = Inputs::from_value(&p.planned);
@@ -441,7 +441,7 @@ fn a_handshake_tenant_never_gets_credentials_issued() {
     let mut other = imported.clone();
     other.set(attr::consumer_cluster_id, Value::string("naples"));
     other.set(attr::csr, Value::string(csr_for("naples")));
-    let p = Plan::run::<LiqoTenant>(&imported, other.clone(), &generated);
+    let p = Plan::run::<TenantResource>(&imported, other.clone(), &generated);
     assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
     assert!(!p.replace.is_empty() && p.planned.get(attr::client_certificate).is_unknown());
     assert_eq!(p.planned.get(attr::authz_policy).as_str(), Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
@@ -619,7 +619,7 @@ fn a_handshake_tenant_imports_with_liqos_csr_and_plans_empty() {
         generated.set(computed, Value::Null);
     }
     assert!(validate(&generated).is_empty(), "{:?}", validate(&generated));
-    let p = Plan::run::<LiqoTenant>(&imported, imported.clone(), &generated);
+    let p = Plan::run::<TenantResource>(&imported, imported.clone(), &generated);
     assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
     assert_eq!(p.planned, imported, "the generated configuration plans no change");
 }
@@ -673,7 +673,7 @@ async fn a_cluster_gone_for_good_keeps_its_state_at_refresh_and_leaves_it_on_des
         Gone { this_cluster: true, peers: Default::default() },
         "https://127.0.0.1:1 (kubeconfig milan)".into(),
     );
-    let resource = Driven::<LiqoTenant>::managed(cluster);
+    let resource = Driven::<TenantResource>::managed(cluster);
     let ctx = Ctx { cancel: tokio_util::sync::CancellationToken::new() };
     let prior = applied_state(&in_days(30));
     let started = std::time::Instant::now();
