@@ -20,8 +20,9 @@ use super::objects::{
 };
 use super::schema::attr;
 use super::status::{
-    ConnPhase, ERROR_GRACE, FRESH_MEASUREMENT, Mode, PING_INTERVAL, SETTLE, client_rendered_check, configuration_check,
-    connection_check, connection_error, endpoint_check, key_secret_check, pick_connection, status_value,
+    ConnPhase, ERROR_GRACE, FRESH_MEASUREMENT, PING_INTERVAL, SETTLE, WaitPhase, client_rendered_check,
+    configuration_check, connection_check, connection_error, endpoint_check, key_secret_check, pick_connection,
+    status_value,
 };
 use super::{GatewayResource, plan, schema};
 use crate::attributes::{Decl, Key};
@@ -317,14 +318,14 @@ impl GatewayResource {
         let ns = apis.namespace.clone();
         // The objects were just applied: only a measurement taken after this shows the tunnel as changed.
         let fresh_after = Timestamp::now() + PING_INTERVAL;
-        let mut mode = Mode::Await;
+        let mut mode = WaitPhase::Await;
         let mut settle = SETTLE;
         let mut last_error: Option<(String, Option<String>)> = None;
         loop {
             let (budget, waiting_for) = match mode {
-                Mode::Await => (deadline.left(), "status.value == Connected"),
-                Mode::Grace => (ERROR_GRACE.min(deadline.left()), "the Connection to leave Error"),
-                Mode::Settle { .. } => (settle.min(deadline.left()), "a fresh measurement of the tunnel"),
+                WaitPhase::Await => (deadline.left(), "status.value == Connected"),
+                WaitPhase::Grace => (ERROR_GRACE.min(deadline.left()), "the Connection to leave Error"),
+                WaitPhase::Settle { .. } => (settle.min(deadline.left()), "a fresh measurement of the tunnel"),
             };
             let target = WaitTarget::labelled(&apis.connections, &selector, waiting_for);
             let res = crate::kube::wait_until(ctx, &apis.connections, target, budget, |all: &[Connection]| {
@@ -334,26 +335,26 @@ impl GatewayResource {
             match (mode, res) {
                 (_, Ok(ConnPhase::Connected { uid, measured_at })) => {
                     let stale = uid.is_some_and(|u| preexisting.contains(&u));
-                    if mode == Mode::Await && stale {
+                    if mode == WaitPhase::Await && stale {
                         settle = if measured_at.is_some() { FRESH_MEASUREMENT } else { SETTLE };
-                        mode = Mode::Settle { fresh_after };
+                        mode = WaitPhase::Settle { fresh_after };
                     } else {
                         return Ok(());
                     }
                 }
                 (_, Ok(ConnPhase::Error { name, latency })) => {
                     last_error = Some((name, latency));
-                    mode = Mode::Grace;
+                    mode = WaitPhase::Grace;
                 }
-                (_, Ok(ConnPhase::Recovering)) => mode = Mode::Await,
+                (_, Ok(ConnPhase::Recovering)) => mode = WaitPhase::Await,
                 // Connected throughout the settle window.
-                (Mode::Settle { .. }, Err(OpError::Timeout { .. })) => return Ok(()),
-                (Mode::Grace, Err(OpError::Timeout { .. })) => {
+                (WaitPhase::Settle { .. }, Err(OpError::Timeout { .. })) => return Ok(()),
+                (WaitPhase::Grace, Err(OpError::Timeout { .. })) => {
                     let (name, latency) = last_error.take().unwrap_or_default();
                     let warnings = warnings_about(ctx, &apis.events, regarding("Connection", name.clone())).await;
                     return Err(connection_error(&ns, &name, latency, endpoint, &warnings));
                 }
-                (Mode::Await, Err(e)) => {
+                (WaitPhase::Await, Err(e)) => {
                     // Still Connecting (or no Connection) at the deadline: quote what Liqo said about the
                     // gateway and its Connection.
                     let gateway = spec.name().to_string();

@@ -147,7 +147,7 @@ fn connection_name(c: &Connection, namespace: &str) -> String {
 
 /// What a Connection check is looking for.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Mode {
+pub enum WaitPhase {
     /// Waiting for `Connected` (or `Error`, which starts the grace period).
     Await,
     /// In `Error`: waiting for it to clear within [`ERROR_GRACE`].
@@ -173,7 +173,7 @@ pub fn connection_check(
     all: &[Connection],
     gateway_uid: Option<&str>,
     namespace: &str,
-    mode: Mode,
+    mode: WaitPhase,
 ) -> Verdict<ConnPhase> {
     let conn = match pick_connection(all, gateway_uid) {
         Ok(c) => c,
@@ -186,7 +186,7 @@ pub fn connection_check(
         }
     };
     let Some(conn) = conn else {
-        if mode != Mode::Await {
+        if mode != WaitPhase::Await {
             return Verdict::Ready(ConnPhase::Recovering);
         }
         return Verdict::Pending(
@@ -199,21 +199,21 @@ pub fn connection_check(
         conn.status.as_ref().and_then(|s| s.latency.as_ref()).and_then(|l| l.timestamp.as_ref()).map(|t| t.0);
     let connected = ConnPhase::Connected { uid: conn.metadata.uid.clone(), measured_at };
     match (value.as_str(), mode) {
-        (CONNECTION_CONNECTED, Mode::Settle { fresh_after }) if measured_at.is_some_and(|at| at > fresh_after) => {
+        (CONNECTION_CONNECTED, WaitPhase::Settle { fresh_after }) if measured_at.is_some_and(|at| at > fresh_after) => {
             Verdict::Ready(connected)
         }
-        (CONNECTION_CONNECTED, Mode::Settle { .. }) => Verdict::Pending(format!(
+        (CONNECTION_CONNECTED, WaitPhase::Settle { .. }) => Verdict::Pending(format!(
             "{object} status.value = Connected; waiting for Liqo's gateway to measure the tunnel after the change"
         )),
         (CONNECTION_CONNECTED, _) => Verdict::Ready(connected),
-        (CONNECTION_ERROR, Mode::Grace) => Verdict::Pending(format!("{object} status.value = Error")),
+        (CONNECTION_ERROR, WaitPhase::Grace) => Verdict::Pending(format!("{object} status.value = Error")),
         (CONNECTION_ERROR, _) => Verdict::Ready(ConnPhase::Error {
             name: conn.metadata.name.clone().unwrap_or_default(),
             latency: conn.status.as_ref().and_then(|s| s.latency.as_ref()).and_then(|l| l.value.clone()),
         }),
-        (_, Mode::Grace | Mode::Settle { .. }) => Verdict::Ready(ConnPhase::Recovering),
-        ("", Mode::Await) => Verdict::Pending(format!("{object} has no status.value yet")),
-        (other, Mode::Await) => Verdict::Pending(format!("{object} status.value = {other}")),
+        (_, WaitPhase::Grace | WaitPhase::Settle { .. }) => Verdict::Ready(ConnPhase::Recovering),
+        ("", WaitPhase::Await) => Verdict::Pending(format!("{object} has no status.value yet")),
+        (other, WaitPhase::Await) => Verdict::Pending(format!("{object} status.value = {other}")),
     }
 }
 

@@ -19,7 +19,7 @@ use super::objects::{
 use super::plan::server_needs_recreate;
 use super::schema::attr;
 use super::status::{
-    ConnPhase, Mode, configuration_check, connection_check, connection_error, endpoint_check, key_secret_check,
+    ConnPhase, WaitPhase, configuration_check, connection_check, connection_error, endpoint_check, key_secret_check,
     pick_connection,
 };
 use crate::attributes::Key;
@@ -605,18 +605,21 @@ fn connection_phases() {
     };
     let connected = Some(ConnPhase::Connected { uid: Some("conn-1".into()), measured_at: None });
     // Waiting: Connecting pends, Connected is done, Error starts the grace period.
-    assert!(matches!(connection_check(&[], Some("uid-1"), "ns", Mode::Await), Verdict::Pending(_)));
-    assert!(matches!(check("Connecting", Mode::Await), Verdict::Pending(_)));
-    assert_eq!(ready(check("Connected", Mode::Await)), connected);
-    assert_eq!(ready(check("Error", Mode::Await)), Some(ConnPhase::Error { name: "gw-rome".into(), latency: None }));
+    assert!(matches!(connection_check(&[], Some("uid-1"), "ns", WaitPhase::Await), Verdict::Pending(_)));
+    assert!(matches!(check("Connecting", WaitPhase::Await), Verdict::Pending(_)));
+    assert_eq!(ready(check("Connected", WaitPhase::Await)), connected);
+    assert_eq!(
+        ready(check("Error", WaitPhase::Await)),
+        Some(ConnPhase::Error { name: "gw-rome".into(), latency: None })
+    );
     // Grace period: still Error pends; Connecting starts over; Connected is done.
-    assert!(matches!(check("Error", Mode::Grace), Verdict::Pending(_)));
-    assert_eq!(ready(check("Connecting", Mode::Grace)), Some(ConnPhase::Recovering));
-    assert_eq!(ready(check("Connected", Mode::Grace)), connected);
-    assert_eq!(ready(connection_check(&[], Some("uid-1"), "ns", Mode::Grace)), Some(ConnPhase::Recovering));
+    assert!(matches!(check("Error", WaitPhase::Grace), Verdict::Pending(_)));
+    assert_eq!(ready(check("Connecting", WaitPhase::Grace)), Some(ConnPhase::Recovering));
+    assert_eq!(ready(check("Connected", WaitPhase::Grace)), connected);
+    assert_eq!(ready(connection_check(&[], Some("uid-1"), "ns", WaitPhase::Grace)), Some(ConnPhase::Recovering));
     // Settling a pre-existing Connected: staying Connected pends (the timeout is success), Error fails over
     // to the grace period, anything else starts over.
-    let settle = Mode::Settle { fresh_after: Timestamp::now() };
+    let settle = WaitPhase::Settle { fresh_after: Timestamp::now() };
     assert!(matches!(check("Connected", settle), Verdict::Pending(_)));
     assert!(matches!(ready(check("Error", settle)), Some(ConnPhase::Error { .. })));
     assert_eq!(ready(check("Connecting", settle)), Some(ConnPhase::Recovering));
@@ -631,7 +634,7 @@ fn after_a_change_only_a_fresh_measurement_confirms_connected() {
             value: Some("Connected".into()),
             latency: Some(ConnectionLatency { value: Some("1ms".into()), timestamp: Some(Time(at)) }),
         });
-        connection_check(&[c], Some("uid-1"), "ns", Mode::Settle { fresh_after: change })
+        connection_check(&[c], Some("uid-1"), "ns", WaitPhase::Settle { fresh_after: change })
     };
     let before = change - std::time::Duration::from_secs(5);
     let after = change + std::time::Duration::from_secs(1);
@@ -649,7 +652,7 @@ fn stale_connections_of_an_old_gateway_are_ignored() {
     assert!(pick_connection(&all[..1], Some("uid-1")).unwrap().is_none());
     let unowned = [conn("a", None, "Connected"), conn("b", None, "Connected")];
     assert!(pick_connection(&unowned, Some("uid-1")).unwrap_err().contains("2 Connections"));
-    assert!(matches!(connection_check(&unowned, Some("uid-1"), "ns", Mode::Await), Verdict::Failed { .. }));
+    assert!(matches!(connection_check(&unowned, Some("uid-1"), "ns", WaitPhase::Await), Verdict::Failed { .. }));
 }
 
 #[test]
