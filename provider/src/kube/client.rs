@@ -8,9 +8,11 @@
 //! real Liqo status flip reached the end of the provider's wait ~45 ms later than the watch delivered it.
 //!
 //! Same layers and settings as kube's builder: rustls with the config's CA, client identity, server name and
-//! `accept_invalid_certs`; connect, read and write timeouts; the base URI; kube's default retry of 429/503/504
-//! when `default_retry` is set; the config's authentication (tokens, exec plugins, refresh) and extra headers
-//! (impersonation). What differs:
+//! `accept_invalid_certs`; connect, read and write timeouts; the base URI; the config's authentication (tokens,
+//! exec plugins, refresh) and extra headers (impersonation). What differs:
+//! - no retry layer (kube's `default_retry` of 429/503/504): every request goes through [`super::with_retry`],
+//!   which retries those and more within a budget and ends on Terraform's stop signal, and watches through the
+//!   watcher's backoff; a second layer would retry one request twice over;
 //! - a `proxy_url` (HTTP CONNECT or SOCKS5) is left to kube's builder, whose proxy connectors it needs; through a
 //!   proxy the API server is remote, where a few tens of milliseconds per connection matter less;
 //! - no HTTP tracing spans: the provider logs through Terraform (`crate::protocol::log`), not `tracing`;
@@ -20,13 +22,12 @@ use hyper_timeout::TimeoutConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use kube::client::ConfigExt;
-use kube::client::retry::RetryPolicy;
-use tower::retry::RetryLayer;
 use tower::{BoxError, ServiceBuilder};
 
 /// A client for `config`'s API server (see the module comment for how it differs from kube's builder).
-pub fn build(config: kube::Config) -> Result<kube::Client, kube::Error> {
+pub fn build(mut config: kube::Config) -> Result<kube::Client, kube::Error> {
     if config.proxy_url.is_some() {
+        config.default_retry = false;
         return kube::Client::try_from(config);
     }
     let mut http = HttpConnector::new();
@@ -41,7 +42,6 @@ pub fn build(config: kube::Config) -> Result<kube::Client, kube::Error> {
     let hyper = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
     let service = ServiceBuilder::new()
         .layer(config.base_uri_layer())
-        .option_layer(config.default_retry.then(|| RetryLayer::new(RetryPolicy::server_retry())))
         .option_layer(config.auth_layer()?)
         .layer(config.extra_headers_layer()?)
         .map_err(BoxError::from)

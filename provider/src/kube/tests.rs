@@ -63,16 +63,20 @@ async fn csr_api(url: &str) -> Api<CertificateSigningRequest> {
 const UNAVAILABLE: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"unavailable","reason":"ServiceUnavailable","code":503}"#;
 
 #[tokio::test]
-async fn the_client_keeps_kubes_retry_credentials_and_extra_headers() {
-    // `client::build` assembles kube's stack itself (for TCP_NODELAY); what kube's own builder adds must be there.
-    let (url, seen) = fake_api_server(vec![(503, UNAVAILABLE), (200, CSR)]).await;
+async fn the_client_keeps_kubes_credentials_and_extra_headers_and_retries_once() {
+    // `client::build` assembles kube's stack itself (for TCP_NODELAY); what kube's own builder adds must be there,
+    // but not its retry layer: `with_retry` is the one place a request is retried.
+    let (url, seen) = fake_api_server(vec![(503, UNAVAILABLE), (503, UNAVAILABLE), (200, CSR)]).await;
     let mut config = kube::Config::new(url.parse().unwrap());
     config.auth_info.token = Some(secrecy::SecretString::from("t0ken"));
     config.headers.push((http::HeaderName::from_static("impersonate-user"), http::HeaderValue::from_static("someone")));
     let api: Api<CertificateSigningRequest> = Api::all(client::build(config).unwrap());
-    api.get("c").await.expect("kube's default retry answers the 503 with a second request");
+    api.get("c").await.expect_err("the client itself does not retry the 503");
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let ctx = Ctx { cancel: tokio_util::sync::CancellationToken::new() };
+    crate::kube::get_opt(&ctx, &api, "c").await.expect("with_retry answers the 503 with a second request");
     let seen = seen.lock().unwrap().clone();
-    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen.len(), 3, "{seen:?}");
     for head in seen.iter().map(|h| h.to_ascii_lowercase()) {
         assert!(head.starts_with("get /apis/certificates.k8s.io/v1/certificatesigningrequests/c "), "{head}");
         assert!(head.contains("authorization: bearer t0ken") && head.contains("impersonate-user: someone"), "{head}");
