@@ -9,6 +9,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::ObjectMeta;
 use liqo_schema::liqo::{RESOURCE_SLICE_CLASS_DEFAULT, ResourceSlice, ResourceSliceSpec, labels};
 use liqo_schema::tf::{Diagnostic, Value};
+use secrecy::SecretString;
 
 use super::schema::ISSUED;
 use super::schema::attr;
@@ -20,28 +21,19 @@ pub fn identity_secret_name(provider: &str) -> String {
 }
 
 /// How this cluster's Liqo authenticates to the provider.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Credentials {
     /// Public parts from liqo_tenant; the key stays in the Secret `key_secret` of this cluster.
     Issued { server: String, ca_pem: String, cert_pem: String, key_secret: String },
-    /// A kubeconfig the user brings (`kubeconfig_wo`, from the configuration only).
-    Brought(Brought),
+    /// A kubeconfig the user brings (`kubeconfig_wo`, from the configuration only); its Debug form never shows
+    /// the content (it may hold a key or a token).
+    Brought(SecretString),
     /// None configured: the identity Liqo minted in its handshake (`liqoctl peer`) is kept as it is.
     Liqo,
 }
 
-/// A brought kubeconfig; its Debug form never shows the content (it may hold a key or a token).
-#[derive(Clone, PartialEq)]
-pub struct Brought(pub String);
-
-impl std::fmt::Debug for Brought {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Brought(..)")
-    }
-}
-
 /// The known inputs of a planned state.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Peering {
     pub tenant_namespace: String,
     pub provider_cluster_id: String,
@@ -74,7 +66,7 @@ impl Peering {
             provider_cluster_id: s(attr::provider_cluster_id)?,
             provider_tenant_namespace: s(attr::provider_tenant_namespace)?,
             credentials: match config.get(attr::kubeconfig_wo).as_str() {
-                Some(kubeconfig) => Credentials::Brought(Brought(kubeconfig.to_string())),
+                Some(kubeconfig) => Credentials::Brought(SecretString::from(kubeconfig)),
                 None if v.get(attr::kubeconfig_wo_version).is_null() && ISSUED.iter().all(|a| v.get(*a).is_null()) => {
                     Credentials::Liqo
                 }

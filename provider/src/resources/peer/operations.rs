@@ -11,7 +11,7 @@ use liqo_schema::liqo::{Connection, Identity, ResourceSlice, VirtualNode, labels
 use liqo_schema::tf::{Diagnostic, Diagnostics, Value};
 
 use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate};
-use super::objects::{Brought, Credentials, Peering, identity_secret_name, owning_identity};
+use super::objects::{Credentials, Peering, identity_secret_name, owning_identity};
 use super::observed::observed_state;
 use super::schema::attr;
 use super::status::{network_note, node_check, slice_check, virtual_node_check};
@@ -25,6 +25,7 @@ use crate::resources::lifecycle::{
     Done, Failure, Lifecycle, Op, PlanRules, Timeouts, unpeer_command, upgrade_dropping_v0,
 };
 use crate::validate::Validator;
+use secrecy::ExposeSecret;
 
 impl PeerResource {
     /// Writes both objects and waits for Liqo; create and update alike. A failure after the first write records
@@ -100,7 +101,7 @@ impl PeerResource {
                     namespace: &peering.provider_tenant_namespace,
                 }))
             }
-            Credentials::Brought(Brought(kubeconfig)) => Some(zeroize::Zeroizing::new(kubeconfig.clone())),
+            Credentials::Brought(kubeconfig) => Some(zeroize::Zeroizing::new(kubeconfig.expose_secret().to_string())),
             Credentials::Liqo if secret.as_ref().is_some_and(|s| !is_terminating(s)) => None,
             Credentials::Liqo => {
                 return Err(OpError::Failed {
