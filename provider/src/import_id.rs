@@ -6,6 +6,10 @@ use liqo_schema::tf::{Diagnostic, Key, Value};
 use crate::protocol::IdentitySchema;
 use crate::validate::check_dns_label;
 
+/// The first part of the import ID of the types that live in a tenant namespace.
+pub const TENANT_NAMESPACE_PART: (&str, &str) =
+    ("tenant_namespace", "Name of the tenant namespace the object lives in.");
+
 /// The parts of an import ID, in order, joined by `/`; each is a Kubernetes name (a DNS label).
 pub struct ImportId {
     /// (name, description) of each part: the names of the resource identity's attributes.

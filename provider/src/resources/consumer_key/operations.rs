@@ -15,11 +15,11 @@ use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::read_cluster_id;
 use crate::crypto;
-use crate::import_id::{Found, ImportId, by_peer, label};
+use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label};
 use crate::kube::OpError;
 use crate::kube::is_terminating;
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts};
 
 impl ConsumerKeyResource {
     /// The key Secret's CSR and common name, if the Secret is there and sound.
@@ -42,10 +42,7 @@ impl Lifecycle for ConsumerKeyResource {
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
     const IMPORT_ID: ImportId = ImportId {
-        parts: &[
-            ("tenant_namespace", "Name of the tenant namespace the object lives in."),
-            ("provider_cluster_id", "Liqo cluster ID of the provider the key is for."),
-        ],
+        parts: &[TENANT_NAMESPACE_PART, ("provider_cluster_id", "Liqo cluster ID of the provider the key is for.")],
         attributes: &[attr::tenant_namespace, attr::provider_cluster_id],
         example: "liqo-tenant-milan/milan",
         names: "the tenant namespace on this consumer cluster and the provider the key is for",
@@ -53,15 +50,12 @@ impl Lifecycle for ConsumerKeyResource {
     const LISTED_FOR_PEER: &'static str = "the key for that provider";
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::provider_cluster_id);
+    const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str =
         "the control-plane key Secret `controlplane-key-<provider cluster ID>` in the tenant namespace";
 
     fn new(cluster: Arc<ClusterApi>) -> ConsumerKeyResource {
         ConsumerKeyResource { cluster }
-    }
-
-    fn cleanup_command(prior: &Value) -> String {
-        unpeer_command(prior.get(attr::provider_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {

@@ -27,13 +27,11 @@ use super::status::{
 use super::{GatewayResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
-use crate::import_id::{Found, ImportId, by_peer, label, namespaced_id};
+use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label, namespaced_id};
 use crate::kube::events::{regarding, warnings_about};
 use crate::kube::{OpError, WaitTarget};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{
-    Deadline, Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command,
-};
+use crate::resources::lifecycle::{Deadline, Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts};
 use crate::validate::Validator;
 
 /// How long to wait for the key Secret to appear (it may be created concurrently by liqo_generate when the
@@ -518,7 +516,7 @@ impl Lifecycle for GatewayResource {
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
     const IMPORT_ID: ImportId = ImportId {
         parts: &[
-            ("tenant_namespace", "Name of the tenant namespace the object lives in."),
+            TENANT_NAMESPACE_PART,
             ("name", "Name of the GatewayServer or GatewayClient (the peer's cluster ID)."),
         ],
         attributes: &[attr::tenant_namespace, attr::remote_cluster_id],
@@ -529,14 +527,11 @@ impl Lifecycle for GatewayResource {
     const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::remote_cluster_id);
+    const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str = "the Configuration, PublicKey and GatewayServer or GatewayClient (with what Liqo made of them) in the tenant namespace";
 
     fn new(cluster: Arc<ClusterApi>) -> GatewayResource {
         GatewayResource { cluster }
-    }
-
-    fn cleanup_command(prior: &Value) -> String {
-        unpeer_command(prior.get(attr::remote_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {

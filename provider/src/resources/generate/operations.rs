@@ -21,10 +21,10 @@ use super::{GenerateResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::ClusterFacts;
-use crate::import_id::{Found, ImportId, by_peer, label};
+use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label};
 use crate::kube::{OpError, created_by_provider};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts};
 
 /// The warning the plan shows when the key Secret is gone or holds another pair: what the next apply will do.
 pub(super) fn key_pair_lost(namespace: &str) -> Diagnostic {
@@ -208,7 +208,7 @@ impl Lifecycle for GenerateResource {
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
     const IMPORT_ID: ImportId = ImportId {
-        parts: &[("tenant_namespace", "Name of the tenant namespace the object lives in.")],
+        parts: &[TENANT_NAMESPACE_PART],
         attributes: &[attr::tenant_namespace],
         example: "liqo-tenant-rome",
         names: "the tenant namespace",
@@ -216,14 +216,11 @@ impl Lifecycle for GenerateResource {
     const LISTED_FOR_PEER: &'static str = "tenant namespaces for that peer";
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::remote_cluster_id);
+    const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str = "the tenant Namespace and its WireGuard key Secret";
 
     fn new(cluster: Arc<ClusterApi>) -> GenerateResource {
         GenerateResource { cluster }
-    }
-
-    fn cleanup_command(prior: &Value) -> String {
-        unpeer_command(prior.get(attr::remote_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {

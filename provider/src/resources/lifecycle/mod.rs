@@ -141,6 +141,8 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     const RULES: PlanRules;
     /// The attribute that holds the peer cluster's ID; `None` for a type that serves every peer (liqo_offload).
     const PEER: Option<Key>;
+    /// The attribute that holds the tenant namespace it lives in; `None` for a type that lives elsewhere.
+    const TENANT_NAMESPACE: Option<Key>;
     /// What it keeps on its cluster, as the warning of a destroy without the cluster lists it.
     const OBJECTS: &'static str;
 
@@ -169,9 +171,12 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     fn generated_config(config: Value) -> Value {
         config
     }
-    /// How to remove what a destroy without its cluster left there, should the cluster come back
-    /// ([`unpeer_command`] for the types that live in a tenant namespace).
-    fn cleanup_command(prior: &Value) -> String;
+    /// How to remove what a destroy without its cluster left there, should the cluster come back: by default
+    /// what `liqoctl force unpeer` removes of the peering ([`unpeer_command`]).
+    fn cleanup_command(prior: &Value) -> String {
+        let of = |key: Option<Key>| key.and_then(|k| prior.get(k).as_str());
+        unpeer_command(of(Self::PEER), of(Self::TENANT_NAMESPACE))
+    }
     /// Upgrades stored state JSON of an older schema `version`; `None`: only the current version is accepted.
     fn upgrade(_version: i64, _state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
         None

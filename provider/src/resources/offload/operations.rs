@@ -124,6 +124,7 @@ impl Lifecycle for OffloadResource {
     const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = None;
+    const TENANT_NAMESPACE: Option<Key> = None;
     const OBJECTS: &'static str =
         "the NamespaceOffloading `offloading` (and the namespace, if this resource created it)";
 

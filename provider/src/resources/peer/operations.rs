@@ -18,12 +18,10 @@ use super::status::{network_note, node_check, slice_check, virtual_node_check};
 use super::{PeerResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
-use crate::import_id::{Found, ImportId, by_peer, label, namespaced_id};
+use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label, namespaced_id};
 use crate::kube::{OpError, is_terminating};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{
-    Done, Failure, Lifecycle, Op, PlanRules, Timeouts, unpeer_command, upgrade_dropping_v0,
-};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
 use crate::validate::Validator;
 use secrecy::ExposeSecret;
 
@@ -218,10 +216,7 @@ impl Lifecycle for PeerResource {
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
     const IMPORT_ID: ImportId = ImportId {
-        parts: &[
-            ("tenant_namespace", "Name of the tenant namespace the object lives in."),
-            ("resource_slice_name", "Name of the ResourceSlice."),
-        ],
+        parts: &[TENANT_NAMESPACE_PART, ("resource_slice_name", "Name of the ResourceSlice.")],
         attributes: &[attr::tenant_namespace, attr::resource_slice_name],
         example: "liqo-tenant-milan/milan",
         names: "the namespace and name of the ResourceSlice on the consumer cluster",
@@ -230,15 +225,12 @@ impl Lifecycle for PeerResource {
     const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::provider_cluster_id);
+    const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str =
         "the control-plane identity Secret and the ResourceSlice (and Liqo's VirtualNode) in the tenant namespace";
 
     fn new(cluster: Arc<ClusterApi>) -> PeerResource {
         PeerResource { cluster }
-    }
-
-    fn cleanup_command(prior: &Value) -> String {
-        unpeer_command(prior.get(attr::provider_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {

@@ -29,12 +29,10 @@ use super::{TenantResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
-use crate::import_id::{Found, ImportId, namespaced_id};
+use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, namespaced_id};
 use crate::kube::OpError;
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{
-    Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, unpeer_command, upgrade_dropping_v0,
-};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, upgrade_dropping_v0};
 use crate::validate::Validator;
 
 const APPROVAL_REASON: &str = "TerraformProviderLiqoApproval";
@@ -316,10 +314,7 @@ impl Lifecycle for TenantResource {
     const DESCRIPTION: &'static str = schema::DESCRIPTION;
     const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
     const IMPORT_ID: ImportId = ImportId {
-        parts: &[
-            ("tenant_namespace", "Name of the tenant namespace the object lives in."),
-            ("consumer_cluster_id", "Name of the Tenant: the consumer's cluster ID."),
-        ],
+        parts: &[TENANT_NAMESPACE_PART, ("consumer_cluster_id", "Name of the Tenant: the consumer's cluster ID.")],
         attributes: &[attr::tenant_namespace, attr::consumer_cluster_id],
         example: "liqo-tenant-rome/rome",
         names: "the namespace and name of the Tenant on the provider cluster",
@@ -328,15 +323,12 @@ impl Lifecycle for TenantResource {
     const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
     const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::consumer_cluster_id);
+    const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str =
         "the Tenant, its RoleBinding in the tenant namespace and the consumer's CertificateSigningRequest";
 
     fn new(cluster: Arc<ClusterApi>) -> TenantResource {
         TenantResource { cluster }
-    }
-
-    fn cleanup_command(prior: &Value) -> String {
-        unpeer_command(prior.get(attr::consumer_cluster_id).as_str(), prior.get(attr::tenant_namespace).as_str())
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
