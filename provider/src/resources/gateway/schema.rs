@@ -73,24 +73,24 @@ pub mod attr {
         use super::*;
 
         attributes! {
-        service_type: optional_computed(Type::String).default(Value::string(DEFAULT_SERVICE_TYPE)).check(Check::OneOf(SERVICE_TYPES)).describe(format!(
-            "How the gateway is exposed: `NodePort`, `LoadBalancer` or `ClusterIP` (default `{DEFAULT_SERVICE_TYPE}`, as liqoctl). Changing it recreates the GatewayServer (new endpoint) inside the update."
-        ));
-        port: optional_computed(Type::Number).default(Value::Number(DEFAULT_SERVER_PORT as f64)).check(Check::Port(1..=65535)).describe(format!(
-            "WireGuard listen port and Service port (default `{DEFAULT_SERVER_PORT}`). Changing it recreates the GatewayServer inside the update."
-        ));
-        node_port: optional(Type::Number).check(Check::Port(NODE_PORT_RANGE)).describe(
-            "Fixed NodePort (30000–32767) for `NodePort` or `LoadBalancer` services, making the endpoint predictable. Changing it recreates the GatewayServer inside the update.",
-        );
-        load_balancer_ip: optional(Type::String).describe(
-            "Fixed load-balancer IP for `LoadBalancer` services. Changing it recreates the GatewayServer inside the update.",
-        );
-        service_annotations: optional(Type::map(Type::String)).describe(
-            "Annotations for the gateway's Service, e.g. cloud load-balancer settings (Liqo 1.2.0 or later). Updated in place.",
-        );
-        service_labels: optional(Type::map(Type::String))
-            .describe("Labels for the gateway's Service (Liqo 1.2.0 or later). Updated in place.");
-            }
+            service_type: optional_computed(Type::String).default(Value::string(DEFAULT_SERVICE_TYPE)).check(Check::OneOf(SERVICE_TYPES)).describe(format!(
+                "How the gateway is exposed: `NodePort`, `LoadBalancer` or `ClusterIP` (default `{DEFAULT_SERVICE_TYPE}`, as liqoctl). Changing it recreates the GatewayServer (new endpoint) inside the update."
+            ));
+            port: optional_computed(Type::Number).default(Value::Number(DEFAULT_SERVER_PORT as f64)).check(Check::Port(1..=65535)).describe(format!(
+                "WireGuard listen port and Service port (default `{DEFAULT_SERVER_PORT}`). Changing it recreates the GatewayServer inside the update."
+            ));
+            node_port: optional(Type::Number).check(Check::Port(NODE_PORT_RANGE)).describe(
+                "Fixed NodePort (30000–32767) for `NodePort` or `LoadBalancer` services, making the endpoint predictable. Changing it recreates the GatewayServer inside the update.",
+            );
+            load_balancer_ip: optional(Type::String).describe(
+                "Fixed load-balancer IP for `LoadBalancer` services. Changing it recreates the GatewayServer inside the update.",
+            );
+            service_annotations: optional(Type::map(Type::String)).describe(
+                "Annotations for the gateway's Service, e.g. cloud load-balancer settings (Liqo 1.2.0 or later). Updated in place.",
+            );
+            service_labels: optional(Type::map(Type::String))
+                .describe("Labels for the gateway's Service (Liqo 1.2.0 or later). Updated in place.");
+        }
     }
 
     /// The WireGuard client's settings.
@@ -98,15 +98,15 @@ pub mod attr {
         use super::*;
 
         attributes! {
-        addresses: required(Type::list(Type::String)).describe(
-            "Addresses (IPs or host names) of the server's endpoint; Liqo dials the first. Usually the server's `endpoint_addresses`. Updated in place.",
-        );
-        port: required(Type::Number).check(Check::Port(1..=65535))
-            .describe("Port of the server's endpoint, usually the server's `endpoint_port`. Updated in place.");
-        protocol: optional_computed(Type::String).default(Value::string(DEFAULT_PROTOCOL)).describe(format!(
-            "Transport of the endpoint: only `{DEFAULT_PROTOCOL}` (the default), because Liqo's WireGuard server listens on UDP only (its gateway Service template exposes a UDP port); `TCP` is refused at plan time. Updated in place."
-        ));
-            }
+            addresses: required(Type::list(Type::String)).describe(
+                "Addresses (IPs or host names) of the server's endpoint; Liqo dials the first. Usually the server's `endpoint_addresses`. Updated in place.",
+            );
+            port: required(Type::Number).check(Check::Port(1..=65535))
+                .describe("Port of the server's endpoint, usually the server's `endpoint_port`. Updated in place.");
+            protocol: optional_computed(Type::String).default(Value::string(DEFAULT_PROTOCOL)).describe(format!(
+                "Transport of the endpoint: only `{DEFAULT_PROTOCOL}` (the default), because Liqo's WireGuard server listens on UDP only (its gateway Service template exposes a UDP port); `TCP` is refused at plan time. Updated in place."
+            ));
+        }
     }
 }
 
