@@ -48,6 +48,8 @@ pub enum Check {
     ClusterId,
     /// A Kubernetes namespace name.
     Namespace,
+    /// The name of a namespaced Kubernetes object (a DNS subdomain) of this kind; the text says where it comes from.
+    ObjectName { kind: &'static str, fix: &'static str },
     /// A Go-style duration (`90s`, `1h30m`).
     Duration,
     /// A WireGuard public key (32 bytes, standard base64).

@@ -78,6 +78,7 @@ impl<'a> Validator<'a> {
         match check {
             Check::ClusterId => self.cluster_id_at(path, value),
             Check::Namespace => self.namespace(path, value),
+            Check::ObjectName { kind, fix } => self.object_name(path, value, kind, fix),
             Check::Duration => self.duration(path, value),
             Check::WireguardKey => self.wireguard_key(path, value),
             Check::Cidr => self.cidr(path, value),
@@ -114,6 +115,21 @@ impl<'a> Validator<'a> {
                 path.clone(),
                 format!("Invalid namespace name for `{path}`"),
                 format!("`{s}` {why}. Namespace names are DNS labels: lowercase letters, digits and '-', at most 63 characters."),
+            );
+        }
+    }
+
+    /// An object name: a DNS subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters).
+    fn object_name(&mut self, path: AttributePath, value: &Value, kind: &str, fix: &str) {
+        let Some(s) = value.as_str() else {
+            return;
+        };
+        let valid = !s.is_empty() && s.len() <= 253 && s.split('.').all(|part| check_dns_label(part).is_ok());
+        if !valid {
+            self.error(
+                path.clone(),
+                format!("Invalid {kind} name for `{path}`"),
+                format!("`{s}` is not a valid {kind} name (lowercase letters, digits, '-' and '.', at most 253 characters). {fix}"),
             );
         }
     }

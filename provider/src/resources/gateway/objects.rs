@@ -25,6 +25,7 @@ pub struct ServerSpec {
     pub load_balancer_ip: Option<String>,
     pub service_annotations: Option<BTreeMap<String, String>>,
     pub service_labels: Option<BTreeMap<String, String>>,
+    pub template_name: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +33,7 @@ pub struct ClientSpec {
     pub addresses: Vec<String>,
     pub port: i32,
     pub protocol: String,
+    pub template_name: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +76,9 @@ impl GatewaySpec {
         };
         let int =
             |obj: &Value, block: Key, key: Key| obj.get(key).as_i64().ok_or_else(|| missing(path(Some(block), key)));
+        let str_in = |obj: &Value, block: Key, key: Key| {
+            obj.get(key).as_str().map(str::to_string).ok_or_else(|| missing(path(Some(block), key)))
+        };
         let strings = |obj: &Value, block: Option<Key>, key: Key| {
             obj.get(key).string_elements().ok_or_else(|| missing(path(block, key)))
         };
@@ -91,26 +96,20 @@ impl GatewaySpec {
         let (server, client) = (v.get(attr::server), v.get(attr::client));
         let role = if !server.is_null() {
             Role::Server(ServerSpec {
-                service_type: server
-                    .get(s_::service_type)
-                    .as_str()
-                    .ok_or_else(|| missing(path(Some(attr::server), s_::service_type)))?
-                    .to_string(),
+                service_type: str_in(server, attr::server, s_::service_type)?,
                 port: int(server, attr::server, s_::port)? as i32,
                 node_port: server.get(s_::node_port).as_i64().map(|p| p as i32),
                 load_balancer_ip: server.get(s_::load_balancer_ip).as_str().map(str::to_string),
                 service_annotations: string_map(server, s_::service_annotations),
                 service_labels: string_map(server, s_::service_labels),
+                template_name: str_in(server, attr::server, s_::template_name)?,
             })
         } else if !client.is_null() {
             Role::Client(ClientSpec {
                 addresses: strings(client, Some(attr::client), c::addresses)?,
                 port: int(client, attr::client, c::port)? as i32,
-                protocol: client
-                    .get(c::protocol)
-                    .as_str()
-                    .ok_or_else(|| missing(path(Some(attr::client), c::protocol)))?
-                    .to_string(),
+                protocol: str_in(client, attr::client, c::protocol)?,
+                template_name: str_in(client, attr::client, c::template_name)?,
             })
         } else {
             return Err(missing(attr::server.path()));
@@ -185,7 +184,7 @@ impl GatewaySpec {
             GatewayServerSpec {
                 server_template_ref: Some(Self::template_ref(
                     "WgGatewayServerTemplate",
-                    labels::WIREGUARD_SERVER_TEMPLATE,
+                    &s.template_name,
                     liqo_namespace,
                 )),
                 mtu: Some(self.mtu),
@@ -210,7 +209,7 @@ impl GatewaySpec {
             GatewayClientSpec {
                 client_template_ref: Some(Self::template_ref(
                     "WgGatewayClientTemplate",
-                    labels::WIREGUARD_CLIENT_TEMPLATE,
+                    &c.template_name,
                     liqo_namespace,
                 )),
                 mtu: Some(self.mtu),
@@ -307,6 +306,11 @@ fn prior_or_default(prior: &Value, key: Key) -> Value {
     }
 }
 
+/// The template a gateway names, as its state shows it.
+fn template_name(template: Option<&ObjectReference>) -> Value {
+    Value::opt_string(template.and_then(|t| t.name.clone()))
+}
+
 fn opt_number(n: Option<i64>) -> Value {
     n.map(|n| Value::Number(n as f64)).unwrap_or(Value::Null)
 }
@@ -370,6 +374,7 @@ pub fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name:
                         s_::service_labels,
                         string_map_value(g.spec.service_labels.as_ref(), prior_server.get(s_::service_labels)),
                     ),
+                    (s_::template_name, template_name(g.spec.server_template_ref.as_ref())),
                 ]),
             );
             state.set(attr::client, Value::Null);
@@ -393,6 +398,7 @@ pub fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name:
                     (attr::client::addresses, Value::string_list(e.addresses.unwrap_or_default())),
                     (attr::client::port, opt_number(e.port.map(i64::from))),
                     (attr::client::protocol, Value::opt_string(e.protocol)),
+                    (attr::client::template_name, template_name(g.spec.client_template_ref.as_ref())),
                 ]),
             );
             state.set(attr::server, Value::Null);

@@ -3,7 +3,7 @@ use liqo_schema::liqo::labels;
 use liqo_schema::tf::{Nesting, Type, Value};
 
 use crate::attributes::{Check, Key};
-use crate::validate::{self, Validator};
+use crate::validate::Validator;
 
 pub const DEFAULT_MTU: i64 = 1340;
 pub const DEFAULT_SERVER_PORT: i64 = 51840;
@@ -18,6 +18,8 @@ const PROTOCOLS: &[&str] = &["UDP"];
 const MTU_RANGE: std::ops::RangeInclusive<i64> = 576..=9000;
 /// Kubernetes' default NodePort range (`--service-node-port-range`).
 const NODE_PORT_RANGE: std::ops::RangeInclusive<i64> = 30000..=32767;
+
+const TEMPLATE_FIX: &str = "Name a gateway template in Liqo's namespace (`kubectl get wggatewayservertemplates,wggatewayclienttemplates -n liqo`).";
 
 /// `liqo_gateway`'s attributes.
 pub mod attr {
@@ -39,7 +41,9 @@ pub mod attr {
         remote_public_key: required(Type::String).check(Check::WireguardKey).describe(
             "The peer's WireGuard public key (the peer's liqo_generate `wireguard_public_key`: 32 bytes in standard base64). A wrong key leaves the tunnel in `Error`. Updated in place.",
         );
-        key_secret_name: optional_computed(Type::String).describe(format!(
+        key_secret_name: optional_computed(Type::String)
+            .check(Check::ObjectName { kind: "Secret", fix: "Use liqo_generate's `key_secret_name`." })
+            .describe(format!(
             "Name of this cluster's WireGuard key Secret in the tenant namespace (liqo_generate's `key_secret_name`, default `{}`). The private key never enters Terraform. Updated in place. A gateway imported from `liqoctl peer` has none (null): Liqo generates its keys (Secret `gw-<gateway>`), and the gateway keeps them.",
             labels::KEY_SECRET_NAME
         ));
@@ -90,6 +94,16 @@ pub mod attr {
             );
             service_labels: optional(Type::map(Type::String))
                 .describe("Labels for the gateway's Service (Liqo 1.2.0 or later). Updated in place.");
+            template_name: optional_computed(Type::String)
+                .default(Value::string(labels::WIREGUARD_SERVER_TEMPLATE))
+                .check(Check::ObjectName { kind: "template", fix: TEMPLATE_FIX })
+                .describe(format!(
+                    "Name of the gateway server template (`WgGatewayServerTemplate`) in Liqo's namespace that Liqo \
+                     renders the gateway from (default `{}`, as liqoctl's `--gw-server-template-name`): a copy of \
+                     Liqo's with, e.g., other resources, node selectors or tolerations for the gateway pod. It must \
+                     exist when applied. Updated in place (Liqo renders the gateway again).",
+                    labels::WIREGUARD_SERVER_TEMPLATE
+                ));
         }
     }
 
@@ -106,6 +120,15 @@ pub mod attr {
             protocol: optional_computed(Type::String).default(Value::string(DEFAULT_PROTOCOL)).describe(format!(
                 "Transport of the endpoint: only `{DEFAULT_PROTOCOL}` (the default), because Liqo's WireGuard server listens on UDP only (its gateway Service template exposes a UDP port); `TCP` is refused at plan time. Updated in place."
             ));
+            template_name: optional_computed(Type::String)
+                .default(Value::string(labels::WIREGUARD_CLIENT_TEMPLATE))
+                .check(Check::ObjectName { kind: "template", fix: TEMPLATE_FIX })
+                .describe(format!(
+                    "Name of the gateway client template (`WgGatewayClientTemplate`) in Liqo's namespace that Liqo \
+                     renders the gateway from (default `{}`, as liqoctl's `--gw-client-template-name`). It must exist \
+                     when applied. Updated in place (Liqo renders the gateway again).",
+                    labels::WIREGUARD_CLIENT_TEMPLATE
+                ));
         }
     }
 }
@@ -124,7 +147,6 @@ pub fn validate(c: &mut Validator<'_>) {
             "Give at least one pod CIDR of the peer (the peer's liqo_generate `pod_cidrs`).",
         );
     }
-    secret_name(c, attr::key_secret_name);
     whole_number(c, attr::mtu, MTU_RANGE, "WireGuard MTU");
 
     let (server, client) = (config.get(attr::server), config.get(attr::client));
@@ -204,21 +226,6 @@ pub fn validate(c: &mut Validator<'_>) {
         );
     } else {
         c.check(&Check::OneOf(PROTOCOLS), protocol_path, protocol);
-    }
-}
-
-/// A Secret name: a DNS subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters).
-fn secret_name(c: &mut Validator, key: Key) {
-    let Some(s) = c.config.get(key).as_str() else {
-        return;
-    };
-    let valid = !s.is_empty() && s.len() <= 253 && s.split('.').all(|part| validate::check_dns_label(part).is_ok());
-    if !valid {
-        c.error(
-            key.path(),
-            format!("Invalid Secret name for `{key}`"),
-            format!("`{s}` is not a valid Secret name (lowercase letters, digits, '-' and '.', at most 253 characters). Use liqo_generate's `key_secret_name`."),
-        );
     }
 }
 

@@ -301,6 +301,7 @@ fn in_place_updates() {
         ("key_secret_name", Value::string("other-keys")),
         ("server.service_annotations", Value::string_map([("a", "b")])),
         ("server.service_labels", Value::string_map([("a", "b")])),
+        ("server.template_name", Value::string("wireguard-server-gpu")),
     ] {
         let r = plan_update(&prior, &with(config("server"), path, v));
         assert!(r.replace.is_empty(), "{path} must update in place");
@@ -314,7 +315,11 @@ fn in_place_updates() {
         assert_eq!(r.planned.get(attr::id), prior.get(attr::id));
     }
     let prior = applied(&config("client"));
-    for (path, v) in [("client.addresses", Value::string_list(["10.0.0.9"])), ("client.port", Value::Number(31000.0))] {
+    for (path, v) in [
+        ("client.addresses", Value::string_list(["10.0.0.9"])),
+        ("client.port", Value::Number(31000.0)),
+        ("client.template_name", Value::string("wireguard-client-gpu")),
+    ] {
         let r = plan_update(&prior, &with(config("client"), path, v));
         assert!(r.replace.is_empty(), "{path} must update in place");
     }
@@ -423,6 +428,34 @@ fn gateway_server_references_key_secret_and_template() {
             }
         })
     );
+}
+
+/// A gateway names the template Liqo renders it from, Liqo's own unless configured; a read shows the one named.
+#[test]
+fn gateways_name_their_template() {
+    for (role, kind, default) in [
+        ("server", "WgGatewayServerTemplate", "wireguard-server"),
+        ("client", "WgGatewayClientTemplate", "wireguard-client"),
+    ] {
+        let template = format!("{role}.template_name");
+        let planned = plan_create(&config(role)).planned;
+        assert_eq!(planned.get_named(role).get_named("template_name"), &Value::string(default));
+        let custom = plan_create(&with(config(role), &template, Value::string("gpu-gateway"))).planned;
+        let s = GatewaySpec::from_value(&custom).unwrap();
+        let object = match &s.role {
+            Role::Server(ss) => to_json(&s.gateway_server(ss, "liqo")),
+            Role::Client(cs) => to_json(&s.gateway_client(cs, "liqo")),
+        };
+        let reference = &object["spec"][format!("{role}TemplateRef")];
+        assert_eq!(reference["kind"], kind);
+        assert_eq!((reference["name"].as_str(), reference["namespace"].as_str()), (Some("gpu-gateway"), Some("liqo")));
+        let read = state_from_observed(&custom, &observed(&s, Some("Connected")), "liqo-tenant-rome", "rome");
+        assert_eq!(read.get_named(role).get_named("template_name"), &Value::string("gpu-gateway"), "{role}");
+
+        let d = validate(&with(config(role), &template, Value::string("GPU_gateway")));
+        assert_eq!(d.iter().map(|d| d.attribute.as_ref().unwrap().to_string()).collect::<Vec<_>>(), [template.clone()]);
+        assert!(d.0[0].summary.contains("Invalid template name"), "{:?}", d.0[0]);
+    }
 }
 
 /// A gateway `liqoctl peer` made names no key Secret (Liqo generated `gw-<gateway>`): the imported state
