@@ -28,6 +28,9 @@ const MILAN_TENANT_NS: &str = "liqo-tenant-rome";
 const ROME_TENANT_NS: &str = "liqo-tenant-milan";
 /// The server's node port, as in gateway/gateways.tf.
 const NODE_PORT: i64 = 30742;
+/// A copy of Liqo's server template on milan ([`copy_server_template`]), and the label it adds to what it renders.
+const TEMPLATE_COPY: &str = "wireguard-server-copy";
+const COPY_LABEL: &str = "liqo-acceptance/rendered-from";
 /// A valid WireGuard key that is nobody's: the client configured with it can never complete a handshake.
 const WRONG_KEY: &str = "nBxGmUf2Fa4rYqgFpFyPq6KTTsqfPxDeUuQmuAxHXwM=";
 
@@ -144,6 +147,27 @@ async fn check_objects(ground: &Ground, cli: Cli, mtu: i64) -> Result<()> {
     Ok(())
 }
 
+/// Copies Liqo's `wireguard-server` template on `client` as [`TEMPLATE_COPY`], whose rendered WgGatewayServer also
+/// carries [`COPY_LABEL`]: a user's own template, as `server.template_name` names it.
+async fn copy_server_template(client: &Client) -> Result<()> {
+    use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+    let gvk = GroupVersionKind::gvk("networking.liqo.io", "v1beta1", "WgGatewayServerTemplate");
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "liqo", &ApiResource::from_gvk(&gvk));
+    let liqos = api.get("wireguard-server").await.context("Liqo's server template")?;
+    let mut spec = liqos.data["spec"].clone();
+    let labels = &mut spec["template"]["metadata"]["labels"];
+    if !labels.is_object() {
+        *labels = json!({});
+    }
+    labels[COPY_LABEL] = json!(TEMPLATE_COPY);
+    let copy = json!({
+        "apiVersion": "networking.liqo.io/v1beta1", "kind": "WgGatewayServerTemplate",
+        "metadata": {"name": TEMPLATE_COPY, "namespace": "liqo"}, "spec": spec,
+    });
+    api.patch(TEMPLATE_COPY, &PatchParams::apply("liqo-acceptance").force(), &Patch::Apply(&copy)).await?;
+    Ok(())
+}
+
 /// `Kind namespace/name` of every object of kind `K` labelled for `peer`, in all namespaces.
 async fn labelled_for<K>(client: &Client, peer: &str) -> Result<Vec<String>>
 where
@@ -217,6 +241,34 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     check_objects(ground, cli, 1400).await?;
     both_connected(&milan, &rome, cli).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after the mtu update must be empty");
+
+    // A template of one's own on the server: changed in place, Liqo renders the gateway from it and the tunnel
+    // comes back; then Liqo's own again.
+    copy_server_template(&milan).await?;
+    work.write_vars(&json!({"mtu": 1400, "server_template": TEMPLATE_COPY}))?;
+    let plan = work.plan().await?;
+    let text = plan_text(&plan);
+    assert!(
+        text.contains("0 to add, 1 to change, 0 to destroy") && text.contains(TEMPLATE_COPY),
+        "{cli}: template_name updates the server in place:\n{text}"
+    );
+    work.apply().await?;
+    let server = Api::<GatewayServer>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await?;
+    let reference = server.spec.server_template_ref.and_then(|r| r.name);
+    assert_eq!(reference.as_deref(), Some(TEMPLATE_COPY), "{cli}: the GatewayServer names the copy");
+    let rendered = Api::<WgGatewayServer>::namespaced(milan.clone(), MILAN_TENANT_NS);
+    eventually(Duration::from_secs(60), "Liqo to render the gateway from the copied template", || async {
+        let labels = rendered.get_opt(ROME).await?.and_then(|w| w.metadata.labels).unwrap_or_default();
+        Ok(labels.get(COPY_LABEL).is_some_and(|v| v == TEMPLATE_COPY).then_some(()))
+    })
+    .await?;
+    both_connected(&milan, &rome, cli).await?;
+    assert_eq!(attributes(&work, SERVER)?["server"]["template_name"], json!(TEMPLATE_COPY));
+    assert!(work.plan().await?.is_empty(), "{cli}: the plan after the template change must be empty");
+    work.write_vars(&bigger)?;
+    work.apply().await?;
+    check_objects(ground, cli, 1400).await?;
+    both_connected(&milan, &rome, cli).await?;
 
     // Out-of-band deletion of the PublicKey: detected, and the apply recreates it.
     Api::<PublicKey>::namespaced(milan.clone(), MILAN_TENANT_NS).delete(ROME, &DeleteParams::default()).await?;

@@ -5,6 +5,12 @@ variable "mtu" {
   type        = number
 }
 
+variable "server_template" {
+  description = "The gateway template of the server; null = Liqo's own."
+  type        = string
+  default     = null
+}
+
 variable "client_remote_public_key" {
   description = "The WireGuard key the client trusts for the server; null = milan's real key."
   type        = string
@@ -30,7 +36,7 @@ resource "liqo_gateway" "server" {
   remote_public_key    = liqo_generate.rome.wireguard_public_key
   key_secret_name      = liqo_generate.milan.key_secret_name
   mtu                  = var.mtu
-  server               = { service_type = "NodePort", node_port = 30742 }
+  server               = { service_type = "NodePort", node_port = 30742, template_name = var.server_template }
 }
 
 resource "liqo_gateway" "client" {

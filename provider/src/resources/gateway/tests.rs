@@ -453,7 +453,8 @@ fn gateways_name_their_template() {
         assert_eq!(read.get_named(role).get_named("template_name"), &Value::string("gpu-gateway"), "{role}");
 
         let d = validate(&with(config(role), &template, Value::string("GPU_gateway")));
-        assert_eq!(d.iter().map(|d| d.attribute.as_ref().unwrap().to_string()).collect::<Vec<_>>(), [template.clone()]);
+        let paths: Vec<String> = d.iter().map(|d| d.attribute.as_ref().unwrap().to_string()).collect();
+        assert_eq!(paths, [template.as_str()]);
         assert!(d.0[0].summary.contains("Invalid template name"), "{:?}", d.0[0]);
     }
 }
