@@ -56,13 +56,13 @@ enum Origin {
 
 /// One resolved setting.
 #[derive(Clone, Debug)]
-struct Set<T> {
+struct Setting<T> {
     value: T,
     origin: Origin,
     path: AttributePath,
 }
 
-impl<T> Set<T> {
+impl<T> Setting<T> {
     /// An error about this setting: attached to its attribute, and naming the environment variable if the value
     /// came from there (the block does not show it, so the user would otherwise look in the wrong place).
     fn error(&self, summary: impl Into<String>, detail: impl Into<String>) -> Diagnostic {
@@ -90,18 +90,18 @@ struct Exec {
 /// The connection settings after environment fallbacks, before any file is read.
 #[derive(Debug, Default)]
 struct Settings {
-    config_paths: Vec<Set<String>>,
-    context: Option<Set<String>>,
-    context_cluster: Option<Set<String>>,
-    context_auth_info: Option<Set<String>>,
-    host: Option<Set<String>>,
-    token: Option<Set<String>>,
-    client_certificate: Option<Set<String>>,
-    client_key: Option<Set<String>>,
-    cluster_ca_certificate: Option<Set<String>>,
-    insecure: Option<Set<bool>>,
-    tls_server_name: Option<Set<String>>,
-    proxy_url: Option<Set<String>>,
+    config_paths: Vec<Setting<String>>,
+    context: Option<Setting<String>>,
+    context_cluster: Option<Setting<String>>,
+    context_auth_info: Option<Setting<String>>,
+    host: Option<Setting<String>>,
+    token: Option<Setting<String>>,
+    client_certificate: Option<Setting<String>>,
+    client_key: Option<Setting<String>>,
+    cluster_ca_certificate: Option<Setting<String>>,
+    insecure: Option<Setting<bool>>,
+    tls_server_name: Option<Setting<String>>,
+    proxy_url: Option<Setting<String>>,
     exec: Option<Exec>,
 }
 
@@ -167,7 +167,7 @@ pub fn validate_block(config: &Value) -> Diagnostics {
         );
     }
     let from_block = |name: Key| {
-        k.get(name).as_str().filter(|s| !s.is_empty()).map(|s| Set {
+        k.get(name).as_str().filter(|s| !s.is_empty()).map(|s| Setting {
             value: s.to_string(),
             origin: Origin::Block,
             path: kpath(name),
@@ -224,7 +224,7 @@ fn check_exec_api_version(v: &str) -> Diagnostics {
     }
 }
 
-fn check_url(s: &Set<String>, schemes: &[&str]) -> Diagnostics {
+fn check_url(s: &Setting<String>, schemes: &[&str]) -> Diagnostics {
     let what = s.path.to_string();
     let (scheme, rest) = match s.value.split_once("://") {
         Some(x) => x,
@@ -272,7 +272,7 @@ enum PemKind {
 
 /// Certificates and keys are PEM text, as in hashicorp/kubernetes (base64-encoded kubeconfig fields need
 /// `base64decode()` first, which is the usual mistake; the error says so).
-fn check_pem(s: &Set<String>, kind: PemKind) -> Diagnostics {
+fn check_pem(s: &Setting<String>, kind: PemKind) -> Diagnostics {
     let blocks = pem::parse_many(s.value.as_bytes()).unwrap_or_default();
     let ok = match kind {
         // The one CA-bundle rule every attribute shares (it also parses each certificate).
@@ -301,10 +301,10 @@ fn check_pem(s: &Set<String>, kind: PemKind) -> Diagnostics {
 /// Applies environment fallbacks and the static checks. Fails only on values that are wrong on their own.
 fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
     let k = config.get(kubernetes);
-    let string = |name: Key, var: &'static str| -> Option<Set<String>> {
+    let string = |name: Key, var: &'static str| -> Option<Setting<String>> {
         match k.get(name).as_str().filter(|s| !s.is_empty()) {
-            Some(s) => Some(Set { value: s.to_string(), origin: Origin::Block, path: kpath(name) }),
-            None => env(var).map(|v| Set { value: v, origin: Origin::Env(var), path: kpath(name) }),
+            Some(s) => Some(Setting { value: s.to_string(), origin: Origin::Block, path: kpath(name) }),
+            None => env(var).map(|v| Setting { value: v, origin: Origin::Env(var), path: kpath(name) }),
         }
     };
     let mut diags = validate_block(config);
@@ -324,13 +324,13 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
 
     // Kubeconfig files: the block's `config_path`, else its `config_paths`, else KUBE_CONFIG_PATH, else
     // KUBE_CONFIG_PATHS (a list separated like PATH).
-    let block_paths: Vec<Set<String>> = k
+    let block_paths: Vec<Setting<String>> = k
         .get(kubernetes::config_paths)
         .elements()
         .iter()
         .enumerate()
         .filter_map(|(i, v)| {
-            v.as_str().map(|p| Set {
+            v.as_str().map(|p| Setting {
                 value: p.to_string(),
                 origin: Origin::Block,
                 path: kpath(kubernetes::config_paths).index(i as i64),
@@ -338,15 +338,15 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
         })
         .collect();
     s.config_paths = if let Some(p) = k.get(kubernetes::config_path).as_str().filter(|p| !p.is_empty()) {
-        vec![Set { value: p.to_string(), origin: Origin::Block, path: kpath(kubernetes::config_path) }]
+        vec![Setting { value: p.to_string(), origin: Origin::Block, path: kpath(kubernetes::config_path) }]
     } else if !block_paths.is_empty() {
         block_paths
     } else if let Some(p) = env(ENV_CONFIG_PATH) {
-        vec![Set { value: p, origin: Origin::Env(ENV_CONFIG_PATH), path: kpath(kubernetes::config_path) }]
+        vec![Setting { value: p, origin: Origin::Env(ENV_CONFIG_PATH), path: kpath(kubernetes::config_path) }]
     } else if let Some(list) = env(ENV_CONFIG_PATHS) {
         std::env::split_paths(&list)
             .filter(|p| !p.as_os_str().is_empty())
-            .map(|p| Set {
+            .map(|p| Setting {
                 value: p.to_string_lossy().into_owned(),
                 origin: Origin::Env(ENV_CONFIG_PATHS),
                 path: kpath(kubernetes::config_paths),
@@ -357,11 +357,13 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
     };
 
     s.insecure = match k.get(kubernetes::insecure).as_bool() {
-        Some(b) => Some(Set { value: b, origin: Origin::Block, path: kpath(kubernetes::insecure) }),
+        Some(b) => Some(Setting { value: b, origin: Origin::Block, path: kpath(kubernetes::insecure) }),
         None => match env(ENV_INSECURE) {
             None => None,
             Some(v) => match parse_go_bool(&v) {
-                Some(b) => Some(Set { value: b, origin: Origin::Env(ENV_INSECURE), path: kpath(kubernetes::insecure) }),
+                Some(b) => {
+                    Some(Setting { value: b, origin: Origin::Env(ENV_INSECURE), path: kpath(kubernetes::insecure) })
+                }
                 None => {
                     diags.push(
                         Diagnostic::error(
@@ -447,7 +449,7 @@ fn expand_home(p: &str, env: Env) -> String {
 }
 
 /// Reads and merges the kubeconfig files (first file to set a value wins, as kubectl does).
-fn load_kubeconfigs(paths: &[Set<String>], env: Env) -> Result<Kubeconfig, Diagnostics> {
+fn load_kubeconfigs(paths: &[Setting<String>], env: Env) -> Result<Kubeconfig, Diagnostics> {
     let mut merged: Option<Kubeconfig> = None;
     for p in paths {
         let file = expand_home(&p.value, env);
@@ -683,7 +685,7 @@ pub async fn build(config: &Value, env: Env<'_>) -> Result<kube::Config, Diagnos
 /// the attribute that supplied the value.
 async fn kube_config_from(kubeconfig: Kubeconfig, s: &Settings) -> Result<kube::Config, Diagnostics> {
     kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await.map_err(|e| {
-        let source_of = |explicit: &Option<Set<String>>| -> AttributePath {
+        let source_of = |explicit: &Option<Setting<String>>| -> AttributePath {
             explicit
                 .as_ref()
                 .map(|x| x.path.clone())
