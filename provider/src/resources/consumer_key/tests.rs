@@ -8,15 +8,7 @@ use crate::crypto;
 use crate::resources::lifecycle::Plan;
 use crate::resources::lifecycle::TIMEOUTS;
 
-/// The schema Terraform sees.
-fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::ConsumerKeyResource>::schema()
-}
-
-/// Every plan-time check: the declared ones and the type's own.
-fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::ConsumerKeyResource>::validate(config)
-}
+crate::resources::lifecycle::test_helpers!(super::ConsumerKeyResource, 2);
 
 fn config() -> Value {
     Value::object([

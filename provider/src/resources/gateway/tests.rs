@@ -27,21 +27,7 @@ use crate::kube::{OpError, Verdict};
 use crate::resources::lifecycle::Plan;
 use crate::resources::lifecycle::TIMEOUTS;
 
-/// The type's import ID, as its import parses it.
-fn parse_import_id(id: &str) -> Result<[String; 2], liqo_schema::tf::Diagnostic> {
-    use crate::resources::lifecycle::Lifecycle;
-    super::GatewayResource::IMPORT_ID.parse(super::GatewayResource::TYPE_NAME, id)
-}
-
-/// The schema Terraform sees.
-fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::GatewayResource>::schema()
-}
-
-/// Every plan-time check: the declared ones and the type's own.
-fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::GatewayResource>::validate(config)
-}
+crate::resources::lifecycle::test_helpers!(super::GatewayResource, 2);
 
 const KEY: &str = "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=";
 

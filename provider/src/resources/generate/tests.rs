@@ -18,15 +18,7 @@ use crate::kube::{Verdict, created_by_provider};
 use crate::resources::lifecycle::Plan;
 use crate::resources::lifecycle::TIMEOUTS;
 
-/// The schema Terraform sees.
-fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::GenerateResource>::schema()
-}
-
-/// Every plan-time check: the declared ones and the type's own.
-fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::GenerateResource>::validate(config)
-}
+crate::resources::lifecycle::test_helpers!(super::GenerateResource, 1);
 
 fn config(pairs: &[(Key, Value)]) -> Value {
     let mut v = Value::object([

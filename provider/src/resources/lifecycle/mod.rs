@@ -381,6 +381,31 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 }
 
+/// The helpers every resource's `tests.rs` uses, for the type `$ty` whose import ID has `$parts` parts: `schema()`
+/// (what Terraform sees), `validate(config)` (every plan-time check) and `parse_import_id(id)`.
+#[cfg(test)]
+macro_rules! test_helpers {
+    ($ty:ty, $parts:literal) => {
+        #[allow(dead_code)]
+        fn schema() -> liqo_schema::tf::Schema {
+            crate::resources::lifecycle::Driven::<$ty>::schema()
+        }
+
+        #[allow(dead_code)]
+        fn validate(config: &liqo_schema::tf::Value) -> liqo_schema::tf::Diagnostics {
+            crate::resources::lifecycle::Driven::<$ty>::validate(config)
+        }
+
+        #[allow(dead_code)]
+        fn parse_import_id(id: &str) -> Result<[String; $parts], liqo_schema::tf::Diagnostic> {
+            use crate::resources::lifecycle::Lifecycle;
+            <$ty>::IMPORT_ID.parse(<$ty>::TYPE_NAME, id)
+        }
+    };
+}
+#[cfg(test)]
+pub(crate) use test_helpers;
+
 /// A string the plan made known, read back at apply time (where Terraform guarantees every planned value is
 /// known; a miss is the provider's own bug).
 pub fn known_string(planned: &Value, key: Key) -> Result<String, Diagnostic> {

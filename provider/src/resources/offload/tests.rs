@@ -13,21 +13,7 @@ use crate::kube::{FIELD_MANAGER, Verdict, created_by_provider};
 use crate::resources::lifecycle::Plan;
 use crate::resources::lifecycle::TIMEOUTS;
 
-/// The type's import ID, as its import parses it.
-fn parse_import_id(id: &str) -> Result<[String; 1], liqo_schema::tf::Diagnostic> {
-    use crate::resources::lifecycle::Lifecycle;
-    super::OffloadResource::IMPORT_ID.parse(super::OffloadResource::TYPE_NAME, id)
-}
-
-/// The schema Terraform sees.
-fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::OffloadResource>::schema()
-}
-
-/// Every plan-time check: the declared ones and the type's own.
-fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::OffloadResource>::validate(config)
-}
+crate::resources::lifecycle::test_helpers!(super::OffloadResource, 1);
 
 fn config() -> Value {
     Value::object([

@@ -26,21 +26,7 @@ use crate::resources::consumer_key;
 use crate::resources::lifecycle::{Driven, Plan, TIMEOUTS};
 use secrecy::ExposeSecret;
 
-/// The type's import ID, as its import parses it.
-fn parse_import_id(id: &str) -> Result<[String; 2], liqo_schema::tf::Diagnostic> {
-    use crate::resources::lifecycle::Lifecycle;
-    super::PeerResource::IMPORT_ID.parse(super::PeerResource::TYPE_NAME, id)
-}
-
-/// The schema Terraform sees.
-fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::PeerResource>::schema()
-}
-
-/// Every plan-time check: the declared ones and the type's own.
-fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::PeerResource>::validate(config)
-}
+crate::resources::lifecycle::test_helpers!(super::PeerResource, 2);
 
 fn config() -> Value {
     Value::object([

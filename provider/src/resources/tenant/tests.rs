@@ -25,21 +25,7 @@ use crate::crypto;
 use crate::kube::Verdict;
 use crate::resources::lifecycle::{Driven, Plan, TIMEOUTS};
 
-/// The type's import ID, as its import parses it.
-fn parse_import_id(id: &str) -> Result<[String; 2], liqo_schema::tf::Diagnostic> {
-    use crate::resources::lifecycle::Lifecycle;
-    super::TenantResource::IMPORT_ID.parse(super::TenantResource::TYPE_NAME, id)
-}
-
-/// The schema Terraform sees.
-fn schema() -> liqo_schema::tf::Schema {
-    crate::resources::lifecycle::Driven::<super::TenantResource>::schema()
-}
-
-/// Every plan-time check: the declared ones and the type's own.
-fn validate(config: &Value) -> liqo_schema::tf::Diagnostics {
-    crate::resources::lifecycle::Driven::<super::TenantResource>::validate(config)
-}
+crate::resources::lifecycle::test_helpers!(super::TenantResource, 2);
 
 fn config(pairs: &[(Key, Value)]) -> Value {
     let mut v = Value::object([
