@@ -36,11 +36,20 @@ pub struct ClientSpec {
     pub template_name: String,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum Role {
-    Server(ServerSpec),
-    Client(ClientSpec),
+/// The gateway's side of the tunnel, WireGuard server or client, with what that side has: its settings
+/// ([`Role`]), its object as read from the cluster ([`GatewayObj`]), or nothing ([`Kind`], which one to look for).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Side<S = (), C = ()> {
+    Server(S),
+    Client(C),
 }
+
+/// The settings of the side this gateway is.
+pub type Role = Side<ServerSpec, ClientSpec>;
+/// The gateway object of either side as read from the cluster.
+pub type GatewayObj = Side<GatewayServer, GatewayClient>;
+/// Which side of gateway to look for.
+pub type Kind = Side;
 
 /// Everything apply needs, read from a wholly known planned (or prior) state.
 #[derive(Clone, Debug, PartialEq)]
@@ -230,12 +239,6 @@ impl GatewaySpec {
     }
 }
 
-/// The gateway object of either kind as read from the cluster.
-pub enum GatewayObj {
-    Server(GatewayServer),
-    Client(GatewayClient),
-}
-
 impl GatewayObj {
     pub fn uid(&self) -> Option<&str> {
         match self {
@@ -267,13 +270,6 @@ pub struct Observed {
 pub struct Outputs {
     pub endpoint: Option<EndpointStatus>,
     pub connection_status: String,
-}
-
-/// Which kind of gateway to look for.
-#[derive(Clone, Copy, PartialEq, Debug)]
-pub enum Kind {
-    Server,
-    Client,
 }
 
 /// Replaces every unknown with null: the state of a failed create must be wholly known.
@@ -430,5 +426,5 @@ pub fn fill_outputs(planned: &Value, out: &Outputs) -> Value {
 }
 
 pub fn kind_of(state: &Value) -> Kind {
-    if state.get(attr::server).is_null() { Kind::Client } else { Kind::Server }
+    if state.get(attr::server).is_null() { Side::Client(()) } else { Side::Server(()) }
 }

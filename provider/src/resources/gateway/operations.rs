@@ -443,8 +443,8 @@ impl GatewayResource {
     /// Reads the owned objects; `None` when any of them is gone.
     async fn find(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind) -> Result<Option<Observed>, OpError> {
         let gateway = match kind {
-            Kind::Server => crate::kube::get_opt(ctx, &apis.servers, name).await?.map(GatewayObj::Server),
-            Kind::Client => crate::kube::get_opt(ctx, &apis.clients, name).await?.map(GatewayObj::Client),
+            Kind::Server(()) => crate::kube::get_opt(ctx, &apis.servers, name).await?.map(GatewayObj::Server),
+            Kind::Client(()) => crate::kube::get_opt(ctx, &apis.clients, name).await?.map(GatewayObj::Client),
         };
         let Some(gateway) = gateway else {
             return Ok(None);
@@ -466,17 +466,17 @@ impl GatewayResource {
     /// Configuration, each waited for so finalizers are honoured.
     async fn delete_all(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind, deadline: &Deadline) -> Result<(), OpError> {
         let uid = match kind {
-            Kind::Server => crate::kube::get_opt(ctx, &apis.servers, name).await?.and_then(|g| g.metadata.uid),
-            Kind::Client => crate::kube::get_opt(ctx, &apis.clients, name).await?.and_then(|g| g.metadata.uid),
+            Kind::Server(()) => crate::kube::get_opt(ctx, &apis.servers, name).await?.and_then(|g| g.metadata.uid),
+            Kind::Client(()) => crate::kube::get_opt(ctx, &apis.clients, name).await?.and_then(|g| g.metadata.uid),
         };
         match kind {
-            Kind::Server => {
+            Kind::Server(()) => {
                 crate::kube::delete_and_wait(ctx, &apis.servers, name, deadline.left()).await?;
                 // Garbage collection would remove it too; deleting it here waits for Liqo's
                 // clusterrolebinding finalizer and names it if Liqo never releases it.
                 crate::kube::delete_and_wait(ctx, &apis.wg_servers, name, deadline.left()).await?;
             }
-            Kind::Client => {
+            Kind::Client(()) => {
                 crate::kube::delete_and_wait(ctx, &apis.clients, name, deadline.left()).await?;
                 crate::kube::delete_and_wait(ctx, &apis.wg_clients, name, deadline.left()).await?;
             }
@@ -577,7 +577,7 @@ impl Lifecycle for GatewayResource {
         let Some(obs) = Self::find(ctx, &apis, name, kind).await? else {
             return Ok(Value::Null.into());
         };
-        if matches!(kind, Kind::Server)
+        if matches!(kind, Kind::Server(()))
             && let Some(seen) = half_made(ctx, &apis, name).await?
         {
             // Planned as a create: its apply writes the same objects again and repairs the render while it waits
@@ -616,7 +616,7 @@ impl Lifecycle for GatewayResource {
         let [ns, name] = Self::IMPORT_ID.parse(Self::TYPE_NAME, id)?;
         let apis = self.apis(&ns).await?;
         let mut found = None;
-        for kind in [Kind::Server, Kind::Client] {
+        for kind in [Kind::Server(()), Kind::Client(())] {
             if let Some(obs) = Self::find(ctx, &apis, &name, kind).await? {
                 found = Some(obs);
                 break;
