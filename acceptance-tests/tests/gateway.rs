@@ -242,8 +242,17 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     both_connected(&milan, &rome, cli).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after the mtu update must be empty");
 
-    // A template of one's own on the server: changed in place, Liqo renders the gateway from it and the tunnel
-    // comes back; then Liqo's own again.
+    // A template of one's own on the server: one that does not exist fails the update before anything is
+    // written; an existing one is changed in place, Liqo renders the gateway from it and the tunnel comes back;
+    // then Liqo's own again.
+    work.write_vars(&json!({"mtu": 1400, "server_template": "no-such-template"}))?;
+    let run = work.apply_fails().await?;
+    for needle in ["Gateway template no-such-template not found", "server.template_name", "wggatewayservertemplates"] {
+        assert!(run.stderr.contains(needle), "{cli}: the failed update mentions `{needle}`:\n{}", run.stderr);
+    }
+    let server = Api::<GatewayServer>::namespaced(milan.clone(), MILAN_TENANT_NS).get(ROME).await?;
+    let reference = server.spec.server_template_ref.and_then(|r| r.name);
+    assert_eq!(reference.as_deref(), Some("wireguard-server"), "{cli}: nothing written for a missing template");
     copy_server_template(&milan).await?;
     work.write_vars(&json!({"mtu": 1400, "server_template": TEMPLATE_COPY}))?;
     let plan = work.plan().await?;

@@ -279,6 +279,41 @@ pub struct ConnectionStatus {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// WgGatewayServerTemplate / WgGatewayClientTemplate (in Liqo's namespace; the provider only checks one exists)
+// ---------------------------------------------------------------------------------------------------------------
+
+/// A gateway server template: what Liqo renders a GatewayServer's objects from (`spec.objectKind`,
+/// `spec.template`), kept untyped because only Liqo's gateway controller interprets it.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[kube(
+    group = "networking.liqo.io",
+    version = "v1beta1",
+    kind = "WgGatewayServerTemplate",
+    plural = "wggatewayservertemplates",
+    namespaced,
+    schema = "disabled"
+)]
+pub struct WgGatewayServerTemplateSpec {
+    #[serde(flatten)]
+    pub fields: BTreeMap<String, serde_json::Value>,
+}
+
+/// A gateway client template, as [`WgGatewayServerTemplateSpec`] for GatewayClients.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[kube(
+    group = "networking.liqo.io",
+    version = "v1beta1",
+    kind = "WgGatewayClientTemplate",
+    plural = "wggatewayclienttemplates",
+    namespaced,
+    schema = "disabled"
+)]
+pub struct WgGatewayClientTemplateSpec {
+    #[serde(flatten)]
+    pub fields: BTreeMap<String, serde_json::Value>,
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // WgGatewayServer / WgGatewayClient (rendered from the templates by Liqo; read-only for users)
 // ---------------------------------------------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::Api;
 use liqo_schema::liqo::{
     CONNECTION_CONNECTED, Configuration, Connection, EndpointStatus, GatewayClient, GatewayServer, PublicKey,
-    WgGatewayClient, WgGatewayServer, labels,
+    WgGatewayClient, WgGatewayClientTemplate, WgGatewayServer, WgGatewayServerTemplate, labels,
 };
 use liqo_schema::tf::{Diagnostic, Value};
 
@@ -131,6 +131,43 @@ async fn explain_timeout(ctx: &Ctx, apis: &Apis, err: OpError, about: impl Fn(&O
 impl GatewayResource {
     async fn apis(&self, namespace: &str) -> Result<Apis, Failure> {
         Ok(Apis::new(self.cluster.client().await?, namespace))
+    }
+
+    /// The template the gateway names must exist in Liqo's namespace: Liqo renders the gateway from it, and with
+    /// none its reconciler fails ("unable to get the server template") and the gateway never comes up. Read only,
+    /// before anything is written.
+    async fn check_template(&self, ctx: &Ctx, spec: &GatewaySpec) -> Result<(), Failure> {
+        let client = self.cluster.client().await?;
+        let liqo_ns = self.cluster.liqo_namespace();
+        let (path, name, found, kind, plural, default) = match &spec.role {
+            Role::Server(s) => {
+                let api: Api<WgGatewayServerTemplate> = Api::namespaced(client, &liqo_ns);
+                let found = crate::kube::get_opt(ctx, &api, &s.template_name).await?.is_some();
+                let default = labels::WIREGUARD_SERVER_TEMPLATE;
+                let path = attr::server.path().attr(attr::server::template_name);
+                (path, &s.template_name, found, "WgGatewayServerTemplate", "wggatewayservertemplates", default)
+            }
+            Role::Client(c) => {
+                let api: Api<WgGatewayClientTemplate> = Api::namespaced(client, &liqo_ns);
+                let found = crate::kube::get_opt(ctx, &api, &c.template_name).await?.is_some();
+                let default = labels::WIREGUARD_CLIENT_TEMPLATE;
+                let path = attr::client.path().attr(attr::client::template_name);
+                (path, &c.template_name, found, "WgGatewayClientTemplate", "wggatewayclienttemplates", default)
+            }
+        };
+        if found {
+            return Ok(());
+        }
+        Err(Diagnostic::error(
+            format!("Gateway template {name} not found for `{path}`"),
+            format!(
+                "{kind} {liqo_ns}/{name} does not exist on this cluster, and Liqo renders the gateway from it. Name \
+                 an existing one (`kubectl get {plural} -n {liqo_ns}`), create it first, or remove `template_name` \
+                 to use Liqo's own (`{default}`). Nothing was written."
+            ),
+        )
+        .at(path)
+        .into())
     }
 
     /// Liqo allows one gateway per tenant namespace and finds it by label: refuse to add a second one.
@@ -536,6 +573,7 @@ impl Lifecycle for GatewayResource {
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
         let spec = GatewaySpec::from_value(planned)?;
+        self.check_template(op.ctx, &spec).await?;
         let apis = self.apis(&spec.namespace).await?;
         let preexisting = Self::write_configuration(op.ctx, &apis, &spec).await?;
         // From here on the Configuration exists: a failure records the planned state, its unknown outputs null (a
@@ -552,6 +590,7 @@ impl Lifecycle for GatewayResource {
     /// next plan shows the change again.
     async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
         let spec = GatewaySpec::from_value(planned)?;
+        self.check_template(op.ctx, &spec).await?;
         let apis = self.apis(&spec.namespace).await?;
         let preexisting = Self::write_configuration(op.ctx, &apis, &spec).await?;
         let recreate = plan::server_needs_recreate(prior, planned);
