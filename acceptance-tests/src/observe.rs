@@ -17,15 +17,39 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<Option<T>>>,
 {
+    until(timeout, Duration::from_millis(200), what, || {
+        let looked = check();
+        async move { Ok(looked.await?.map_or_else(|| Seen::NotYet(String::new()), Seen::Done)) }
+    })
+    .await
+}
+
+/// What one look found: done, with a value, or not yet, with what was seen (for the error if it stays so).
+pub enum Seen<T> {
+    Done(T),
+    NotYet(String),
+}
+
+/// Polls `look` every `every` until it is done, failing after `timeout` with `what` and the last state seen: the
+/// one polling loop of the tests.
+pub async fn until<T, F, Fut>(timeout: Duration, every: Duration, what: &str, mut look: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Seen<T>>>,
+{
     let deadline = Instant::now() + timeout;
     loop {
-        if let Some(value) = check().await? {
-            return Ok(value);
-        }
+        let last = match look().await? {
+            Seen::Done(value) => return Ok(value),
+            Seen::NotYet(last) => last,
+        };
         if Instant::now() > deadline {
-            bail!("{what} did not happen within {timeout:?}");
+            match last.is_empty() {
+                true => bail!("{what} did not happen within {timeout:?}"),
+                false => bail!("{what} did not happen within {timeout:?}; last seen: {last}"),
+            }
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::time::sleep(every).await;
     }
 }
 

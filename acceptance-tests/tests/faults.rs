@@ -14,7 +14,7 @@ use kube::Api;
 use liqo_acceptance::chain::{PEER, full_chain};
 use liqo_acceptance::ground::process;
 use liqo_acceptance::inventory;
-use liqo_acceptance::observe::{eventually, flat, instance, plan_text};
+use liqo_acceptance::observe::{Seen, eventually, flat, instance, plan_text, until};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::{GatewayServer, ResourceSlice};
@@ -46,19 +46,17 @@ async fn assert_inventory(
     expected: &BTreeMap<(String, String, String), usize>,
     what: &str,
 ) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
+    let what = format!("{what}: the inventory as expected");
+    until(Duration::from_secs(120), Duration::from_millis(500), &what, || async {
         let now = inventory(ground).await?;
         if &now == expected {
-            return Ok(());
+            return Ok(Seen::Done(()));
         }
-        if Instant::now() > deadline {
-            let extra: Vec<_> = now.iter().filter(|(k, n)| expected.get(*k) != Some(n)).collect();
-            let missing: Vec<_> = expected.iter().filter(|(k, n)| now.get(*k) != Some(n)).collect();
-            anyhow::bail!("{what}: orphaned or duplicated objects {extra:?}; missing {missing:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+        let extra: Vec<_> = now.iter().filter(|(k, n)| expected.get(*k) != Some(n)).collect();
+        let missing: Vec<_> = expected.iter().filter(|(k, n)| now.get(*k) != Some(n)).collect();
+        Ok(Seen::NotYet(format!("orphaned or duplicated objects {extra:?}; missing {missing:?}")))
+    })
+    .await
 }
 
 /// (1) milan's kube-apiserver is killed while the full chain is being applied and comes back 5 s later.

@@ -5,15 +5,15 @@
 //! Each field's mapping is checked on a ground without Liqo's controllers, where a written status stays as written.
 //! A healthy peering (every module Healthy) is read in `real_fabric`, over a real tunnel.
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use liqo_acceptance::ground::{LiqoMode, Options};
-use liqo_acceptance::observe::flat;
+use liqo_acceptance::observe::{Seen, flat, until};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::core::{
@@ -46,20 +46,13 @@ async fn wait_fc(
     what: &str,
     ready: impl Fn(&ForeignCluster) -> bool,
 ) -> Result<ForeignCluster> {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        let seen = api.get_opt(name).await?;
-        if let Some(fc) = seen.as_ref().filter(|fc| ready(fc)) {
-            return Ok(fc.clone());
-        }
-        if Instant::now() > deadline {
-            bail!(
-                "ForeignCluster {name}: {what} not seen after {TIMEOUT:?}; last seen: {:?}",
-                seen.map(|fc| fc.status)
-            );
-        }
-        tokio::time::sleep(POLL).await;
-    }
+    until(TIMEOUT, POLL, &format!("ForeignCluster {name}: {what}"), || async {
+        Ok(match api.get_opt(name).await? {
+            Some(fc) if ready(&fc) => Seen::Done(fc),
+            seen => Seen::NotYet(format!("{:?}", seen.map(|fc| fc.status))),
+        })
+    })
+    .await
 }
 
 fn modules(fc: &ForeignCluster) -> Option<&liqo_schema::liqo::Modules> {
@@ -128,11 +121,13 @@ async fn create_tenant_namespace(client: &Client, name: &str, peer: &str) -> Res
 async fn clean_up(client: &Client, namespace: &str, peer: &str) -> Result<()> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces.delete(namespace, &DeleteParams::default()).await?;
-    let deadline = Instant::now() + TIMEOUT;
-    while namespaces.get_opt(namespace).await?.is_some() {
-        ensure!(Instant::now() < deadline, "Namespace {namespace} still present after {TIMEOUT:?}");
-        tokio::time::sleep(POLL).await;
-    }
+    until(TIMEOUT, POLL, &format!("Namespace {namespace} to go"), || async {
+        Ok(match namespaces.get_opt(namespace).await? {
+            None => Seen::Done(()),
+            Some(_) => Seen::NotYet("present".into()),
+        })
+    })
+    .await?;
     Api::<ForeignCluster>::all(client.clone()).delete(peer, &DeleteParams::default()).await?;
     Ok(())
 }

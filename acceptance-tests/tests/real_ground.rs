@@ -6,11 +6,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::{Node, Secret};
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::{Api, Client};
-use liqo_acceptance::observe::{create_namespace, eventually, peering_up};
+use liqo_acceptance::observe::{Seen, create_namespace, eventually, peering_up, until};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory, offloaded_pod};
 use liqo_schema::liqo::labels;
@@ -92,23 +92,23 @@ async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replic
         create_slice(&client, &namespace, &by_hand, remote).await?;
         create_slice(&client, &namespace, &for_replication, replicated).await?;
 
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let completed = slice(&client, &namespace, &for_replication).await?.is_some_and(|s| {
-                s.data["spec"]["consumerClusterID"] == json!(cluster) && s.data["spec"]["csr"].is_string()
-            });
-            if completed {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "{cluster}: Liqo's controller-manager did not complete ResourceSlice {namespace}/{for_replication} \
-                     (consumerClusterID, csr) within 60s; see {}/logs",
-                    ground.dir().display()
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
+        let what = format!(
+            "{cluster}: Liqo's controller-manager completing ResourceSlice {namespace}/{for_replication} \
+             (consumerClusterID, csr; logs in {}/logs)",
+            ground.dir().display()
+        );
+        until(Duration::from_secs(60), Duration::from_millis(300), &what, || async {
+            let seen = slice(&client, &namespace, &for_replication).await?;
+            Ok(match seen {
+                Some(s)
+                    if s.data["spec"]["consumerClusterID"] == json!(cluster) && s.data["spec"]["csr"].is_string() =>
+                {
+                    Seen::Done(())
+                }
+                seen => Seen::NotYet(format!("{:?}", seen.map(|s| s.data["spec"].clone()))),
+            })
+        })
+        .await?;
         // The labelled slice was handled; a few seconds more give Liqo every chance to touch the other one.
         tokio::time::sleep(Duration::from_secs(3)).await;
         let ignored = slice(&client, &namespace, &by_hand).await?.context("the hand-made slice is still there")?;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use k8s_openapi::ByteString;
 use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateSigningRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, Node, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, Secret};
@@ -19,6 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, Resource, ResourceExt};
 use liqo_acceptance::ground::{audit, kubeconfig, pki};
+use liqo_acceptance::observe::{Seen, until};
 use liqo_acceptance::simulator::SIMULATED_ANNOTATION;
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels::{self, REMOTE_CLUSTER_ID};
@@ -99,34 +100,28 @@ async fn wait<K>(api: &Api<K>, name: &str, what: &str, done: impl Fn(&K) -> bool
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug,
 {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
+    until(TIMEOUT, POLL, &format!("{} {name}: {what}", K::kind(&())), || async {
         let last = api.get_opt(name).await.with_context(|| format!("reading {} {name}", K::kind(&())))?;
-        if let Some(obj) = &last
-            && done(obj)
-        {
-            return Ok(obj.clone());
-        }
-        if Instant::now() > deadline {
-            let seen = last.map(|o| serde_yaml::to_string(&o).unwrap_or_default()).unwrap_or_else(|| "absent".into());
-            bail!("{} {name}: {what} did not happen within {TIMEOUT:?}; last seen:\n{seen}", K::kind(&()));
-        }
-        tokio::time::sleep(POLL).await;
-    }
+        Ok(match last {
+            Some(obj) if done(&obj) => Seen::Done(obj),
+            Some(obj) => Seen::NotYet(format!("\n{}", serde_yaml::to_string(&obj).unwrap_or_default())),
+            None => Seen::NotYet("absent".into()),
+        })
+    })
+    .await
 }
 
 async fn wait_gone<K>(api: &Api<K>, name: &str) -> Result<()>
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Serialize + Debug,
 {
-    let deadline = Instant::now() + TIMEOUT;
-    while let Some(obj) = api.get_opt(name).await? {
-        if Instant::now() > deadline {
-            bail!("{} {name} is still there after {TIMEOUT:?}:\n{}", K::kind(&()), serde_yaml::to_string(&obj)?);
-        }
-        tokio::time::sleep(POLL).await;
-    }
-    Ok(())
+    until(TIMEOUT, POLL, &format!("{} {name} to go", K::kind(&())), || async {
+        Ok(match api.get_opt(name).await? {
+            None => Seen::Done(()),
+            Some(obj) => Seen::NotYet(format!("\n{}", serde_yaml::to_string(&obj)?)),
+        })
+    })
+    .await
 }
 
 /// The Events the simulator recorded about an object, with `reason`.
@@ -142,18 +137,17 @@ async fn events(client: &Client, ns: &str, name: &str, reason: &str) -> Result<V
 }
 
 async fn wait_event(client: &Client, ns: &str, name: &str, reason: &str) -> Result<Event> {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        if let Some(event) = events(client, ns, name, reason).await?.into_iter().next() {
-            assert_eq!(event.reporting_controller.as_deref(), Some("simulated-liqo"));
-            assert!(event.note.as_deref().unwrap_or_default().starts_with("simulated:"), "{event:?}");
-            return Ok(event);
-        }
-        if Instant::now() > deadline {
-            bail!("no Event {reason} about {ns}/{name} within {TIMEOUT:?}");
-        }
-        tokio::time::sleep(POLL).await;
-    }
+    let event = until(TIMEOUT, POLL, &format!("an Event {reason} about {ns}/{name}"), || async {
+        Ok(events(client, ns, name, reason)
+            .await?
+            .into_iter()
+            .next()
+            .map_or_else(|| Seen::NotYet(String::new()), Seen::Done))
+    })
+    .await?;
+    assert_eq!(event.reporting_controller.as_deref(), Some("simulated-liqo"));
+    assert!(event.note.as_deref().unwrap_or_default().starts_with("simulated:"), "{event:?}");
+    Ok(event)
 }
 
 fn keypair() -> ([u8; 32], [u8; 32]) {
