@@ -122,6 +122,15 @@ fn api_error(action: &str, object: &str, source: &kube::Error) -> Diagnostic {
                 s.message
             ),
         ),
+        // An admission webhook's denial is a 403 too, but no permission would change it.
+        kube::Error::Api(s) if s.code == 403 && s.message.starts_with("admission webhook") => Diagnostic::error(
+            format!("Refused to {action} {object}"),
+            format!(
+                "{}\nAn admission webhook on the cluster (Liqo's, for Liqo's objects) refused the request; the \
+                 provider's credentials are not the cause.",
+                s.message
+            ),
+        ),
         kube::Error::Api(s) if s.code == 403 => Diagnostic::error(
             format!("Forbidden to {action} {object}"),
             format!(
@@ -221,6 +230,25 @@ pub fn human(d: std::time::Duration) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// A webhook's denial is a 403 like a missing permission, but only the latter is about credentials.
+    #[test]
+    fn a_webhook_denial_is_not_blamed_on_rbac() {
+        let forbidden = |message: &str| {
+            op_error(&OpError::Api {
+                action: "apply",
+                object: "Tenant liqo-tenant-rome/rome".into(),
+                source: kube::Error::Api(kube::core::Status::failure(message, "Forbidden").with_code(403).boxed()),
+            })
+        };
+        let denied = forbidden(
+            "admission webhook \"tenant.validate.liqo.io\" denied the request: a Tenant already exists in the tenant namespace",
+        );
+        assert_eq!(denied.summary, "Refused to apply Tenant liqo-tenant-rome/rome");
+        assert!(denied.detail.contains("already exists") && !denied.detail.contains("RBAC"), "{}", denied.detail);
+        let rbac = forbidden("tenants.authentication.liqo.io is forbidden: User \"x\" cannot create resource");
+        assert!(rbac.summary.starts_with("Forbidden") && rbac.detail.contains("RBAC"), "{}", rbac.detail);
+    }
 
     #[test]
     fn stuck_delete_names_object_and_finalizer() {

@@ -40,6 +40,8 @@ const APPROVAL_REASON: &str = "TerraformProviderLiqoApproval";
 const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
 /// How long the TLS check of `api_server_url` may take.
 const TLS_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+/// The denial of Liqo's Tenant webhook (`pkg/webhooks/tenant/validate.go`) when its cache holds a Tenant in the namespace.
+const TENANT_EXISTS_DENIAL: &str = "a Tenant already exists in the tenant namespace";
 
 /// The tenant namespace must exist and be labelled for this consumer: Liqo's Tenant webhook and ResourceSlice
 /// controller reject anything else, so fail early with the fix.
@@ -210,6 +212,28 @@ impl TenantResource {
         Ok(Issued { cert_pem, expires_at, csr_name: name })
     }
 
+    /// Applies the Tenant. Liqo's webhook allows one Tenant per tenant namespace and counts them in its own cache,
+    /// which lags a deletion: right after a tenant namespace was deleted and made again (a peering torn down and
+    /// made anew, a cleanup after a cluster came back) it can deny the Tenant for one that no longer exists. While
+    /// the API server itself shows no Tenant in the namespace, that denial is retried for up to a minute.
+    pub(super) async fn apply_tenant(op: &Op<'_>, tenants: &Api<Tenant>, inputs: &Inputs) -> Result<(), OpError> {
+        let stale_for = Duration::from_secs(60).min(op.deadline.left());
+        let started = std::time::Instant::now();
+        loop {
+            match crate::kube::apply(op.ctx, tenants, &tenant_object(inputs)).await {
+                Err(OpError::Api { source: kube::Error::Api(s), .. })
+                    if s.code == 403
+                        && s.message.contains(TENANT_EXISTS_DENIAL)
+                        && started.elapsed() < stale_for
+                        && crate::kube::list(op.ctx, tenants, "").await?.is_empty() =>
+                {
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                }
+                result => return result.map(|_| ()),
+            }
+        }
+    }
+
     /// RoleBinding and Tenant as the inputs say, then waits for Liqo to adopt the Tenant. A drained consumer loses
     /// its binding (Liqo removes it too; doing it here makes the revocation immediate).
     async fn ensure_tenant(&self, op: &Op<'_>, client: &kube::Client, inputs: &Inputs) -> Result<(), Failure> {
@@ -225,7 +249,7 @@ impl TenantResource {
         if !inputs.drained() {
             crate::kube::apply(ctx, &bindings, &role_binding(inputs, &role)).await?;
         }
-        crate::kube::apply(ctx, &tenants, &tenant_object(inputs)).await?;
+        Self::apply_tenant(op, &tenants, inputs).await?;
         if inputs.drained() {
             crate::kube::delete_and_wait(ctx, &bindings, &role_binding_name(&role), op.deadline.left()).await?;
         }

@@ -688,3 +688,34 @@ async fn a_cluster_gone_for_good_keeps_its_state_at_refresh_and_leaves_it_on_des
     }
     assert!(started.elapsed() < std::time::Duration::from_secs(2), "nothing was contacted: {:?}", started.elapsed());
 }
+
+/// Liqo's webhook counts Tenants in its cache: its "already exists" denial for a namespace the API server shows
+/// empty is retried (the cache catches up), and one for a namespace that does hold a Tenant is not.
+#[tokio::test]
+async fn a_denial_from_liqos_stale_cache_is_retried() {
+    const DENIED: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"admission webhook \"tenant.validate.liqo.io\" denied the request: a Tenant already exists in the tenant namespace","reason":"Forbidden","code":403}"#;
+    const NONE: &str =
+        r#"{"apiVersion":"authentication.liqo.io/v1beta1","kind":"TenantList","metadata":{},"items":[]}"#;
+    const ONE: &str = r#"{"apiVersion":"authentication.liqo.io/v1beta1","kind":"TenantList","metadata":{},"items":[{"apiVersion":"authentication.liqo.io/v1beta1","kind":"Tenant","metadata":{"name":"other","namespace":"liqo-tenant-rome"},"spec":{}}]}"#;
+    const TENANT: &str = r#"{"apiVersion":"authentication.liqo.io/v1beta1","kind":"Tenant","metadata":{"name":"rome","namespace":"liqo-tenant-rome"},"spec":{}}"#;
+    let ctx = crate::protocol::Ctx { cancel: tokio_util::sync::CancellationToken::new() };
+    let op = crate::resources::lifecycle::Op {
+        ctx: &ctx,
+        deadline: crate::resources::lifecycle::Deadline::after(Duration::from_secs(60)),
+    };
+    let inputs = Inputs::from_value(&config(&[]));
+    let tenants = |url: &str| {
+        let client = crate::kube::client::build(kube::Config::new(url.parse().unwrap())).unwrap();
+        kube::Api::<liqo_schema::liqo::Tenant>::namespaced(client, "liqo-tenant-rome")
+    };
+
+    let (url, seen) = crate::kube::tests::fake_api_server(vec![(403, DENIED), (200, NONE), (200, TENANT)]).await;
+    TenantResource::apply_tenant(&op, &tenants(&url), &inputs).await.expect("applied once Liqo's cache caught up");
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen[0].starts_with("PATCH") && seen[1].starts_with("GET") && seen[2].starts_with("PATCH"), "{seen:?}");
+
+    let (url, seen) = crate::kube::tests::fake_api_server(vec![(403, DENIED), (200, ONE)]).await;
+    let err = TenantResource::apply_tenant(&op, &tenants(&url), &inputs).await.unwrap_err();
+    assert!(err.to_string().contains("forbidden") || format!("{err:?}").contains("already exists"), "{err:?}");
+    assert_eq!(seen.lock().unwrap().len(), 2, "a Tenant the API server shows is a real conflict: not retried");
+}
