@@ -30,9 +30,9 @@ pub fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Val
     };
     let ns = rs.metadata.namespace.clone().unwrap_or_default();
     let name = rs.metadata.name.clone().unwrap_or_default();
-    s.set(attr::id, Value::string(format!("{ns}/{name}")));
     s.set(attr::tenant_namespace, Value::string(ns));
     s.set(attr::resource_slice_name, Value::string(&name));
+    s.set(attr::id, <super::PeerResource as crate::resources::lifecycle::Lifecycle>::IMPORT_ID.value(&s));
     let label = |k: &str| rs.metadata.labels.as_ref().and_then(|l| l.get(k)).cloned();
     let provider = label(labels::REMOTE_CLUSTER_ID).or_else(|| rs.spec.provider_cluster_id.clone());
     s.set(attr::provider_cluster_id, Value::opt_string(provider.clone()));
