@@ -30,8 +30,7 @@ pub fn rfc3339(t: OffsetDateTime) -> String {
 /// signed for are not kept on the cluster (kube-controller-manager removes issued CSRs after an hour): null makes
 /// the next plan sign the configured CSR, and nothing else.
 pub fn imported_state(namespace: &str, consumer: &str, condition: String, api_server_url: Option<String>) -> Value {
-    Value::object([
-        (attr::id, Value::string(format!("{namespace}/{consumer}"))),
+    with_id(Value::object([
         (attr::tenant_namespace, Value::string(namespace)),
         (attr::consumer_cluster_id, Value::string(consumer)),
         (attr::tenant_condition, Value::string(condition)),
@@ -46,7 +45,7 @@ pub fn imported_state(namespace: &str, consumer: &str, condition: String, api_se
         (attr::certificate_expires_at, Value::Null),
         (attr::authz_policy, Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
         (TIMEOUTS, Value::Null),
-    ])
+    ]))
 }
 
 /// The state of a Tenant made by Liqo's authentication handshake (`liqoctl peer`): Liqo signed the consumer's
@@ -57,8 +56,7 @@ pub fn handshake_state(tenant: &Tenant, namespace: &str, consumer: &str, conditi
     let auth = tenant.status.as_ref().and_then(|s| s.auth_params.as_ref());
     let expires_at =
         auth.and_then(|a| a.signed_crt.as_ref()).and_then(|crt| crypto::not_after(&crt.0).ok()).map(rfc3339);
-    Value::object([
-        (attr::id, Value::string(format!("{namespace}/{consumer}"))),
+    with_id(Value::object([
         (attr::tenant_namespace, Value::string(namespace)),
         (attr::consumer_cluster_id, Value::string(consumer)),
         (attr::tenant_condition, Value::string(condition)),
@@ -72,5 +70,13 @@ pub fn handshake_state(tenant: &Tenant, namespace: &str, consumer: &str, conditi
         (attr::certificate_expires_at, Value::opt_string(expires_at)),
         (attr::authz_policy, Value::string(AUTHZ_POLICY_KEYS_EXCHANGE)),
         (TIMEOUTS, Value::Null),
-    ])
+    ]))
+}
+
+/// `state` with its `id`, from the type's declared import ID.
+fn with_id(mut state: Value) -> Value {
+    use crate::resources::lifecycle::{ID, Lifecycle};
+    let id = super::TenantResource::IMPORT_ID.value(&state);
+    state.set(ID, id);
+    state
 }
