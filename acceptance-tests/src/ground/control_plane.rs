@@ -124,8 +124,8 @@ impl Etcd {
 /// The shared etcd's process name in the ground's records.
 const ETCD: &str = "etcd";
 
-/// `count` free ports on 127.0.0.1, chosen at once: every listener is held until all are bound, so that no port
-/// is handed out twice.
+/// `count` free ports on 127.0.0.1, chosen at once and reserved on the machine for as long as this process lives
+/// (see [`reserve`]): every listener is held until all are bound, so that no port is handed out twice.
 pub fn free_ports(count: usize) -> Result<Vec<u16>> {
     // Not bind(0): it hands out ports of the ephemeral range, from which every outgoing connection on the machine
     // also takes its source port, so a port chosen that way and bound seconds later (Liqo's webhook binds only
@@ -139,7 +139,9 @@ pub fn free_ports(count: usize) -> Result<Vec<u16>> {
         }
         let port = rand::random_range(candidates.clone());
         // Held until all are chosen, so one call never returns a port twice.
-        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port))
+            && reserve(port)?
+        {
             held.push(listener);
         }
     }
@@ -148,6 +150,41 @@ pub fn free_ports(count: usize) -> Result<Vec<u16>> {
         .map(|l| l.local_addr().map(|a| a.port()))
         .collect::<std::io::Result<Vec<_>>>()
         .context("reading a listener's port")
+}
+
+/// Reserves `port` for this process's grounds until the process ends, or says that another process (or an earlier
+/// call) holds it. A free port is not enough: a port is chosen well before its program binds it (Liqo's webhook
+/// port ~40 s before, once the chart is applied), and test processes run side by side, each starting grounds. Two
+/// grounds that chose one port both started; the later webhook could not bind and restarted in a loop, while its
+/// API server called the other ground's webhook ("x509: certificate signed by unknown authority"). The
+/// reservation is an exclusive `flock` on a file named after the port in a directory every process of the
+/// machine shares; the kernel drops it when the process ends, however it ends.
+pub fn reserve(port: u16) -> Result<bool> {
+    static HELD: Mutex<Vec<std::fs::File>> = Mutex::new(Vec::new());
+    let dir = reservations_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(port.to_string());
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {
+            HELD.lock().expect("port reservations").push(file);
+            Ok(true)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(err)) => Err(err).with_context(|| format!("locking {}", path.display())),
+    }
+}
+
+/// Shared by every process on the machine whatever its TMPDIR (the test command gives each run its own): the
+/// system's lock directory where there is one, else /tmp.
+fn reservations_dir() -> PathBuf {
+    let base = ["/run/lock", "/var/lock"].into_iter().map(Path::new).find(|d| d.is_dir()).unwrap_or(Path::new("/tmp"));
+    base.join("liqo-ground-ports")
 }
 
 /// Ports the ground picks from: above the well-known and common service ports.
@@ -459,5 +496,47 @@ mod tests {
         assert_eq!(distinct.len(), 20, "{ports:?}");
         let below = ephemeral_range_start().unwrap_or(32768);
         assert!(ports.iter().all(|p| (LOWEST_PORT..below).contains(p)), "{ports:?} outside {LOWEST_PORT}..{below}");
+    }
+
+    #[test]
+    fn a_reserved_port_is_not_handed_out_again_until_its_process_ends() {
+        let ports = free_ports(3).unwrap();
+        for port in &ports {
+            assert!(!reserve(*port).unwrap(), "port {port} reserved twice by one process");
+        }
+        // Another process sees the reservation too: flock(1) on the same file fails at once.
+        for port in &ports {
+            let path = reservations_dir().join(port.to_string());
+            let status = std::process::Command::new("flock")
+                .args(["--nonblock", "--exclusive"])
+                .arg(&path)
+                .arg("true")
+                .status()
+                .expect("running flock(1)");
+            assert!(!status.success(), "another process locked {} although this process holds it", path.display());
+        }
+        // And this process sees another's: a port whose file a child process holds locked is skipped.
+        let port = loop {
+            let port = rand::random_range(LOWEST_PORT..ephemeral_range_start().unwrap_or(32768));
+            if !ports.contains(&port) {
+                break port;
+            }
+        };
+        let path = reservations_dir().join(port.to_string());
+        let mut holder = std::process::Command::new("flock")
+            .args(["--exclusive"])
+            .arg(&path)
+            .args(["sh", "-c", "echo locked; exec sleep 30"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("running flock(1)");
+        // Once the child says so, it holds the lock.
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(holder.stdout.take().unwrap()), &mut line).unwrap();
+        assert_eq!(line.trim(), "locked");
+        let seen = !reserve(port).unwrap();
+        holder.kill().ok();
+        holder.wait().ok();
+        assert!(seen, "port {port} reserved by this process although another held {}", path.display());
     }
 }

@@ -184,7 +184,9 @@ pub async fn adapt_process(
         // cluster's own port on loopback.
         "ipam" => set_flag(&mut args, "--port", &ports.ipam.to_string()),
         // Every virtual-kubelet would listen on 10250 (the kubelet port, fine in its own pod).
-        "virtual-kubelet" => set_flag(&mut args, "--listen-port", &free_port()?.to_string()),
+        "virtual-kubelet" => {
+            set_flag(&mut args, "--listen-port", &crate::ground::control_plane::free_ports(1)?[0].to_string())
+        }
         // Runs in the pod's own network namespace (see `in_sandbox`): nothing to move. Its sibling containers
         // include geneve, which the ground does not run (no kernel Geneve); Liqo before 1.1 always waits for every
         // sibling to join on /ipc before it starts, so geneve leaves that list.
@@ -332,12 +334,6 @@ fn set_flag(args: &mut Vec<String>, name: &str, value: &str) {
     } else {
         args.push(format!("{name}={value}"));
     }
-}
-
-/// An unused port on 127.0.0.1 (free when asked; a process binds it moments later).
-pub fn free_port() -> Result<u16> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port on 127.0.0.1")?;
-    Ok(listener.local_addr().context("reading a listener's port")?.port())
 }
 
 /// The value of `--name=…` in `args`.
