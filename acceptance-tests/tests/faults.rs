@@ -2,9 +2,10 @@
 //! while a resource waits, and Liqo faults (a failed Connection, status that never comes within `timeouts`) that
 //! must end with Liqo's reason or the condition that never came. A denied ResourceSlice is covered by peer.rs.
 //!
-//! One ground of its own (the API server restart would disturb other tests), every client of `Cli::available()`
-//! (Terraform 1.16.4, then OpenTofu 1.11.7: Ctrl-C and a crashed API server reach each client differently); the
-//! steps share the ground and run in sequence.
+//! Every client of `Cli::available()` (Terraform 1.16.4 and OpenTofu 1.11.7: Ctrl-C and a crashed API server reach
+//! each client differently) on a simulated ground of its own, all at once: faults are switched per cluster and an
+//! API server restart disturbs everything on its ground, so clients cannot share one. A client's steps share its
+//! ground and run in sequence.
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -231,13 +232,16 @@ async fn timed<F: std::future::Future<Output = Result<()>>>(cli: Cli, step: &str
     result
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread")]
 async fn faults_during_apply_end_cleanly_and_converge() -> Result<()> {
-    let ground = Ground::start_simulated(&[MILAN, ROME]).await?;
-    for cli in Cli::available() {
+    let runs = Cli::available().into_iter().map(|cli| async move {
+        let ground = Ground::start_simulated(&[MILAN, ROME]).await.with_context(|| format!("ground for {cli}"))?;
         timed(cli, "API server crash mid-apply", api_server_crash_mid_apply(&ground, cli)).await?;
         timed(cli, "Ctrl-C during a wait", interrupt_during_a_wait(&ground, cli)).await?;
-        timed(cli, "Liqo faults", liqo_faults_end_with_the_reason(&ground, cli)).await?;
-    }
+        timed(cli, "Liqo faults", liqo_faults_end_with_the_reason(&ground, cli)).await
+    });
+    let errors: Vec<String> =
+        futures::future::join_all(runs).await.into_iter().filter_map(|r| r.err()).map(|e| format!("{e:#}")).collect();
+    ensure!(errors.is_empty(), "{}", errors.join("\n\n"));
     Ok(())
 }
