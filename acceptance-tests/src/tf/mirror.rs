@@ -59,28 +59,15 @@ pub fn get() -> Result<&'static Mirror> {
 fn build() -> Result<Mirror> {
     let root = crate::session::dir()?.join("provider");
     std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
-    let binary = without_debug_info(&provider_binary()?, &root);
-    let dist = root.join("dist");
-    let script = repository_root().join("release.sh");
-    let platform = platform();
-    let (os, arch) = platform.split_once('_').expect("platform() is OS_ARCH");
-    let output = Command::new("bash")
-        .arg(&script)
-        .args(["package", "--binary"])
-        .arg(&binary)
-        .arg("--out")
-        .arg(&dist)
-        .args(["--os", os, "--arch", arch])
-        // Signing is release.sh's business on release machines; the mirror needs no signature.
-        .env_remove("GPG_FINGERPRINT")
-        .env_remove("GPG_KEY_ID")
-        .output()
-        .with_context(|| format!("running {}", script.display()))?;
-    if !output.status.success() {
-        bail!("{} package failed ({}):\n{}", script.display(), output.status, String::from_utf8_lossy(&output.stderr));
-    }
-    let zip = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+    let binary = provider_binary()?;
+    // The test command hands every test process the same copy of its build, which does not change during its run,
+    // and names a directory for its archive ($LIQO_PROVIDER_PACKAGE_DIR): made once there, by the first process
+    // (stripping and zipping a debug build costs about 2.5 CPU-seconds, and a run has dozens of test processes).
+    // Otherwise each process packages the build it was given.
+    let package_dir = std::env::var_os("LIQO_PROVIDER_PACKAGE_DIR").map_or_else(|| root.clone(), PathBuf::from);
+    let (slim, dist, zip) = packaged(&binary, &package_dir)?;
     let file_name = zip.file_name().context("release.sh printed no archive path")?;
+    let platform = platform();
 
     let dir = root.join("mirror");
     for address in ADDRESSES {
@@ -114,11 +101,47 @@ fn build() -> Result<Mirror> {
     };
     eprintln!(
         "[tf] provider {PROVIDER_VERSION} from {} mirrored{also}; clients: {}",
-        binary.display(),
+        slim.display(),
         clients.join(", ")
     );
     let sha256sums = dist.join(format!("{BINARY}_{PROVIDER_VERSION}_SHA256SUMS"));
     Ok(Mirror { dir, cli_config, zip, sha256sums, serves_kubernetes: kubernetes.is_some() })
+}
+
+/// `binary` without debug info, the release archive of it (`release.sh package`) and that archive's directory,
+/// made in `dir` unless a process made them there already: an exclusive lock on `<dir>.lock` lets one process
+/// make them while others wait, and `<dir>/made` (the archive's path) says they are complete.
+fn packaged(binary: &Path, dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
+    let lock_path = dir.with_extension("lock");
+    let lock = std::fs::File::create(&lock_path).with_context(|| format!("creating {}", lock_path.display()))?;
+    lock.lock().with_context(|| format!("locking {}", lock_path.display()))?;
+    let (slim, dist, made) = (dir.join(BINARY), dir.join("dist"), dir.join("made"));
+    if let Ok(zip) = std::fs::read_to_string(&made) {
+        return Ok((slim, dist, PathBuf::from(zip)));
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let slim = without_debug_info(binary, &slim);
+    let script = repository_root().join("release.sh");
+    let platform = platform();
+    let (os, arch) = platform.split_once('_').expect("platform() is OS_ARCH");
+    let output = Command::new("bash")
+        .arg(&script)
+        .args(["package", "--binary"])
+        .arg(&slim)
+        .arg("--out")
+        .arg(&dist)
+        .args(["--os", os, "--arch", arch])
+        // Signing is release.sh's business on release machines; the mirror needs no signature.
+        .env_remove("GPG_FINGERPRINT")
+        .env_remove("GPG_KEY_ID")
+        .output()
+        .with_context(|| format!("running {}", script.display()))?;
+    if !output.status.success() {
+        bail!("{} package failed ({}):\n{}", script.display(), output.status, String::from_utf8_lossy(&output.stderr));
+    }
+    let zip = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    std::fs::write(&made, &zip).with_context(|| format!("writing {}", made.display()))?;
+    Ok((slim, dist, PathBuf::from(zip)))
 }
 
 /// What builds hashicorp/kubernetes (`acceptance-tests/test` runs it; by hand, run it once).
@@ -136,13 +159,12 @@ pub fn kubernetes_provider_binary() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// A copy of the binary without DWARF debug info (symbols stay, so panics still name functions): a debug
+/// A copy of the binary at `slim` without DWARF debug info (symbols stay, so panics still name functions): a debug
 /// build is ~250 MB, which every `init` would unzip and hash. Falls back to the binary itself without `strip`.
-fn without_debug_info(binary: &Path, dir: &Path) -> PathBuf {
-    let slim = dir.join(BINARY);
-    let stripped = Command::new("strip").arg("--strip-debug").arg("-o").arg(&slim).arg(binary).status();
+fn without_debug_info(binary: &Path, slim: &Path) -> PathBuf {
+    let stripped = Command::new("strip").arg("--strip-debug").arg("-o").arg(slim).arg(binary).status();
     match stripped {
-        Ok(status) if status.success() => slim,
+        Ok(status) if status.success() => slim.to_path_buf(),
         _ => binary.to_path_buf(),
     }
 }

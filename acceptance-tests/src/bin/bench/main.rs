@@ -176,6 +176,7 @@ fn relaunch_with_wrapper(args: &Args) -> Result<()> {
         .args(std::env::args_os().skip(1))
         .env(WRAPPER_DIR_ENV, dir.path())
         .env("LIQO_PROVIDER_BIN", &wrapper)
+        .env_remove("LIQO_PROVIDER_PACKAGE_DIR")
         .status()
         .context("running the measuring bench process")?;
     ensure!(status.success(), "the measuring bench process failed ({status})");
