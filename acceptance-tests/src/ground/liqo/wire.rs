@@ -125,6 +125,8 @@ pub fn pod_ip(k: usize, n: u8) -> Ipv4Addr {
 }
 
 const BRIDGE: &str = "liqo-wire";
+/// The wire bridge's own address (locally administered), which node addresses answer with.
+const BRIDGE_MAC: &str = "02:6c:69:71:6f:00";
 
 /// A network namespace held by a process of the kubelet.
 pub struct Netns {
@@ -217,7 +219,11 @@ pub struct Wire {
 impl Wire {
     pub fn create(node_ips: &[Ipv4Addr], log: &Path) -> Result<Wire> {
         let netns = Netns::create("wire", log)?;
-        netns.ip(&["link", "add", BRIDGE, "type", "bridge"])?;
+        // A bridge whose address nobody set takes the lowest address of its ports, so it changed whenever a
+        // gateway pod came or went. Every sandbox kept the old one for the node addresses and its packets to a
+        // node port went nowhere until its neighbour entry was probed again (seconds; long enough for Liqo's
+        // conncheck to call another consumer's tunnel down while one consumer unpeered). A set address stays.
+        netns.ip(&["link", "add", BRIDGE, "address", BRIDGE_MAC, "type", "bridge"])?;
         netns.ip(&["link", "set", BRIDGE, "up"])?;
         for ip in node_ips {
             netns.ip(&["addr", "add", &format!("{ip}/{WIRE_PREFIX}"), "dev", BRIDGE])?;
@@ -332,4 +338,66 @@ fn udp_in_path(path: &Path, address: SocketAddrV4) -> Result<UdpSocket> {
         Ok(socket)
     })?;
     UdpSocket::from_std(socket).context("registering a UDP socket")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The wire bridge's MAC and how many ports it has, read inside the wire's namespace.
+    fn bridge(wire: &Wire) -> Result<(String, usize)> {
+        let show = |args: &[&str]| -> Result<String> {
+            let output = Command::new("nsenter")
+                .arg(format!("--net={}", wire.netns().path().display()))
+                .args(["--", "ip", "-o", "link", "show"])
+                .args(args)
+                .output()?;
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        };
+        let link = show(&["dev", BRIDGE])?;
+        let mac = link.split_whitespace().skip_while(|w| *w != "link/ether").nth(1).context("no MAC")?.to_owned();
+        Ok((mac, show(&["master", BRIDGE])?.lines().count()))
+    }
+
+    fn wait_for_ports(wire: &Wire, ports: usize) -> Result<String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let (mac, now) = bridge(wire)?;
+            if now == ports {
+                return Ok(mac);
+            }
+            // A namespace's links go once the kernel has torn it down, a little after its holder ended.
+            if Instant::now() > deadline {
+                bail!("the wire still has {now} ports, not {ports}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Gateway pods come and go while other tunnels run over the wire: the node addresses must keep answering
+    /// with the same MAC, or the other sandboxes send to one that is gone (see [`Wire::create`]).
+    #[test]
+    fn the_wire_keeps_its_mac_while_gateway_pods_come_and_go() -> Result<()> {
+        can_make_namespaces().context("this test makes network namespaces (run it as root)")?;
+        let dir = tempfile::tempdir()?;
+        let log = dir.path().join("wire.log");
+        let wire = Wire::create(&[node_ip(0)], &log)?;
+        let before = wait_for_ports(&wire, 0)?;
+        assert_eq!(before, BRIDGE_MAC);
+        let pods: Vec<Netns> = (1..=3)
+            .map(|n| {
+                let pod = Netns::create(&format!("pod{n}"), &log)?;
+                wire.plug(&pod, pod_ip(0, n))?;
+                Ok(pod)
+            })
+            .collect::<Result<_>>()?;
+        assert_eq!(wait_for_ports(&wire, 3)?, before, "a port joined");
+        // Each in turn, so that whichever holds the lowest MAC goes at some point.
+        let mut pods = pods;
+        while let Some(pod) = pods.pop() {
+            drop(pod);
+            assert_eq!(wait_for_ports(&wire, pods.len())?, before, "a port left");
+        }
+        Ok(())
+    }
 }
