@@ -7,7 +7,7 @@
 #
 #   acceptance-tests/scripts/cargo-deny.sh
 #
-# cargo-deny is built once with `cargo install --locked` into ${LIQO_TEST_CACHE:-~/.cache/terraform-provider-liqo}/
+# cargo-deny is built once with `cargo install --debug --locked` into ${LIQO_TEST_CACHE:-~/.cache/terraform-provider-liqo}/
 # cargo-deny-<version>/ (outside the repository, keyed by version) and reused from there; whatever cargo-deny
 # happens to be on PATH is ignored, so every machine checks with the same version.
 set -euo pipefail
@@ -28,8 +28,9 @@ if ! built; then
   flock 9
   if ! built; then
     echo "==> building cargo-deny $version into $root (once; later runs reuse it)" >&2
-    # Its own target directory in the cache: the workspace's target/ stays the workspace's.
-    CARGO_TARGET_DIR=$root/build cargo install --locked --quiet --version "=$version" --root "$root" cargo-deny
+    # Its own target directory in the cache: the workspace's target/ stays the workspace's. --debug: the optimised
+    # build costs 211 CPU-s against 96 (measured on a 2-core machine), and the check takes 1.5 s instead of 0.5.
+    CARGO_TARGET_DIR=$root/build cargo install --debug --locked --quiet --version "=$version" --root "$root" cargo-deny
     rm -rf "$root/build"
   fi
   exec 9>&-

@@ -929,19 +929,14 @@ async fn bad_input_is_rejected_before_any_api_request_with_path_and_fix() -> Res
     let started = Instant::now();
     // The clients run side by side, each against its own counting server, so a connection is always pinned on
     // the case (and client) that made it.
-    let runs = Cli::available().into_iter().map(|cli| {
+    let clients = Cli::available();
+    let total = clients.len() * cases.len();
+    let failures: Vec<String> = tf::each_client(clients, |cli| {
         let cases = &cases;
-        async move {
-            let api = CountingApiServer::start().await?;
-            run_cases(cli, &api, cases).await.with_context(|| format!("with {cli}"))
-        }
-    });
-    let mut failures = Vec::new();
-    let mut total = 0;
-    for result in futures::future::join_all(runs).await {
-        failures.extend(result?);
-        total += cases.len();
-    }
+        async move { run_cases(cli, &CountingApiServer::start().await?, cases).await }
+    })
+    .await?
+    .concat();
     eprintln!("[bad_input] {total} case runs in {:.1}s, {} failed", started.elapsed().as_secs_f64(), failures.len());
     assert!(failures.is_empty(), "{} of {total} case runs failed:\n\n{}", failures.len(), failures.join("\n\n"));
     Ok(())

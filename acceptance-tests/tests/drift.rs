@@ -17,7 +17,7 @@ use kube::Api;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use liqo_acceptance::chain::full_chain;
 use liqo_acceptance::observe::{attributes, eventually, plan_text, planned_change};
-use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use serde_json::{Value, json};
 
@@ -367,18 +367,10 @@ async fn every_owned_object(cli: Cli) -> Result<usize> {
 #[tokio::test]
 async fn every_owned_object_deleted_or_changed_out_of_band_is_planned_and_repaired() -> Result<()> {
     let began = Instant::now();
-    let runs = Cli::available()
-        .into_iter()
-        .map(|cli| async move { every_owned_object(cli).await.with_context(|| format!("with {cli}")) });
-    let results = futures::future::join_all(runs).await;
-    let mut errors = Vec::new();
-    for result in results {
-        match result {
-            Ok(checked) => eprintln!("[drift] {checked} cases passed"),
-            Err(err) => errors.push(format!("{err:#}")),
-        }
+    let checked = tf::each_client(Cli::available(), every_owned_object).await;
+    for (cli, cases) in Cli::available().into_iter().zip(checked.iter().flatten()) {
+        eprintln!("[drift] {cli}: {cases} cases passed");
     }
     eprintln!("[drift] {:.0}s in all", began.elapsed().as_secs_f64());
-    ensure!(errors.is_empty(), "{}", errors.join("\n\n"));
-    Ok(())
+    checked.map(drop)
 }

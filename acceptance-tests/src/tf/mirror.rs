@@ -65,9 +65,9 @@ fn build() -> Result<Mirror> {
     // (stripping and zipping a debug build costs about 2.5 CPU-seconds, and a run has dozens of test processes).
     // Otherwise each process packages the build it was given.
     let package_dir = std::env::var_os("LIQO_PROVIDER_PACKAGE_DIR").map_or_else(|| root.clone(), PathBuf::from);
-    let (slim, dist, zip) = packaged(&binary, &package_dir)?;
-    let file_name = zip.file_name().context("release.sh printed no archive path")?;
     let platform = platform();
+    let (slim, dist, zip) = packaged(&binary, &package_dir, &platform)?;
+    let file_name = zip.file_name().context("release.sh printed no archive path")?;
 
     let dir = root.join("mirror");
     for address in ADDRESSES {
@@ -108,21 +108,21 @@ fn build() -> Result<Mirror> {
     Ok(Mirror { dir, cli_config, zip, sha256sums, serves_kubernetes: kubernetes.is_some() })
 }
 
-/// `binary` without debug info, the release archive of it (`release.sh package`) and that archive's directory,
-/// made in `dir` unless a process made them there already: an exclusive lock on `<dir>.lock` lets one process
-/// make them while others wait, and `<dir>/made` (the archive's path) says they are complete.
-fn packaged(binary: &Path, dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
+/// The binary packaged (`binary` without debug info, or `binary` itself where it could not be stripped), the
+/// release archive of it for `platform` (`release.sh package`) and that archive's directory, made in `dir` unless
+/// a process made them there already: an exclusive lock on `<dir>.lock` lets one process make them while others
+/// wait, and `<dir>/made` (the binary's and the archive's paths, one per line) says they are complete.
+fn packaged(binary: &Path, dir: &Path, platform: &str) -> Result<(PathBuf, PathBuf, PathBuf)> {
     let lock_path = dir.with_extension("lock");
     let lock = std::fs::File::create(&lock_path).with_context(|| format!("creating {}", lock_path.display()))?;
     lock.lock().with_context(|| format!("locking {}", lock_path.display()))?;
     let (slim, dist, made) = (dir.join(BINARY), dir.join("dist"), dir.join("made"));
-    if let Ok(zip) = std::fs::read_to_string(&made) {
-        return Ok((slim, dist, PathBuf::from(zip)));
+    if let Some((packed, zip)) = std::fs::read_to_string(&made).ok().as_deref().and_then(|m| m.split_once('\n')) {
+        return Ok((PathBuf::from(packed), dist, PathBuf::from(zip)));
     }
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let slim = without_debug_info(binary, &slim);
     let script = repository_root().join("release.sh");
-    let platform = platform();
     let (os, arch) = platform.split_once('_').expect("platform() is OS_ARCH");
     let output = Command::new("bash")
         .arg(&script)
@@ -140,7 +140,8 @@ fn packaged(binary: &Path, dir: &Path) -> Result<(PathBuf, PathBuf, PathBuf)> {
         bail!("{} package failed ({}):\n{}", script.display(), output.status, String::from_utf8_lossy(&output.stderr));
     }
     let zip = String::from_utf8_lossy(&output.stdout).trim().to_owned();
-    std::fs::write(&made, &zip).with_context(|| format!("writing {}", made.display()))?;
+    std::fs::write(&made, format!("{}\n{zip}", slim.display()))
+        .with_context(|| format!("writing {}", made.display()))?;
     Ok((slim, dist, PathBuf::from(zip)))
 }
 
