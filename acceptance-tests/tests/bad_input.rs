@@ -931,12 +931,11 @@ async fn bad_input_is_rejected_before_any_api_request_with_path_and_fix() -> Res
     // the case (and client) that made it.
     let clients = Cli::available();
     let total = clients.len() * cases.len();
-    let failures: Vec<String> = tf::each_client(clients, |cli| {
+    let runs = clients.into_iter().map(|cli| {
         let cases = &cases;
-        async move { run_cases(cli, &CountingApiServer::start().await?, cases).await }
-    })
-    .await?
-    .concat();
+        (cli, async move { run_cases(cli, &CountingApiServer::start().await?, cases).await })
+    });
+    let failures: Vec<String> = tf::each_client(runs).await?.concat();
     eprintln!("[bad_input] {total} case runs in {:.1}s, {} failed", started.elapsed().as_secs_f64(), failures.len());
     assert!(failures.is_empty(), "{} of {total} case runs failed:\n\n{}", failures.len(), failures.join("\n\n"));
     Ok(())

@@ -367,8 +367,9 @@ async fn every_owned_object(cli: Cli) -> Result<usize> {
 #[tokio::test]
 async fn every_owned_object_deleted_or_changed_out_of_band_is_planned_and_repaired() -> Result<()> {
     let began = Instant::now();
-    let checked = tf::each_client(Cli::available(), every_owned_object).await;
-    for (cli, cases) in Cli::available().into_iter().zip(checked.iter().flatten()) {
+    let clients = Cli::available();
+    let checked = tf::each_client(clients.iter().map(|&cli| (cli, every_owned_object(cli)))).await;
+    for (cli, cases) in clients.iter().zip(checked.iter().flatten()) {
         eprintln!("[drift] {cli}: {cases} cases passed");
     }
     eprintln!("[drift] {:.0}s in all", began.elapsed().as_secs_f64());

@@ -234,12 +234,14 @@ async fn timed<F: std::future::Future<Output = Result<()>>>(cli: Cli, step: &str
 
 #[tokio::test(flavor = "multi_thread")]
 async fn faults_during_apply_end_cleanly_and_converge() -> Result<()> {
-    tf::each_client(Cli::available(), |cli| async move {
-        let ground = Ground::start_simulated(&[MILAN, ROME]).await.context("ground")?;
-        timed(cli, "API server crash mid-apply", api_server_crash_mid_apply(&ground, cli)).await?;
-        timed(cli, "Ctrl-C during a wait", interrupt_during_a_wait(&ground, cli)).await?;
-        timed(cli, "Liqo faults", liqo_faults_end_with_the_reason(&ground, cli)).await
-    })
-    .await
-    .map(drop)
+    let runs = Cli::available().into_iter().map(|cli| {
+        let run = async move {
+            let ground = Ground::start_simulated(&[MILAN, ROME]).await.context("ground")?;
+            timed(cli, "API server crash mid-apply", api_server_crash_mid_apply(&ground, cli)).await?;
+            timed(cli, "Ctrl-C during a wait", interrupt_during_a_wait(&ground, cli)).await?;
+            timed(cli, "Liqo faults", liqo_faults_end_with_the_reason(&ground, cli)).await
+        };
+        (cli, run)
+    });
+    tf::each_client(runs).await.map(drop)
 }

@@ -149,40 +149,13 @@ where
     let owned = started.into_iter().collect::<Result<Vec<Ground>>>()?;
     let grounds = std::iter::once(Ground::shared()).chain(owned.iter());
     let clients = std::iter::once(first).chain(others.iter().copied());
-    let on: Vec<(Cli, &Ground)> = clients.zip(grounds).collect();
-    each_client(on, |(cli, ground)| run(ground, cli)).await.map(drop)
+    each_client(clients.zip(grounds).map(|(cli, ground)| (cli, run(ground, cli)))).await.map(drop)
 }
 
-/// Something a client names in its errors: the client itself, or the client and what it runs on.
-pub trait ForClient {
-    fn cli(&self) -> Cli;
-}
-
-impl ForClient for Cli {
-    fn cli(&self) -> Cli {
-        *self
-    }
-}
-
-impl<T> ForClient for (Cli, T) {
-    fn cli(&self) -> Cli {
-        self.0
-    }
-}
-
-/// Runs `run` for every item side by side and waits for all of them, even after one failed, so that every
+/// Runs every client's future side by side and waits for all of them, even after one failed, so that every
 /// client's failure is reported (each "with <client>"), not only the first one's. The results come in order.
-pub async fn each_client<I, T, F, Fut>(items: Vec<I>, run: F) -> Result<Vec<T>>
-where
-    I: ForClient,
-    F: Fn(I) -> Fut,
-    Fut: std::future::Future<Output = Result<T>>,
-{
-    let runs = items.into_iter().map(|item| {
-        let cli = item.cli();
-        let run = run(item);
-        async move { run.await.with_context(|| format!("with {cli}")) }
-    });
+pub async fn each_client<T>(runs: impl IntoIterator<Item = (Cli, impl Future<Output = Result<T>>)>) -> Result<Vec<T>> {
+    let runs = runs.into_iter().map(|(cli, run)| async move { run.await.with_context(|| format!("with {cli}")) });
     let (mut done, mut errors) = (Vec::new(), Vec::new());
     for result in futures::future::join_all(runs).await {
         match result {

@@ -170,8 +170,8 @@ impl Netns {
         self.holder.record().pid
     }
 
-    /// Runs `ip ARGS` inside the namespace.
-    pub fn ip(&self, args: &[&str]) -> Result<()> {
+    /// Runs `ip ARGS` inside the namespace; returns what it printed.
+    pub fn ip(&self, args: &[&str]) -> Result<String> {
         let mut command = Command::new("nsenter");
         command.arg(format!("--net={}", self.path.display())).arg("--").arg("ip").args(args);
         run(command, &format!("ip {} in network namespace {}", args.join(" "), self.holder.record().name))
@@ -202,12 +202,12 @@ impl Drop for Netns {
     }
 }
 
-fn run(mut command: Command, what: &str) -> Result<()> {
+fn run(mut command: Command, what: &str) -> Result<String> {
     let output = command.stdin(Stdio::null()).output().with_context(|| format!("running {what}"))?;
     if !output.status.success() {
         bail!("{what} failed ({}): {}", output.status, String::from_utf8_lossy(&output.stderr).trim());
     }
-    Ok(())
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// The wire: a bridge carrying the node addresses of every cluster.
@@ -244,7 +244,8 @@ impl Wire {
         sandbox.ip(&["link", "set", "eth0", "up"])?;
         // A new pod may get the address of one that is gone, behind a new MAC: drop the wire's neighbour entry so
         // the next packet resolves it again, instead of going to the old MAC until the entry expires (15–45 s).
-        self.netns.ip(&["neigh", "flush", "to", &address.to_string()])
+        self.netns.ip(&["neigh", "flush", "to", &address.to_string()])?;
+        Ok(())
     }
 
     pub fn netns(&self) -> &Netns {
@@ -346,17 +347,9 @@ mod tests {
 
     /// The wire bridge's MAC and how many ports it has, read inside the wire's namespace.
     fn bridge(wire: &Wire) -> Result<(String, usize)> {
-        let show = |args: &[&str]| -> Result<String> {
-            let output = Command::new("nsenter")
-                .arg(format!("--net={}", wire.netns().path().display()))
-                .args(["--", "ip", "-o", "link", "show"])
-                .args(args)
-                .output()?;
-            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-        };
-        let link = show(&["dev", BRIDGE])?;
+        let link = wire.netns().ip(&["-o", "link", "show", "dev", BRIDGE])?;
         let mac = link.split_whitespace().skip_while(|w| *w != "link/ether").nth(1).context("no MAC")?.to_owned();
-        Ok((mac, show(&["master", BRIDGE])?.lines().count()))
+        Ok((mac, wire.netns().ip(&["-o", "link", "show", "master", BRIDGE])?.lines().count()))
     }
 
     fn wait_for_ports(wire: &Wire, ports: usize) -> Result<String> {
@@ -384,7 +377,7 @@ mod tests {
         let wire = Wire::create(&[node_ip(0)], &log)?;
         let before = wait_for_ports(&wire, 0)?;
         assert_eq!(before, BRIDGE_MAC);
-        let pods: Vec<Netns> = (1..=3)
+        let mut pods: Vec<Netns> = (1..=3)
             .map(|n| {
                 let pod = Netns::create(&format!("pod{n}"), &log)?;
                 wire.plug(&pod, pod_ip(0, n))?;
@@ -393,7 +386,6 @@ mod tests {
             .collect::<Result<_>>()?;
         assert_eq!(wait_for_ports(&wire, 3)?, before, "a port joined");
         // Each in turn, so that whichever holds the lowest MAC goes at some point.
-        let mut pods = pods;
         while let Some(pod) = pods.pop() {
             drop(pod);
             assert_eq!(wait_for_ports(&wire, pods.len())?, before, "a port left");
