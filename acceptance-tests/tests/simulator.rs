@@ -3,7 +3,9 @@
 //!
 //! Tests that use the two real clusters as peers of each other (gateways between milan and rome, replicated
 //! ResourceSlices, faults) hold [`PEERING`]: Liqo allows one gateway per peer and faults are per cluster, so
-//! they cannot overlap. Tests with made-up peer IDs run in parallel.
+//! they cannot overlap. Tests with made-up peer IDs run in parallel, holding [`WHOLE_CLUSTER`] for reading: the
+//! `drop-watch` and `status-delay-ms` faults slow every object on a cluster, not only the faulted test's, and hold
+//! it for writing.
 use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::time::{Duration, Instant};
@@ -27,10 +29,11 @@ use liqo_schema::liqo::*;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, RwLock};
 use x25519_dalek::{PublicKey as WgPublicKey, StaticSecret};
 
 static PEERING: Mutex<()> = Mutex::const_new(());
+static WHOLE_CLUSTER: RwLock<()> = RwLock::const_new(());
 const TIMEOUT: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(50);
 
@@ -187,6 +190,7 @@ fn quantities(pairs: &[(&str, &str)]) -> ResourceList {
 
 #[tokio::test]
 async fn configuration_is_configured_for_its_current_generation() -> Result<()> {
+    let _undisturbed = WHOLE_CLUSTER.read().await;
     let ground = Ground::shared_simulated();
     let client = ground.client(MILAN).await?;
     let ns = "sim-conf";
@@ -249,6 +253,7 @@ fn server(ns: &str, name: &str, peer: &str, secret: Option<&str>, node_port: Opt
 
 #[tokio::test]
 async fn gateway_server_gets_keys_endpoint_and_rendered_server() -> Result<()> {
+    let _undisturbed = WHOLE_CLUSTER.read().await;
     let ground = Ground::shared_simulated();
     let client = ground.client(MILAN).await?;
     let (generated_ns, labelled_ns) = ("sim-gw-generated", "sim-gw-labelled");
@@ -466,6 +471,7 @@ fn tenant(ns: &str, consumer: &str, policy: &str, condition: &str) -> Tenant {
 
 #[tokio::test]
 async fn tenant_gets_its_namespace_finalizer_and_label() -> Result<()> {
+    let _undisturbed = WHOLE_CLUSTER.read().await;
     let ground = Ground::shared_simulated();
     let client = ground.client(MILAN).await?;
     let (ns, handshake_ns) = ("sim-tenant", "sim-tenant-handshake");
@@ -844,6 +850,7 @@ async fn provider_denies_slices_of_cordoned_tenants_and_under_the_fault() -> Res
 /// its finalizer.
 #[tokio::test]
 async fn a_tenant_created_drained_gets_only_the_finalizer() -> Result<()> {
+    let _undisturbed = WHOLE_CLUSTER.read().await;
     let ground = Ground::shared_simulated();
     let client = ground.client(MILAN).await?;
     let ns = "sim-tenant-drained";
@@ -989,6 +996,7 @@ async fn configuration_round_trip(ground: &Ground, ns: &str) -> Result<Duration>
 #[tokio::test]
 async fn status_delay_fault_delays_every_status_write() -> Result<()> {
     let _peering = PEERING.lock().await;
+    let _whole_cluster = WHOLE_CLUSTER.write().await;
     let ground = Ground::shared_simulated();
     ground.set_fault(MILAN, "status-delay-ms", "1500").await?;
     let delayed = configuration_round_trip(ground, "sim-delay").await;
@@ -1004,6 +1012,7 @@ async fn status_delay_fault_delays_every_status_write() -> Result<()> {
 #[tokio::test]
 async fn drop_watch_fault_still_converges() -> Result<()> {
     let _peering = PEERING.lock().await;
+    let _whole_cluster = WHOLE_CLUSTER.write().await;
     let ground = Ground::shared_simulated();
     // Each restart of the simulator's watches begins with a fresh cluster-wide LIST (the harness's own waits are
     // namespaced), so the audit log shows whether the fault really dropped them.
