@@ -346,6 +346,7 @@ impl Ground {
                 .collect(),
             gateways,
         });
+        let post_renderer = ground_binary()?;
         let installs: Vec<liqo::Install<'_>> = ground
             .layouts
             .iter()
@@ -359,17 +360,18 @@ impl Ground {
                 node_ip: *node_ip,
                 binaries: &binaries,
                 kube_scheduler: &upstream.kube_scheduler,
+                post_renderer: &post_renderer,
             })
             .collect();
         let starts = installs.iter().map(|install| ground.start_real_cluster(install, &upstream, options.lifetime));
         let results = bounded(starts).await;
         ground.save_state()?;
-        let rendered = ground.check_all_started(results)?;
+        ground.check_all_started(results)?;
         ground.start_helper("kubelet", "kubelet", options.lifetime)?;
         ground.save_state()?;
-        let finishing = installs.iter().zip(rendered).map(|(install, rendered)| async {
+        let finishing = installs.iter().map(|install| async {
             let client = kubeconfig::client(&install.layout.kubeconfig).await?;
-            liqo::finish_install(install, rendered, &client).await
+            liqo::finish_install(install, &client).await
         });
         ground.check_all_started(futures::future::join_all(finishing).await)?;
         drop(installs);
@@ -431,11 +433,11 @@ impl Ground {
         install: &liqo::Install<'_>,
         upstream: &Upstream,
         lifetime: Lifetime,
-    ) -> Result<liqo::Rendered> {
+    ) -> Result<()> {
         let name = &install.cluster.name;
         let began = Instant::now();
         let client = self.start_control_plane(install.layout, upstream, lifetime, true, began).await?;
-        let rendered = liqo::install_base(install, &client, lifetime, &self.processes)
+        liqo::install_base(install, &client, lifetime, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: installing Liqo {} from its chart", install.binaries.version))?;
         eprintln!(
@@ -443,7 +445,7 @@ impl Ground {
             install.binaries.version,
             began.elapsed().as_secs_f64()
         );
-        Ok(rendered)
+        Ok(())
     }
 
     async fn start_cluster(

@@ -5,7 +5,7 @@
 //! * [`values`]: Helm values. The first group is what any user passes (`liqoctl install` passes the same);
 //!   the second group is the ground's and says why.
 //! * [`adapt_manifests`]: rewrites of the rendered chart before it is applied (webhook endpoints and their
-//!   certificate).
+//!   certificate), done by the ground's Helm post-renderer ([`post_render`]) at every `helm upgrade --install`.
 //! * [`adapt_process`]: rewrites of one pod's command line and files before the ground's kubelet starts it
 //!   (ports and addresses that pods would own alone in their network namespace, files a pod would mount), and
 //!   [`in_sandbox`]: how a gateway container enters its pod's network namespace.
@@ -18,6 +18,7 @@ use base64::engine::general_purpose::STANDARD;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use kube::api::DynamicObject;
 use kube::{Api, Client};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::ground::Cluster;
@@ -66,15 +67,39 @@ pub struct FixedPorts {
     pub ipam: u16,
 }
 
-/// The webhook's serving certificate (for 127.0.0.1) and the CA that signed it, PEM.
-pub struct WebhookCertificate<'a> {
-    pub ca_pem: &'a str,
-    pub cert_pem: &'a str,
-    pub key_pem: &'a str,
+/// What [`adapt_manifests`] needs of one cluster: its webhook's port and serving certificate (for 127.0.0.1) with
+/// the CA that signed it, PEM. Kept in a file beside the cluster's Helm values, where the ground's post-renderer
+/// reads it at every `helm upgrade --install`, so an upgrade keeps the webhook's certificate.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct ManifestAdaptation {
+    pub webhook_port: u16,
+    pub ca_pem: String,
+    pub cert_pem: String,
+    pub key_pem: String,
+}
+
+/// Helm's post-renderer (`helm … --post-renderer liqo-ground --post-renderer-args post-render
+/// --post-renderer-args FILE`): reads the rendered chart, returns it with [`adapt_manifests`] applied.
+pub fn post_render(adaptation: &ManifestAdaptation, manifests: &str) -> Result<String> {
+    let mut objects = Vec::new();
+    for document in serde_yaml::Deserializer::from_str(manifests) {
+        let value = Value::deserialize(document).context("parsing a document Helm rendered")?;
+        if value.is_null() {
+            continue;
+        }
+        objects.push(serde_json::from_value::<DynamicObject>(value).context("Helm rendered a non-object document")?);
+    }
+    adapt_manifests(&mut objects, adaptation);
+    let mut out = String::new();
+    for object in &objects {
+        out.push_str("---\n");
+        out.push_str(&serde_yaml::to_string(object)?);
+    }
+    Ok(out)
 }
 
 /// Rewrites the rendered chart in place.
-pub fn adapt_manifests(objects: &mut [DynamicObject], ports: FixedPorts, certificate: &WebhookCertificate<'_>) {
+pub fn adapt_manifests(objects: &mut [DynamicObject], adaptation: &ManifestAdaptation) {
     for object in objects.iter_mut() {
         let kind = object.types.as_ref().map(|t| t.kind.as_str()).unwrap_or_default();
         match kind {
@@ -86,8 +111,8 @@ pub fn adapt_manifests(objects: &mut [DynamicObject], ports: FixedPorts, certifi
                     let config = &mut webhook["clientConfig"];
                     let path = config["service"]["path"].as_str().unwrap_or("/").to_owned();
                     *config = json!({
-                        "url": format!("https://127.0.0.1:{}{path}", ports.webhook),
-                        "caBundle": STANDARD.encode(certificate.ca_pem),
+                        "url": format!("https://127.0.0.1:{}{path}", adaptation.webhook_port),
+                        "caBundle": STANDARD.encode(&adaptation.ca_pem),
                     });
                 }
             }
@@ -95,9 +120,9 @@ pub fn adapt_manifests(objects: &mut [DynamicObject], ports: FixedPorts, certifi
             // serves whatever it holds; filled here, it serves the ground's certificate for 127.0.0.1.
             "Secret" if object.metadata.labels.as_ref().is_some_and(|l| l.contains_key(WEBHOOK_LABEL)) => {
                 object.data["data"] = json!({
-                    "ca": STANDARD.encode(certificate.ca_pem),
-                    "tls.crt": STANDARD.encode(certificate.cert_pem),
-                    "tls.key": STANDARD.encode(certificate.key_pem),
+                    "ca": STANDARD.encode(&adaptation.ca_pem),
+                    "tls.crt": STANDARD.encode(&adaptation.cert_pem),
+                    "tls.key": STANDARD.encode(&adaptation.key_pem),
                 });
             }
             _ => {}
@@ -361,5 +386,34 @@ mod tests {
         assert_eq!(gateway_binary("ghcr.io/liqotech/gateway/wireguard:v1.0.3"), Some("wireguard"));
         assert_eq!(gateway_binary("ghcr.io/liqotech/gateway/geneve:v1.2.0"), None);
         assert_eq!(gateway_binary("ghcr.io/liqotech/webhook:v1.2.0"), None);
+    }
+
+    #[test]
+    fn the_post_renderer_points_webhooks_at_loopback_and_leaves_the_rest() -> Result<()> {
+        let chart = "---\n# Source: liqo/templates/webhook.yaml\napiVersion: admissionregistration.k8s.io/v1\n\
+                     kind: ValidatingWebhookConfiguration\nmetadata:\n  name: liqo-webhook\nwebhooks:\n\
+                     - name: t.liqo.io\n  clientConfig:\n    service: {name: liqo-webhook, namespace: liqo, path: /v}\n\
+                     ---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: cert\n  labels: {liqo.io/webhook: 'true'}\n\
+                     ---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata: {port: '6000'}\n";
+        let adaptation = ManifestAdaptation {
+            webhook_port: 30999,
+            ca_pem: "CA".into(),
+            cert_pem: "CERT".into(),
+            key_pem: "KEY".into(),
+        };
+        let out = post_render(&adaptation, chart)?;
+        let docs: Vec<Value> =
+            serde_yaml::Deserializer::from_str(&out).map(Value::deserialize).collect::<Result<_, _>>()?;
+        assert_eq!(docs.len(), 3, "{out}");
+        assert_eq!(
+            docs[0]["webhooks"][0]["clientConfig"],
+            json!({"url": "https://127.0.0.1:30999/v", "caBundle": STANDARD.encode("CA")})
+        );
+        assert_eq!(docs[1]["data"]["tls.crt"], json!(STANDARD.encode("CERT")));
+        assert_eq!(
+            docs[2],
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}, "data": {"port": "6000"}})
+        );
+        Ok(())
     }
 }

@@ -430,6 +430,30 @@ async fn simulate_gateway(client: &Client, container: &Container) -> Result<()> 
     Ok(())
 }
 
+/// The build of the Liqo release a container's image names (`ghcr.io/liqotech/webhook:v1.1.2` → the
+/// `liqo-v1.1.2` directory beside `installed`, the build the ground installed), so that while a chart upgrade rolls,
+/// old and new pods each run their own release, and a virtual kubelet keeps the image its VirtualNode was given.
+/// An image without a tag runs the installed build.
+fn release_dir(installed: &Path, image: Option<&str>) -> Result<PathBuf> {
+    let Some(tag) = image.and_then(image_tag) else { return Ok(installed.to_owned()) };
+    let dir = installed.with_file_name(format!("liqo-{tag}"));
+    if !dir.is_dir() {
+        return Err(anyhow!(
+            "image {} names Liqo {tag}, which is not built in {}; `acceptance-tests/scripts/build-liqo.sh {tag}` builds it",
+            image.unwrap_or_default(),
+            dir.display()
+        ));
+    }
+    Ok(dir)
+}
+
+/// The tag of an image reference: `registry:5000/liqo/cm:v1.0.3@sha256:…` → `v1.0.3`.
+fn image_tag(image: &str) -> Option<&str> {
+    let image = image.split_once('@').map_or(image, |(name, _)| name);
+    let (_, last) = image.rsplit_once('/').unwrap_or(("", image));
+    last.split_once(':').map(|(_, tag)| tag).filter(|tag| !tag.is_empty())
+}
+
 /// The Liqo binary a container runs, when the kubelet runs it.
 fn runnable(container: &Container) -> Option<String> {
     if let Some(binary) = container.image.as_deref().and_then(adapt::gateway_binary) {
@@ -469,6 +493,7 @@ struct Launch<'a> {
 
 impl Launch<'_> {
     async fn start(&self, pod: &Pod, container: &Container, binary: &str) -> Result<Supervised> {
+        let release = release_dir(self.liqo_bin, container.image.as_deref())?;
         let namespace = pod.metadata.namespace.clone().unwrap_or_default();
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
         let pod_dir = self.dir.join("pods").join(&self.cluster.name).join(format!("{namespace}_{pod_name}"));
@@ -513,11 +538,11 @@ impl Launch<'_> {
                 }
                 let root = pod_dir.join(format!("{}-root", container.name));
                 std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
-                let image = self.liqo_bin.join(format!("{binary}-image"));
+                let image = release.join(format!("{binary}-image"));
                 let image = image.is_dir().then_some(image.as_path());
-                adapt::in_sandbox(&self.liqo_bin.join(binary), plan.args, netns, &root, image, &empty_dirs)
+                adapt::in_sandbox(&release.join(binary), plan.args, netns, &root, image, &empty_dirs)
             }
-            None => (self.liqo_bin.join(binary), plan.args),
+            None => (release.join(binary), plan.args),
         };
         let spec = Spec {
             name: format!("{}/{namespace}/{pod_name}/{}", self.cluster.name, container.name),
@@ -657,5 +682,24 @@ mod tests {
         let env = BTreeMap::from([("A".to_owned(), "x".to_owned())]);
         assert_eq!(expand("--id=$(A)", &env), "--id=x");
         assert_eq!(expand("$(B)-$$(A)-$", &env), "$(B)-$(A)-$");
+    }
+
+    #[test]
+    fn each_container_runs_the_release_its_image_names() -> Result<()> {
+        let bin = tempfile::tempdir()?;
+        let installed = bin.path().join("liqo-v1.2.0");
+        std::fs::create_dir_all(&installed)?;
+        std::fs::create_dir_all(bin.path().join("liqo-v1.1.2"))?;
+        let old = release_dir(&installed, Some("ghcr.io/liqotech/liqo-controller-manager:v1.1.2"))?;
+        assert_eq!(old, bin.path().join("liqo-v1.1.2"));
+        assert_eq!(release_dir(&installed, Some("localhost:5000/liqo/webhook:v1.2.0@sha256:ab"))?, installed);
+        assert_eq!(release_dir(&installed, Some("localhost:5000/webhook"))?, installed);
+        assert_eq!(release_dir(&installed, None)?, installed);
+        let missing = release_dir(&installed, Some("ghcr.io/liqotech/ipam:v1.0.3")).unwrap_err().to_string();
+        assert!(
+            missing.contains("Liqo v1.0.3, which is not built") && missing.contains("build-liqo.sh v1.0.3"),
+            "{missing}"
+        );
+        Ok(())
     }
 }

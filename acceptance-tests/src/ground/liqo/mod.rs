@@ -1,12 +1,11 @@
 //! Real Liqo on the ground: Liqo's binaries built from its Go module by `scripts/build-liqo.sh`, installed from
 //! that version's own Helm chart, its pods run as processes by the ground's kubelet.
 //!
-//! Per cluster, in order: [`install_base`] renders the chart (values and rewrites: [`adapt`]), applies its CRDs
-//! and every object except the webhook configurations and the objects they check, and starts the node
-//! agents (`nodes`: kube-scheduler, kwok and a fake worker Node). The ground then starts the kubelet
-//! ([`kubelet`], one process for all clusters), and [`finish_install`] waits for Liqo's webhook before applying
-//! the rest — as `helm install` would, had the webhook been running already — and for Liqo to work. The
-//! gateways' network is the kubelet's ([`wire`]).
+//! Per cluster, in order: [`install_base`] installs the chart with real `helm upgrade --install` (values and the
+//! post-renderer's rewrites: [`adapt`]) and starts the node agents (`nodes`: kube-scheduler, kwok and a fake
+//! worker Node). The ground then starts the kubelet ([`kubelet`], one process for all clusters), and
+//! [`finish_install`] waits for Liqo to work. [`upgrade`] moves a running cluster to another version as users do.
+//! The gateways' network is the kubelet's ([`wire`]).
 pub mod adapt;
 mod chart;
 pub mod kubelet;
@@ -20,8 +19,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::{Api, Client};
 use liqo_schema::liqo::ipam::Network;
 use liqo_schema::liqo::labels;
@@ -131,61 +128,32 @@ pub struct Install<'a> {
     pub node_ip: Ipv4Addr,
     pub binaries: &'a Binaries,
     pub kube_scheduler: &'a Path,
+    /// `liqo-ground`, Helm's post-renderer (see [`adapt::post_render`]).
+    pub post_renderer: &'a Path,
 }
 
-/// The rendered chart, split by when it is applied.
-pub struct Rendered {
-    /// Webhook configurations and the objects they check: applied once the webhook serves.
-    later: Vec<DynamicObject>,
-}
-
-/// Renders and applies the chart except what needs the webhook, and starts the node agents.
+/// Installs Liqo's chart with `helm upgrade --install` and starts the node agents.
 pub async fn install_base(
     install: &Install<'_>,
     client: &Client,
     lifetime: Lifetime,
     started: &Mutex<Vec<Supervised>>,
-) -> Result<Rendered> {
+) -> Result<()> {
     let name = &install.cluster.name;
-    let kube_version = client.apiserver_version().await.context("reading the API server's version")?.git_version;
-    let values = adapt::values(install.cluster, &install.binaries.version, install.ports);
-    let (helm, chart, work) =
-        (install.binaries.helm.clone(), install.binaries.dir.join("chart"), install.layout.dir.join("liqo-chart"));
-    let namespace = labels::DEFAULT_LIQO_NAMESPACE;
-    let mut objects =
-        tokio::task::spawn_blocking(move || chart::render(&helm, &chart, namespace, &kube_version, &values, &work))
-            .await
-            .context("rendering Liqo's chart")??;
-
+    let work = install.layout.dir.join("liqo-chart");
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let webhook_ca = Ca::generate(&format!("{name}-liqo-webhook"))?;
     let serving = webhook_ca.issue_server("liqo-webhook", &["127.0.0.1"])?;
-    adapt::adapt_manifests(
-        &mut objects,
-        install.ports,
-        &adapt::WebhookCertificate {
-            ca_pem: &webhook_ca.cert_pem,
-            cert_pem: &serving.cert_pem,
-            key_pem: &serving.key_pem,
-        },
-    );
-
-    chart::apply_crds(client, &objects).await?;
-    // `helm install --create-namespace`.
-    let liqo_namespace = Namespace {
-        metadata: kube::api::ObjectMeta { name: Some(namespace.into()), ..Default::default() },
-        ..Default::default()
+    let adaptation = adapt::ManifestAdaptation {
+        webhook_port: install.ports.webhook,
+        ca_pem: webhook_ca.cert_pem.clone(),
+        cert_pem: serving.cert_pem.clone(),
+        key_pem: serving.key_pem.clone(),
     };
-    Api::<Namespace>::all(client.clone())
-        .patch(namespace, &PatchParams::apply("liqo-ground-helm").force(), &Patch::Apply(&liqo_namespace))
-        .await
-        .with_context(|| format!("creating namespace {namespace}"))?;
-    let checked = checked_by_webhooks(&objects);
-    let (later, now): (Vec<DynamicObject>, Vec<DynamicObject>) =
-        objects.into_iter().filter(|o| chart::kind(o) != "CustomResourceDefinition").partition(|o| {
-            let kind = chart::kind(o);
-            kind.ends_with("WebhookConfiguration") || checked.contains(&format!("{}s", kind.to_lowercase()))
-        });
-    chart::apply(client, namespace, &now.iter().collect::<Vec<_>>()).await?;
+    let adaptation_file = work.join(ADAPTATION_FILE);
+    std::fs::write(&adaptation_file, serde_json::to_vec_pretty(&adaptation)?)
+        .with_context(|| format!("writing {}", adaptation_file.display()))?;
+    helm_release(install.cluster, install.layout, install.ports, install.binaries, install.post_renderer).await?;
 
     let agents = nodes::NodeAgents {
         cluster: name,
@@ -199,23 +167,58 @@ pub async fn install_base(
         logs: &install.layout.logs,
     };
     nodes::start(&agents, client, lifetime, started).await?;
-    Ok(Rendered { later })
+    Ok(())
 }
 
-/// The resources (plural names) the chart's webhook configurations send to Liqo's webhook: objects of these
-/// kinds are applied once the webhook serves, as the API server refuses them before (failure policy `Fail`).
-fn checked_by_webhooks(objects: &[DynamicObject]) -> std::collections::HashSet<String> {
-    objects
-        .iter()
-        .filter(|o| chart::kind(o).ends_with("WebhookConfiguration"))
-        .filter_map(|o| o.data["webhooks"].as_array())
-        .flatten()
-        .filter_map(|webhook| webhook["rules"].as_array())
-        .flatten()
-        .filter_map(|rule| rule["resources"].as_array())
-        .flatten()
-        .filter_map(|resource| resource.as_str().map(str::to_owned))
-        .collect()
+/// The file in a cluster's `liqo-chart/` holding its [`adapt::ManifestAdaptation`].
+const ADAPTATION_FILE: &str = "adaptation.json";
+
+/// `helm upgrade --install` of `binaries`' chart on one cluster, with the cluster's values and adaptation.
+async fn helm_release(
+    cluster: &Cluster,
+    layout: &Layout,
+    ports: FixedPorts,
+    binaries: &Binaries,
+    post_renderer: &Path,
+) -> Result<()> {
+    let values = adapt::values(cluster, &binaries.version, ports);
+    let work = layout.dir.join("liqo-chart");
+    let (helm, chart, kubeconfig, post_renderer) =
+        (binaries.helm.clone(), binaries.dir.join("chart"), layout.kubeconfig.clone(), post_renderer.to_owned());
+    tokio::task::spawn_blocking(move || {
+        chart::Release {
+            helm: &helm,
+            chart: &chart,
+            kubeconfig: &kubeconfig,
+            namespace: labels::DEFAULT_LIQO_NAMESPACE,
+            values: &values,
+            post_renderer: &post_renderer,
+            adaptation: &work.join(ADAPTATION_FILE),
+            work_dir: &work,
+        }
+        .install_or_upgrade()
+    })
+    .await
+    .context("running Helm")?
+}
+
+/// Upgrades Liqo on one cluster of a running ground the way Liqo's FAQ says users do: the new chart's CRDs first
+/// (Helm never upgrades them), then `helm upgrade` of the release with the same values but the new version. The
+/// kubelet runs each new pod from the build its image names (`kubelet::release_dir`), as the Deployments roll.
+pub async fn upgrade(
+    cluster: &Cluster,
+    layout: &Layout,
+    ports: FixedPorts,
+    binaries: &Binaries,
+    post_renderer: &Path,
+) -> Result<()> {
+    let client = super::kubeconfig::client(&layout.kubeconfig).await?;
+    chart::apply_crds(&client, &binaries.dir.join("chart"), "kubectl")
+        .await
+        .with_context(|| format!("cluster {}: applying Liqo {}'s CRDs", cluster.name, binaries.version))?;
+    helm_release(cluster, layout, ports, binaries, post_renderer)
+        .await
+        .with_context(|| format!("cluster {}: upgrading Liqo to {}", cluster.name, binaries.version))
 }
 
 /// kwok's pod IP range: the first /24 of the cluster's pod CIDR (kwok takes the gateway address form).
@@ -225,10 +228,9 @@ fn pod_ip_range(pod_cidr: &str) -> String {
     format!("{}.{}.{}.1/24", octets[0], octets[1], octets.get(2).unwrap_or(&"0"))
 }
 
-/// Waits for the cluster's webhook, applies the rest of the chart, and waits until Liqo works: its IPAM has
-/// given the pod-CIDR and external-CIDR Networks a status (what a peering reads first), which takes the
-/// controller-manager and the IPAM together.
-pub async fn finish_install(install: &Install<'_>, rendered: Rendered, client: &Client) -> Result<()> {
+/// Waits until Liqo works: its webhook listens, and its IPAM has given the pod-CIDR and external-CIDR Networks a
+/// status (what a peering reads first), which takes the controller-manager and the IPAM together.
+pub async fn finish_install(install: &Install<'_>, client: &Client) -> Result<()> {
     let name = &install.cluster.name;
     let deadline = Instant::now() + INSTALL_TIMEOUT;
     let webhook = format!("127.0.0.1:{}", install.ports.webhook);
@@ -242,8 +244,6 @@ pub async fn finish_install(install: &Install<'_>, rendered: Rendered, client: &
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let namespace = labels::DEFAULT_LIQO_NAMESPACE;
-    chart::apply(client, namespace, &rendered.later.iter().collect::<Vec<_>>()).await?;
-
     let networks: Api<Network> = Api::namespaced(client.clone(), namespace);
     for network in [labels::NETWORK_TYPE_POD_CIDR, labels::NETWORK_TYPE_EXTERNAL_CIDR] {
         loop {
