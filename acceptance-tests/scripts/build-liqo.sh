@@ -9,10 +9,17 @@
 # wireguard-image/usr/bin/wireguard-go (what Liqo's wireguard image adds; see build_wireguard_go).
 # $bin/helm and $bin/kwok point at the pinned builds.
 #
-# Usage: build-liqo.sh [VERSION]      prints $bin/liqo-<VERSION> on the last line
+# Usage: build-liqo.sh [--no-liqoctl] [VERSION]
+#                                     prints $bin/liqo-<VERSION> on the last line; --no-liqoctl skips liqoctl (the
+#                                     ground runs without it; only the adoption tests and `ground` users run it)
 # Env:   LIQO_TEST_CACHE              cache root (default $HOME/.cache/terraform-provider-liqo)
 set -euo pipefail
 
+with_liqoctl=1
+if [ "${1:-}" = --no-liqoctl ]; then
+  with_liqoctl=0
+  shift
+fi
 LIQO_VERSION=${1:-v1.2.0}
 HELM_VERSION=v3.19.0
 KWOK_VERSION=v0.7.0
@@ -87,7 +94,7 @@ build_kwok() {
 mkdir -p "$liqo"
 cached_build "Liqo $LIQO_VERSION components" "$liqo/liqo-controller-manager" build_liqo_components
 cached_build "wireguard-go for Liqo $LIQO_VERSION" "$liqo/wireguard-image/usr/bin/wireguard-go" build_wireguard_go
-cached_build "liqoctl $LIQO_VERSION" "$liqo/liqoctl" build_liqoctl
+[ "$with_liqoctl" = 0 ] || cached_build "liqoctl $LIQO_VERSION" "$liqo/liqoctl" build_liqoctl
 cached_build "Helm $HELM_VERSION" "$bin/helm-$HELM_VERSION" build_helm
 cached_build "kwok $KWOK_VERSION" "$bin/kwok-$KWOK_VERSION" build_kwok
 ln -sfn "helm-$HELM_VERSION" "$bin/helm"

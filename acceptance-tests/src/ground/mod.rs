@@ -538,6 +538,23 @@ impl Ground {
         self.liqo.as_ref().map(|state| state.version.as_str())
     }
 
+    /// Upgrades real Liqo on `cluster` to `version` as a user does — the new chart's CRDs, then `helm upgrade` of the
+    /// release (see [`liqo::upgrade`]) — building that version first when the cache lacks it. Returns when Helm is
+    /// done; Liqo's pods roll after, each run by the kubelet from the build its image names. [`Ground::real_liqo`]
+    /// keeps naming the version the ground was started with.
+    pub async fn upgrade_liqo(&self, cluster: &str, version: &str) -> Result<()> {
+        let state = self.liqo.as_ref().context("only a real-Liqo ground runs Liqo to upgrade")?;
+        let index =
+            self.clusters.iter().position(|c| c.name == cluster).with_context(|| format!("no cluster {cluster}"))?;
+        let ports = state.clusters.iter().find(|c| c.name == cluster).map(|c| c.ports).context("no Liqo state")?;
+        let wanted = version.to_owned();
+        let binaries =
+            tokio::task::spawn_blocking(move || liqo::Binaries::locate(&wanted)).await.context("locating Liqo")??;
+        liqo::upgrade(&self.clusters[index], &self.layouts[index], ports, &binaries, &ground_binary()?).await?;
+        eprintln!("[ground] {cluster}: Liqo's release upgraded to {version}");
+        Ok(())
+    }
+
     /// How the real-Liqo ground runs Liqo's gateways (a real tunnel, or simulated where network namespaces
     /// cannot be made); `None` when Liqo is simulated or absent.
     pub fn gateways(&self) -> Option<&liqo::Gateways> {
@@ -578,16 +595,46 @@ impl Ground {
         &self.dir
     }
 
-    /// Processes of the real-Liqo binary `binary` (e.g. `wireguard`) that the kubelet runs for this ground's
-    /// `cluster` (other grounds on the machine run the same binaries): PID and command line.
+    /// Processes of the real-Liqo binary `binary` (e.g. `wireguard`) of the version the ground was started with,
+    /// that the kubelet runs for this ground's `cluster` (other grounds on the machine run the same binaries): PID
+    /// and command line.
     pub fn liqo_processes(&self, cluster: &str, binary: &str) -> Vec<(u32, Vec<String>)> {
-        use std::os::unix::fs::MetadataExt as _;
-        // By file identity: a gateway container runs under a root of its own, where its executable's path as
-        // /proc shows it need not be the host's.
-        let identity = |path: &Path| std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()));
-        let Some(program) = self.liqo.as_ref().and_then(|state| identity(&state.bin.join(binary))) else {
+        let Some(program) = self.liqo.as_ref().and_then(|state| file_identity(&state.bin.join(binary))) else {
             return Vec::new();
         };
+        self.kubelet_processes(cluster, &HashMap::from([(program, ())]))
+            .into_iter()
+            .map(|((), pid, cmdline)| (pid, cmdline))
+            .collect()
+    }
+
+    /// Every Liqo process the kubelet runs for `cluster`, as (binary, Liqo version of the build it runs from):
+    /// while an upgrade rolls, old and new releases run side by side.
+    pub fn liqo_releases(&self, cluster: &str) -> Vec<(String, String)> {
+        let Some(bin) = self.liqo.as_ref().and_then(|state| state.bin.parent().map(Path::to_owned)) else {
+            return Vec::new();
+        };
+        let mut programs = HashMap::new();
+        for entry in std::fs::read_dir(&bin).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(version) = name.strip_prefix("liqo-") else { continue };
+            for binary in liqo::adapt::RUNNABLE.iter().chain(&liqo::adapt::GATEWAY) {
+                if let Some(identity) = file_identity(&entry.path().join(binary)) {
+                    programs.insert(identity, ((*binary).to_owned(), version.to_owned()));
+                }
+            }
+        }
+        self.kubelet_processes(cluster, &programs).into_iter().map(|(release, _, _)| release).collect()
+    }
+
+    /// The processes whose executable is one of `programs` (by file identity: a gateway container runs under a
+    /// root of its own, where its executable's path as /proc shows it need not be the host's) and that the kubelet
+    /// started for this ground's `cluster` (their kubeconfig is in its pod directories).
+    fn kubelet_processes<T: Clone>(
+        &self,
+        cluster: &str,
+        programs: &HashMap<(u64, u64), T>,
+    ) -> Vec<(T, u32, Vec<String>)> {
         let pods = self.dir.join("pods").join(cluster);
         let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
         let split = |bytes: Vec<u8>| -> Vec<String> {
@@ -601,11 +648,11 @@ impl Ground {
             .filter_map(|entry| {
                 let entry = entry.ok()?;
                 let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-                (identity(&entry.path().join("exe"))? == program).then_some(())?;
+                let program = programs.get(&file_identity(&entry.path().join("exe"))?)?;
                 let environ = split(std::fs::read(entry.path().join("environ")).ok()?);
                 let kubeconfig = environ.iter().find_map(|var| var.strip_prefix("KUBECONFIG="))?;
                 Path::new(kubeconfig).starts_with(&pods).then_some(())?;
-                Some((pid, split(std::fs::read(entry.path().join("cmdline")).ok()?)))
+                Some((program.clone(), pid, split(std::fs::read(entry.path().join("cmdline")).ok()?)))
             })
             .collect()
     }
@@ -860,6 +907,12 @@ fn read_state(dir: &Path) -> Result<State> {
         format!("reading {} (is {} a ground directory started by `ground up`?)", path.display(), dir.display())
     })?;
     serde_json::from_str(&text).with_context(|| format!("parsing {}", path.display()))
+}
+
+/// A file's device and inode: what tells one executable from another whatever path a process sees it by.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// The `liqo-ground` binary, which runs the simulator and the kubelet: `$LIQO_GROUND_BIN`, this executable if it is
