@@ -2,11 +2,11 @@
 //! version installed on a cluster"; docs/guides/day-2.md): on each cluster the new chart's CRDs, then `helm
 //! upgrade` of the release. The ground's kubelet runs each rolled pod from the build its image names, so old and
 //! new Liqo run side by side while Deployments roll, as on a real cluster.
-//! - The chain 1.0.3 → 1.1.2 → 1.2.0 (Terraform): `examples/peering` up with a pod running on the virtual node;
+//! - The chain 1.0.3 → 1.1.2 → 1.2.0, once per client: `examples/peering` up with a pod running on the virtual node;
 //!   after each step the Connection is Connected on both clusters, the virtual node Ready, the pod and its remote
 //!   copy Running, and `terraform plan` empty; at the end `destroy` leaves nothing.
-//! - A peering across versions (OpenTofu): consumer 1.1.2, provider upgraded to 1.2.0 before the peering is made:
-//!   apply, empty plan, destroy, nothing left.
+//! - A peering across versions: consumer 1.1.2, provider upgraded to 1.2.0 before the peering is made; each client
+//!   applies, re-plans empty and destroys, leaving nothing.
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
@@ -113,10 +113,10 @@ fn virtual_node(outputs: &serde_json::Value) -> Result<String> {
     Ok(outputs["virtual_node_name"]["value"].as_str().context("output virtual_node_name")?.to_owned())
 }
 
-#[tokio::test]
-async fn liqo_upgraded_under_a_live_peering_terraform() -> Result<()> {
+/// The upgrade chain under `examples/peering` applied with `cli`, on a ground of its own.
+async fn upgrade_chain(cli: Cli) -> Result<()> {
     let ground = ground_of(CHAIN[0]).await?;
-    let work = example(Cli::Terraform, "peering", &ground, &[MILAN, ROME]).await?;
+    let work = example(cli, "peering", &ground, &[MILAN, ROME]).await?;
     work.apply().await.context("apply of examples/peering on Liqo 1.0.3")?;
     plan_is_empty(&work, "on Liqo 1.0.3").await?;
     let node = virtual_node(&work.output_json().await?)?;
@@ -134,14 +134,25 @@ async fn liqo_upgraded_under_a_live_peering_terraform() -> Result<()> {
         let what = format!("the peering after upgrading both clusters to Liqo {version}");
         back_up(&ground, &node, Some(POD), &what).await?;
         plan_is_empty(&work, &what).await?;
-        eprintln!("[upgrade] {what}: up, plan empty");
+        eprintln!("[upgrade] {what}: up, plan empty ({})", cli.name());
     }
     work.destroy().await.context("destroy after the upgrades")?;
     inventory::nothing_left(&ground, &[MILAN, ROME]).await
 }
 
 #[tokio::test]
-async fn a_peering_across_liqo_versions_opentofu() -> Result<()> {
+async fn liqo_upgraded_under_a_live_peering_terraform() -> Result<()> {
+    upgrade_chain(Cli::Terraform).await
+}
+
+#[tokio::test]
+async fn liqo_upgraded_under_a_live_peering_opentofu() -> Result<()> {
+    upgrade_chain(Cli::OpenTofu).await
+}
+
+/// Provider on 1.2.0, consumer on 1.1.2: each client peers, re-plans empty and destroys, one after the other.
+#[tokio::test]
+async fn a_peering_across_liqo_versions() -> Result<()> {
     let ground = ground_of("v1.1.2").await?;
     ground.upgrade_liqo(MILAN, "v1.2.0").await?;
     // No gateway yet: only the chart's Deployments roll before the peering.
@@ -153,11 +164,15 @@ async fn a_peering_across_liqo_versions_opentofu() -> Result<()> {
         })
     })
     .await?;
-    let work = example(Cli::OpenTofu, "peering", &ground, &[MILAN, ROME]).await?;
-    work.apply().await.context("apply of examples/peering, provider on Liqo 1.2.0 and consumer on 1.1.2")?;
-    let node = virtual_node(&work.output_json().await?)?;
-    back_up(&ground, &node, None, "the peering across versions").await?;
-    plan_is_empty(&work, "across versions").await?;
-    work.destroy().await.context("destroy across versions")?;
-    inventory::nothing_left(&ground, &[MILAN, ROME]).await
+    for cli in [Cli::Terraform, Cli::OpenTofu] {
+        let what = format!("the peering across versions with {}", cli.name());
+        let work = example(cli, "peering", &ground, &[MILAN, ROME]).await?;
+        work.apply().await.with_context(|| format!("{what}: apply"))?;
+        let node = virtual_node(&work.output_json().await?)?;
+        back_up(&ground, &node, None, &what).await?;
+        plan_is_empty(&work, &what).await?;
+        work.destroy().await.with_context(|| format!("{what}: destroy"))?;
+        inventory::nothing_left(&ground, &[MILAN, ROME]).await.with_context(|| format!("{what}: destroy"))?;
+    }
+    Ok(())
 }

@@ -539,18 +539,17 @@ impl Ground {
     }
 
     /// Upgrades real Liqo on `cluster` to `version` as a user does — the new chart's CRDs, then `helm upgrade` of the
-    /// release (see [`liqo::upgrade`]) — building that version first when the cache lacks it. Returns when Helm is
+    /// release with its values (see [`liqo::upgrade`]) — building that version first when the cache lacks it. Returns when Helm is
     /// done; Liqo's pods roll after, each run by the kubelet from the build its image names. [`Ground::real_liqo`]
     /// keeps naming the version the ground was started with.
     pub async fn upgrade_liqo(&self, cluster: &str, version: &str) -> Result<()> {
-        let state = self.liqo.as_ref().context("only a real-Liqo ground runs Liqo to upgrade")?;
+        self.liqo.as_ref().context("only a real-Liqo ground runs Liqo to upgrade")?;
         let index =
             self.clusters.iter().position(|c| c.name == cluster).with_context(|| format!("no cluster {cluster}"))?;
-        let ports = state.clusters.iter().find(|c| c.name == cluster).map(|c| c.ports).context("no Liqo state")?;
         let wanted = version.to_owned();
         let binaries =
             tokio::task::spawn_blocking(move || liqo::Binaries::locate(&wanted)).await.context("locating Liqo")??;
-        liqo::upgrade(&self.clusters[index], &self.layouts[index], ports, &binaries, &ground_binary()?).await?;
+        liqo::upgrade(&self.clusters[index], &self.layouts[index], &binaries, &ground_binary()?).await?;
         eprintln!("[ground] {cluster}: Liqo's release upgraded to {version}");
         Ok(())
     }

@@ -16,60 +16,85 @@ pub const RELEASE: &str = "liqo";
 /// How long Helm may take over one install or upgrade (it does not wait for pods: no `--wait`).
 const HELM_TIMEOUT: &str = "5m";
 
-/// One `helm upgrade --install` of Liqo's chart on a cluster.
-pub struct Release<'a> {
+/// Helm, pointed at one cluster's Liqo release.
+pub struct Helm<'a> {
     pub helm: &'a Path,
-    /// The chart directory of the Liqo version to run (`$cache/bin/liqo-<version>/chart`).
-    pub chart: &'a Path,
     pub kubeconfig: &'a Path,
     pub namespace: &'a str,
-    pub values: &'a serde_json::Value,
-    /// `liqo-ground`, run by Helm as `liqo-ground post-render <adaptation>`.
-    pub post_renderer: &'a Path,
-    pub adaptation: &'a Path,
-    /// Where the values and Helm's own caches go (the cluster's `liqo-chart/`).
+    /// Where the values, Helm's output and its own caches go (the cluster's `liqo-chart/`).
     pub work_dir: &'a Path,
 }
 
-impl Release<'_> {
-    /// Installs the release, or upgrades it to this chart and values when it is installed. Helm installs the
-    /// chart's CRDs (the `liqo-crds` subchart's `crds/`) on the first install only; see [`apply_crds`].
-    pub fn install_or_upgrade(&self) -> Result<()> {
+impl Helm<'_> {
+    /// Runs `helm <args> --namespace NS --kubeconfig K`; its output is kept in `helm-<verb>.log`.
+    fn run(&self, args: &[&std::ffi::OsStr]) -> Result<Vec<u8>> {
         std::fs::create_dir_all(self.work_dir).with_context(|| format!("creating {}", self.work_dir.display()))?;
-        let values_file = self.work_dir.join("values.json");
-        std::fs::write(&values_file, serde_json::to_vec_pretty(self.values)?)
-            .with_context(|| format!("writing {}", values_file.display()))?;
         let output = Command::new(self.helm)
-            .args(["upgrade", "--install", RELEASE])
-            .arg(self.chart)
-            .args(["--namespace", self.namespace, "--create-namespace", "--timeout", HELM_TIMEOUT])
+            .args(args)
+            .args(["--namespace", self.namespace])
             .arg("--kubeconfig")
             .arg(self.kubeconfig)
-            .arg("--values")
-            .arg(&values_file)
-            .arg("--post-renderer")
-            .arg(self.post_renderer)
-            .args(["--post-renderer-args", "post-render", "--post-renderer-args"])
-            .arg(self.adaptation)
             // Helm keeps caches and repository settings under these; the ground's directory, not the user's home.
             .env("HELM_CACHE_HOME", self.work_dir.join("helm/cache"))
             .env("HELM_CONFIG_HOME", self.work_dir.join("helm/config"))
             .env("HELM_DATA_HOME", self.work_dir.join("helm/data"))
             .output()
-            .with_context(|| format!("running {} upgrade --install", self.helm.display()))?;
-        let log = self.work_dir.join("helm.log");
-        let mut text = output.stdout.clone();
-        text.extend_from_slice(&output.stderr);
-        std::fs::write(&log, &text).with_context(|| format!("writing {}", log.display()))?;
+            .with_context(|| format!("running {}", self.helm.display()))?;
+        let verb = args.first().map(|a| a.to_string_lossy().into_owned()).unwrap_or_default();
+        let log = self.work_dir.join(format!("helm-{verb}.log"));
+        std::fs::write(&log, [output.stdout.as_slice(), output.stderr.as_slice()].concat())
+            .with_context(|| format!("writing {}", log.display()))?;
         if !output.status.success() {
+            let line: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
             bail!(
-                "`helm upgrade --install {RELEASE} {}` failed ({}): {}",
-                self.chart.display(),
+                "`helm {}` failed ({}): {}",
+                line.join(" "),
                 output.status,
                 String::from_utf8_lossy(&output.stderr).trim()
             );
         }
-        Ok(())
+        Ok(output.stdout)
+    }
+
+    /// The values the release was installed or last upgraded with (`helm get values liqo`).
+    pub fn values(&self) -> Result<serde_json::Value> {
+        let out =
+            self.run(&["get".as_ref(), "values".as_ref(), RELEASE.as_ref(), "--output".as_ref(), "json".as_ref()])?;
+        serde_json::from_slice(&out).context("parsing `helm get values` output")
+    }
+
+    /// Installs the release, or upgrades it to `chart` and `values` when it is installed, through the ground's
+    /// post-renderer (`post_renderer post-render adaptation`). Helm installs the chart's CRDs (the `liqo-crds`
+    /// subchart's `crds/`) on the first install only; see [`apply_crds`].
+    pub fn upgrade_install(
+        &self,
+        chart: &Path,
+        values: &serde_json::Value,
+        post_renderer: &Path,
+        adaptation: &Path,
+    ) -> Result<()> {
+        std::fs::create_dir_all(self.work_dir).with_context(|| format!("creating {}", self.work_dir.display()))?;
+        let values_file = self.work_dir.join("values.json");
+        std::fs::write(&values_file, serde_json::to_vec_pretty(values)?)
+            .with_context(|| format!("writing {}", values_file.display()))?;
+        let args: [&std::ffi::OsStr; 15] = [
+            "upgrade".as_ref(),
+            "--install".as_ref(),
+            RELEASE.as_ref(),
+            chart.as_ref(),
+            "--create-namespace".as_ref(),
+            "--timeout".as_ref(),
+            HELM_TIMEOUT.as_ref(),
+            "--values".as_ref(),
+            values_file.as_ref(),
+            "--post-renderer".as_ref(),
+            post_renderer.as_ref(),
+            "--post-renderer-args".as_ref(),
+            "post-render".as_ref(),
+            "--post-renderer-args".as_ref(),
+            adaptation.as_ref(),
+        ];
+        self.run(&args).map(|_| ())
     }
 }
 

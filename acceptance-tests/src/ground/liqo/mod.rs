@@ -153,7 +153,8 @@ pub async fn install_base(
     let adaptation_file = work.join(ADAPTATION_FILE);
     std::fs::write(&adaptation_file, serde_json::to_vec_pretty(&adaptation)?)
         .with_context(|| format!("writing {}", adaptation_file.display()))?;
-    helm_release(install.cluster, install.layout, install.ports, install.binaries, install.post_renderer).await?;
+    let values = adapt::values(install.cluster, &install.binaries.version, install.ports);
+    helm_release(install.layout, install.binaries, values, install.post_renderer).await?;
 
     let agents = nodes::NodeAgents {
         cluster: name,
@@ -173,50 +174,50 @@ pub async fn install_base(
 /// The file in a cluster's `liqo-chart/` holding its [`adapt::ManifestAdaptation`].
 const ADAPTATION_FILE: &str = "adaptation.json";
 
-/// `helm upgrade --install` of `binaries`' chart on one cluster, with the cluster's values and adaptation.
-async fn helm_release(
-    cluster: &Cluster,
+/// Runs `step` with Helm pointed at `layout`'s cluster, off the async runtime.
+async fn with_helm<T: Send + 'static>(
     layout: &Layout,
-    ports: FixedPorts,
     binaries: &Binaries,
-    post_renderer: &Path,
-) -> Result<()> {
-    let values = adapt::values(cluster, &binaries.version, ports);
-    let work = layout.dir.join("liqo-chart");
-    let (helm, chart, kubeconfig, post_renderer) =
-        (binaries.helm.clone(), binaries.dir.join("chart"), layout.kubeconfig.clone(), post_renderer.to_owned());
+    step: impl FnOnce(&chart::Helm<'_>) -> Result<T> + Send + 'static,
+) -> Result<T> {
+    let (helm, kubeconfig, work) = (binaries.helm.clone(), layout.kubeconfig.clone(), layout.dir.join("liqo-chart"));
     tokio::task::spawn_blocking(move || {
-        chart::Release {
+        step(&chart::Helm {
             helm: &helm,
-            chart: &chart,
             kubeconfig: &kubeconfig,
             namespace: labels::DEFAULT_LIQO_NAMESPACE,
-            values: &values,
-            post_renderer: &post_renderer,
-            adaptation: &work.join(ADAPTATION_FILE),
             work_dir: &work,
-        }
-        .install_or_upgrade()
+        })
     })
     .await
     .context("running Helm")?
 }
 
-/// Upgrades Liqo on one cluster of a running ground the way Liqo's FAQ says users do: the new chart's CRDs first
-/// (Helm never upgrades them), then `helm upgrade` of the release with the same values but the new version. The
-/// kubelet runs each new pod from the build its image names (`kubelet::release_dir`), as the Deployments roll.
-pub async fn upgrade(
-    cluster: &Cluster,
+/// `helm upgrade --install` of `binaries`' chart with `values` and the cluster's adaptation.
+async fn helm_release(
     layout: &Layout,
-    ports: FixedPorts,
     binaries: &Binaries,
+    values: serde_json::Value,
     post_renderer: &Path,
 ) -> Result<()> {
+    let chart = binaries.dir.join("chart");
+    let post_renderer = post_renderer.to_owned();
+    let adaptation = layout.dir.join("liqo-chart").join(ADAPTATION_FILE);
+    with_helm(layout, binaries, move |helm| helm.upgrade_install(&chart, &values, &post_renderer, &adaptation)).await
+}
+
+/// Upgrades Liqo on one cluster of a running ground the way Liqo's FAQ says users do and the Day-2 guide shows:
+/// the new chart's CRDs first (Helm never upgrades them), then `helm upgrade` of the release with the values it was
+/// installed with (`helm get values`) and the new version (the `tag` value: the chart in Liqo's module has no
+/// appVersion). The kubelet runs each new pod from the build its image names, as the Deployments roll.
+pub async fn upgrade(cluster: &Cluster, layout: &Layout, binaries: &Binaries, post_renderer: &Path) -> Result<()> {
     let client = super::kubeconfig::client(&layout.kubeconfig).await?;
     chart::apply_crds(&client, &binaries.dir.join("chart"), "kubectl")
         .await
         .with_context(|| format!("cluster {}: applying Liqo {}'s CRDs", cluster.name, binaries.version))?;
-    helm_release(cluster, layout, ports, binaries, post_renderer)
+    let mut values = with_helm(layout, binaries, |helm| helm.values()).await?;
+    values["tag"] = serde_json::Value::from(binaries.version.clone());
+    helm_release(layout, binaries, values, post_renderer)
         .await
         .with_context(|| format!("cluster {}: upgrading Liqo to {}", cluster.name, binaries.version))
 }
