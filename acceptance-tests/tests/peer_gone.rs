@@ -10,7 +10,8 @@
 //!
 //! Each case has a ground of its own (its API server is taken away); the test command runs each as a process of
 //! its own. Both directions, both faults; each client runs two cases; the provider-gone case with Terraform also
-//! brings the cluster back, runs the cleanup the warnings print and peers again.
+//! brings the cluster back, runs the cleanup the warnings print and peers again; the consumer-gone case with
+//! Terraform then peers milan with a fresh cluster of the same name in rome's place.
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
@@ -189,7 +190,17 @@ async fn consumer_gone_killed_opentofu() -> Result<()> {
 }
 
 #[tokio::test]
-async fn consumer_gone_frozen_terraform() -> Result<()> {
-    let ground = Ground::start(&[MILAN, ROME]).await?;
-    gone_case(Cli::Terraform, &ground, ROME, Down::Frozen).await.map(|_| ())
+async fn consumer_gone_frozen_then_made_anew_terraform() -> Result<()> {
+    let mut ground = Ground::start(&[MILAN, ROME]).await?;
+    let (work, _) = gone_case(Cli::Terraform, &ground, ROME, Down::Frozen).await?;
+
+    // A fresh cluster of the same name (and so the same Liqo cluster ID) takes rome's place: the same
+    // configuration peers milan with it, re-plans empty and destroys clean.
+    ground.recreate_cluster(ROME).await?;
+    inventory::nothing_left(&ground, &[ROME]).await.context("the fresh rome")?;
+    work.apply().await.context("peering milan with a fresh cluster named rome")?;
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "the plan after peering with the fresh rome is not empty:\n{}", plan.run().stdout);
+    work.destroy().await?;
+    inventory::nothing_left(&ground, &[MILAN, ROME]).await
 }

@@ -197,6 +197,7 @@ fn ephemeral_range_start() -> Option<u16> {
 }
 
 /// Where one cluster's files go and what it listens on.
+#[derive(Clone)]
 pub struct Layout {
     pub name: String,
     /// `<ground dir>/<name>`: PKI, audit log, the controller-manager's kubeconfig.
@@ -211,6 +212,8 @@ pub struct Layout {
     pub provider_kubeconfig: PathBuf,
     pub logs: PathBuf,
     pub ports: Ports,
+    /// How many times the cluster was made anew ([`Layout::recreated`]); each generation is an empty cluster.
+    pub generation: u32,
 }
 
 impl Layout {
@@ -224,6 +227,20 @@ impl Layout {
             scheduler_kubeconfig: dir.join(name).join("scheduler.kubeconfig"),
             logs: dir.join("logs"),
             ports,
+            generation: 0,
+        }
+    }
+
+    /// The same cluster deleted and made again under the same name, address and files: its API server keeps its
+    /// objects under a key prefix of its own in the ground's etcd, so the next generation starts empty.
+    pub fn recreated(&self) -> Layout {
+        Layout { generation: self.generation + 1, ..self.clone() }
+    }
+
+    fn etcd_prefix(&self) -> String {
+        match self.generation {
+            0 => format!("/clusters/{}/registry", self.name),
+            n => format!("/clusters/{}/{n}/registry", self.name),
         }
     }
 
@@ -261,7 +278,7 @@ pub async fn start(
 
     let mut apiserver_args = vec![
         format!("--etcd-servers={}", etcd.url()),
-        format!("--etcd-prefix=/clusters/{name}/registry"),
+        format!("--etcd-prefix={}", layout.etcd_prefix()),
         "--bind-address=127.0.0.1".into(),
         "--advertise-address=127.0.0.1".into(),
         format!("--secure-port={apiserver}"),

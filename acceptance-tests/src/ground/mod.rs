@@ -745,6 +745,53 @@ impl Ground {
         self.save_state()
     }
 
+    /// Deletes cluster `name` for good and makes a fresh one under the same name, as a user recreates a cluster
+    /// (`kind delete cluster` then `kind create cluster`): its control plane and node agents are stopped (a frozen
+    /// API server too), and a new one starts on an empty store, with a new CA and credentials written to the same
+    /// kubeconfig files, the same address and ports, and Liqo of the ground's version installed anew. The kubelet
+    /// serves the new cluster once it sees the new kubeconfig. Real-Liqo grounds started by this process only.
+    pub async fn recreate_cluster(&mut self, name: &str) -> Result<()> {
+        let began = Instant::now();
+        let state = self.liqo.clone().context("only a real-Liqo ground recreates a cluster")?;
+        let index = self.clusters.iter().position(|c| c.name == name).with_context(|| format!("no cluster {name}"))?;
+        let liqo_cluster = state.clusters.iter().find(|c| c.name == name).context("no Liqo state")?.clone();
+        let prefix = format!("{name}/");
+        let mut gone: Vec<Supervised> = {
+            let mut processes = self.processes.lock().expect("process list");
+            let (gone, kept) = processes.drain(..).partition(|p| p.record().name.starts_with(&prefix));
+            *processes = kept;
+            gone
+        };
+        for process in &mut gone {
+            process.kill();
+        }
+        tokio::task::spawn_blocking(move || process::stop_owned(&mut gone, Duration::ZERO))
+            .await
+            .context("stopping the cluster's processes")?;
+        self.layouts[index] = self.layouts[index].recreated();
+
+        let upstream = tokio::task::spawn_blocking(Upstream::locate).await.context("locating upstream binaries")??;
+        let version = state.version.clone();
+        let binaries =
+            tokio::task::spawn_blocking(move || liqo::Binaries::locate(&version)).await.context("locating Liqo")??;
+        let post_renderer = ground_binary()?;
+        let install = liqo::Install {
+            cluster: &self.clusters[index],
+            layout: &self.layouts[index],
+            ports: liqo_cluster.ports,
+            node_ip: liqo_cluster.node_ip,
+            binaries: &binaries,
+            kube_scheduler: &upstream.kube_scheduler,
+            post_renderer: &post_renderer,
+        };
+        self.start_real_cluster(&install, &upstream, self.lifetime).await?;
+        self.save_state()?;
+        let client = kubeconfig::client(&self.layouts[index].kubeconfig).await?;
+        liqo::finish_install(&install, &client).await?;
+        eprintln!("[ground] {name}: made anew with Liqo {} in {:.1}s", state.version, began.elapsed().as_secs_f64());
+        Ok(())
+    }
+
     fn layout(&self, name: &str) -> &Layout {
         let cluster = self.cluster(name);
         self.layouts.iter().find(|layout| layout.name == cluster.name).expect("every cluster has a layout")

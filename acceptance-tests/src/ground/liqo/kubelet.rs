@@ -80,12 +80,19 @@ pub async fn run(clusters: Vec<KubeletCluster>, liqo_bin: PathBuf, dir: PathBuf,
     let serving = clusters.into_iter().map(|cluster| {
         let (liqo_bin, dir, wire) = (liqo_bin.clone(), dir.clone(), wire.clone());
         async move {
-            let name = cluster.name.clone();
-            serve(cluster, &liqo_bin, &dir, wire).await.with_context(|| format!("cluster {name}"))
+            // serve returns when the cluster was made anew (Ground::recreate_cluster): serve the new one.
+            loop {
+                serve(&cluster, &liqo_bin, &dir, wire.clone())
+                    .await
+                    .with_context(|| format!("cluster {}", cluster.name))?;
+                say(
+                    &cluster.name,
+                    "the cluster was made anew (new kubeconfig): its pods are gone; serving the new one",
+                );
+            }
         }
     });
-    futures::future::try_join_all(serving).await?;
-    Ok(())
+    futures::future::try_join_all(serving).await.map(|_: Vec<()>| ())
 }
 
 /// A started container and when to restart it if it exits.
@@ -107,7 +114,10 @@ struct Sandbox {
     _api_server: Task,
 }
 
-async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Option<Arc<Wire>>) -> Result<()> {
+/// Serves one cluster until its kubeconfig changes (the cluster was made anew), then stops what it ran there.
+async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Option<Arc<Wire>>) -> Result<()> {
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let kubeconfig_version = modified(&cluster.kubeconfig);
     let client = kubeconfig::client(&cluster.kubeconfig).await?;
     let (server, ca_data) = server_and_ca(&cluster.kubeconfig)?;
     let api_port = server
@@ -132,6 +142,13 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
         notify_on_change(Api::<Service>::all(client.clone()), watcher::Config::default(), &changed),
     );
     loop {
+        if modified(&cluster.kubeconfig) != kubeconfig_version {
+            let mut stopped: Vec<Supervised> = running.into_values().map(|r| r.process).collect();
+            tokio::task::spawn_blocking(move || process::stop_owned(&mut stopped, Duration::ZERO))
+                .await
+                .context("stopping the processes of a cluster made anew")?;
+            return Ok(());
+        }
         // Set by every step that could not be done yet: the next pass comes after POLL, not at the next change.
         let mut retry_soon = false;
         let listed = match pods.list(&on_node).await {
@@ -248,7 +265,7 @@ async fn serve(cluster: KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Optio
                 }
             }
             let launch = Launch {
-                cluster: &cluster,
+                cluster,
                 client: &client,
                 server: &server,
                 ca_data: &ca_data,
