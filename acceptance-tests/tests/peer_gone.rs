@@ -131,6 +131,15 @@ async fn gone_case(cli: Cli, ground: &Ground, gone: &str, down: Down) -> Result<
     Ok((work, destroyed))
 }
 
+/// The same configuration, without the opt-in, peers the two clusters again, re-plans empty and destroys clean.
+async fn peers_again(work: &Workdir, ground: &Ground, what: &str) -> Result<()> {
+    work.apply().await.with_context(|| format!("{what}: apply"))?;
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{what}: the plan after the apply is not empty:\n{}", plan.run().stdout);
+    work.destroy().await.with_context(|| format!("{what}: destroy"))?;
+    inventory::nothing_left(ground, &[MILAN, ROME]).await.with_context(|| format!("{what}: destroy"))
+}
+
 #[tokio::test]
 async fn provider_gone_killed_then_back_terraform() -> Result<()> {
     let ground = Ground::start(&[MILAN, ROME]).await?;
@@ -170,11 +179,7 @@ async fn provider_gone_killed_then_back_terraform() -> Result<()> {
     .await?;
     inventory::nothing_left(&ground, &[MILAN]).await.context("milan after the cleanup the warnings print")?;
 
-    work.apply().await.context("peering again once milan is back")?;
-    let plan = work.plan().await?;
-    ensure!(plan.is_empty(), "the plan after peering again is not empty:\n{}", plan.run().stdout);
-    work.destroy().await?;
-    inventory::nothing_left(&ground, &[MILAN, ROME]).await
+    peers_again(&work, &ground, "peering again once milan is back").await
 }
 
 #[tokio::test]
@@ -198,9 +203,5 @@ async fn consumer_gone_frozen_then_made_anew_terraform() -> Result<()> {
     // configuration peers milan with it, re-plans empty and destroys clean.
     ground.recreate_cluster(ROME).await?;
     inventory::nothing_left(&ground, &[ROME]).await.context("the fresh rome")?;
-    work.apply().await.context("peering milan with a fresh cluster named rome")?;
-    let plan = work.plan().await?;
-    ensure!(plan.is_empty(), "the plan after peering with the fresh rome is not empty:\n{}", plan.run().stdout);
-    work.destroy().await?;
-    inventory::nothing_left(&ground, &[MILAN, ROME]).await
+    peers_again(&work, &ground, "peering milan with a fresh cluster named rome").await
 }
