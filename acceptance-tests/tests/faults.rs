@@ -92,7 +92,7 @@ async fn api_server_crash_mid_apply(ground: &Ground, cli: Cli) -> Result<()> {
         let stderr = flat(&first.stderr);
         let api_server = &ground.cluster(MILAN).api_server;
         let names_it = stderr.contains(api_server.trim_start_matches("https://"))
-            || [" liqo-tenant-rome/", "Tenant ", "GatewayServer ", "RoleBinding ", "CertificateSigningRequest "]
+            || ["liqo-tenant-rome", "Tenant ", "GatewayServer ", "RoleBinding ", "CertificateSigningRequest "]
                 .iter()
                 .any(|needle| stderr.contains(needle));
         ensure!(names_it, "{cli}: the failed apply names neither milan's API server nor an object:\n{}", first.stderr);

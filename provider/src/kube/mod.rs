@@ -185,7 +185,11 @@ pub async fn list<K>(ctx: &Ctx, api: &Api<K>, label_selector: &str) -> Result<Ve
 where
     K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
 {
-    let object = format!("{} objects labelled {label_selector}", K::kind(&()));
+    // The namespace says which peering's objects (tenant namespaces are per peer).
+    let object = match api.namespace() {
+        Some(namespace) => format!("{} objects labelled {label_selector} in namespace {namespace}", K::kind(&())),
+        None => format!("{} objects labelled {label_selector}", K::kind(&())),
+    };
     let lp = kube::api::ListParams::default().labels(label_selector);
     crate::protocol::log::trace("list", &[("object", &object)]);
     with_retry(ctx, "list", &object, || api.list(&lp)).await.map(|l| l.items)
