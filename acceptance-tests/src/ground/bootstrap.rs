@@ -48,7 +48,8 @@ pub async fn install_liqo(client: &Client, install: &Install<'_>) -> Result<()> 
     let crds = read_crds(install.crds_dir)?;
     let rules = read_remote_controlplane_rules(install.crds_dir)?;
     // CRDs and the plain Kubernetes objects are independent; Liqo's custom objects need both.
-    let (crds_done, base_done) = tokio::join!(apply_crds(client, crds), apply_base_objects(client, install, rules));
+    let (crds_done, base_done) =
+        tokio::join!(apply_crds(client, crds, MANAGER), apply_base_objects(client, install, rules));
     crds_done?;
     base_done?;
     apply_networks(client, install).await?;
@@ -75,28 +76,33 @@ pub async fn wait_controllers(client: &Client, cluster: &str) -> Result<()> {
 }
 
 fn read_crds(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| {
-            format!(
-                "LIQO_CRDS_DIR: cannot read Liqo's CRD directory {}; set LIQO_CRDS_DIR to the directory holding Liqo \
-                 v1.2.0's CRD YAML files (and rbac/)",
-                dir.display()
-            )
-        })?
+    let files = yaml_files(dir).with_context(|| {
+        format!(
+            "LIQO_CRDS_DIR: cannot read Liqo's CRD directory {}; set LIQO_CRDS_DIR to the directory holding Liqo \
+             v1.2.0's CRD YAML files (and rbac/)",
+            dir.display()
+        )
+    })?;
+    if files.is_empty() {
+        bail!("LIQO_CRDS_DIR: no *.yaml CRD files in {}; point LIQO_CRDS_DIR at Liqo v1.2.0's CRDs", dir.display());
+    }
+    files.iter().map(|file| read_crd(file)).collect()
+}
+
+/// The `*.yaml` files of `dir`, sorted.
+pub(crate) fn yaml_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|entry| entry.ok().map(|e| e.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "yaml"))
         .collect();
     files.sort();
-    if files.is_empty() {
-        bail!("LIQO_CRDS_DIR: no *.yaml CRD files in {}; point LIQO_CRDS_DIR at Liqo v1.2.0's CRDs", dir.display());
-    }
-    files
-        .iter()
-        .map(|file| {
-            let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-            serde_yaml::from_str(&text).with_context(|| format!("{} is not a CustomResourceDefinition", file.display()))
-        })
-        .collect()
+    Ok(files)
+}
+
+/// The CustomResourceDefinition a file holds (one per file, as in Liqo's chart).
+pub(crate) fn read_crd(file: &Path) -> Result<CustomResourceDefinition> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    serde_yaml::from_str(&text).with_context(|| format!("{} is not a CustomResourceDefinition", file.display()))
 }
 
 fn read_remote_controlplane_rules(dir: &Path) -> Result<Vec<PolicyRule>> {
@@ -112,7 +118,8 @@ fn read_remote_controlplane_rules(dir: &Path) -> Result<Vec<PolicyRule>> {
     Ok(fragment.rules)
 }
 
-async fn apply_crds(client: &Client, crds: Vec<CustomResourceDefinition>) -> Result<()> {
+/// Applies `crds` with server-side apply as `manager` and waits until each is Established.
+pub(crate) async fn apply_crds(client: &Client, crds: Vec<CustomResourceDefinition>, manager: &str) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let names: Vec<String> = crds.iter().filter_map(|crd| crd.metadata.name.clone()).collect();
     stream::iter(crds)
@@ -120,7 +127,7 @@ async fn apply_crds(client: &Client, crds: Vec<CustomResourceDefinition>) -> Res
             let api = api.clone();
             async move {
                 let name = crd.metadata.name.clone().unwrap_or_default();
-                let (params, patch) = (apply_params(), Patch::Apply(&crd));
+                let (params, patch) = (PatchParams::apply(manager).force(), Patch::Apply(&crd));
                 patch_retrying(|| api.patch(&name, &params, &patch))
                     .await
                     .with_context(|| format!("applying CustomResourceDefinition {name}"))

@@ -1,15 +1,12 @@
 //! Liqo's own Helm chart, installed and upgraded by real Helm — `helm upgrade --install`, the command Liqo's docs
 //! give — through the ground's post-renderer (see [`super::adapt::post_render`]).
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Patch, PatchParams};
-use kube::runtime::wait::{await_condition, conditions};
-use kube::{Api, Client};
-use serde::Deserialize;
+use anyhow::{Context, Result, bail};
+use kube::Client;
+
+use crate::ground::bootstrap;
 
 /// Helm release name, as in Liqo's documentation (`helm install liqo liqo/liqo --namespace liqo`).
 pub const RELEASE: &str = "liqo";
@@ -98,50 +95,16 @@ impl Helm<'_> {
     }
 }
 
-/// The chart's CRD files: `charts/liqo-crds/crds/*.yaml`.
-fn crd_files(chart: &Path) -> Result<Vec<PathBuf>> {
+/// Applies the chart's CRDs (`charts/liqo-crds/crds/*.yaml`) with server-side apply and waits until each is
+/// Established: what a user runs before `helm upgrade` (`kubectl apply --server-side --force-conflicts -f
+/// <chart>/charts/liqo-crds/crds`), since Helm never upgrades the CRDs of a `crds/` directory — Liqo's FAQ,
+/// "Upgrade the Liqo version installed on a cluster".
+pub async fn apply_crds(client: &Client, chart: &Path, field_manager: &str) -> Result<()> {
     let dir = chart.join("charts/liqo-crds/crds");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .map(|entry| entry.map(|e| e.path()))
-        .collect::<std::io::Result<_>>()?;
-    files.retain(|f| f.extension().is_some_and(|e| e == "yaml" || e == "yml"));
-    files.sort();
+    let files = bootstrap::yaml_files(&dir).with_context(|| format!("reading {}", dir.display()))?;
     if files.is_empty() {
         bail!("{} holds no CRDs; is {} Liqo's chart?", dir.display(), chart.display());
     }
-    Ok(files)
-}
-
-/// Applies the chart's CRDs with server-side apply and waits until each is Established: what a user runs before
-/// `helm upgrade` (`kubectl apply --server-side --force-conflicts -f <chart>/charts/liqo-crds/crds`), since Helm
-/// never upgrades the CRDs of a `crds/` directory — Liqo's FAQ, "Upgrade the Liqo version installed on a cluster".
-pub async fn apply_crds(client: &Client, chart: &Path, field_manager: &str) -> Result<()> {
-    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    let mut names = Vec::new();
-    for file in crd_files(chart)? {
-        let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
-        for document in serde_yaml::Deserializer::from_str(&text) {
-            let value =
-                serde_json::Value::deserialize(document).with_context(|| format!("parsing {}", file.display()))?;
-            if value.is_null() {
-                continue;
-            }
-            let crd: CustomResourceDefinition =
-                serde_json::from_value(value).with_context(|| format!("{} holds a non-CRD", file.display()))?;
-            let name = crd.metadata.name.clone().unwrap_or_default();
-            api.patch(&name, &PatchParams::apply(field_manager).force(), &Patch::Apply(&crd))
-                .await
-                .with_context(|| format!("applying CRD {name}"))?;
-            names.push(name);
-        }
-    }
-    for name in names {
-        let established = await_condition(api.clone(), &name, conditions::is_crd_established());
-        tokio::time::timeout(Duration::from_secs(60), established)
-            .await
-            .map_err(|_| anyhow!("CRD {name} was not Established within 60s"))?
-            .with_context(|| format!("watching CRD {name}"))?;
-    }
-    Ok(())
+    let crds = files.iter().map(|file| bootstrap::read_crd(file)).collect::<Result<Vec<_>>>()?;
+    bootstrap::apply_crds(client, crds, field_manager).await
 }
