@@ -19,13 +19,6 @@ const TYPE_NAME: &str = "liqo_cluster";
 /// Liqo's controller manager Deployment with the default Helm release name; its image tag is the Liqo version.
 const CONTROLLER_MANAGER: &str = "liqo-controller-manager";
 
-/// The tag of an image reference (`ghcr.io/liqotech/liqo-controller-manager:v1.2.0@sha256:…` → `v1.2.0`).
-fn image_tag(image: &str) -> Option<String> {
-    let without_digest = image.split('@').next().unwrap_or(image);
-    let last_segment = without_digest.rsplit('/').next().unwrap_or(without_digest);
-    last_segment.split_once(':').map(|(_, tag)| tag.to_string()).filter(|t| !t.is_empty())
-}
-
 /// The Liqo version from the controller manager's image tag; `None` when the Deployment is not where the
 /// default installation puts it or the caller may not read it (the version is informative only).
 pub(crate) async fn liqo_version(ctx: &Ctx, cluster: &ClusterApi) -> Result<Option<String>, Diagnostics> {
@@ -37,7 +30,7 @@ pub(crate) async fn liqo_version(ctx: &Ctx, cluster: &ClusterApi) -> Result<Opti
     };
     let containers = found.and_then(|d| d.spec).and_then(|s| s.template.spec).map(|s| s.containers).unwrap_or_default();
     let main = containers.iter().find(|c| c.name == "controller-manager").or(containers.first());
-    Ok(main.and_then(|c| c.image.as_deref()).and_then(image_tag))
+    Ok(main.and_then(|c| c.image.as_deref()).and_then(liqo_schema::liqo::image_tag).map(str::to_owned))
 }
 
 /// The `liqo_cluster` data source type, bound to the provider block's cluster.
@@ -144,14 +137,6 @@ mod tests {
         let attributes = state.entries().expect("an object");
         assert_eq!(attributes.len(), schema().block.attributes.len());
         assert!(attributes.values().all(Value::is_null), "{state:?}");
-    }
-
-    #[test]
-    fn version_is_the_image_tag() {
-        assert_eq!(image_tag("ghcr.io/liqotech/liqo-controller-manager:v1.2.0").as_deref(), Some("v1.2.0"));
-        assert_eq!(image_tag("localhost:5000/liqo/cm:v1.0.3@sha256:abcd").as_deref(), Some("v1.0.3"));
-        assert_eq!(image_tag("localhost:5000/liqo/cm"), None);
-        assert_eq!(image_tag("cm@sha256:abcd"), None);
     }
 
     #[test]

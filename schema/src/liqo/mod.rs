@@ -23,5 +23,13 @@ pub use self::ipam::*;
 pub use self::networking::*;
 pub use self::offloading::*;
 
+/// The tag of an image reference, which names the Liqo release of Liqo's images
+/// (`ghcr.io/liqotech/liqo-controller-manager:v1.2.0@sha256:…` → `v1.2.0`).
+pub fn image_tag(image: &str) -> Option<&str> {
+    let without_digest = image.split('@').next().unwrap_or(image);
+    let last_segment = without_digest.rsplit('/').next().unwrap_or(without_digest);
+    last_segment.split_once(':').map(|(_, tag)| tag).filter(|t| !t.is_empty())
+}
+
 #[cfg(test)]
 mod tests;

@@ -233,3 +233,11 @@ fn virtual_node_and_foreign_cluster_parse() {
     assert!(modules.networking.is_healthy());
     assert!(!modules.offloading.is_healthy());
 }
+
+#[test]
+fn an_image_tag_is_its_release() {
+    assert_eq!(super::image_tag("ghcr.io/liqotech/liqo-controller-manager:v1.2.0"), Some("v1.2.0"));
+    assert_eq!(super::image_tag("localhost:5000/liqo/cm:v1.0.3@sha256:abcd"), Some("v1.0.3"));
+    assert_eq!(super::image_tag("localhost:5000/liqo/cm"), None);
+    assert_eq!(super::image_tag("cm@sha256:abcd"), None);
+}

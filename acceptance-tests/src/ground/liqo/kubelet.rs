@@ -452,7 +452,7 @@ async fn simulate_gateway(client: &Client, container: &Container) -> Result<()> 
 /// old and new pods each run their own release, and a virtual kubelet keeps the image its VirtualNode was given.
 /// An image without a tag runs the installed build.
 fn release_dir(installed: &Path, image: Option<&str>) -> Result<PathBuf> {
-    let Some(tag) = image.and_then(image_tag) else { return Ok(installed.to_owned()) };
+    let Some(tag) = image.and_then(liqo_schema::liqo::image_tag) else { return Ok(installed.to_owned()) };
     let dir = installed.with_file_name(format!("liqo-{tag}"));
     if !dir.is_dir() {
         return Err(anyhow!(
@@ -462,13 +462,6 @@ fn release_dir(installed: &Path, image: Option<&str>) -> Result<PathBuf> {
         ));
     }
     Ok(dir)
-}
-
-/// The tag of an image reference: `registry:5000/liqo/cm:v1.0.3@sha256:…` → `v1.0.3`.
-fn image_tag(image: &str) -> Option<&str> {
-    let image = image.split_once('@').map_or(image, |(name, _)| name);
-    let (_, last) = image.rsplit_once('/').unwrap_or(("", image));
-    last.split_once(':').map(|(_, tag)| tag).filter(|tag| !tag.is_empty())
 }
 
 /// The Liqo binary a container runs, when the kubelet runs it.
