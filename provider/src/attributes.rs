@@ -64,6 +64,10 @@ pub enum Check {
     ApiServerUrl(&'static str),
     /// PEM CA certificate(s); the text says where they come from.
     CaBundle(&'static str),
+    /// A map of Kubernetes resource names to quantities (`{ cpu = "4", memory = "8Gi" }`).
+    Quantities,
+    /// A map of Kubernetes label keys to label values.
+    Labels,
 }
 
 /// Everything about one attribute but its name, which [`attributes!`] gives it from the constant's.

@@ -86,6 +86,8 @@ impl<'a> Validator<'a> {
             Check::Port(range) => self.port(path, value, range),
             Check::ApiServerUrl(example) => self.api_server_url(path, value, example),
             Check::CaBundle(fix) => self.ca_bundle(path, value, fix),
+            Check::Quantities => self.quantities(path, value),
+            Check::Labels => self.labels(path, value),
         }
     }
 
@@ -226,6 +228,66 @@ impl<'a> Validator<'a> {
                 format!("Invalid CA for `{path}`"),
                 format!("The value is not PEM CA certificates: {why}. {fix}"),
             );
+        }
+    }
+
+    /// Resource names (`cpu`, `nvidia.com/gpu`) to Kubernetes quantities.
+    fn quantities(&mut self, path: AttributePath, value: &Value) {
+        for (key, value) in value.entries().into_iter().flatten() {
+            let at = path.clone().key(key);
+            if let Err(why) = check_qualified_name(key) {
+                self.error(
+                    at.clone(),
+                    format!("Invalid resource name `{key}` in `{path}`"),
+                    format!(
+                        "`{key}` {why}. Use a Kubernetes resource name: `cpu`, `memory`, `pods`, \
+                         `ephemeral-storage` or an extended resource such as `nvidia.com/gpu`."
+                    ),
+                );
+            }
+            if let Some(q) = value.as_str()
+                && let Err(why) = crate::quantity::parse(q)
+            {
+                self.error(
+                    at,
+                    format!("Invalid quantity for `{key}` in `{path}`"),
+                    format!(
+                        "`{q}` {why}. Write a Kubernetes quantity: a non-negative number with an optional suffix, \
+                         e.g. `4`, `500m`, `8Gi`, `1e3`."
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Label keys (qualified names, e.g. `example.com/gpu`) to label values (at most 63 letters, digits, '-', '_'
+    /// or '.', starting and ending with a letter or digit; or empty).
+    fn labels(&mut self, path: AttributePath, value: &Value) {
+        for (key, value) in value.entries().into_iter().flatten() {
+            let at = path.clone().key(key);
+            if let Err(why) = check_qualified_name(key) {
+                self.error(
+                    at.clone(),
+                    format!("Invalid label key `{key}` in `{path}`"),
+                    format!("`{key}` {why}. Use a Kubernetes label key such as `example.com/gpu` or `tier`."),
+                );
+            }
+            if let Some(v) = value.as_str()
+                && !v.is_empty()
+                && let Err(why) = match v.contains('/') {
+                    true => Err("contains '/'".to_string()),
+                    false => check_qualified_name(v),
+                }
+            {
+                self.error(
+                    at,
+                    format!("Invalid label value for `{key}` in `{path}`"),
+                    format!(
+                        "`{v}` {why}. A label value is empty or at most 63 letters, digits, '-', '_' or '.', \
+                         starting and ending with a letter or digit."
+                    ),
+                );
+            }
         }
     }
 

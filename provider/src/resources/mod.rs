@@ -11,6 +11,7 @@ pub mod lifecycle;
 pub mod offload;
 pub mod peer;
 pub mod tenant;
+pub mod virtual_node;
 
 /// Every managed resource type of the provider, bound to the provider block's cluster: the one list of types. The
 /// provider serves each as a resource and as a list resource, and `liqo_import_ids` lists each one's objects.
@@ -22,5 +23,6 @@ pub fn all(cluster: &Arc<ClusterApi>) -> Vec<Arc<dyn Managed>> {
         Driven::<tenant::TenantResource>::managed(cluster.clone()),
         Driven::<peer::PeerResource>::managed(cluster.clone()),
         Driven::<offload::OffloadResource>::managed(cluster.clone()),
+        Driven::<virtual_node::VirtualNodeResource>::managed(cluster.clone()),
     ]
 }

@@ -62,9 +62,15 @@ impl PeerResource {
             .map_err(|e| Failure::from(e).after_writing(written(None)))?;
 
         if peering.create_virtual_node && peering.wait_for_virtual_node {
-            self.wait_for_virtual_node(op, &client, &peering)
-                .await
-                .map_err(|e| Failure::from(e).after_writing(written(Some(&granted))))?;
+            wait_for_virtual_node(
+                op,
+                &client,
+                &peering.tenant_namespace,
+                &peering.slice_name,
+                &peering.provider_cluster_id,
+            )
+            .await
+            .map_err(|e| Failure::from(e).after_writing(written(Some(&granted))))?;
         }
         Ok(written(Some(&granted)).into())
     }
@@ -114,52 +120,6 @@ impl PeerResource {
                 });
             }
         })
-    }
-
-    /// The VirtualNode running, then (if Liqo makes one) its Node `Ready`.
-    async fn wait_for_virtual_node(
-        &self,
-        op: &Op<'_>,
-        client: &kube::Client,
-        peering: &Peering,
-    ) -> Result<(), OpError> {
-        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &peering.tenant_namespace);
-        let create_node = crate::kube::wait_for(
-            op.ctx,
-            &vns,
-            &peering.slice_name,
-            "conditions VirtualKubelet and Node = Running",
-            op.deadline.left(),
-            virtual_node_check,
-        )
-        .await?;
-        if !create_node {
-            return Ok(());
-        }
-        let nodes: Api<Node> = Api::all(client.clone());
-        let ready = crate::kube::wait_for(
-            op.ctx,
-            &nodes,
-            &peering.slice_name,
-            "condition Ready = True",
-            op.deadline.left(),
-            node_check,
-        )
-        .await;
-        if let Err(OpError::Timeout { object, waiting_for, last_seen, after }) = ready {
-            // Name the Connection in the error: the most common reason a new virtual node stays NotReady.
-            let connections: Api<Connection> = Api::all(client.clone());
-            let selector = format!("{}={}", labels::REMOTE_CLUSTER_ID, peering.provider_cluster_id);
-            let last_seen = match crate::kube::list(op.ctx, &connections, &selector).await {
-                Ok(found) => match network_note(&found, &peering.provider_cluster_id) {
-                    Some(note) => format!("{last_seen}. {note}"),
-                    None => last_seen,
-                },
-                Err(_) => last_seen,
-            };
-            return Err(OpError::Timeout { object, waiting_for, last_seen, after });
-        }
-        ready
     }
 
     /// Liqo's teardown order (reference §6); each step waits for the object to be gone.
@@ -328,4 +288,46 @@ impl Lifecycle for PeerResource {
     fn upgrade(version: i64, state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
         upgrade_dropping_v0("kubeconfig", version, state)
     }
+}
+
+/// The VirtualNode `name` running, then (if Liqo makes one) its Node `Ready`; a Node that stays NotReady is
+/// explained by the Connection to `provider` when that is the cause. liqo_peer waits so for Liqo's node,
+/// liqo_virtual_node for its own.
+pub(crate) async fn wait_for_virtual_node(
+    op: &Op<'_>,
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    provider: &str,
+) -> Result<(), OpError> {
+    let vns: Api<VirtualNode> = Api::namespaced(client.clone(), namespace);
+    let create_node = crate::kube::wait_for(
+        op.ctx,
+        &vns,
+        name,
+        "conditions VirtualKubelet and Node = Running",
+        op.deadline.left(),
+        virtual_node_check,
+    )
+    .await?;
+    if !create_node {
+        return Ok(());
+    }
+    let nodes: Api<Node> = Api::all(client.clone());
+    let ready =
+        crate::kube::wait_for(op.ctx, &nodes, name, "condition Ready = True", op.deadline.left(), node_check).await;
+    if let Err(OpError::Timeout { object, waiting_for, last_seen, after }) = ready {
+        // Name the Connection in the error: the most common reason a new virtual node stays NotReady.
+        let connections: Api<Connection> = Api::all(client.clone());
+        let selector = format!("{}={}", labels::REMOTE_CLUSTER_ID, provider);
+        let last_seen = match crate::kube::list(op.ctx, &connections, &selector).await {
+            Ok(found) => match network_note(&found, &provider) {
+                Some(note) => format!("{last_seen}. {note}"),
+                None => last_seen,
+            },
+            Err(_) => last_seen,
+        };
+        return Err(OpError::Timeout { object, waiting_for, last_seen, after });
+    }
+    ready
 }

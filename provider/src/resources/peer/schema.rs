@@ -4,8 +4,7 @@ use liqo_schema::tf::{Type, Value};
 
 use crate::attributes::{Check, Key};
 use crate::crypto;
-use crate::quantity;
-use crate::validate::{Validator, check_dns_label, check_qualified_name};
+use crate::validate::{Validator, check_dns_label};
 
 /// 1: `kubeconfig` (with the consumer's private key) replaced by the public parts and the key Secret's name.
 pub const SCHEMA_VERSION: i64 = 1;
@@ -70,7 +69,7 @@ pub mod attr {
              increment it) to have the identity Secret rewritten with the current `kubeconfig_wo`. Required with \
              `kubeconfig_wo`.",
         );
-        resources: optional(Type::map(Type::String)).describe(
+        resources: optional(Type::map(Type::String)).check(Check::Quantities).describe(
             "Resources requested from the provider, as Kubernetes quantities keyed by resource name: `cpu`, \
              `memory`, `pods`, `ephemeral-storage` or any extended resource (e.g. `nvidia.com/gpu`), e.g. \
              `{ cpu = \"4\", memory = \"8Gi\", pods = \"110\" }`. Omitted keys (or the whole map) get the \
@@ -115,7 +114,7 @@ pub const DESCRIPTION: &str = "Peers this (consumer) cluster with a provider clu
              the Secret): never written, nothing of it read into state, and destroy deletes that Identity as \
              `liqoctl unpeer` does.";
 
-/// The slice's name and class, one way to authenticate, and the requested resources.
+/// The slice's name and class, and one way to authenticate (`resources` is a declared check).
 pub fn validate(c: &mut Validator<'_>) {
     let config = c.config;
     if let Some(name) = config.get(attr::resource_slice_name).as_str()
@@ -139,33 +138,6 @@ pub fn validate(c: &mut Validator<'_>) {
         );
     }
     check_credentials(c);
-    if let Some(entries) = config.get(attr::resources).entries() {
-        for (key, value) in entries {
-            let path = attr::resources.path().key(key);
-            if let Err(why) = check_qualified_name(key) {
-                c.error(
-                    path.clone(),
-                    format!("Invalid resource name `{key}` in `resources`"),
-                    format!(
-                        "`{key}` {why}. Use a Kubernetes resource name: `cpu`, `memory`, `pods`, \
-                         `ephemeral-storage` or an extended resource such as `nvidia.com/gpu`."
-                    ),
-                );
-            }
-            if let Some(q) = value.as_str()
-                && let Err(why) = quantity::parse(q)
-            {
-                c.error(
-                    path,
-                    format!("Invalid quantity for `{key}` in `resources`"),
-                    format!(
-                        "`{q}` {why}. Write a Kubernetes quantity: a non-negative number with an optional suffix, \
-                         e.g. `4`, `500m`, `8Gi`, `1e3`."
-                    ),
-                );
-            }
-        }
-    }
 }
 
 /// At most one way to authenticate: the four attributes of the issued-certificate flow, or `kubeconfig_wo` with

@@ -174,12 +174,12 @@ fn validation_names_each_bad_attribute() {
         [
             "tenant_namespace",
             "provider_cluster_id",
-            "resource_slice_name",
-            "class",
-            "client_certificate",
             r#"resources["bad key!"]"#,
             r#"resources["cpu"]"#,
             r#"resources["memory"]"#,
+            "resource_slice_name",
+            "class",
+            "client_certificate",
             "timeouts.create",
         ]
     );

@@ -1,0 +1,108 @@
+//! The VirtualNode `liqo_virtual_node` writes, built from a plan, and the state read back from a live one.
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use liqo_schema::liqo::networking::SecretReference;
+use liqo_schema::liqo::{ResourceQuotaSpec, VirtualNode, VirtualNodeSpec, labels};
+use liqo_schema::tf::{Diagnostic, Value};
+
+use super::VirtualNodeResource;
+use super::schema::attr;
+use crate::attributes::Key;
+use crate::resources::lifecycle::{Lifecycle, TIMEOUTS, known_string};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wanted {
+    pub name: String,
+    pub tenant_namespace: String,
+    pub provider_cluster_id: String,
+    pub resource_slice_name: String,
+    resources: BTreeMap<String, String>,
+    pub labels: BTreeMap<String, String>,
+}
+
+impl Wanted {
+    pub fn from_value(v: &Value) -> Result<Wanted, Diagnostic> {
+        let s = |key: Key| known_string(v, key);
+        let map = |key: Key| -> BTreeMap<String, String> {
+            v.get(key)
+                .entries()
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        };
+        Ok(Wanted {
+            name: s(attr::name)?,
+            tenant_namespace: s(attr::tenant_namespace)?,
+            provider_cluster_id: s(attr::provider_cluster_id)?,
+            resource_slice_name: s(attr::resource_slice_name)?,
+            resources: map(attr::resources),
+            labels: map(attr::labels),
+        })
+    }
+
+    /// The VirtualNode as `liqoctl create virtualnode --resource-slice-name` forges it: the provider's ID as a label
+    /// of the object and of the node, the slice's Identity kubeconfig for the virtual kubelet, the resources as the
+    /// node's quota, and a Node. The slice's name is kept in the label Liqo puts on the virtual nodes it makes for
+    /// slices, which is how a read or an import knows the slice.
+    pub fn virtual_node(&self, kubeconfig_secret: &str) -> VirtualNode {
+        let provider = || (labels::REMOTE_CLUSTER_ID.to_string(), self.provider_cluster_id.clone());
+        let mut node_labels = self.labels.clone();
+        node_labels.extend([provider()]);
+        let spec = VirtualNodeSpec {
+            cluster_id: Some(self.provider_cluster_id.clone()),
+            create_node: Some(true),
+            disable_network_check: None,
+            kubeconfig_secret_ref: Some(SecretReference { name: Some(kubeconfig_secret.to_string()) }),
+            resource_quota: Some(ResourceQuotaSpec {
+                hard: Some(self.resources.iter().map(|(k, q)| (k.clone(), Quantity(q.clone()))).collect()),
+            }),
+            labels: Some(node_labels),
+            annotations: None,
+        };
+        let mut vn = VirtualNode::new(&self.name, spec);
+        vn.metadata.namespace = Some(self.tenant_namespace.clone());
+        vn.metadata.labels = Some(BTreeMap::from([
+            provider(),
+            (labels::RESOURCE_SLICE_NAME.to_string(), self.resource_slice_name.clone()),
+            crate::kube::provider_mark(),
+        ]));
+        vn
+    }
+}
+
+/// The state from a live VirtualNode. `labels` holds the node labels this resource set (the keys of the prior
+/// state; on import every label but Liqo's own), so labels someone else adds are not drift. A quantity that
+/// means the same as the prior state's keeps the prior spelling.
+pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
+    let mut s = if prior.is_null() { Value::object([(TIMEOUTS, Value::Null)]) } else { prior.clone() };
+    s.set(attr::name, Value::opt_string(vn.metadata.name.clone()));
+    s.set(attr::tenant_namespace, Value::opt_string(vn.metadata.namespace.clone()));
+    s.set(attr::id, VirtualNodeResource::IMPORT_ID.value(&s));
+    s.set(attr::provider_cluster_id, Value::opt_string(vn.spec.cluster_id.clone()));
+    let label = vn.metadata.labels.as_ref().and_then(|l| l.get(labels::RESOURCE_SLICE_NAME));
+    s.set(attr::resource_slice_name, Value::opt_string(label.cloned()));
+
+    let prior_quantity = |k: &str| prior.get(attr::resources).entries().and_then(|e| e.get(k)?.as_str());
+    let hard = vn.spec.resource_quota.as_ref().and_then(|q| q.hard.clone()).unwrap_or_default();
+    let resources = hard.into_iter().map(|(k, q)| match prior_quantity(&k) {
+        Some(p) if crate::quantity::same(p, &q.0) => (k, p.to_string()),
+        _ => (k, q.0),
+    });
+    s.set(attr::resources, Value::string_map(resources));
+
+    let ours: Option<Vec<&String>> = prior.get(attr::labels).entries().map(|l| l.keys().collect());
+    let node_labels = vn.spec.labels.clone().unwrap_or_default();
+    let kept: BTreeMap<String, String> = node_labels
+        .into_iter()
+        .filter(|(k, _)| k != labels::REMOTE_CLUSTER_ID)
+        .filter(|(k, _)| ours.as_ref().is_none_or(|keys| keys.contains(&k)))
+        .collect();
+    let labels = match prior.get(attr::labels) {
+        Value::Null if !prior.is_null() || kept.is_empty() => Value::Null,
+        _ => Value::string_map(kept),
+    };
+    s.set(attr::labels, labels);
+    s
+}

@@ -1,0 +1,193 @@
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeStatus};
+use liqo_schema::liqo::{VirtualNode, labels};
+use liqo_schema::tf::{AttributePath, Value};
+
+use super::VirtualNodeResource;
+use super::objects::{Wanted, observed_state};
+use super::operations::labels_check;
+use super::schema::attr;
+use crate::kube::Verdict;
+use crate::resources::lifecycle::{Plan, TIMEOUTS};
+
+crate::resources::lifecycle::test_helpers!(super::VirtualNodeResource, 2);
+
+fn config() -> Value {
+    Value::object([
+        (attr::id, Value::Null),
+        (attr::name, Value::string("milan-gpu")),
+        (attr::tenant_namespace, Value::string("liqo-tenant-milan")),
+        (attr::provider_cluster_id, Value::string("milan")),
+        (attr::resource_slice_name, Value::string("gpu")),
+        (attr::resources, Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
+        (attr::labels, Value::string_map([("example.com/accelerator", "gpu")])),
+        (TIMEOUTS, Value::Null),
+    ])
+}
+
+fn plan(prior: &Value, proposed: &Value) -> (Value, Vec<AttributePath>) {
+    let p = Plan::run::<VirtualNodeResource>(prior, proposed.clone(), proposed);
+    assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
+    (p.planned, p.replace)
+}
+
+/// What Liqo holds after an apply of [`config`] (its webhook adds a template; the virtual kubelet reports status).
+fn live() -> VirtualNode {
+    let mut vn = Wanted::from_value(&config()).unwrap().virtual_node("kubeconfig-gpu");
+    vn.spec.labels.as_mut().unwrap().insert("liqo.io/added-by-someone".into(), "x".into());
+    vn.spec
+        .resource_quota
+        .as_mut()
+        .unwrap()
+        .hard
+        .as_mut()
+        .unwrap()
+        .insert("memory".into(), k8s_openapi::apimachinery::pkg::api::resource::Quantity("8192Mi".into()));
+    vn
+}
+
+#[test]
+fn attributes_are_described_and_nothing_is_sensitive() {
+    let s = schema();
+    for a in &s.block.attributes {
+        assert!(!a.description.is_empty(), "{} has no description", a.name);
+        assert!(!a.sensitive, "{} carries nothing secret", a.name);
+    }
+    assert!(s.block.attribute("resources").unwrap().required);
+}
+
+#[test]
+fn validation_names_the_attribute_and_the_key() {
+    assert!(validate(&config()).is_empty());
+    let mut c = config();
+    c.set(attr::name, Value::string("GPU_node"));
+    c.set(attr::tenant_namespace, Value::string("Bad_NS"));
+    c.set(attr::provider_cluster_id, Value::string("-milan"));
+    c.set(attr::resource_slice_name, Value::string("no/slash"));
+    c.set(attr::resources, Value::string_map([("cpu", "four")]));
+    c.set(
+        attr::labels,
+        Value::string_map([("bad key", "gpu"), ("tier", "not/a/value"), (labels::REMOTE_CLUSTER_ID, "rome")]),
+    );
+    let found: Vec<(String, String)> =
+        validate(&c).iter().map(|d| (d.attribute.as_ref().unwrap().to_string(), d.summary.clone())).collect();
+    let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "tenant_namespace",
+            "provider_cluster_id",
+            "resource_slice_name",
+            "resources[\"cpu\"]",
+            "labels[\"bad key\"]",
+            "labels[\"tier\"]",
+            "name",
+            "labels[\"liqo.io/remote-cluster-id\"]",
+        ],
+        "{found:?}"
+    );
+    assert_eq!(found[3].1, "Invalid quantity for `cpu` in `resources`");
+    assert_eq!(found[5].1, "Invalid label value for `tier` in `labels`");
+}
+
+#[test]
+fn labels_and_resources_change_in_place_the_rest_replaces() {
+    let (planned, replace) = plan(&Value::Null, &config());
+    assert!(replace.is_empty());
+    assert_eq!(planned.get(attr::id).as_str(), Some("liqo-tenant-milan/milan-gpu"));
+
+    let prior = planned;
+    let mut relabelled = prior.clone();
+    relabelled.set(attr::labels, Value::string_map([("example.com/accelerator", "a100")]));
+    relabelled.set(attr::resources, Value::string_map([("cpu", "8")]));
+    let (_, replace) = plan(&prior, &relabelled);
+    assert!(replace.is_empty(), "labels and resources update in place: {replace:?}");
+
+    for key in [attr::name, attr::tenant_namespace, attr::provider_cluster_id, attr::resource_slice_name] {
+        let mut moved = prior.clone();
+        moved.set(key, Value::string("other"));
+        let (_, replace) = plan(&prior, &moved);
+        assert_eq!(replace, [key.path()]);
+    }
+}
+
+#[test]
+fn the_virtual_node_is_the_one_liqoctl_forges_for_a_slice() {
+    let vn = Wanted::from_value(&config()).unwrap().virtual_node("kubeconfig-gpu");
+    assert_eq!(vn.metadata.name.as_deref(), Some("milan-gpu"));
+    assert_eq!(vn.metadata.namespace.as_deref(), Some("liqo-tenant-milan"));
+    let meta = vn.metadata.labels.as_ref().unwrap();
+    assert_eq!(meta.get(labels::REMOTE_CLUSTER_ID).map(String::as_str), Some("milan"));
+    assert_eq!(meta.get(labels::RESOURCE_SLICE_NAME).map(String::as_str), Some("gpu"));
+    assert_eq!(meta.get("app.kubernetes.io/managed-by").map(String::as_str), Some("terraform-provider-liqo"));
+    let spec = &vn.spec;
+    assert_eq!(spec.cluster_id.as_deref(), Some("milan"));
+    assert_eq!(spec.create_node, Some(true));
+    assert_eq!(spec.kubeconfig_secret_ref.as_ref().unwrap().name.as_deref(), Some("kubeconfig-gpu"));
+    let node_labels = spec.labels.as_ref().unwrap();
+    assert_eq!(
+        node_labels,
+        &BTreeMap::from([
+            ("example.com/accelerator".to_string(), "gpu".to_string()),
+            (labels::REMOTE_CLUSTER_ID.to_string(), "milan".to_string()),
+        ])
+    );
+    let hard = spec.resource_quota.as_ref().unwrap().hard.as_ref().unwrap();
+    assert_eq!(hard.get("memory").map(|q| q.0.as_str()), Some("8Gi"));
+}
+
+#[test]
+fn reading_back_keeps_own_labels_and_spellings() {
+    let (prior, _) = plan(&Value::Null, &config());
+    let seen = observed_state(&prior, &live());
+    // Someone else's label is not drift; Liqo's own is never shown; 8192Mi is the 8Gi that was written.
+    assert_eq!(seen.get(attr::labels), &Value::string_map([("example.com/accelerator", "gpu")]));
+    assert_eq!(seen.get(attr::resources), config().get(attr::resources));
+    assert_eq!(seen.get(attr::resource_slice_name).as_str(), Some("gpu"));
+
+    // A label removed out of band is drift.
+    let mut stripped = live();
+    stripped.spec.labels.as_mut().unwrap().remove("example.com/accelerator");
+    assert_eq!(observed_state(&prior, &stripped).get(attr::labels), &Value::string_map::<[(&str, &str); 0], _, _>([]));
+
+    // An import takes every label but Liqo's, and the slice from Liqo's label.
+    let imported = observed_state(&Value::Null, &live());
+    assert_eq!(
+        imported.get(attr::labels),
+        &Value::string_map([("example.com/accelerator", "gpu"), ("liqo.io/added-by-someone", "x")])
+    );
+    assert_eq!(imported.get(attr::id).as_str(), Some("liqo-tenant-milan/milan-gpu"));
+    assert_eq!(imported.get(attr::provider_cluster_id).as_str(), Some("milan"));
+}
+
+fn node(ready: &str, node_labels: &[(&str, &str)]) -> Node {
+    let mut n = Node::default();
+    n.metadata.labels = Some(node_labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+    n.status = Some(NodeStatus {
+        conditions: Some(vec![NodeCondition { type_: "Ready".into(), status: ready.into(), ..Default::default() }]),
+        ..Default::default()
+    });
+    n
+}
+
+#[test]
+fn the_node_is_done_when_ready_with_the_labels() {
+    let wanted = BTreeMap::from([("tier".to_string(), "gpu".to_string())]);
+    let removed = ["old".to_string()];
+    let pending = |v: Verdict<()>| matches!(v, Verdict::Pending(_));
+    assert!(pending(labels_check(None, &wanted, &removed)));
+    assert!(pending(labels_check(Some(&node("False", &[("tier", "gpu")])), &wanted, &removed)));
+    assert!(pending(labels_check(Some(&node("True", &[("tier", "cpu")])), &wanted, &removed)));
+    assert!(pending(labels_check(Some(&node("True", &[("tier", "gpu"), ("old", "x")])), &wanted, &removed)));
+    assert!(matches!(
+        labels_check(Some(&node("True", &[("tier", "gpu"), ("x", "y")])), &wanted, &removed),
+        Verdict::Ready(())
+    ));
+}
+
+#[test]
+fn import_ids_are_namespace_slash_name() {
+    assert_eq!(parse_import_id("liqo-tenant-milan/milan-gpu").unwrap(), ["liqo-tenant-milan", "milan-gpu"]);
+    assert!(parse_import_id("milan-gpu").is_err());
+}
