@@ -2,7 +2,7 @@
 //! Terraform 1.16.4 and OpenTofu 1.11.7 — not only validated (tests/example_files.rs does that).
 //!
 //! The fragments `examples/resources/liqo_*/resource.tf` together are one peering (generate → gateways → consumer
-//! key → tenant → peer → offloads); they are joined as written (`doc_examples::assemble`) with
+//! key → tenant → peer → offloads, and a second slice with a labelled virtual node); they are joined as written (`doc_examples::assemble`) with
 //! `examples/provider/provider.tf`, into one working directory. Where fragments repeat a block, the copy of the
 //! fragment documenting that resource type is applied: the liqo_tenant example shows the liqo_generate.milan,
 //! liqo_consumer_key.rome and liqo_peer.rome_to_milan it works with, and its liqo_peer (without the liqo_peer
@@ -18,8 +18,8 @@
 //!   (`acceptance-tests/test` runs it; the test fails if it is missing).
 //!
 //! Each client applies, re-plans empty, the outputs and the objects on both clusters are checked against what
-//! the examples say; the documented import commands (`import.sh`) bring every resource back into the state;
-//! then it destroys and nothing is left: no Liqo object (`inventory::nothing_left`), and
+//! the examples say; the virtual node is relabelled in place and back; the documented import commands
+//! (`import.sh`) bring every resource back into the state; then it destroys and nothing is left: no Liqo object (`inventory::nothing_left`), and
 //! neither the offloaded namespaces on rome nor their copies on milan.
 use std::time::Duration;
 
@@ -30,7 +30,7 @@ use liqo_acceptance::doc_examples;
 use liqo_acceptance::observe::eventually;
 use liqo_acceptance::tf::{Cli, Workdir, mirror};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
-use liqo_schema::liqo::{NamespaceOffloading, labels};
+use liqo_schema::liqo::{NamespaceOffloading, VirtualNode, labels};
 use serde_json::{Value, json};
 
 /// Made by hashicorp/kubernetes (`kubernetes_namespace.demo`) and offloaded by `liqo_offload.demo`.
@@ -48,7 +48,7 @@ fn kubeconfig(ground: &Ground, cluster: &str) -> Result<serde_yaml::Value> {
 /// A working directory with the assembled examples, set up as described above, initialised.
 async fn workdir(cli: Cli, ground: &Ground) -> Result<Workdir> {
     let mut fragments = doc_examples::resource_fragments()?;
-    ensure!(fragments.len() >= 6, "expected the six resource examples, found {fragments:?}");
+    ensure!(fragments.len() >= 7, "expected the seven resource examples, found {fragments:?}");
     let assembled = doc_examples::assemble(&fragments)?;
     fragments.push("provider/provider.tf".into());
     let provider = doc_examples::read("provider/provider.tf")?;
@@ -115,6 +115,53 @@ async fn namespace_gone(client: &Client, cluster: &str, name: &str, what: &str) 
     .await
 }
 
+/// The label the liqo_virtual_node example gives its node.
+const ACCELERATOR: &str = "example.com/accelerator";
+
+async fn node_label(client: &Client, node: &str, key: &str) -> Result<Option<String>> {
+    let node = Api::<Node>::all(client.clone()).get(node).await?;
+    Ok(node.metadata.labels.unwrap_or_default().get(key).cloned())
+}
+
+/// liqo_virtual_node's labels change in place, as its example says: an override relabels the node (one label
+/// changed, one added), and its removal puts the example's labels back (the added one removed). The node stays the
+/// same object, Ready, and Liqo's virtual kubelet relabels it.
+async fn relabel(work: &Workdir, ground: &Ground, what: &str) -> Result<()> {
+    let rome = ground.client(ROME).await?;
+    let uid = |n: Node| n.metadata.uid.unwrap_or_default();
+    let before = uid(Api::<Node>::all(rome.clone()).get("milan-gpu").await?);
+    work.write(
+        "relabel_override.tf",
+        r#"resource "liqo_virtual_node" "gpu" {
+  labels = { "example.com/accelerator" = "a100", "example.com/tier" = "batch" }
+}
+"#,
+    )?;
+    let plan = work.plan().await?;
+    let shown = plan.run().stdout.clone();
+    ensure!(
+        shown.contains("0 to add, 1 to change, 0 to destroy"),
+        "{what}: relabelling liqo_virtual_node.gpu must be one in-place change:\n{shown}"
+    );
+    work.apply().await.with_context(|| format!("{what}: apply of the relabelling"))?;
+    for (key, want) in [(ACCELERATOR, Some("a100")), ("example.com/tier", Some("batch"))] {
+        let have = node_label(&rome, "milan-gpu", key).await?;
+        ensure!(have.as_deref() == want, "{what}: after relabelling, node milan-gpu has {key}={have:?}");
+    }
+    std::fs::remove_file(work.path().join("relabel_override.tf"))?;
+    work.apply().await.with_context(|| format!("{what}: apply back to the example's labels"))?;
+    for (key, want) in [(ACCELERATOR, Some("gpu")), ("example.com/tier", None)] {
+        let have = node_label(&rome, "milan-gpu", key).await?;
+        ensure!(have.as_deref() == want, "{what}: back to the example, node milan-gpu has {key}={have:?}");
+    }
+    ensure!(node_ready(&rome, "milan-gpu").await?, "{what}: node milan-gpu is not Ready after relabelling");
+    let after = uid(Api::<Node>::all(rome.clone()).get("milan-gpu").await?);
+    ensure!(before == after, "{what}: relabelling made a new Node (uid {before} → {after}), not an in-place change");
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{what}: the plan after relabelling back is not empty:\n{}", plan.run().stdout);
+    Ok(())
+}
+
 /// What the examples' outputs and comments promise, read back from the outputs and the clusters.
 async fn check_applied(ground: &Ground, outputs: &Value, what: &str) -> Result<()> {
     let (milan, rome) = (ground.client(MILAN).await?, ground.client(ROME).await?);
@@ -151,6 +198,15 @@ async fn check_applied(ground: &Ground, outputs: &Value, what: &str) -> Result<(
     for (resource, quantity) in [("cpu", "4"), ("memory", "8Gi"), ("pods", "110")] {
         ensure!(accepted[resource] == quantity, "{what}: accepted_resources[{resource}] is not {quantity}: {accepted}");
     }
+
+    // liqo_virtual_node: the GPU slice's node is Ready on rome with the example's label; Liqo made none of its own.
+    let gpu = text(output(outputs, "gpu_node"), "gpu_node")?;
+    ensure!(node_ready(&rome, gpu).await?, "{what}: virtual node {gpu} is not Ready on rome");
+    let accelerator = node_label(&rome, gpu, ACCELERATOR).await?;
+    ensure!(accelerator.as_deref() == Some("gpu"), "{what}: node {gpu} has {ACCELERATOR}={accelerator:?}, not gpu");
+    let vns = Api::<VirtualNode>::all(rome.clone()).list(&Default::default()).await?;
+    let names: Vec<String> = vns.items.iter().filter_map(|v| v.metadata.name.clone()).collect();
+    ensure!(names.len() == 2, "{what}: rome has the VirtualNodes {names:?}, not liqo_peer's and liqo_virtual_node's");
 
     // liqo_offload: both namespaces offloaded to milan, under Liqo's DefaultName.
     let remote = text(output(outputs, "remote_namespace_name"), "remote_namespace_name")?;
@@ -248,6 +304,7 @@ async fn resource_examples_apply_replan_empty_and_destroy_cleanly() -> Result<()
         ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
         let outputs = work.output_json().await?;
         check_applied(ground, &outputs, &what).await?;
+        relabel(&work, ground, &what).await?;
         import_as_documented(&work, &what).await?;
 
         work.destroy().await.with_context(|| format!("{what}: destroy"))?;

@@ -321,7 +321,7 @@ pub(crate) async fn wait_for_virtual_node(
         let connections: Api<Connection> = Api::all(client.clone());
         let selector = format!("{}={}", labels::REMOTE_CLUSTER_ID, provider);
         let last_seen = match crate::kube::list(op.ctx, &connections, &selector).await {
-            Ok(found) => match network_note(&found, &provider) {
+            Ok(found) => match network_note(&found, provider) {
                 Some(note) => format!("{last_seen}. {note}"),
                 None => last_seen,
             },

@@ -108,17 +108,18 @@ async fn check_slice(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Res
 /// The kubeconfig Secret of the slice's Identity, which Liqo makes once the provider has accepted the slice.
 async fn slice_kubeconfig(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Result<String, OpError> {
     let identities: Api<Identity> = Api::namespaced(client.clone(), &wanted.tenant_namespace);
+    // Found as Liqo's getters find it: by provider and slice labels, of type ResourceSlice.
     let selector = format!(
-        "{}={},{}={},{}={}",
+        "{}={},{}={}",
         labels::REMOTE_CLUSTER_ID,
         wanted.provider_cluster_id,
-        labels::IDENTITY_TYPE,
-        labels::IDENTITY_TYPE_RESOURCE_SLICE,
         labels::RESOURCE_SLICE_NAME,
         wanted.resource_slice_name
     );
     let target = crate::kube::WaitTarget::labelled(&identities, &selector, "status.kubeconfigSecretRef");
     crate::kube::wait_until(op.ctx, &identities, target, op.deadline.left(), |found: &[Identity]| {
+        let found: Vec<&Identity> =
+            found.iter().filter(|i| i.spec.type_.as_deref() == Some(labels::IDENTITY_TYPE_RESOURCE_SLICE)).collect();
         let secret = found.iter().find_map(|i| i.status.as_ref()?.kubeconfig_secret_ref.as_ref()?.name.clone());
         match (found.first(), secret) {
             (_, Some(secret)) => Verdict::Ready(secret),
