@@ -124,7 +124,8 @@ async fn node_label(client: &Client, node: &str, key: &str) -> Result<Option<Str
 }
 
 /// liqo_virtual_node's labels change in place, as its example says: an override relabels the node (one label
-/// changed, one added), and its removal puts the example's labels back (the added one removed). The node stays the
+/// changed, one added) and resizes its slice (the node's `resources` follow the slice's grant in the same apply),
+/// and its removal puts the example back (the added label removed). The node stays the
 /// same object, Ready, and Liqo's virtual kubelet relabels it.
 async fn relabel(work: &Workdir, ground: &Ground, what: &str) -> Result<()> {
     let rome = ground.client(ROME).await?;
@@ -135,19 +136,32 @@ async fn relabel(work: &Workdir, ground: &Ground, what: &str) -> Result<()> {
         r#"resource "liqo_virtual_node" "gpu" {
   labels = { "example.com/accelerator" = "a100", "example.com/tier" = "batch" }
 }
+
+resource "liqo_peer" "rome_to_milan_gpu" {
+  resources = { cpu = "3", memory = "4Gi", pods = "50" }
+}
 "#,
     )?;
     let plan = work.plan().await?;
     let shown = plan.run().stdout.clone();
     ensure!(
-        shown.contains("0 to add, 1 to change, 0 to destroy"),
-        "{what}: relabelling liqo_virtual_node.gpu must be one in-place change:\n{shown}"
+        shown.contains("0 to add, 2 to change, 0 to destroy"),
+        "{what}: resizing the slice and relabelling its node must be two in-place changes:\n{shown}"
     );
     work.apply().await.with_context(|| format!("{what}: apply of the relabelling"))?;
     for (key, want) in [(ACCELERATOR, Some("a100")), ("example.com/tier", Some("batch"))] {
         let have = node_label(&rome, "milan-gpu", key).await?;
         ensure!(have.as_deref() == want, "{what}: after relabelling, node milan-gpu has {key}={have:?}");
     }
+    // The slice's new grant reached the node in the same apply (its `resources` are the slice's
+    // `accepted_resources`): Liqo's virtual kubelet reports it as the node's capacity.
+    let nodes: Api<Node> = Api::all(rome.clone());
+    eventually(Duration::from_secs(60), &format!("{what}: node milan-gpu with cpu capacity 3"), || async {
+        let node = nodes.get("milan-gpu").await?;
+        let cpu = node.status.and_then(|s| s.capacity).and_then(|c| c.get("cpu").map(|q| q.0.clone()));
+        Ok((cpu.as_deref() == Some("3")).then_some(()))
+    })
+    .await?;
     std::fs::remove_file(work.path().join("relabel_override.tf"))?;
     work.apply().await.with_context(|| format!("{what}: apply back to the example's labels"))?;
     for (key, want) in [(ACCELERATOR, Some("gpu")), ("example.com/tier", None)] {
