@@ -53,18 +53,26 @@ where
     }
 }
 
+/// The node's `Ready` condition is `True`.
+pub fn node_ready(node: &Node) -> bool {
+    node.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+/// Node `name` exists on the cluster and is Ready.
+pub async fn node_ready_on(client: &kube::Client, name: &str) -> Result<bool> {
+    Ok(Api::<Node>::all(client.clone()).get_opt(name).await?.is_some_and(|n| node_ready(&n)))
+}
+
 /// Liqo keeps a peering up on `consumer`: a virtual node is Ready and a ResourceSlice is Accepted (Authentication
 /// and Resources; Liqo's crd-replicator used the identity Secret to replicate it), each within two minutes.
 pub async fn peering_up(consumer: &kube::Client, what: &str) -> Result<()> {
     let nodes: Api<Node> = Api::all(consumer.clone());
     eventually(Duration::from_secs(120), &format!("{what}: a Ready virtual node"), || async {
         let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
-        let ready = virtual_nodes.items.iter().any(|n| {
-            n.status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-        });
+        let ready = virtual_nodes.items.iter().any(node_ready);
         Ok(ready.then_some(()))
     })
     .await?;

@@ -29,10 +29,7 @@ async fn destroy_leaves_nothing(work: &Workdir, ground: &Ground, clusters: &[&st
 }
 
 async fn node_ready(ground: &Ground, cluster: &str, node: &str) -> Result<bool> {
-    let nodes: Api<Node> = Api::all(ground.client(cluster).await?);
-    Ok(nodes.get_opt(node).await?.is_some_and(|n| {
-        n.status.and_then(|s| s.conditions).unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True")
-    }))
+    liqo_acceptance::observe::node_ready_on(&ground.client(cluster).await?, node).await
 }
 
 /// [`peering_state`] of a consumer whose peering is up.

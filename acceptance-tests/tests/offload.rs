@@ -193,13 +193,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     ensure!(!namespace_exists(&milan, DEMO_NS).await?, "{cli}: remote namespace deleted");
     await_namespace(&rome, DEMO_NS, false, "namespace created by liqo_offload deleted").await?;
     let node = Api::<Node>::all(rome.clone()).get(MILAN).await.context("the virtual node stays")?;
-    let ready = node
-        .status
-        .and_then(|s| s.conditions)
-        .unwrap_or_default()
-        .iter()
-        .any(|c| c.type_ == "Ready" && c.status == "True");
-    ensure!(ready, "{cli}: the virtual node stays Ready");
+    ensure!(liqo_acceptance::observe::node_ready(&node), "{cli}: the virtual node stays Ready");
     ensure!(
         Api::<ResourceSlice>::namespaced(rome.clone(), "liqo-tenant-milan").get_opt(MILAN).await?.is_some(),
         "{cli}: the slice stays"

@@ -55,8 +55,8 @@ async fn assert_node_ready(rome: &Client, cli: Cli, capacity: &[(&str, &str)]) -
     let want: BTreeMap<String, String> = capacity.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     eventually(Duration::from_secs(30), &format!("{cli}: Node {SLICE} Ready with capacity {want:?}"), || async {
         let Some(node) = nodes.get_opt(SLICE).await? else { return Ok(None) };
+        let ready = liqo_acceptance::observe::node_ready(&node);
         let status = node.status.unwrap_or_default();
-        let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
         let have: BTreeMap<String, String> = status
             .capacity
             .unwrap_or_default()

@@ -47,12 +47,7 @@ async fn connection(ground: &Ground, cluster: &str, namespace: &str) -> Result<O
 async fn virtual_node_ready(ground: &Ground) -> Result<bool> {
     let nodes: Api<Node> = Api::all(ground.client(ROME).await?);
     let virtual_nodes = nodes.list(&ListParams::default().labels("liqo.io/type=virtual-node")).await?;
-    Ok(virtual_nodes.items.iter().any(|n| {
-        n.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-    }))
+    Ok(virtual_nodes.items.iter().any(liqo_acceptance::observe::node_ready))
 }
 
 /// Destroys and checks that no Liqo object and no gateway process is left.

@@ -155,11 +155,7 @@ async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider
     let nodes: Api<Node> = Api::all(rome_client.clone());
     eventually(Duration::from_secs(90), "the virtual node milan on rome to be Ready", || async {
         let node = nodes.get_opt(MILAN).await?;
-        Ok(node
-            .and_then(|n| n.status)
-            .and_then(|s| s.conditions)
-            .is_some_and(|conditions| conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-            .then_some(()))
+        Ok(node.is_some_and(|n| liqo_acceptance::observe::node_ready(&n)).then_some(()))
     })
     .await?;
 

@@ -94,9 +94,7 @@ fn text<'a>(value: &'a Value, what: &str) -> Result<&'a str> {
 }
 
 async fn node_ready(client: &Client, node: &str) -> Result<bool> {
-    Ok(Api::<Node>::all(client.clone()).get_opt(node).await?.is_some_and(|n| {
-        n.status.and_then(|s| s.conditions).unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True")
-    }))
+    liqo_acceptance::observe::node_ready_on(client, node).await
 }
 
 /// The namespace exists and is not being deleted.

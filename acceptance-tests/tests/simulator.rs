@@ -724,13 +724,7 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
     assert_eq!(vn.owner_references()[0].kind, "ResourceSlice");
     assert_eq!(vn.spec.cluster_id.as_deref(), Some(MILAN));
     let nodes: Api<Node> = Api::all(auth.consumer.clone());
-    let ready = |n: &Node| {
-        n.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-    };
-    let node = wait(&nodes, "milan-accept", "Ready", ready).await?;
+    let node = wait(&nodes, "milan-accept", "Ready", liqo_acceptance::observe::node_ready).await?;
     assert_eq!(node.labels().get(labels::NODE_TYPE).map(String::as_str), Some(labels::NODE_TYPE_VIRTUAL_NODE));
     assert_eq!(node.status.unwrap().capacity.unwrap()["cpu"], Quantity("2".into()));
 
@@ -1060,13 +1054,8 @@ async fn one_provider_serves_several_consumers() -> Result<()> {
         create(&auth.consumer, &auth.slice(PROVIDER, &[("cpu", "1")])).await?;
         assert!(auth.wait_decided(PROVIDER).await?.status.unwrap().is_accepted(), "slice of {consumer}");
         let nodes: Api<Node> = Api::all(auth.consumer.clone());
-        wait(&nodes, PROVIDER, &format!("virtual node Ready on {consumer}"), |n| {
-            n.status
-                .as_ref()
-                .and_then(|s| s.conditions.as_ref())
-                .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-        })
-        .await?;
+        wait(&nodes, PROVIDER, &format!("virtual node Ready on {consumer}"), liqo_acceptance::observe::node_ready)
+            .await?;
         let copy = auth.copies().get(PROVIDER).await?;
         assert_eq!(copy.labels().get(labels::ORIGIN_ID).map(String::as_str), Some(consumer));
     }

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
 use liqo_acceptance::chain::example;
@@ -45,10 +45,7 @@ async fn not_up(ground: &Ground, node: &str, pod: Option<&str>) -> Result<Option
             down.push(format!("{cluster}'s Connection {value}"));
         }
     }
-    let ready = Api::<Node>::all(rome.clone()).get_opt(node).await?.is_some_and(|n| {
-        n.status.and_then(|s| s.conditions).unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True")
-    });
-    if !ready {
+    if !liqo_acceptance::observe::node_ready_on(&rome, node).await? {
         down.push(format!("virtual node {node} not Ready"));
     }
     if let Some(pod) = pod {

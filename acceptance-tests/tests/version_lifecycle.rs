@@ -17,10 +17,7 @@ use liqo_acceptance::{Ground, MILAN, ROME, inventory};
 const PEER: &str = "module.rome_to_milan.liqo_peer.this";
 
 async fn virtual_node_ready(ground: &Ground, name: &str) -> Result<bool> {
-    let nodes: Api<Node> = Api::all(ground.client(ROME).await?);
-    Ok(nodes.get_opt(name).await?.is_some_and(|n| {
-        n.status.and_then(|s| s.conditions).unwrap_or_default().iter().any(|c| c.type_ == "Ready" && c.status == "True")
-    }))
+    liqo_acceptance::observe::node_ready_on(&ground.client(ROME).await?, name).await
 }
 
 async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {

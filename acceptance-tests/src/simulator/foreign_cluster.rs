@@ -241,15 +241,7 @@ async fn desired_status(ctx: &Ctx, p: &Peering, peer: &str, existing: &ForeignCl
             .count();
         let nodes_ready = virtual_nodes
             .iter()
-            .filter(|vn| {
-                p.nodes.iter().any(|n| {
-                    n.name_any() == vn.name_any()
-                        && n.status
-                            .as_ref()
-                            .and_then(|s| s.conditions.as_ref())
-                            .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
-                })
-            })
+            .filter(|vn| p.nodes.iter().any(|n| n.name_any() == vn.name_any() && crate::observe::node_ready(n)))
             .count();
         let some = |n: usize| match n {
             n if n == virtual_nodes.len() => fc::STATUS_READY,

@@ -205,8 +205,8 @@ async fn ensure_node(cluster: &Cluster, vn: &VirtualNode) -> Result<()> {
         Some(provider) => network_ready(cluster, provider).await?,
         None => true,
     };
+    let ready = crate::observe::node_ready(&node);
     let status = node.status.clone().unwrap_or_default();
-    let ready = status.conditions.iter().flatten().any(|c| c.type_ == "Ready" && c.status == "True");
     if ready == network_ready
         && status.capacity.as_ref() == Some(&capacity)
         && status.allocatable.as_ref() == Some(&capacity)

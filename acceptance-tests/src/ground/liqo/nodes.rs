@@ -110,11 +110,7 @@ pub async fn start(
 
     let schedulable = await_condition(nodes, &worker, |node: Option<&Node>| {
         let Some(node) = node else { return false };
-        let ready = node
-            .status
-            .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|conditions| conditions.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
+        let ready = crate::observe::node_ready(node);
         let tainted = node.spec.as_ref().and_then(|s| s.taints.as_ref()).is_some_and(|t| !t.is_empty());
         ready && !tainted
     });
