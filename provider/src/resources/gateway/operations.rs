@@ -238,7 +238,7 @@ impl GatewayResource {
     /// The rest of an apply after [`Self::write_configuration`]: waits for the Configuration, writes the PublicKey
     /// and the gateway in Liqo's order and waits as the contract says. `recreate_server` deletes the existing
     /// GatewayServer first (its Service shape changed).
-    async fn converge(
+    async fn write_gateway(
         &self,
         ctx: &Ctx,
         apis: &Apis,
@@ -580,7 +580,7 @@ impl Lifecycle for GatewayResource {
         // state must be wholly known), so Terraform taints the resource and the next apply or destroy cleans up
         // instead of orphaning the objects.
         let out = self
-            .converge(op.ctx, &apis, &spec, &preexisting, false, &op.deadline)
+            .write_gateway(op.ctx, &apis, &spec, &preexisting, false, &op.deadline)
             .await
             .map_err(|e| Failure::from(e).after_writing(unknown_as_null(planned)))?;
         Ok(fill_outputs(planned, &out).into())
@@ -594,7 +594,7 @@ impl Lifecycle for GatewayResource {
         let apis = self.apis(&spec.namespace).await?;
         let preexisting = Self::write_configuration(op.ctx, &apis, &spec).await?;
         let recreate = plan::server_needs_recreate(prior, planned);
-        let out = self.converge(op.ctx, &apis, &spec, &preexisting, recreate, &op.deadline).await?;
+        let out = self.write_gateway(op.ctx, &apis, &spec, &preexisting, recreate, &op.deadline).await?;
         Ok(fill_outputs(planned, &out).into())
     }
 

@@ -9,6 +9,9 @@
 //! - answers Terraform's edge cases the same way for every type (a read of a null state); the default `update`,
 //!   for types whose only in-place input is `timeouts`, records the new budgets without touching the cluster.
 //!
+//! A type whose create and update write the same objects the same way has one `converge(op, prior, planned,
+//! config)` (the prior state null on create) that both call: liqo_peer, liqo_offload, liqo_virtual_node.
+//!
 //! Cancellation reaches the operations through [`Op::ctx`]: every wait in [`crate::kube`] ends on Terraform's
 //! stop signal with an error naming what it waited for, which then follows the failure path above.
 use std::marker::PhantomData;

@@ -25,8 +25,9 @@ const OFFLOADING: &str = labels::NAMESPACE_OFFLOADING_NAME;
 
 impl OffloadResource {
     /// Create and update alike: the objects are applied whole, so an update converges from whatever is there.
-    /// `managed_namespace_before`: the prior state had `create_namespace = true`.
-    async fn converge(&self, op: &Op<'_>, planned: &Value, managed_namespace_before: bool) -> Result<Done, Failure> {
+    async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        // The prior state had `create_namespace = true`.
+        let managed_namespace_before = prior.get(attr::create_namespace).as_bool() == Some(true);
         let client = self.cluster.client().await?;
         let off = Offload::from_value(planned)?;
         let namespace_written = self.provide_namespace(op, &client, &off, managed_namespace_before).await?;
@@ -132,13 +133,13 @@ impl Lifecycle for OffloadResource {
         OffloadResource { cluster }
     }
 
-    async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        self.converge(op, planned, false).await
+    async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        self.converge(op, &Value::Null, planned, config).await
     }
 
     /// Every in-place change, `timeouts` alone included, re-applies the objects and waits for Liqo again.
-    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        self.converge(op, planned, prior.get(attr::create_namespace).as_bool() == Some(true)).await
+    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        self.converge(op, prior, planned, config).await
     }
 
     fn cleanup_command(prior: &Value) -> String {

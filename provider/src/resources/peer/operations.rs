@@ -28,7 +28,7 @@ use secrecy::ExposeSecret;
 impl PeerResource {
     /// Writes both objects and waits for Liqo; create and update alike. A failure after the first write records
     /// what was written (a failed create is tainted and replaced), so nothing is orphaned.
-    async fn converge(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
+    async fn converge(&self, op: &Op<'_>, _prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
         let peering = Peering::from_value(planned, config)?;
         let client = self.cluster.client().await?;
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &peering.tenant_namespace);
@@ -194,13 +194,13 @@ impl Lifecycle for PeerResource {
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        self.converge(op, planned, config).await
+        self.converge(op, &Value::Null, planned, config).await
     }
 
     /// Every in-place change (credentials, resources, the wait flag, timeouts) converges the same way: the objects
     /// are written again and Liqo's answer awaited.
-    async fn update(&self, op: &Op<'_>, _prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        self.converge(op, planned, config).await
+    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        self.converge(op, prior, planned, config).await
     }
 
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {

@@ -25,7 +25,7 @@ use crate::validate::Validator;
 impl VirtualNodeResource {
     /// Create and update alike: the VirtualNode is applied whole and its Node awaited with the labels. A failure
     /// once the VirtualNode is written records the planned state (a failed create is tainted and replaced).
-    async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value) -> Result<Done, Failure> {
+    async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
         let wanted = Wanted::from_value(planned)?;
         let client = self.cluster.client().await?;
         check_slice(op, &client, &wanted).await?;
@@ -180,14 +180,14 @@ impl Lifecycle for VirtualNodeResource {
         VirtualNodeResource { cluster }
     }
 
-    async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        self.converge(op, &Value::Null, planned).await
+    async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        self.converge(op, &Value::Null, planned, config).await
     }
 
     /// Labels and resources change in place: the VirtualNode is applied again and the Node awaited with the new
     /// labels.
-    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        self.converge(op, prior, planned).await
+    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        self.converge(op, prior, planned, config).await
     }
 
     fn cleanup_command(prior: &Value) -> String {
