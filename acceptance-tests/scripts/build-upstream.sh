@@ -3,7 +3,7 @@
 # repository keyed by version: etcd, kube-apiserver, kube-controller-manager and kube-scheduler (the ground), and
 # the three clients the acceptance suite proves the provider with — Terraform 1.16.4 and OpenTofu 1.11.7 (the
 # newest releases, the whole suite) and Terraform 1.0.11 (the oldest line with plugin protocol 6, a subset; README
-# "Supported versions").
+# "Supported versions"); and Terraform 1.16.4 again with its experiments allowed, for `-allow-deferral`.
 # A binary already in the cache is reused; nothing is rebuilt unless it is missing.
 #
 # Output: one line per step with its duration; the full log of each build is kept in $cache/logs/ and its last
@@ -109,6 +109,14 @@ build_terraform() {
     "-s -w -X github.com/hashicorp/terraform/version.dev=no" "Terraform v$TERRAFORM_VERSION" "$@"
 }
 
+# The same Terraform with its language experiments allowed (`main.experimentsAllowed`, experiments.go), which
+# `-allow-deferral` needs in 1.16: the way to meet deferred actions outside HCP Terraform Stacks. The packages are
+# the release build's (Go's build cache holds them); only the link differs.
+build_terraform_experiments() {
+  build_client "github.com/hashicorp/terraform@v$TERRAFORM_VERSION" . \
+    "-s -w -X github.com/hashicorp/terraform/version.dev=no -X main.experimentsAllowed=yes" "Terraform v$TERRAFORM_VERSION" "$@"
+}
+
 # drop_missing_nested_modules DIR: in a module copy, removes the require and replace lines of nested modules whose
 # replacement directory is absent, and from Go files outside tests, the imports of those modules and the lines that
 # use them (Terraform's backend table). Fails if a use it does not know how to remove remains: go build says where.
@@ -161,6 +169,7 @@ build_tfplugindocs() {
 cached_build "etcd $ETCD_VERSION" "$bin/etcd-$ETCD_VERSION" build_etcd
 cached_build "kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION" "$bin/kube-scheduler-$KUBERNETES_VERSION" build_kubernetes
 cached_build "Terraform $TERRAFORM_VERSION" "$bin/terraform-$TERRAFORM_VERSION" build_terraform
+cached_build "Terraform $TERRAFORM_VERSION with experiments" "$bin/terraform-$TERRAFORM_VERSION-experiments" build_terraform_experiments
 cached_build "OpenTofu $OPENTOFU_VERSION" "$bin/tofu-$OPENTOFU_VERSION" build_opentofu
 cached_build "Terraform $TERRAFORM_1_0_VERSION" "$bin/terraform-$TERRAFORM_1_0_VERSION" build_terraform_1_0
 cached_build "tfplugindocs $TFPLUGINDOCS_VERSION" "$bin/tfplugindocs-$TFPLUGINDOCS_VERSION" build_tfplugindocs
@@ -171,5 +180,6 @@ ln -sfn "kube-scheduler-$KUBERNETES_VERSION" "$bin/kube-scheduler"
 ln -sfn "terraform-$TERRAFORM_VERSION" "$bin/terraform"
 ln -sfn "tofu-$OPENTOFU_VERSION" "$bin/tofu"
 ln -sfn "terraform-$TERRAFORM_1_0_VERSION" "$bin/terraform-1.0"
+ln -sfn "terraform-$TERRAFORM_VERSION-experiments" "$bin/terraform-experiments"
 ln -sfn "tfplugindocs-$TFPLUGINDOCS_VERSION" "$bin/tfplugindocs"
 echo "$bin"

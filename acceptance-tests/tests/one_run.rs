@@ -4,6 +4,11 @@
 //! - without `depends_on` on the module block, its data sources are read while planning and the plan fails with
 //!   "Provider configuration not known yet", naming the unknown attributes and `depends_on` as the way;
 //! - with it, one `apply` creates the clusters' stand-ins and the whole peering, the next plan is empty and
+//!   `destroy` leaves nothing;
+//! - with a client that allows deferral (Terraform 1.16.4 built with experiments, run with `-allow-deferral`; HCP
+//!   Terraform Stacks always allows it), the configuration without `depends_on` plans: the provider answers the
+//!   data sources deferred (`PROVIDER_CONFIG_UNKNOWN`) and Terraform defers what needs them; the first apply makes
+//!   the rest, the second (now with both provider blocks known) the deferred part; then the plan is empty and
 //!   `destroy` leaves nothing.
 use anyhow::{Context, Result, ensure};
 use liqo_acceptance::chain::copy_example;
@@ -14,15 +19,10 @@ const MAIN_TF: &str = include_str!("one_run/main.tf");
 const DEPENDS_ON: &str = "  depends_on = [terraform_data.milan, terraform_data.rome]\n";
 
 async fn one_run(ground: &Ground, cli: Cli) -> Result<()> {
-    let work = Workdir::uninitialised(cli).await?;
-    copy_example(&work, "peering")?;
-    ensure!(MAIN_TF.contains(DEPENDS_ON), "one_run/main.tf lost its depends_on line");
-    work.write("main.tf", &MAIN_TF.replace(DEPENDS_ON, ""))?;
-    let vars: String =
-        [MILAN, ROME].iter().map(|c| format!("{c}_kubeconfig = \"{}\"\n", ground.kubeconfig(c).display())).collect();
-    work.write("terraform.tfvars", &vars)?;
-    let init = work.run(&["init", "-input=false", "-no-color"]).await?;
-    ensure!(init.success(), "{init}");
+    if cli == Cli::TerraformExperiments {
+        return deferred(ground, cli).await;
+    }
+    let work = without_depends_on(ground, cli).await?;
 
     let refused = work.run(&["plan", "-input=false", "-no-color"]).await?;
     ensure!(!refused.success(), "the plan without depends_on reads the data sources, which cannot work:\n{refused}");
@@ -40,7 +40,56 @@ async fn one_run(ground: &Ground, cli: Cli) -> Result<()> {
     inventory::nothing_left(ground, &[MILAN, ROME]).await
 }
 
+/// The deferral path: `-allow-deferral` on the configuration without `depends_on`.
+async fn deferred(ground: &Ground, cli: Cli) -> Result<()> {
+    let work = without_depends_on(ground, cli).await?;
+    let plan = work.run(&["plan", "-allow-deferral", "-input=false", "-no-color"]).await?;
+    ensure!(plan.success(), "{cli}: the plan with -allow-deferral defers the data sources instead of failing:\n{plan}");
+    ensure!(
+        plan.stdout.contains("was deferred") && plan.stdout.contains("a prerequisite for this resource is deferred"),
+        "{cli}: the plan shows no deferred change:\n{}",
+        plan.stdout
+    );
+    let mut added = 0;
+    for round in 1..=2 {
+        let applied = work.run(&["apply", "-allow-deferral", "-auto-approve", "-input=false", "-no-color"]).await?;
+        ensure!(applied.success(), "{cli}: apply {round} with -allow-deferral:\n{applied}");
+        added += resources_added(&applied.stdout)
+            .with_context(|| format!("{cli}: apply {round} says no count:\n{}", applied.stdout))?;
+        eprintln!("[one_run] {cli}: apply {round} with -allow-deferral: {added} resources added so far");
+    }
+    ensure!(added == 10, "{cli}: the two applies made {added} resources, not the configuration's 10");
+    let plan = work.plan().await?;
+    ensure!(plan.is_empty(), "{cli}: the plan after the deferred apply is not empty:\n{}", plan.run().stdout);
+    work.destroy().await?;
+    inventory::nothing_left(ground, &[MILAN, ROME]).await
+}
+
+/// N of `Resources: N added` in an apply's output.
+fn resources_added(stdout: &str) -> Option<u32> {
+    let rest = &stdout[stdout.find("Resources: ")? + "Resources: ".len()..];
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+/// examples/peering with tests/one_run/main.tf without its `depends_on`, initialised.
+async fn without_depends_on(ground: &Ground, cli: Cli) -> Result<Workdir> {
+    let work = Workdir::uninitialised(cli).await?;
+    copy_example(&work, "peering")?;
+    ensure!(MAIN_TF.contains(DEPENDS_ON), "one_run/main.tf lost its depends_on line");
+    work.write("main.tf", &MAIN_TF.replace(DEPENDS_ON, ""))?;
+    let vars: String =
+        [MILAN, ROME].iter().map(|c| format!("{c}_kubeconfig = \"{}\"\n", ground.kubeconfig(c).display())).collect();
+    work.write("terraform.tfvars", &vars)?;
+    let init = work.run(&["init", "-input=false", "-no-color"]).await?;
+    ensure!(init.success(), "{init}");
+    Ok(work)
+}
+
 #[tokio::test]
 async fn clusters_and_peering_in_one_apply() -> Result<()> {
-    tf::each_client_on_own_ground(Cli::available(), |ground, cli| Box::pin(one_run(ground, cli))).await
+    let mut clients = Cli::available();
+    if clients.contains(&Cli::Terraform) {
+        clients.push(Cli::TerraformExperiments);
+    }
+    tf::each_client_on_own_ground(clients, |ground, cli| Box::pin(one_run(ground, cli))).await
 }

@@ -172,6 +172,11 @@ impl ClusterApi {
         *self.source.write().unwrap_or_else(|e| e.into_inner()) = source;
     }
 
+    /// The provider block's connection settings were not known when it was configured.
+    pub(crate) fn is_unknown(&self) -> bool {
+        matches!(**self.access.read().unwrap_or_else(|e| e.into_inner()), Access::Unknown(_))
+    }
+
     pub(crate) fn set(&self, access: Access, liqo_namespace: Option<String>) {
         *self.access.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(access);
         *self.liqo_namespace.write().unwrap_or_else(|e| e.into_inner()) =

@@ -43,6 +43,9 @@ impl Provider for LiqoProvider {
     async fn configure(&self, config: Value, _terraform_version: &str) -> Diagnostics {
         configure(&self.cluster, &config, &connection::process_env).await
     }
+    fn config_unknown(&self) -> bool {
+        self.cluster.is_unknown()
+    }
 }
 
 /// ConfigureProvider with an injectable environment (unit tests never touch the process environment).

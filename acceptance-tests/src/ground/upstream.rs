@@ -20,10 +20,20 @@ pub struct Upstream {
     pub terraform_1_0: PathBuf,
     /// OpenTofu 1.11.7.
     pub tofu: PathBuf,
+    /// Terraform 1.16.4 with its experiments allowed (`-allow-deferral`).
+    pub terraform_experiments: PathBuf,
 }
 
-const NAMES: [&str; 7] =
-    ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "terraform", "terraform-1.0", "tofu"];
+const NAMES: [&str; 8] = [
+    "etcd",
+    "kube-apiserver",
+    "kube-controller-manager",
+    "kube-scheduler",
+    "terraform",
+    "terraform-1.0",
+    "tofu",
+    "terraform-experiments",
+];
 
 impl Upstream {
     /// Finds the binaries in the cache (`$LIQO_TEST_CACHE/bin`, default `~/.cache/terraform-provider-liqo/bin`),
@@ -65,6 +75,7 @@ impl Upstream {
             terraform: dir.join("terraform"),
             terraform_1_0: dir.join("terraform-1.0"),
             tofu: dir.join("tofu"),
+            terraform_experiments: dir.join("terraform-experiments"),
         }
     }
 }

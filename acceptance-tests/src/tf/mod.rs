@@ -46,6 +46,9 @@ pub enum Cli {
     Terraform10,
     /// OpenTofu 1.11.7, the newest release: the whole suite.
     OpenTofu,
+    /// Terraform 1.16.4 built with its experiments allowed, the one Terraform CLI that takes `-allow-deferral`
+    /// (HCP Terraform Stacks always allows deferral): the deferral path of `tests/one_run.rs`.
+    TerraformExperiments,
 }
 
 impl Cli {
@@ -71,6 +74,7 @@ impl Cli {
             Cli::Terraform => "terraform",
             Cli::Terraform10 => "terraform10",
             Cli::OpenTofu => "tofu",
+            Cli::TerraformExperiments => "terraform-experiments",
         }
     }
 
@@ -80,6 +84,7 @@ impl Cli {
             Cli::Terraform => upstream.terraform,
             Cli::Terraform10 => upstream.terraform_1_0,
             Cli::OpenTofu => upstream.tofu,
+            Cli::TerraformExperiments => upstream.terraform_experiments,
         })
     }
 
@@ -87,7 +92,7 @@ impl Cli {
     /// in the lock file, in `providers schema -json` and in `TF_REATTACH_PROVIDERS`.
     pub fn registry_host(self) -> &'static str {
         match self {
-            Cli::Terraform | Cli::Terraform10 => "registry.terraform.io",
+            Cli::Terraform | Cli::Terraform10 | Cli::TerraformExperiments => "registry.terraform.io",
             Cli::OpenTofu => "registry.opentofu.org",
         }
     }
@@ -114,13 +119,15 @@ impl fmt::Display for Cli {
 /// The clients `LIQO_TEST_CLIENTS` names, if set.
 fn named_clients() -> Option<Vec<Cli>> {
     let wanted = std::env::var("LIQO_TEST_CLIENTS").ok().filter(|v| !v.trim().is_empty())?;
-    let all = [Cli::Terraform, Cli::Terraform10, Cli::OpenTofu];
+    let all = [Cli::Terraform, Cli::Terraform10, Cli::OpenTofu, Cli::TerraformExperiments];
     let clis = wanted
         .split(',')
         .map(str::trim)
         .map(|name| {
             all.into_iter().find(|cli| cli.name() == name).unwrap_or_else(|| {
-                panic!("LIQO_TEST_CLIENTS names {name:?}; known clients: terraform, terraform10, tofu")
+                panic!(
+                    "LIQO_TEST_CLIENTS names {name:?}; known clients: terraform, terraform10, tofu, terraform-experiments"
+                )
             })
         })
         .collect();

@@ -44,6 +44,13 @@ pub trait Provider: Send + Sync + 'static {
     fn validate_config(&self, config: &Value) -> Diagnostics;
     /// ConfigureProvider. Must not call any API either: clients connect lazily on first use.
     async fn configure(&self, config: Value, terraform_version: &str) -> Diagnostics;
+    /// Whether the last ConfigureProvider left values the provider needs to reach its API unknown (they come from
+    /// resources of the same run). A client that allows deferral (HCP Terraform Stacks, Terraform with
+    /// `-allow-deferral`) then gets ReadResource, ReadDataSource and ImportResourceState answered deferred
+    /// (`PROVIDER_CONFIG_UNKNOWN`) instead of an error; plans need no API and are answered as usual.
+    fn config_unknown(&self) -> bool {
+        false
+    }
 }
 
 pub struct PlanRequest {

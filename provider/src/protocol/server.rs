@@ -117,6 +117,14 @@ impl ProviderService {
         Ctx { cancel: self.stop.lock().unwrap_or_else(|p| p.into_inner()).clone() }
     }
 
+    /// The deferral to answer instead of calling the provider: the client allows it and the provider block was
+    /// configured with values it needs still unknown ([`Provider::config_unknown`]).
+    fn deferral(&self, capabilities: Option<&pb::ClientCapabilities>) -> Option<pb::Deferred> {
+        let allowed = capabilities.is_some_and(|c| c.deferral_allowed);
+        (allowed && self.provider.config_unknown())
+            .then_some(pb::Deferred { reason: pb::deferred::Reason::ProviderConfigUnknown as i32 })
+    }
+
     fn resource(&self, type_name: &str) -> Result<&Registered<dyn Resource>, Diagnostics> {
         self.resources.get(type_name).ok_or_else(|| unknown_type("resource", type_name, self.resources.keys()))
     }
@@ -447,6 +455,16 @@ impl pb::provider_server::Provider for ProviderService {
     ) -> Result<Response<pb::read_resource::Response>, Status> {
         let req = req.into_inner();
         log::debug("ReadResource", &[("type", &req.type_name)]);
+        if let Some(deferred) = self.deferral(req.client_capabilities.as_ref()) {
+            // Nothing was read: the state stays as Terraform has it.
+            return Ok(Response::new(pb::read_resource::Response {
+                new_state: req.current_state,
+                private: req.private,
+                new_identity: req.current_identity,
+                deferred: Some(deferred),
+                ..Default::default()
+            }));
+        }
         let ctx = self.ctx();
         let result = async {
             let r = self.resource(&req.type_name)?;
@@ -572,6 +590,12 @@ impl pb::provider_server::Provider for ProviderService {
     ) -> Result<Response<pb::import_resource_state::Response>, Status> {
         let req = req.into_inner();
         log::debug("ImportResourceState", &[("type", &req.type_name), ("id", &req.id)]);
+        if let Some(deferred) = self.deferral(req.client_capabilities.as_ref()) {
+            return Ok(Response::new(pb::import_resource_state::Response {
+                deferred: Some(deferred),
+                ..Default::default()
+            }));
+        }
         let ctx = self.ctx();
         let result = async {
             let r = self.resource(&req.type_name)?;
@@ -621,6 +645,13 @@ impl pb::provider_server::Provider for ProviderService {
     ) -> Result<Response<pb::read_data_source::Response>, Status> {
         let req = req.into_inner();
         log::debug("ReadDataSource", &[("type", &req.type_name)]);
+        if let Some(deferred) = self.deferral(req.client_capabilities.as_ref()) {
+            // Terraform makes the data source's result unknown itself, and does not check this state.
+            return Ok(Response::new(pb::read_data_source::Response {
+                deferred: Some(deferred),
+                ..Default::default()
+            }));
+        }
         let ctx = self.ctx();
         let result = async {
             let ds = self.data_source(&req.type_name)?;

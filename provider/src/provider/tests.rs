@@ -490,6 +490,7 @@ async fn unknown_configuration_configures_and_fails_clearly_on_use() {
     ]);
     let d = configure(&cluster, &config, &no_env).await;
     assert!(d.is_empty(), "configure must not fail on unknown values: {d:?}");
+    assert!(cluster.is_unknown(), "a client that allows deferral is answered deferred");
     let e = cluster.client().await.err().expect("no client while the configuration is unknown");
     assert!(
         e.detail.contains("`kubernetes.host`") && e.detail.contains("`kubernetes.cluster_ca_certificate`"),

@@ -112,7 +112,11 @@ impl ListResource for ThingList {
     }
 }
 
-struct TestProvider;
+/// `unknown`: its `endpoint` was unknown at the last ConfigureProvider.
+#[derive(Default)]
+struct TestProvider {
+    unknown: std::sync::atomic::AtomicBool,
+}
 
 #[async_trait]
 impl Provider for TestProvider {
@@ -134,13 +138,17 @@ impl Provider for TestProvider {
             _ => Diagnostics::new(),
         }
     }
-    async fn configure(&self, _: Value, _: &str) -> Diagnostics {
+    async fn configure(&self, config: Value, _: &str) -> Diagnostics {
+        self.unknown.store(config.get_named("endpoint").is_unknown(), std::sync::atomic::Ordering::SeqCst);
         Diagnostics::new()
+    }
+    fn config_unknown(&self) -> bool {
+        self.unknown.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
 fn service() -> Arc<ProviderService> {
-    Arc::new(ProviderService::new(Arc::new(TestProvider)))
+    Arc::new(ProviderService::new(Arc::new(TestProvider::default())))
 }
 
 fn dv(v: &Value, ty: &Type) -> Option<pb::DynamicValue> {
@@ -261,6 +269,88 @@ async fn write_only_attributes_never_come_back_and_need_a_capable_client() {
     }
 }
 
+/// A provider block whose values are unknown (its cluster is made in the same run) defers what needs its API —
+/// reads, imports, data sources — when the client allows deferral, and only then; plans are answered as usual.
+#[tokio::test]
+async fn reads_are_deferred_while_the_provider_config_is_unknown_and_the_client_allows_it() {
+    let s = service();
+    let provider_ty = Type::object([("endpoint", Type::String)]);
+    let configure = |endpoint: Value| {
+        let s = s.clone();
+        let config = dv(&Value::object([("endpoint", endpoint)]), &provider_ty);
+        async move {
+            s.configure_provider(Request::new(pb::configure_provider::Request { config, ..Default::default() })).await
+        }
+    };
+    let ty = thing_ty();
+    let state = Value::object([("name", Value::string("a")), ("id", Value::string("x-1"))]);
+    let caps = |allowed: bool| Some(pb::ClientCapabilities { deferral_allowed: allowed, ..Default::default() });
+    let unknown_config = pb::Deferred { reason: pb::deferred::Reason::ProviderConfigUnknown as i32 };
+
+    for (endpoint, allowed, deferred) in
+        [(Value::Unknown, true, true), (Value::Unknown, false, false), (Value::string("https://x"), true, false)]
+    {
+        configure(endpoint.clone()).await.unwrap();
+        let case = format!("endpoint {endpoint:?}, deferral allowed: {allowed}");
+        let want = deferred.then_some(unknown_config);
+
+        let read = s
+            .read_resource(Request::new(pb::read_resource::Request {
+                type_name: "test_thing".into(),
+                current_state: dv(&state, &ty),
+                client_capabilities: caps(allowed),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(read.deferred, want, "read: {case}");
+        assert_eq!(read.new_state.unwrap().msgpack, dv(&state, &ty).unwrap().msgpack, "read keeps the state: {case}");
+
+        let import = s
+            .import_resource_state(Request::new(pb::import_resource_state::Request {
+                type_name: "test_thing".into(),
+                id: "x-1".into(),
+                client_capabilities: caps(allowed),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(import.deferred, want, "import: {case}");
+        assert_eq!(import.imported_resources.len(), if deferred { 0 } else { 1 }, "import: {case}");
+
+        // The test provider has no data source: called, it answers an unknown type.
+        let data = s
+            .read_data_source(Request::new(pb::read_data_source::Request {
+                type_name: "test_data".into(),
+                client_capabilities: caps(allowed),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(data.deferred, want, "data source: {case}");
+        assert_eq!(data.diagnostics.is_empty(), deferred, "data source: {case}: {:?}", data.diagnostics);
+
+        let config = Value::object([("name", Value::string("a"))]);
+        let plan = s
+            .plan_resource_change(Request::new(pb::plan_resource_change::Request {
+                type_name: "test_thing".into(),
+                prior_state: dv(&Value::Null, &ty),
+                proposed_new_state: dv(&config, &ty),
+                config: dv(&config, &ty),
+                client_capabilities: caps(allowed),
+                ..Default::default()
+            }))
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(plan.deferred, None, "plans need no API: {case}");
+        assert!(plan.planned_state.is_some(), "plan: {case}");
+    }
+}
+
 #[tokio::test]
 async fn unknown_types_and_bad_values_are_diagnostics() {
     let s = service();
@@ -290,7 +380,7 @@ async fn unknown_types_and_bad_values_are_diagnostics() {
         .validate_provider_config(Request::new(pb::validate_provider_config::Request {
             config: dv(
                 &Value::object([("endpoint", Value::string("bad"))]),
-                &TestProvider.provider_schema().block.implied_type(),
+                &TestProvider::default().provider_schema().block.implied_type(),
             ),
         }))
         .await
