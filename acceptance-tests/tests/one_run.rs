@@ -43,11 +43,29 @@ async fn one_run(ground: &Ground, cli: Cli) -> Result<()> {
 /// The deferral path: `-allow-deferral` on the configuration without `depends_on`.
 async fn deferred(ground: &Ground, cli: Cli) -> Result<()> {
     let work = without_depends_on(ground, cli).await?;
-    let plan = work.run(&["plan", "-allow-deferral", "-input=false", "-no-color"]).await?;
+    let plan = work.run(&["plan", "-allow-deferral", "-input=false", "-no-color", "-out=deferred.tfplan"]).await?;
     ensure!(plan.success(), "{cli}: the plan with -allow-deferral defers the data sources instead of failing:\n{plan}");
+    let shown = work.run(&["show", "-json", "deferred.tfplan"]).await?;
+    ensure!(shown.success(), "{cli}: show of the deferred plan:\n{shown}");
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).context("plan JSON")?;
+    let deferred: Vec<(String, String)> = shown["deferred_changes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| {
+            (
+                d["resource_change"]["address"].as_str().unwrap_or_default().to_owned(),
+                d["reason"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    eprintln!("[one_run] {cli}: deferred by the plan: {deferred:?}");
+    let data_sources_deferred = deferred
+        .iter()
+        .any(|(address, reason)| address.contains("data.liqo_cluster") && reason == "provider_config_unknown");
     ensure!(
-        plan.stdout.contains("was deferred") && plan.stdout.contains("a prerequisite for this resource is deferred"),
-        "{cli}: the plan shows no deferred change:\n{}",
+        data_sources_deferred,
+        "{cli}: the plan does not defer the liqo_cluster data sources for their provider configuration: {deferred:?}\n{}",
         plan.stdout
     );
     let mut added = 0;

@@ -199,7 +199,9 @@ fn unavailable(c: &Access) -> Diagnostic {
                  the clusters and the peering.\n\
                  Refreshing a resource that already exists needs the cluster too: when the provider block becomes \
                  unknown again (its cluster is being replaced), apply in two steps, first `terraform apply \
-                 -target=<the cluster resource>`, then `terraform apply`.",
+                 -target=<the cluster resource>`, then `terraform apply`.\n\
+                 A client that allows deferred actions (HCP Terraform Stacks, `terraform apply -allow-deferral`) is \
+                 answered \"deferred\" instead and needs neither.",
                 attrs.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
             ),
         ),

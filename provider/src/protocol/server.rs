@@ -646,10 +646,18 @@ impl pb::provider_server::Provider for ProviderService {
         let req = req.into_inner();
         log::debug("ReadDataSource", &[("type", &req.type_name)]);
         if let Some(deferred) = self.deferral(req.client_capabilities.as_ref()) {
-            // Terraform makes the data source's result unknown itself, and does not check this state.
+            // Terraform takes this state as the data source's value until its next round: wholly unknown (a null
+            // would make every reference to one of its attributes an error).
+            let unknown =
+                self.data_source(&req.type_name).and_then(|ds| encode(&Value::Unknown, &ds.ty, "data source state"));
+            let (state, d) = match unknown {
+                Ok(state) => (Some(state), Diagnostics::new()),
+                Err(d) => (None, d),
+            };
             return Ok(Response::new(pb::read_data_source::Response {
+                state,
+                diagnostics: diags(&d),
                 deferred: Some(deferred),
-                ..Default::default()
             }));
         }
         let ctx = self.ctx();

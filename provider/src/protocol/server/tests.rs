@@ -76,6 +76,22 @@ impl Resource for Thing {
 }
 
 /// Lists two test_things (`ns/a`, `ns/b`) and one the resource would refuse (`ns/bad`); `name` filters.
+/// A data source that, like the provider's, needs the cluster: read, it fails.
+struct Fact;
+
+#[async_trait]
+impl DataSource for Fact {
+    fn type_name(&self) -> &'static str {
+        "test_fact"
+    }
+    fn schema(&self) -> Schema {
+        Schema { version: 0, block: Block::new("fact", vec![Attribute::computed("value", Type::String)]) }
+    }
+    async fn read(&self, _: &Ctx, _: Value) -> (Value, Diagnostics) {
+        (Value::Null, Diagnostic::error("No cluster", "reading needs the cluster's API").into())
+    }
+}
+
 struct ThingList;
 
 #[async_trait]
@@ -127,7 +143,7 @@ impl Provider for TestProvider {
         vec![Arc::new(Thing("test_thing")), Arc::new(Thing("slow")), Arc::new(Thing("boom"))]
     }
     fn data_sources(&self) -> Vec<Arc<dyn DataSource>> {
-        vec![]
+        vec![Arc::new(Fact)]
     }
     fn list_resources(&self) -> Vec<Arc<dyn ListResource>> {
         vec![Arc::new(ThingList)]
@@ -320,10 +336,13 @@ async fn reads_are_deferred_while_the_provider_config_is_unknown_and_the_client_
         assert_eq!(import.deferred, want, "import: {case}");
         assert_eq!(import.imported_resources.len(), if deferred { 0 } else { 1 }, "import: {case}");
 
-        // The test provider has no data source: called, it answers an unknown type.
+        // Called, the data source fails (it needs the cluster); deferred, its value is wholly unknown until the
+        // client's next round.
+        let fact_ty = Type::object([("value", Type::String)]);
         let data = s
             .read_data_source(Request::new(pb::read_data_source::Request {
-                type_name: "test_data".into(),
+                type_name: "test_fact".into(),
+                config: dv(&Value::object([("value", Value::Null)]), &fact_ty),
                 client_capabilities: caps(allowed),
                 ..Default::default()
             }))
@@ -332,6 +351,9 @@ async fn reads_are_deferred_while_the_provider_config_is_unknown_and_the_client_
             .into_inner();
         assert_eq!(data.deferred, want, "data source: {case}");
         assert_eq!(data.diagnostics.is_empty(), deferred, "data source: {case}: {:?}", data.diagnostics);
+        if deferred {
+            assert_eq!(codec::decode(&data.state.unwrap().msgpack, &fact_ty).unwrap(), Value::Unknown, "{case}");
+        }
 
         let config = Value::object([("name", Value::string("a"))]);
         let plan = s
