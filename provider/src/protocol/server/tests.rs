@@ -75,7 +75,6 @@ impl Resource for Thing {
     }
 }
 
-/// Lists two test_things (`ns/a`, `ns/b`) and one the resource would refuse (`ns/bad`); `name` filters.
 /// A data source that, like the provider's, needs the cluster: read, it fails.
 struct Fact;
 
@@ -92,6 +91,7 @@ impl DataSource for Fact {
     }
 }
 
+/// Lists two test_things (`ns/a`, `ns/b`) and one the resource would refuse (`ns/bad`); `name` filters.
 struct ThingList;
 
 #[async_trait]
