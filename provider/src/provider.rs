@@ -5,7 +5,8 @@
 //! (files are read and checked then, nothing is contacted); the Kubernetes client is built when a resource first
 //! needs the API. Plans therefore work while a cluster is unreachable, and a block whose values are not known
 //! yet (the cluster is created in the same configuration) configures fine: only an operation that really needs
-//! the API fails, saying which attribute was unknown and how to apply in two steps.
+//! the API fails, saying which attribute was unknown and how to apply in two steps — or, for a client that allows
+//! deferral, is answered deferred by the protocol layer ([`Provider::config_unknown`]).
 mod connection;
 
 use crate::cluster_api::{Access, ClusterApi, Gone};
