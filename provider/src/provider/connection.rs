@@ -408,11 +408,7 @@ fn resolve(config: &Value, env: Env) -> Result<Settings, Diagnostics> {
             api_version: api_version.to_string(),
             command: command.to_string(),
             args: e.get(exec::args).string_elements().unwrap_or_default(),
-            env: e
-                .get(exec::env)
-                .entries()
-                .map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
-                .unwrap_or_default(),
+            env: e.get(exec::env).string_entries().unwrap_or_default().into_iter().collect(),
         });
     }
 

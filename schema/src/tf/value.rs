@@ -259,6 +259,10 @@ impl Value {
     pub fn string_elements(&self) -> Option<Vec<String>> {
         self.elements().iter().map(|v| v.as_str().map(str::to_string)).collect()
     }
+    /// The string entries of a map or object (entries that are not known strings left out); None for anything else.
+    pub fn string_entries(&self) -> Option<BTreeMap<String, String>> {
+        self.entries().map(|m| m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+    }
 }
 
 /// One step of an attribute path.

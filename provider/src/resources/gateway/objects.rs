@@ -91,11 +91,6 @@ impl GatewaySpec {
         let strings = |obj: &Value, block: Option<Key>, key: Key| {
             obj.get(key).string_elements().ok_or_else(|| missing(path(block, key)))
         };
-        let string_map = |obj: &Value, key: Key| -> Option<BTreeMap<String, String>> {
-            obj.get(key)
-                .entries()
-                .map(|m| m.iter().filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string()))).collect())
-        };
         let key = s(attr::remote_public_key)?;
         let public_key = base64::engine::general_purpose::STANDARD
             .decode(&key)
@@ -109,8 +104,8 @@ impl GatewaySpec {
                 port: int(server, attr::server, s_::port)? as i32,
                 node_port: server.get(s_::node_port).as_i64().map(|p| p as i32),
                 load_balancer_ip: server.get(s_::load_balancer_ip).as_str().map(str::to_string),
-                service_annotations: string_map(server, s_::service_annotations),
-                service_labels: string_map(server, s_::service_labels),
+                service_annotations: server.get(s_::service_annotations).string_entries(),
+                service_labels: server.get(s_::service_labels).string_entries(),
                 template_name: str_in(server, attr::server, s_::template_name)?,
             })
         } else if !client.is_null() {

@@ -14,6 +14,7 @@
 //!
 //! Cancellation reaches the operations through [`Op::ctx`]: every wait in [`crate::kube`] ends on Terraform's
 //! stop signal with an error naming what it waited for, which then follows the failure path above.
+use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
 use async_trait::async_trait;
@@ -419,6 +420,28 @@ pub fn known_string(planned: &Value, key: Key) -> Result<String, Diagnostic> {
             "This is a bug in the provider (the plan should have filled it); please report it.",
         )
     })
+}
+
+/// A map attribute as state, read back from the `live` map. `managed` is the prior state's value — the keys this
+/// resource set, so a changed or removed one shows as drift, while keys someone else added are not ours and stay out
+/// of the state (server-side apply leaves them alone too). A live value the same as the prior one (`same`, e.g. the
+/// quantities `1000m` and `1`) keeps the prior spelling. On import (`None`) the whole live map is taken.
+pub fn observed_map(managed: Option<&Value>, live: BTreeMap<String, String>, same: fn(&str, &str) -> bool) -> Value {
+    let Some(managed) = managed else {
+        return if live.is_empty() { Value::Null } else { Value::string_map(live) };
+    };
+    let Some(keys) = managed.entries() else {
+        return managed.clone();
+    };
+    Value::Map(
+        keys.iter()
+            .filter_map(|(k, prior)| {
+                let value = live.get(k)?;
+                let kept = prior.as_str().is_some_and(|p| same(p, value));
+                Some((k.clone(), if kept { prior.clone() } else { Value::string(value) }))
+            })
+            .collect(),
+    )
 }
 
 /// [`Lifecycle::upgrade`] of a type whose only change since schema version 0 (0.2.0) is that `attribute` is gone

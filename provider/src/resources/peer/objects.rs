@@ -50,17 +50,7 @@ impl Peering {
     /// `v` is the planned state; `config` supplies the write-only `kubeconfig_wo`, which no state carries.
     pub fn from_value(v: &Value, config: &Value) -> Result<Peering, Diagnostic> {
         let s = |key: Key| known_string(v, key);
-        let resources = match v.get(attr::resources) {
-            Value::Null => None,
-            other => Some(
-                other
-                    .entries()
-                    .into_iter()
-                    .flatten()
-                    .map(|(k, q)| (k.clone(), q.as_str().unwrap_or_default().to_string()))
-                    .collect(),
-            ),
-        };
+        let resources = v.get(attr::resources).string_entries();
         Ok(Peering {
             tenant_namespace: s(attr::tenant_namespace)?,
             provider_cluster_id: s(attr::provider_cluster_id)?,

@@ -1,9 +1,7 @@
 //! The state as the cluster has it, read back from the ResourceSlice and the identity Secret (read and import):
 //! drift in what this resource owns shows, what Liqo or others own stays out, and the key is never read.
-use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Secret;
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use liqo_schema::liqo::{ResourceSlice, labels};
 use liqo_schema::tf::Value;
 
@@ -13,7 +11,7 @@ use super::schema::ISSUED;
 use super::schema::attr;
 use crate::quantity;
 use crate::resources::consumer_key;
-use crate::resources::lifecycle::TIMEOUTS;
+use crate::resources::lifecycle::{TIMEOUTS, observed_map};
 
 /// The state as the cluster has it. `prior` is the previous state (Null on import): values the cluster does
 /// not hold (timeouts, wait flag) come from it, and quantities equal in value keep the user's spelling.
@@ -80,7 +78,8 @@ pub fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Val
         }
     }
     let managed = (!prior.is_null()).then(|| prior.get(attr::resources));
-    s.set(attr::resources, observed_resources(managed, rs.spec.resources.as_ref()));
+    let live = rs.spec.resources.iter().flatten().map(|(k, q)| (k.clone(), q.0.clone())).collect();
+    s.set(attr::resources, observed_map(managed, live, quantity::same));
     s.set(attr::class, Value::opt_string(rs.spec.class.clone()));
     let create_vn = rs.metadata.annotations.as_ref().and_then(|a| a.get(labels::CREATE_VIRTUAL_NODE));
     let create_vn = match create_vn.map(String::as_str) {
@@ -101,27 +100,4 @@ pub fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Val
         granted.map(|g| Value::string_map(g.iter().map(|(k, q)| (k.clone(), q.0.clone())))).unwrap_or(Value::Null),
     );
     s
-}
-
-/// `spec.resources` as state. `managed` is the prior state's map — the keys this resource asks for, so a changed
-/// or removed one shows as drift, while keys someone else added are not ours and stay out of the state (server-side
-/// apply leaves them alone too). A live quantity equal in value to the prior one keeps the prior spelling
-/// (`1000m` vs `1`). On import (`None`) the whole live request is taken.
-fn observed_resources(managed: Option<&Value>, live: Option<&BTreeMap<String, Quantity>>) -> Value {
-    let live = live.cloned().unwrap_or_default();
-    let Some(managed) = managed else {
-        return if live.is_empty() { Value::Null } else { Value::string_map(live.into_iter().map(|(k, q)| (k, q.0))) };
-    };
-    let Some(keys) = managed.entries() else {
-        return managed.clone();
-    };
-    Value::Map(
-        keys.iter()
-            .filter_map(|(k, prior)| {
-                let q = live.get(k)?;
-                let same = prior.as_str().is_some_and(|p| quantity::same(p, &q.0));
-                Some((k.clone(), if same { prior.clone() } else { Value::string(&q.0) }))
-            })
-            .collect(),
-    )
 }

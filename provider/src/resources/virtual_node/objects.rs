@@ -9,7 +9,7 @@ use liqo_schema::tf::{Diagnostic, Value};
 use super::VirtualNodeResource;
 use super::schema::attr;
 use crate::attributes::Key;
-use crate::resources::lifecycle::{Lifecycle, TIMEOUTS, known_string};
+use crate::resources::lifecycle::{Lifecycle, TIMEOUTS, known_string, observed_map};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Wanted {
@@ -24,14 +24,7 @@ pub struct Wanted {
 impl Wanted {
     pub fn from_value(v: &Value) -> Result<Wanted, Diagnostic> {
         let s = |key: Key| known_string(v, key);
-        let map = |key: Key| -> BTreeMap<String, String> {
-            v.get(key)
-                .entries()
-                .into_iter()
-                .flatten()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        };
+        let map = |key: Key| v.get(key).string_entries().unwrap_or_default();
         Ok(Wanted {
             name: s(attr::name)?,
             tenant_namespace: s(attr::tenant_namespace)?,
@@ -72,9 +65,8 @@ impl Wanted {
     }
 }
 
-/// The state from a live VirtualNode. `labels` holds the node labels this resource set (the keys of the prior
-/// state; on import every label but Liqo's own), so labels someone else adds are not drift. A quantity that
-/// means the same as the prior state's keeps the prior spelling.
+/// The state from a live VirtualNode. `resources` and `labels` hold the keys this resource set ([`observed_map`]; on
+/// import every node label but Liqo's own), so labels someone else adds are not drift.
 pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     let mut s = if prior.is_null() { Value::object([(TIMEOUTS, Value::Null)]) } else { prior.clone() };
     s.set(attr::name, Value::opt_string(vn.metadata.name.clone()));
@@ -84,25 +76,12 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     let label = vn.metadata.labels.as_ref().and_then(|l| l.get(labels::RESOURCE_SLICE_NAME));
     s.set(attr::resource_slice_name, Value::opt_string(label.cloned()));
 
-    let prior_quantity = |k: &str| prior.get(attr::resources).entries().and_then(|e| e.get(k)?.as_str());
-    let hard = vn.spec.resource_quota.as_ref().and_then(|q| q.hard.clone()).unwrap_or_default();
-    let resources = hard.into_iter().map(|(k, q)| match prior_quantity(&k) {
-        Some(p) if crate::quantity::same(p, &q.0) => (k, p.to_string()),
-        _ => (k, q.0),
-    });
-    s.set(attr::resources, Value::string_map(resources));
-
-    let ours: Option<Vec<&String>> = prior.get(attr::labels).entries().map(|l| l.keys().collect());
-    let node_labels = vn.spec.labels.clone().unwrap_or_default();
-    let kept: BTreeMap<String, String> = node_labels
-        .into_iter()
-        .filter(|(k, _)| k != labels::REMOTE_CLUSTER_ID)
-        .filter(|(k, _)| ours.as_ref().is_none_or(|keys| keys.contains(&k)))
-        .collect();
-    let labels = match prior.get(attr::labels) {
-        Value::Null if !prior.is_null() || kept.is_empty() => Value::Null,
-        _ => Value::string_map(kept),
-    };
-    s.set(attr::labels, labels);
+    let managed = |key: Key| (!prior.is_null()).then(|| prior.get(key));
+    let hard = vn.spec.resource_quota.as_ref().and_then(|q| q.hard.as_ref());
+    let quota = hard.iter().flat_map(|h| h.iter()).map(|(k, q)| (k.clone(), q.0.clone())).collect();
+    s.set(attr::resources, observed_map(managed(attr::resources), quota, crate::quantity::same));
+    let mut node_labels = vn.spec.labels.clone().unwrap_or_default();
+    node_labels.remove(labels::REMOTE_CLUSTER_ID);
+    s.set(attr::labels, observed_map(managed(attr::labels), node_labels, |a, b| a == b));
     s
 }
