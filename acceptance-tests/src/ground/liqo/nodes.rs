@@ -5,6 +5,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::wait::await_condition;
@@ -16,6 +17,8 @@ use super::super::process::{self, Lifetime, Spec, Supervised};
 /// kwok manages only Nodes with this annotation, so the virtual kubelets' Nodes stay theirs.
 const KWOK_ANNOTATION: (&str, &str) = ("kwok.x-k8s.io/node", "fake");
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// A kubelet's default (`--node-lease-duration-seconds`); kwok renews the Lease every quarter of it.
+const LEASE_DURATION: Duration = Duration::from_secs(40);
 
 /// Name of a cluster's fake worker node.
 pub fn worker_name(cluster: &str) -> String {
@@ -69,6 +72,11 @@ pub async fn start(
             format!("--manage-nodes-with-annotation-selector={}={}", KWOK_ANNOTATION.0, KWOK_ANNOTATION.1),
             format!("--cidr={}", agents.pod_ip_range),
             format!("--node-ip={}", agents.node_ip),
+            // A kubelet's Lease, renewed every 10 s. Without this flag kwok 0.7.0 writes no Lease and heartbeats the
+            // Node's status only every ~10 min, so kube-controller-manager's node-lifecycle controller declares the
+            // Node Unknown 50 s after start and marks every pod on it NotReady (kwok then sets the Node Ready again,
+            // never the pods): Liqo's ForeignCluster then reports the virtual kubelet's VirtualNode not ready.
+            format!("--node-lease-duration-seconds={}", LEASE_DURATION.as_secs()),
         ],
         // kwok reads its configuration from ~/.kwok; the ground's own directory, not the user's.
         env: vec![("HOME".into(), kwok_home.display().to_string())],
@@ -115,11 +123,24 @@ pub async fn start(
         ready && !tainted
     });
     match tokio::time::timeout(READY_TIMEOUT, schedulable).await {
-        Ok(result) => result.map(|_| ()).with_context(|| format!("watching Node {worker} in cluster {name}")),
+        Ok(result) => result.map(|_| ()).with_context(|| format!("watching Node {worker} in cluster {name}"))?,
         Err(_) => bail!(
             "the fake worker Node {worker} of cluster {name} was not Ready and untainted within {READY_TIMEOUT:?}: kwok \
              marks it Ready, then kube-controller-manager's node-lifecycle controller removes the not-ready taint; \
              see {name}-kwok.log and {name}-kube-controller-manager.log in the ground's logs"
+        ),
+    };
+    // Without its Lease the Node would pass for Ready now and go Unknown 50 s later, under a running test.
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
+    match tokio::time::timeout(READY_TIMEOUT, await_condition(leases, &worker, |lease: Option<&Lease>| lease.is_some()))
+        .await
+    {
+        Ok(result) => {
+            result.map(|_| ()).with_context(|| format!("watching the Lease of Node {worker} in cluster {name}"))
+        }
+        Err(_) => bail!(
+            "kwok wrote no Lease for the fake worker Node {worker} of cluster {name} within {READY_TIMEOUT:?}; see \
+             {name}-kwok.log in the ground's logs"
         ),
     }
 }
