@@ -40,8 +40,8 @@ pub const fn unraw(name: &'static str) -> &'static str {
     }
 }
 
-/// A plan-time check of one attribute's value, run when the value is known (unknown and null values pass:
-/// required-ness is Terraform's job). Each names the attribute and the fix ([`crate::validate`]).
+/// A plan-time check of one attribute's value, run when the value is known (unknown and null values pass;
+/// a missing required one is [`crate::validate::Validator::declared`]'s). Each names the attribute and the fix ([`crate::validate`]).
 #[derive(Clone, Debug)]
 pub enum Check {
     /// A Liqo cluster ID (a DNS label).
@@ -86,6 +86,9 @@ pub struct Decl {
     /// state, so removing an explicit value restores the default).
     pub default: Option<Value>,
     pub check: Option<Check>,
+    /// A name of the Go provider published as `liqotech/liqo` before this one, which 1.x does not use: what to
+    /// write instead ([`removed`]).
+    pub removed: Option<&'static str>,
 }
 
 fn decl(schema: Attribute) -> Decl {
@@ -98,6 +101,7 @@ fn decl(schema: Attribute) -> Decl {
         output: false,
         default: None,
         check: None,
+        removed: None,
     }
 }
 
@@ -113,6 +117,17 @@ pub fn optional_computed(ty: Type) -> Decl {
 }
 pub fn computed(ty: Type) -> Decl {
     decl(Attribute::computed("", ty))
+}
+/// An argument or attribute of the Go provider 0.0.x (Liqo 0.x) or 0.1.x (a wrapper of `liqoctl peer`), both
+/// published as `liqotech/liqo`, that this provider does not have; `instead` says what replaces it. It stays in the
+/// schema (optional, of any type) so that a configuration written for those providers reaches this
+/// provider's validation, which answers with one error per resource naming the 1.x way and the upgrade guide
+/// ([`crate::validate::Validator::removed`]), instead of Terraform's bare "Unsupported argument" or "Unsupported
+/// attribute" (as the plugin SDK's `Removed` schema field does). It is never set, so its value is always null. Not
+/// marked deprecated: Terraform would add a warning per argument to the one error.
+pub fn removed(instead: &'static str) -> Decl {
+    let schema = Attribute::optional("", Type::Dynamic).describe(format!("{REMOVED_NOTE}{instead}"));
+    Decl { removed: Some(instead), ..decl(schema) }
 }
 /// An optional nested attribute holding objects of `children` (a nested module's `declared()`).
 pub fn nested(nesting: Nesting, children: Vec<Decl>) -> Decl {
@@ -191,9 +206,48 @@ impl Decl {
     }
 }
 
-/// A block of declared attributes as Terraform's schema shows it.
+/// Opens the description of a required top-level attribute: Terraform's schema calls it optional (see [`block`]),
+/// so editors and the documentation (`docs.sh` reads it back) learn it from here.
+pub const REQUIRED_NOTE: &str = "Required. ";
+/// Opens the description of a [`removed`] attribute; `docs.sh` leaves such attributes out of the resource pages
+/// (the upgrade guide lists them).
+pub const REMOVED_NOTE: &str = "Removed (a name of the Go provider 0.x). ";
+
+/// A block of declared attributes as Terraform's schema shows it. A required top-level attribute is shown as
+/// optional, and the provider's validation requires it ([`crate::validate::Validator::declared`]): Terraform
+/// rejects a block that lacks a required attribute before the provider sees it, so a configuration written for the
+/// Go provider 0.x would get Terraform's bare "Missing required argument" instead of the error that names the 1.x
+/// way ([`removed`]). Nested attributes keep Terraform's check.
 pub fn block(description: impl Into<String>, decls: &[Decl]) -> Block {
-    Block::new(description, decls.iter().map(Decl::attribute).collect())
+    let attributes = decls
+        .iter()
+        .map(|d| {
+            let mut attribute = d.attribute();
+            if attribute.required {
+                attribute.required = false;
+                attribute.optional = true;
+                attribute.description = format!("{REQUIRED_NOTE}{}", attribute.description);
+            }
+            attribute
+        })
+        .collect();
+    Block::new(description, attributes)
+}
+
+/// Whether Terraform's schema shows `attribute` as a required top-level one ([`block`]).
+#[cfg(test)]
+pub fn shown_required(attribute: &Attribute) -> bool {
+    attribute.optional && !attribute.required && attribute.description.starts_with(REQUIRED_NOTE)
+}
+
+/// Whether the declaration is a required one (whoever checks it: see [`block`]).
+impl Decl {
+    pub fn is_required(&self) -> bool {
+        self.schema.required
+    }
+    pub fn description(&self) -> &str {
+        &self.schema.description
+    }
 }
 
 /// The declared default of `key` (null when it has none).

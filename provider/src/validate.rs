@@ -37,7 +37,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// Validation helpers: each checks one attribute when its value is known and pushes an error naming the
-/// attribute and the fix. Unknown and null values pass (required-ness is Terraform's job).
+/// attribute and the fix. Unknown values pass; null ones pass but for a missing top-level required attribute.
 pub struct Validator<'a> {
     pub config: &'a Value,
     pub diags: Diagnostics,
@@ -57,6 +57,15 @@ impl<'a> Validator<'a> {
                 None => d.key.path(),
             };
             let value = object.get(d.key);
+            // Top-level required attributes are the provider's to require (crate::attributes::block); unknown
+            // passes here and is checked again at apply, when it is known.
+            if at.is_none() && d.is_required() && value.is_null() {
+                self.error(
+                    path.clone(),
+                    format!("Missing required argument `{}`", d.key.name()),
+                    format!("{} Set `{}` in this block.", d.description(), d.key.name()),
+                );
+            }
             if let Some(check) = &d.check {
                 match value {
                     Value::List(items) | Value::Set(items) => {
@@ -71,6 +80,34 @@ impl<'a> Validator<'a> {
                 self.declared(d.children(), value, Some(&path));
             }
         }
+    }
+
+    /// Names of the Go provider 0.x set in a `type_name` block ([`crate::attributes::removed`]): one error, on the
+    /// first of them, listing each with what replaces it. True when there was one; the other checks then say
+    /// nothing, since the block was written for another provider.
+    pub fn removed(&mut self, type_name: &str, decls: &[Decl]) -> bool {
+        let set: Vec<&Decl> =
+            decls.iter().filter(|d| d.removed.is_some() && !self.config.get(d.key).is_null()).collect();
+        let Some(first) = set.first() else { return false };
+        let list = set
+            .iter()
+            .map(|d| format!("- `{}`: {}", d.key.name(), d.removed.unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let names = set.iter().map(|d| format!("`{}`", d.key.name())).collect::<Vec<_>>().join(", ");
+        self.error(
+            first.key.path(),
+            format!("{type_name} of the Go provider 0.x: {names}"),
+            format!(
+                "This block was written for the Go provider published as liqotech/liqo 0.0.x (Liqo 0.x) or 0.1.x \
+                 (a wrapper of `liqoctl peer`). This provider builds Liqo 1.x peerings with its own resources \
+                 (liqo_generate, liqo_gateway, liqo_consumer_key, liqo_tenant, liqo_peer, liqo_offload, or the module \
+                 examples/modules/peering for all of them):\n{list}\nThe guide \"Upgrading from the Go provider \
+                 (0.0.x, 0.1.x)\" (docs/guides/upgrading-from-the-go-provider.md) rewrites Liqo's Terraform tutorial \
+                 and takes over a peering the 0.1.x provider made without touching it."
+            ),
+        );
+        true
     }
 
     /// One check, on a value found at `path`.

@@ -481,9 +481,21 @@ mod tests {
                 .all(|a| !a.description.is_empty() && a.nested.as_ref().is_none_or(|n| all_described(&n.attributes)))
         }
         let s = schema();
-        let required: Vec<&str> = s.block.attributes.iter().filter(|a| a.required).map(|a| a.name.as_str()).collect();
+        let required: Vec<&str> = s
+            .block
+            .attributes
+            .iter()
+            .filter(|a| crate::attributes::shown_required(a))
+            .map(|a| a.name.as_str())
+            .collect();
         assert_eq!(required, [attr::remote_cluster_id]);
-        assert!(s.block.attributes.iter().filter(|a| !a.required).all(|a| a.computed && !a.optional));
+        assert!(
+            s.block
+                .attributes
+                .iter()
+                .filter(|a| !crate::attributes::shown_required(a))
+                .all(|a| a.computed && !a.optional)
+        );
         assert!(all_described(&s.block.attributes));
     }
 }

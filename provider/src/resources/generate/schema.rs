@@ -36,6 +36,14 @@ pub mod attr {
             "Name of the WireGuard key Secret in `tenant_namespace`: `gw-keys` when this resource wrote it; for an \
              imported peering the Secret found (Liqo's own `gw-<gateway>`), or null when it has no networking.",
         );
+        // Names of the Go provider 0.0.x (Liqo 0.x): its liqo_generate took no arguments but `liqo_namespace`
+        // and gave these to its liqo_peer.
+        liqo_namespace: removed("`liqo_namespace` in the provider block.");
+        cluster_name: removed("nothing: Liqo 1.x knows clusters by cluster ID only (`cluster_id`).");
+        auth_ep: removed(
+            "`api_server_url`: Liqo 1.x has no authentication endpoint; the consumer reaches the provider's API server.",
+        );
+        local_token: removed("no token in Liqo 1.x: the provider signs the consumer's own key (liqo_consumer_key, liqo_tenant, liqo_peer), so no secret passes through Terraform.");
     }
 }
 

@@ -232,10 +232,15 @@ impl<L: Lifecycle> Driven<L> {
         }
     }
 
-    /// The declared checks, the type's own, then the `timeouts` block's.
+    /// The declared checks, the type's own, then the `timeouts` block's; only one error when the block was
+    /// written for the Go provider 0.x.
     pub fn validate(config: &Value) -> Diagnostics {
         let mut c = Validator::new(config);
-        c.declared(&(L::ATTRIBUTES)(), config, None);
+        let decls = (L::ATTRIBUTES)();
+        if c.removed(L::TYPE_NAME, &decls) {
+            return c.finish();
+        }
+        c.declared(&decls, config, None);
         (L::VALIDATE)(&mut c);
         c.declared(&timeouts::attr::declared(), config.get(TIMEOUTS), Some(&TIMEOUTS.path()));
         c.finish()

@@ -52,6 +52,8 @@ pub mod attr {
             "Liqo's `status.offloadingPhase`: `Ready`, or `NoClusterSelected` when no virtual node matches \
              `cluster_selector`; refreshed on every read.",
         );
+        // The name of the Go provider 0.1.x.
+        cluster_selector_terms: removed("`cluster_selector`, the same list of `{ match_expressions = [...] }`.");
     }
 
     /// A node selector term of `cluster_selector`.

@@ -66,7 +66,7 @@ fn schema_describes_everything() {
         }
     }
     check(&s.block.attributes);
-    assert!(s.block.attribute("namespace").unwrap().required);
+    assert!(crate::attributes::shown_required(s.block.attribute("namespace").unwrap()));
     let sel = s.block.attribute("cluster_selector").unwrap();
     assert!(sel.optional && !sel.computed && sel.ty.is_none());
     for out in [attr::id, attr::offloading_phase] {

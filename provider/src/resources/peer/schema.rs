@@ -103,6 +103,52 @@ pub mod attr {
         accepted_resources: computed(Type::map(Type::String)).output().describe(
             "Resources the provider granted (the ResourceSlice's `status.resources`), refreshed on every read.",
         );
+        // Names of the Go provider 0.0.x (Liqo 0.x) and 0.1.x (`liqoctl peer`'s flags); module variables are
+        // examples/modules/peering's.
+        cluster_id: removed("`provider_cluster_id` (the provider's `data.liqo_cluster` `cluster_id`).");
+        cluster_name: removed("nothing: Liqo 1.x knows clusters by cluster ID only.");
+        cluster_authurl: removed(
+            "`api_server_url`: Liqo 1.x has no authentication endpoint; the consumer reaches the provider's API server \
+             (`liqo_tenant.<name>.api_server_url`).",
+        );
+        cluster_token: removed("no token in Liqo 1.x: the provider signs the consumer's own key (liqo_consumer_key, liqo_tenant, liqo_peer), so no secret passes through Terraform.");
+        liqo_namespace: removed("`liqo_namespace` in the provider block.");
+        remote_kubeconfig: removed(
+            "a provider block for the provider cluster (`provider \"liqo\" { alias = \"provider\" ... }`) and the \
+             module with `providers = { liqo.provider = liqo.provider, liqo.consumer = liqo }`.",
+        );
+        remote_liqo_namespace: removed("`liqo_namespace` in the provider cluster's provider block.");
+        timeout: removed("a `timeouts` block: `timeouts { create = \"10m\" }`.");
+        skip_validation: removed("nothing: every resource checks its inputs at plan, before any cluster is touched.");
+        networking_disabled: removed(
+            "leave `liqo_gateway` out (declare the resources instead of the module): the peering works without it.",
+        );
+        gw_server_service_type: removed("the module's `gateway_service_type` (liqo_gateway `server.service_type`).");
+        gw_server_service_port: removed("the module's `gateway_port` (liqo_gateway `server.port`).");
+        gw_server_service_nodeport: removed("the module's `gateway_node_port` (liqo_gateway `server.node_port`).");
+        gw_server_service_loadbalancer_ip: removed(
+            "the module's `gateway_load_balancer_ip` (liqo_gateway `server.load_balancer_ip`).",
+        );
+        gw_client_address: removed("the module's `gateway_client_addresses` (liqo_gateway `client.addresses`).");
+        gw_client_port: removed("the module's `gateway_client_port` (liqo_gateway `client.port`).");
+        mtu: removed("the module's `mtu` (liqo_gateway `mtu`, the same on both sides).");
+        create_resource_slice: removed(
+            "nothing: liqo_peer is the ResourceSlice; for a peering without one, declare it without liqo_peer.",
+        );
+        resource_slice_class: removed("`class` (the module's `resource_slice_class`).");
+        in_band: removed(
+            "`api_server_url`: the consumer reaches the provider's API server at that URL; in-band authentication is \
+             not built by this provider.",
+        );
+        proxy_url: removed(
+            "`api_server_url` and `cluster_ca_certificate` of the proxy the consumer reaches the provider through.",
+        );
+        cpu: removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
+        memory: removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
+        pods: removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
+        peer_status: removed(
+            "`data.liqo_peering`'s `healthy` and module statuses; liqo_peer's apply itself waits for the peering.",
+        );
     }
 }
 

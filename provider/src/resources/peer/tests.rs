@@ -143,7 +143,7 @@ fn schema_describes_everything_and_keeps_the_brought_kubeconfig_out_of_state() {
         assert!(a.computed && !a.optional && !a.required, "{out} must be computed only");
     }
     for input in [attr::tenant_namespace, attr::provider_cluster_id, attr::provider_tenant_namespace] {
-        assert!(s.block.attribute(input).unwrap().required, "{input} must be required");
+        assert!(crate::attributes::shown_required(s.block.attribute(input).unwrap()), "{input} must be required");
     }
     assert!(s.block.blocks.iter().any(|b| b.type_name == "timeouts" && b.nesting == Nesting::Single));
 }
@@ -186,6 +186,51 @@ fn validation_names_each_bad_attribute() {
     let cert = d.iter().find(|d| d.attribute.as_ref().unwrap().to_string() == "client_certificate").unwrap();
     assert!(cert.detail.contains("PRIVATE KEY") && !cert.detail.contains("AAAA"), "{}", cert.detail);
     assert!(validate(&config()).is_empty());
+}
+
+/// The provider requires its required arguments itself (Terraform's schema calls them optional): each missing one
+/// is an error on it; an unknown one passes until apply.
+#[test]
+fn each_missing_required_argument_is_named() {
+    let mut c = config();
+    c.set(attr::tenant_namespace, Value::Null);
+    c.set(attr::provider_tenant_namespace, Value::Null);
+    c.set(attr::provider_cluster_id, Value::Unknown);
+    let d = validate(&c);
+    assert_eq!(error_paths(&d), ["tenant_namespace", "provider_tenant_namespace"]);
+    assert!(d.iter().all(|d| d.summary.starts_with("Missing required argument `")), "{d:?}");
+    assert!(d.iter().all(|d| d.detail.contains("Set `")), "{d:?}");
+}
+
+/// Liqo's Terraform tutorial's liqo_peer (the Go provider 0.0.x) and a 0.1.x one: one error each, on the first
+/// name of the old provider, listing every such name with what replaces it and pointing to the upgrade guide;
+/// no "missing required argument" beside it.
+#[test]
+fn a_block_of_the_go_provider_gets_one_error_naming_the_way_to_1x() {
+    let tutorial = Value::object([
+        (attr::cluster_id, Value::Unknown),
+        (attr::cluster_name, Value::Unknown),
+        (attr::cluster_authurl, Value::Unknown),
+        (attr::cluster_token, Value::Unknown),
+    ]);
+    let d = validate(&tutorial);
+    assert_eq!(error_paths(&d), ["cluster_id"]);
+    let e = &d.0[0];
+    for name in ["cluster_id", "cluster_name", "cluster_authurl", "cluster_token"] {
+        assert!(e.summary.contains(&format!("`{name}`")), "{}", e.summary);
+    }
+    assert!(e.summary.starts_with("liqo_peer of the Go provider 0.x"), "{}", e.summary);
+    assert!(e.detail.contains("- `cluster_authurl`: `api_server_url`"), "{}", e.detail);
+    assert!(e.detail.contains("docs/guides/upgrading-from-the-go-provider.md"), "{}", e.detail);
+    let v010 = Value::object([
+        (attr::remote_kubeconfig, Value::string("~/.kube/milan")),
+        (attr::cpu, Value::string("4")),
+        (attr::create_virtual_node, Value::Bool(true)),
+    ]);
+    let d = validate(&v010);
+    assert_eq!(error_paths(&d), ["remote_kubeconfig"]);
+    assert!(d.0[0].detail.contains("- `cpu`: `resources = {"), "{}", d.0[0].detail);
+    assert!(!d.0[0].summary.contains("create_virtual_node"), "a 1.x name is not listed: {}", d.0[0].summary);
 }
 
 /// One flow or the other, complete; each mistake names the attribute to fix.

@@ -103,7 +103,7 @@ fn schema_holds_nothing_secret_and_describes_everything() {
         assert!(a.computed && !a.optional, "{out} is an output");
     }
     for name in [attr::tenant_namespace, attr::consumer_cluster_id, attr::csr] {
-        assert!(s.block.attribute(name).unwrap().required);
+        assert!(crate::attributes::shown_required(s.block.attribute(name).unwrap()));
     }
     for name in [attr::tenant_condition, attr::api_server_url, attr::certificate_validity, attr::renew_before] {
         let a = s.block.attribute(name).unwrap();
