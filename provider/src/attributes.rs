@@ -129,6 +129,29 @@ pub fn removed(instead: &'static str) -> Decl {
     let schema = Attribute::optional("", Type::Dynamic).describe(format!("{REMOVED_NOTE}{instead}"));
     Decl { removed: Some(instead), ..decl(schema) }
 }
+/// The [`removed`] attributes `object` (a configuration or a state) sets: a block written for the Go provider 0.x,
+/// or an object that provider made.
+pub fn removed_set<'a>(decls: &'a [Decl], object: &Value) -> Vec<&'a Decl> {
+    decls.iter().filter(|d| d.removed.is_some() && !object.get(d.key).is_null()).collect()
+}
+
+/// A stored state the Go provider 0.x wrote (it sets a [`removed`] attribute), made decodable with this schema: each
+/// such value becomes a string (whatever its old type), since it only shows where the state came from. `None`
+/// for any other state.
+pub fn go_provider_state(decls: &[Decl], state: &serde_json::Value) -> Option<serde_json::Value> {
+    let mut state = state.clone();
+    let object = state.as_object_mut()?;
+    let mut found = false;
+    for d in decls.iter().filter(|d| d.removed.is_some()) {
+        if let Some(old) = object.get_mut(d.key.name()).filter(|v| !v.is_null()) {
+            let text = old.as_str().map(str::to_string).unwrap_or_else(|| old.to_string());
+            *old = serde_json::json!({"value": text, "type": "string"});
+            found = true;
+        }
+    }
+    found.then_some(state)
+}
+
 /// An optional nested attribute holding objects of `children` (a nested module's `declared()`).
 pub fn nested(nesting: Nesting, children: Vec<Decl>) -> Decl {
     let schema = Attribute::nested("", nesting, Vec::new()).with_optional();

@@ -96,6 +96,21 @@ fn stuck_delete(object: &str, holds: &Holds, after: std::time::Duration) -> Diag
 }
 
 /// A stored state of a schema version this provider does not know (written by a newer provider).
+/// A resource in the state that the Go provider 0.x made (its state holds `names`, which only that provider has):
+/// this provider neither reads, changes nor deletes it. `error`: a plan that would change or destroy it.
+pub fn made_by_the_go_provider(type_name: &str, names: &[&str], error: bool) -> Diagnostic {
+    let names = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
+    let summary = format!("{type_name} in the state was made by the Go provider 0.x");
+    let detail = format!(
+        "Its state holds {names}, names of the Go provider published as liqotech/liqo 0.0.x or 0.1.x. This provider \
+         does not read, change or destroy what that provider made. Take it out of the state without touching the \
+         cluster — a `removed` block with `lifecycle {{ destroy = false }}` (Terraform 1.7 and later, OpenTofu), or \
+         `terraform state rm <address>` — then adopt the peering with this provider's resources (guide \"Upgrading \
+         from the Go provider (0.0.x, 0.1.x)\", docs/guides/upgrading-from-the-go-provider.md)."
+    );
+    if error { Diagnostic::error(summary, detail) } else { Diagnostic::warning(summary, detail) }
+}
+
 pub fn unknown_schema_version(type_name: &str, version: i64, current: i64) -> Diagnostics {
     Diagnostic::error(
         format!("Cannot upgrade {type_name} state from schema version {version}"),

@@ -36,6 +36,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(total))
 }
 
+/// Where a configuration written for the Go provider 0.x is sent.
+const GO_PROVIDER_GUIDE: &str = "The guide \"Upgrading from the Go provider (0.0.x, 0.1.x)\" \
+     (docs/guides/upgrading-from-the-go-provider.md) rewrites such a block for 1.x, Liqo's Terraform tutorial included, and \
+     takes over a peering the 0.1.x provider made without touching it.";
+
 /// Validation helpers: each checks one attribute when its value is known and pushes an error naming the
 /// attribute and the fix. Unknown values pass; null ones pass but for a missing top-level required attribute.
 pub struct Validator<'a> {
@@ -60,10 +65,19 @@ impl<'a> Validator<'a> {
             // Top-level required attributes are the provider's to require (crate::attributes::block); unknown
             // passes here and is checked again at apply, when it is known.
             if at.is_none() && d.is_required() && value.is_null() {
+                // A block of a type the Go provider 0.x also had may have been written for it (its liqo_generate
+                // took no arguments at all).
+                let go_provider = match decls.iter().any(|d| d.removed.is_some()) {
+                    true => format!(
+                        " Was this block written for the Go provider published as liqotech/liqo 0.0.x or 0.1.x? \
+                         {GO_PROVIDER_GUIDE}"
+                    ),
+                    false => String::new(),
+                };
                 self.error(
                     path.clone(),
                     format!("Missing required argument `{}`", d.key.name()),
-                    format!("{} Set `{}` in this block.", d.description(), d.key.name()),
+                    format!("{} Set `{}` in this block.{go_provider}", d.description(), d.key.name()),
                 );
             }
             if let Some(check) = &d.check {
@@ -86,8 +100,7 @@ impl<'a> Validator<'a> {
     /// first of them, listing each with what replaces it. True when there was one; the other checks then say
     /// nothing, since the block was written for another provider.
     pub fn removed(&mut self, type_name: &str, decls: &[Decl]) -> bool {
-        let set: Vec<&Decl> =
-            decls.iter().filter(|d| d.removed.is_some() && !self.config.get(d.key).is_null()).collect();
+        let set = crate::attributes::removed_set(decls, self.config);
         let Some(first) = set.first() else { return false };
         let list = set
             .iter()
@@ -102,9 +115,7 @@ impl<'a> Validator<'a> {
                 "This block was written for the Go provider published as liqotech/liqo 0.0.x (Liqo 0.x) or 0.1.x \
                  (a wrapper of `liqoctl peer`). This provider builds Liqo 1.x peerings with its own resources \
                  (liqo_generate, liqo_gateway, liqo_consumer_key, liqo_tenant, liqo_peer, liqo_offload, or the module \
-                 examples/modules/peering for all of them):\n{list}\nThe guide \"Upgrading from the Go provider \
-                 (0.0.x, 0.1.x)\" (docs/guides/upgrading-from-the-go-provider.md) rewrites Liqo's Terraform tutorial \
-                 and takes over a peering the 0.1.x provider made without touching it."
+                 examples/modules/peering for all of them):\n{list}\n{GO_PROVIDER_GUIDE}"
             ),
         );
         true

@@ -307,6 +307,19 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
+        let decls = (L::ATTRIBUTES)();
+        let old = crate::attributes::removed_set(&decls, &req.prior);
+        if !old.is_empty() {
+            // Neither updated nor destroyed: it is the Go provider's. (Taken out of the state by a `removed` block,
+            // it is never planned.)
+            let names: Vec<&str> = old.iter().map(|d| d.key.name()).collect();
+            return PlanResponse {
+                planned: req.prior.clone(),
+                requires_replace: Vec::new(),
+                private: req.private,
+                diagnostics: crate::errors::made_by_the_go_provider(L::TYPE_NAME, &names, true).into(),
+            };
+        }
         let plan = Plan::run::<L>(&req.prior, req.proposed, &req.config);
         PlanResponse {
             planned: plan.planned,
@@ -317,6 +330,13 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
+        let decls = (L::ATTRIBUTES)();
+        let old: Vec<&str> = crate::attributes::removed_set(&decls, &req.prior).iter().map(|d| d.key.name()).collect();
+        if !old.is_empty() {
+            // A destroy Terraform plans without asking the provider (the resource left the configuration).
+            let refusal = crate::errors::made_by_the_go_provider(L::TYPE_NAME, &old, true);
+            return recorded(Failure::from(Diagnostics::from(refusal)), req.prior);
+        }
         if req.planned.is_null() {
             let op = Op { ctx, deadline: Deadline::after(Self::budgets(&req.prior).delete) };
             return match self.delete(&op, &req.prior).await {
@@ -351,6 +371,13 @@ impl<L: Lifecycle> Resource for Driven<L> {
         if state.is_null() {
             return ReadResponse { new_state: state, private, diagnostics: Diagnostics::new() };
         }
+        let decls = (L::ATTRIBUTES)();
+        let old: Vec<&str> = crate::attributes::removed_set(&decls, &state).iter().map(|d| d.key.name()).collect();
+        if !old.is_empty() {
+            // What the Go provider made is not this provider's to look at: kept as it was, and said so.
+            let warning = crate::errors::made_by_the_go_provider(L::TYPE_NAME, &old, false);
+            return ReadResponse { new_state: state, private, diagnostics: warning.into() };
+        }
         if self.cluster.gone().this_cluster {
             let id = state.get(ID).as_str().unwrap_or_default().to_string();
             let warning = Diagnostic::warning(
@@ -381,6 +408,10 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
+        // Whatever its version, a state of the Go provider 0.x is not one of this provider's older ones.
+        if let Some(state) = crate::attributes::go_provider_state(&(L::ATTRIBUTES)(), &state) {
+            return Ok(state);
+        }
         let current = L::SCHEMA_VERSION;
         if version == current {
             return Ok(state);
