@@ -47,10 +47,29 @@ EOF
 # With a dev override the client needs no `init`; it warns about the override on stderr, which says nothing here.
 (cd "$scratch/config" && TF_CLI_CONFIG_FILE="$scratch/cli.tfrc" CHECKPOINT_DISABLE=1 "$bin/terraform" providers schema -json) \
   >"$scratch/registry.json" 2>"$scratch/terraform.log" || { cat "$scratch/terraform.log" >&2; exit 1; }
+# The pages show what the provider's declarations say (provider/src/attributes.rs): a top-level attribute whose
+# description opens with REQUIRED_NOTE is required (the provider checks it, so Terraform's schema calls it
+# optional); one that opens with REMOVED_NOTE is a name of the Go provider 0.x, listed in the upgrade guide instead.
 python3 - "$scratch/registry.json" "$scratch/schema.json" <<'PY'
 import json, sys
+REQUIRED_NOTE = "Required. "
+REMOVED_NOTE = "Removed (a name of the Go provider 0.x). "
 doc = json.load(open(sys.argv[1]))
-doc["provider_schemas"] = {"liqo": doc["provider_schemas"]["registry.terraform.io/liqotech/liqo"]}
+schemas = doc["provider_schemas"]["registry.terraform.io/liqotech/liqo"]
+blocks = [schemas["provider"]["block"]] + [
+    s["block"] for kind in ("resource_schemas", "data_source_schemas") for s in schemas.get(kind, {}).values()
+]
+for block in blocks:
+    attributes = block.get("attributes", {})
+    for name, a in list(attributes.items()):
+        description = a.get("description", "")
+        if description.startswith(REMOVED_NOTE):
+            del attributes[name]
+        elif description.startswith(REQUIRED_NOTE):
+            a.pop("optional", None)
+            a["required"] = True
+            a["description"] = description[len(REQUIRED_NOTE):]
+doc["provider_schemas"] = {"liqo": schemas}
 json.dump(doc, open(sys.argv[2], "w"))
 PY
 
