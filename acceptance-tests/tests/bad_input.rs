@@ -10,13 +10,10 @@
 //!
 //! Needs no test ground. Runs once per client (Terraform 1.16.4 and OpenTofu 1.11.7), side by side,
 //! one working directory per client, `init` once, `main.tf` rewritten per case.
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use anyhow::{Context, Result, ensure};
-use liqo_acceptance::tf::{self, Cli, Workdir};
-use tokio::net::TcpListener;
+use anyhow::{Result, ensure};
+use liqo_acceptance::tf::{self, Cli, CountingApiServer, Workdir};
 
 /// A real certificate as an HCL string body (the provider parses every certificate it is given).
 fn pem_cert() -> String {
@@ -41,36 +38,6 @@ const PLANTED_SECRET: &str = "cGxhbnRlZC1wcml2YXRlLWtleQ";
 const FAKE_KUBECONFIG: &str = "fake.kubeconfig";
 const GARBAGE_KUBECONFIG: &str = "garbage.kubeconfig";
 const DIRECTORY_KUBECONFIG: &str = "kubeconfig.d";
-
-/// Listens on loopback and counts every connection it accepts, closing each at once: a provider that tried to
-/// reach the API would show up here (its TLS handshake then fails).
-struct CountingApiServer {
-    url: String,
-    accepted: Arc<AtomicUsize>,
-}
-
-impl CountingApiServer {
-    async fn start() -> Result<CountingApiServer> {
-        let listener = TcpListener::bind("127.0.0.1:0").await.context("binding the counting API server")?;
-        let url = format!("https://{}", listener.local_addr()?);
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let counter = accepted.clone();
-        tokio::spawn(async move {
-            while let Ok((socket, _)) = listener.accept().await {
-                counter.fetch_add(1, Ordering::SeqCst);
-                drop(socket);
-            }
-        });
-        Ok(CountingApiServer { url, accepted })
-    }
-
-    /// Connections so far, after a pause long enough for the accept loop to take any connection the kernel
-    /// has already completed (the client process has exited by the time this is called).
-    async fn connections(&self) -> usize {
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        self.accepted.load(Ordering::SeqCst)
-    }
-}
 
 /// The first command that rejects a case: `validate` (static checks) or `plan` (ConfigureProvider reads
 /// kubeconfig files). Every case also runs with `plan`, which is where a provider could reach the cluster.

@@ -10,14 +10,9 @@
 //!
 //! Needs no test ground: the provider block points at a loopback listener that counts connections, and none may
 //! come.
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
 use anyhow::{Context, Result, ensure};
-use liqo_acceptance::tf::{self, Cli, PROVIDER_SOURCE, Workdir};
+use liqo_acceptance::tf::{self, Cli, CountingApiServer, PROVIDER_SOURCE, Workdir};
 use serde_json::{Value as Json, json};
-use tokio::net::TcpListener;
 
 const GUIDE: &str = "docs/guides/upgrading-from-the-go-provider.md";
 /// What Terraform and OpenTofu print when a block does not fit the schema: none of it may appear.
@@ -27,21 +22,6 @@ const BARE: &[&str] = &[
     "is required, but no definition was found",
     "Missing required argument \"",
 ];
-
-/// A loopback listener that counts the connections it accepts (and closes them).
-async fn counting_listener() -> Result<(String, Arc<AtomicUsize>)> {
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("https://{}", listener.local_addr()?);
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let counter = accepted.clone();
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            counter.fetch_add(1, Ordering::SeqCst);
-            drop(socket);
-        }
-    });
-    Ok((url, accepted))
-}
 
 /// `validate -json`'s error diagnostics as (summary, detail).
 async fn validate(work: &Workdir) -> Result<Vec<(String, String)>> {
@@ -137,10 +117,11 @@ fn resources_in_state(work: &Workdir) -> Result<usize> {
 }
 
 async fn takeover(cli: Cli) -> Result<()> {
-    let (url, connections) = counting_listener().await?;
+    let api = CountingApiServer::start().await?;
     let main = format!(
-        "{}\nprovider \"liqo\" {{\n  kubernetes = {{ host = \"{url}\", insecure = true, token = \"x\" }}\n}}\n",
-        tf::required_providers()
+        "{}\nprovider \"liqo\" {{\n  kubernetes = {{ host = \"{}\", insecure = true, token = \"x\" }}\n}}\n",
+        tf::required_providers(),
+        api.url
     );
     let work = Workdir::new(cli, &main).await?;
     let state = serde_json::to_string_pretty(&v01_state(cli))?;
@@ -164,8 +145,7 @@ async fn takeover(cli: Cli) -> Result<()> {
         work.apply().await.with_context(|| format!("{cli}: the apply with the removed block"))?;
     }
     ensure!(resources_in_state(&work)? == 0, "{cli}: the resource is still in the state");
-    tokio::time::sleep(Duration::from_millis(30)).await;
-    ensure!(connections.load(Ordering::SeqCst) == 0, "{cli}: the provider reached the API server");
+    ensure!(api.connections().await == 0, "{cli}: the provider reached the API server");
     Ok(())
 }
 

@@ -15,6 +15,7 @@
 //! }
 //! # Ok(()) }
 //! ```
+mod counting;
 pub mod mirror;
 
 use std::fmt;
@@ -29,6 +30,7 @@ use anyhow::{Context, Result, bail};
 use tempfile::TempDir;
 
 use crate::ground::{Ground, Upstream, process};
+pub use counting::CountingApiServer;
 pub use mirror::{PROVIDER_SOURCE, PROVIDER_VERSION};
 
 /// A single Terraform command may not take longer than this (the provider's own timeouts are shorter).
