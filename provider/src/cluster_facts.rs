@@ -6,7 +6,9 @@
 use crate::cluster_api::ClusterApi;
 use crate::errors::op_diags;
 use crate::protocol::Ctx;
-use k8s_openapi::api::core::v1::ConfigMap;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::Api;
 use liqo_schema::liqo::Network;
 use liqo_schema::liqo::labels;
@@ -24,46 +26,113 @@ pub struct ClusterFacts {
 
 impl ClusterFacts {
     /// Reads the cluster ID and CIDRs from the Liqo namespace, once per provider process ([`ClusterApi::facts`]).
-    /// A missing installation, or IPAM that has not assigned the CIDRs yet, is an error naming the object and the
-    /// `liqo_namespace` provider attribute.
+    /// A Liqo still starting is waited for ([`STARTING`]); a missing installation, or one still starting after
+    /// that, is an error naming what is missing and the `liqo_namespace` provider attribute.
     pub async fn read(ctx: &Ctx, cluster: &ClusterApi) -> Result<ClusterFacts, Diagnostics> {
-        cluster.facts(|| Self::read_from_cluster(ctx, cluster)).await
+        cluster.facts(|| Self::read_waiting(ctx, cluster, STARTING)).await
     }
 
-    async fn read_from_cluster(ctx: &Ctx, cluster: &ClusterApi) -> Result<ClusterFacts, Diagnostics> {
-        let client = cluster.client().await?;
+    /// Reads until the facts are complete, while the Liqo namespace exists (its chart is being installed, e.g. by a
+    /// `helm_release` of the same run) and for at most `bound`; without the namespace there is no Liqo to wait for.
+    async fn read_waiting(ctx: &Ctx, cluster: &ClusterApi, bound: Duration) -> Result<ClusterFacts, Diagnostics> {
+        let started = Instant::now();
+        loop {
+            let missing = match Self::read_once(ctx, cluster).await {
+                Ok(facts) => return Ok(facts),
+                Err(Read::Failed(d)) => return Err(d),
+                Err(Read::Missing(d)) => d,
+            };
+            let client = cluster.client().await?;
+            let namespaces: Api<Namespace> = Api::all(client);
+            let installing =
+                crate::kube::get_opt(ctx, &namespaces, &cluster.liqo_namespace()).await.map_err(|e| op_diags(&e))?;
+            if installing.is_none() {
+                return Err(missing);
+            }
+            if started.elapsed() >= bound {
+                return Err(still_starting(missing, bound));
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(POLL) => {}
+                _ = ctx.cancel.cancelled() => return Err(missing),
+            }
+        }
+    }
+
+    async fn read_once(ctx: &Ctx, cluster: &ClusterApi) -> Result<ClusterFacts, Read> {
+        let failed = |e: crate::kube::OpError| Read::Failed(op_diags(&e));
+        let client = cluster.client().await.map_err(|d| Read::Failed(d.into()))?;
         let namespace = cluster.liqo_namespace();
-        let cluster_id = read_cluster_id(ctx, &client, &namespace).await.map_err(|e| op_diags(&e))??;
+        let maps = list_cluster_id_maps(ctx, &client, &namespace).await.map_err(failed)?;
+        let cluster_id = cluster_id_from(&maps, &namespace).map_err(|d| Read::missing_if(maps.is_empty(), d))?;
 
         // Both kinds in one request: every request is paid again by each `plan` that reads the data source.
         let networks: Api<Network> = Api::namespaced(client, &namespace);
-        let (pod, external): (Vec<Network>, Vec<Network>) = crate::kube::list(ctx, &networks, &network_selector())
-            .await
-            .map_err(|e| op_diags(&e))?
-            .into_iter()
-            .partition(|n| {
+        let (pod, external): (Vec<Network>, Vec<Network>) =
+            crate::kube::list(ctx, &networks, &network_selector()).await.map_err(failed)?.into_iter().partition(|n| {
                 n.metadata.labels.as_ref().and_then(|l| l.get(labels::NETWORK_TYPE)).map(String::as_str)
                     == Some(labels::NETWORK_TYPE_POD_CIDR)
             });
-        let pod_cidrs = cidrs_from(pod, labels::NETWORK_TYPE_POD_CIDR, &namespace)?;
-        let external_cidr = match cidrs_from(external, labels::NETWORK_TYPE_EXTERNAL_CIDR, &namespace)?.as_slice() {
+        // Liqo's controller-manager makes the Networks and its IPAM assigns them once its pods run.
+        let pod_cidrs = cidrs_from(pod, labels::NETWORK_TYPE_POD_CIDR, &namespace).map_err(Read::Missing)?;
+        let external_cidr = match cidrs_from(external, labels::NETWORK_TYPE_EXTERNAL_CIDR, &namespace)
+            .map_err(Read::Missing)?
+            .as_slice()
+        {
             [one] => one.clone(),
             many => {
-                return Err(Diagnostic::error(
-                    "Several external CIDR Networks",
-                    format!(
-                        "Found {} Networks labelled {}={} in namespace {namespace} ({}); Liqo keeps exactly one. Check the Liqo installation.",
-                        many.len(),
-                        labels::NETWORK_TYPE,
-                        labels::NETWORK_TYPE_EXTERNAL_CIDR,
-                        many.join(", ")
-                    ),
-                )
-                .into());
+                return Err(Read::Failed(
+                        Diagnostic::error(
+                            "Several external CIDR Networks",
+                            format!(
+                                "Found {} Networks labelled {}={} in namespace {namespace} ({}); Liqo keeps exactly one. Check the Liqo installation.",
+                                many.len(),
+                                labels::NETWORK_TYPE,
+                                labels::NETWORK_TYPE_EXTERNAL_CIDR,
+                                many.join(", ")
+                            ),
+                        )
+                        .into(),
+                    ));
             }
         };
-        Ok(ClusterFacts { cluster_id, pod_cidrs, external_cidr, api_server_url: cluster.api_server_url().await? })
+        let api_server_url = cluster.api_server_url().await.map_err(|d| Read::Failed(d.into()))?;
+        Ok(ClusterFacts { cluster_id, pod_cidrs, external_cidr, api_server_url })
     }
+}
+
+/// How long the first operation on a cluster waits for a Liqo that is still starting: the cluster-ID ConfigMap
+/// comes with the chart, the Networks and their CIDRs within seconds of Liqo's pods running.
+const STARTING: Duration = Duration::from_secs(90);
+const POLL: Duration = Duration::from_secs(2);
+
+/// Why one read of the facts failed.
+enum Read {
+    /// Something Liqo writes while it starts is not there yet.
+    Missing(Diagnostics),
+    /// Anything else (an API error, an installation that is not as Liqo keeps it).
+    Failed(Diagnostics),
+}
+
+impl Read {
+    fn missing_if(missing: bool, d: Diagnostics) -> Read {
+        if missing { Read::Missing(d) } else { Read::Failed(d) }
+    }
+}
+
+/// `missing`, after waiting `bound` for a Liqo that kept its namespace but never completed.
+fn still_starting(mut missing: Diagnostics, bound: Duration) -> Diagnostics {
+    for d in &mut missing.0 {
+        d.summary = format!("Liqo still not ready after {}s: {}", bound.as_secs(), d.summary);
+        d.detail = format!(
+            "{} The Liqo namespace exists, so Liqo looked installed or being installed; the provider waited {}s for it \
+             (a Helm release of Liqo made in the same run finishes before Liqo has written everything). Check Liqo's pods \
+             in that namespace.",
+            d.detail,
+            bound.as_secs()
+        );
+    }
+    missing
 }
 
 /// This cluster's Liqo ID, read the way liqoctl reads it: `CLUSTER_ID` of the one ConfigMap labelled
@@ -75,10 +144,17 @@ pub async fn read_cluster_id(
     client: &kube::Client,
     namespace: &str,
 ) -> Result<Result<String, Diagnostics>, crate::kube::OpError> {
+    Ok(cluster_id_from(&list_cluster_id_maps(ctx, client, namespace).await?, namespace))
+}
+
+async fn list_cluster_id_maps(
+    ctx: &Ctx,
+    client: &kube::Client,
+    namespace: &str,
+) -> Result<Vec<ConfigMap>, crate::kube::OpError> {
     let maps: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let selector = format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME);
-    let found = crate::kube::list(ctx, &maps, &selector).await?;
-    Ok(cluster_id_from(&found, namespace))
+    crate::kube::list(ctx, &maps, &selector).await
 }
 
 /// The pod-CIDR and external-CIDR Networks (the selector matches no other kind).
@@ -236,23 +312,76 @@ mod tests {
         assert_eq!(seen.lock().unwrap().len(), 3, "{:?}", seen.lock().unwrap());
     }
 
+    const LIQO_NAMESPACE: &str = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"liqo"}}"#;
+    const NO_MAPS: &str = r#"{"apiVersion":"v1","kind":"ConfigMapList","metadata":{},"items":[]}"#;
+    const NOT_FOUND: &str = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"namespaces \"liqo\" not found","reason":"NotFound","code":404}"#;
+
+    /// The path of each request the fake server saw, in order.
+    fn paths(seen: &std::sync::Mutex<Vec<String>>) -> Vec<String> {
+        seen.lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.split(' ').nth(1).unwrap_or_default().split('?').next().unwrap().to_owned())
+            .collect()
+    }
+
     #[tokio::test]
-    async fn a_failed_read_is_not_kept() {
-        // IPAM has not assigned the pod CIDR at the first read; the second read asks the API again.
+    async fn a_liqo_still_starting_is_waited_for() {
+        // IPAM has not assigned the pod CIDR at the first read; the Liqo namespace exists, so the read is made
+        // again, and the facts come once it is assigned.
         let (url, seen) = crate::kube::tests::fake_api_server(vec![
             (200, VERSION),
             (200, CLUSTER_ID_MAPS),
             (200, NETWORKS_UNASSIGNED),
+            (200, LIQO_NAMESPACE),
+            (200, CLUSTER_ID_MAPS),
+            (200, NETWORKS),
+        ])
+        .await;
+        let facts = ClusterFacts::read(&ctx(), &cluster_at(&url)).await.expect("read once assigned");
+        assert_eq!(facts.pod_cidrs, ["10.1.0.0/16"]);
+        assert_eq!(
+            paths(&seen)[1..],
+            [
+                "/api/v1/namespaces/liqo/configmaps",
+                "/apis/ipam.liqo.io/v1alpha1/namespaces/liqo/networks",
+                "/api/v1/namespaces/liqo",
+                "/api/v1/namespaces/liqo/configmaps",
+                "/apis/ipam.liqo.io/v1alpha1/namespaces/liqo/networks",
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn without_the_liqo_namespace_nothing_is_waited_for_and_a_failed_read_is_not_kept() {
+        let (url, seen) = crate::kube::tests::fake_api_server(vec![
+            (200, VERSION),
+            (200, NO_MAPS),
+            (404, NOT_FOUND),
             (200, CLUSTER_ID_MAPS),
             (200, NETWORKS),
         ])
         .await;
         let cluster = cluster_at(&url);
         let d = ClusterFacts::read(&ctx(), &cluster).await.unwrap_err();
-        assert_eq!(d.0[0].summary, "Network liqo/pod-cidr has no CIDR yet");
-        let facts = ClusterFacts::read(&ctx(), &cluster).await.expect("read again once assigned");
-        assert_eq!(facts.pod_cidrs, ["10.1.0.0/16"]);
+        assert_eq!(d.0[0].summary, "Liqo not found in namespace liqo");
+        let facts = ClusterFacts::read(&ctx(), &cluster).await.expect("read again once installed");
+        assert_eq!(facts.cluster_id, "milan");
         assert_eq!(seen.lock().unwrap().len(), 5, "{:?}", seen.lock().unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_liqo_still_starting_after_the_bound_is_named() {
+        let (url, _) = crate::kube::tests::fake_api_server(vec![
+            (200, VERSION),
+            (200, CLUSTER_ID_MAPS),
+            (200, NETWORKS_UNASSIGNED),
+            (200, LIQO_NAMESPACE),
+        ])
+        .await;
+        let d = ClusterFacts::read_waiting(&ctx(), &cluster_at(&url), Duration::ZERO).await.unwrap_err();
+        assert_eq!(d.0[0].summary, "Liqo still not ready after 0s: Network liqo/pod-cidr has no CIDR yet");
+        assert!(d.0[0].detail.contains("liqo-ipam") && d.0[0].detail.contains("waited 0s"), "{}", d.0[0].detail);
     }
 
     #[test]
