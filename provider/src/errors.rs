@@ -168,6 +168,20 @@ fn api_error(action: &str, object: &str, source: &kube::Error) -> Diagnostic {
                 ),
             )
         }
+        // The API server could not reach an admission webhook (a 500, retried for a while before this): usually
+        // Liqo's, still starting or down.
+        kube::Error::Api(s) if s.code == 500 && s.message.contains("failed calling webhook") => {
+            let webhook = s.message.split('"').nth(1).unwrap_or("an admission webhook");
+            Diagnostic::error(
+                format!("Webhook {webhook} not serving: could not {action} {object}"),
+                format!(
+                    "{}\nThe API server calls this webhook for the object and could not reach it. When it is Liqo's \
+                     (`*.liqo.io`), Liqo's webhook pod (Deployment liqo-webhook in the Liqo namespace) is not running \
+                     or not ready yet, e.g. just after Liqo was installed or upgraded: check it, then apply again.",
+                    s.message
+                ),
+            )
+        }
         kube::Error::Api(s) if s.code == 422 || s.code == 400 => Diagnostic::error(
             format!("The API server refused to {action} {object}"),
             format!(
@@ -263,6 +277,24 @@ mod tests {
         assert!(denied.detail.contains("already exists") && !denied.detail.contains("RBAC"), "{}", denied.detail);
         let rbac = forbidden("tenants.authentication.liqo.io is forbidden: User \"x\" cannot create resource");
         assert!(rbac.summary.starts_with("Forbidden") && rbac.detail.contains("RBAC"), "{}", rbac.detail);
+    }
+
+    /// An unreachable webhook is named (Liqo starting), not reported as a bare internal error.
+    #[test]
+    fn a_webhook_that_is_not_serving_is_named() {
+        let message = "Internal error occurred: failed calling webhook \"gatewayserver.liqo.io\": failed to call webhook: \
+                       Post \"https://liqo-webhook.liqo.svc:443/validate/gatewayservers?timeout=10s\": dial tcp \
+                       10.96.0.12:443: connect: connection refused";
+        let d = op_error(&OpError::Api {
+            action: "apply",
+            object: "GatewayServer liqo-tenant-rome/rome".into(),
+            source: kube::Error::Api(kube::core::Status::failure(message, "InternalError").with_code(500).boxed()),
+        });
+        assert_eq!(
+            d.summary,
+            "Webhook gatewayserver.liqo.io not serving: could not apply GatewayServer liqo-tenant-rome/rome"
+        );
+        assert!(d.detail.contains("connection refused") && d.detail.contains("liqo-webhook"), "{}", d.detail);
     }
 
     #[test]
