@@ -1,6 +1,7 @@
 //! Faults during an apply, through a real client: the provider cluster's API server crashing mid-apply, Ctrl-C
 //! while a resource waits, and Liqo faults (a failed Connection, status that never comes within `timeouts`) that
-//! must end with Liqo's reason or the condition that never came. A denied ResourceSlice is covered by peer.rs.
+//! must end with Liqo's reason or the condition that never came, and a Liqo still starting (its cluster-ID
+//! ConfigMap written late), which is waited for. A denied ResourceSlice is covered by peer.rs.
 //!
 //! Every client of `Cli::available()` (Terraform 1.16.4 and OpenTofu 1.11.7: Ctrl-C and a crashed API server reach
 //! each client differently) on a simulated ground of its own, all at once: faults are switched per cluster and an
@@ -11,7 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
+use kube::api::{DeleteParams, PostParams};
 use liqo_acceptance::chain::{PEER, full_chain};
 use liqo_acceptance::ground::process;
 use liqo_acceptance::inventory;
@@ -224,6 +227,33 @@ async fn liqo_faults_end_with_the_reason(ground: &Ground, cli: Cli) -> Result<()
     Ok(())
 }
 
+/// (5) Liqo still starting, as just after its chart was installed: milan's cluster-ID ConfigMap (which the chart
+/// makes) is written 6 s into the apply of a liqo_generate, which waits for it and succeeds instead of failing.
+async fn liqo_still_starting_is_waited_for(ground: &Ground, cli: Cli) -> Result<()> {
+    const LATE: Duration = Duration::from_secs(6);
+    let maps: Api<ConfigMap> = Api::namespaced(ground.client(MILAN).await?, "liqo");
+    let name = "liqo-clusterid-configmap";
+    let mut map = maps.get(name).await.context("milan's cluster-ID ConfigMap")?;
+    maps.delete(name, &DeleteParams::default()).await?;
+    let config = format!(
+        "{}\nresource \"liqo_generate\" \"milan\" {{\n  provider          = liqo.milan\n  remote_cluster_id = \"{ROME}\"\n}}\n",
+        tf::provider_config(ground)
+    );
+    let work = Workdir::new(cli, &config).await?;
+    let written_late = async {
+        tokio::time::sleep(LATE).await;
+        map.metadata.resource_version = None;
+        map.metadata.uid = None;
+        maps.create(&PostParams::default(), &map).await.context("writing the ConfigMap back")
+    };
+    let (applied, written) = tokio::join!(work.apply(), written_late);
+    written?;
+    let applied = applied.with_context(|| format!("{cli}: the apply did not wait for the ConfigMap"))?;
+    ensure!(applied.duration >= LATE, "{cli}: the apply ended after {:?}, before the ConfigMap came", applied.duration);
+    work.destroy().await?;
+    Ok(())
+}
+
 /// Runs one step and prints how long it took.
 async fn timed<F: std::future::Future<Output = Result<()>>>(cli: Cli, step: &str, run: F) -> Result<()> {
     let began = Instant::now();
@@ -239,7 +269,8 @@ async fn faults_during_apply_end_cleanly_and_converge() -> Result<()> {
             let ground = Ground::start_simulated(&[MILAN, ROME]).await.context("ground")?;
             timed(cli, "API server crash mid-apply", api_server_crash_mid_apply(&ground, cli)).await?;
             timed(cli, "Ctrl-C during a wait", interrupt_during_a_wait(&ground, cli)).await?;
-            timed(cli, "Liqo faults", liqo_faults_end_with_the_reason(&ground, cli)).await
+            timed(cli, "Liqo faults", liqo_faults_end_with_the_reason(&ground, cli)).await?;
+            timed(cli, "Liqo still starting", liqo_still_starting_is_waited_for(&ground, cli)).await
         };
         (cli, run)
     });
