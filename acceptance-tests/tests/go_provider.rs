@@ -57,20 +57,33 @@ async fn configurations(cli: Cli) -> Result<()> {
     let required = tf::required_providers();
     let tutorial = include_str!("go_provider/tutorial.tf");
     let work = Workdir::new(cli, &format!("{required}\n{tutorial}")).await?;
-    // Its liqo_generate took no arguments: the first error (Terraform validates liqo_peer, which refers to it,
-    // only once it passes).
-    only(cli, "the tutorial", &validate(&work).await?, &["Missing required argument `remote_cluster_id`"])?;
-    let fixed = tutorial.replace("provider = liqo.milan\n", "provider = liqo.milan\n  remote_cluster_id = \"rome\"\n");
-    ensure!(fixed != tutorial, "the tutorial's liqo_generate block was not found");
-    work.write("main.tf", &format!("{required}\n{fixed}"))?;
     let errors = validate(&work).await?;
     only(
         cli,
-        "the tutorial's liqo_peer",
+        "the tutorial",
         &errors,
         &["liqo_peer of the Go provider 0.x: `cluster_id`, `cluster_name`, `cluster_authurl`, `cluster_token`"],
     )?;
     ensure!(errors[0].1.contains("- `cluster_token`: no token in Liqo 1.x"), "{cli}: {}", errors[0].1);
+
+    // Its liqo_generate, which took no arguments, is refused when planned, before any request to the cluster.
+    let api = CountingApiServer::start().await?;
+    work.write(
+        "main.tf",
+        &format!(
+            "{required}\nprovider \"liqo\" {{\n  kubernetes = {{ host = \"{}\", insecure = true, token = \"x\" }}\n}}\n\
+             resource \"liqo_generate\" \"generate\" {{}}\n",
+            api.url
+        ),
+    )?;
+    let plan = work.run(&["plan", "-input=false", "-no-color"]).await?;
+    ensure!(!plan.success(), "{cli}: the tutorial's liqo_generate planned:\n{plan}");
+    let said = liqo_acceptance::observe::flat(&plan.stderr);
+    ensure!(
+        said.contains("Missing required argument `remote_cluster_id`") && said.contains(GUIDE),
+        "{cli}: the plan of the tutorial's liqo_generate said:\n{plan}"
+    );
+    ensure!(api.connections().await == 0, "{cli}: planning liqo_generate reached the API server");
 
     work.write("main.tf", &format!("{required}\n{}", include_str!("go_provider/v0.1.tf")))?;
     let errors = validate(&work).await?;

@@ -41,7 +41,7 @@ pub const fn unraw(name: &'static str) -> &'static str {
 }
 
 /// A plan-time check of one attribute's value, run when the value is known (unknown and null values pass;
-/// a missing required one is [`crate::validate::Validator::declared`]'s). Each names the attribute and the fix ([`crate::validate`]).
+/// a missing required one is [`crate::validate::Validator::required`]'s). Each names the attribute and the fix ([`crate::validate`]).
 #[derive(Clone, Debug)]
 pub enum Check {
     /// A Liqo cluster ID (a DNS label).
@@ -237,7 +237,7 @@ pub const REQUIRED_NOTE: &str = "Required. ";
 pub const REMOVED_NOTE: &str = "Removed (a name of the Go provider 0.x). ";
 
 /// A block of declared attributes as Terraform's schema shows it. A required top-level attribute is shown as
-/// optional, and the provider's validation requires it ([`crate::validate::Validator::declared`]): Terraform
+/// optional, and the provider's plan requires it ([`crate::validate::Validator::required`]): Terraform
 /// rejects a block that lacks a required attribute before the provider sees it, so a configuration written for the
 /// Go provider 0.x would get Terraform's bare "Missing required argument" instead of the error that names the 1.x
 /// way ([`removed`]). Nested attributes keep Terraform's check.

@@ -42,7 +42,7 @@ const GO_PROVIDER_GUIDE: &str = "The guide \"Upgrading from the Go provider (0.0
      takes over a peering the 0.1.x provider made without touching it.";
 
 /// Validation helpers: each checks one attribute when its value is known and pushes an error naming the
-/// attribute and the fix. Unknown values pass; null ones pass but for a missing top-level required attribute.
+/// attribute and the fix. Unknown and null values pass (a missing required attribute: [`Validator::required`]).
 pub struct Validator<'a> {
     pub config: &'a Value,
     pub diags: Diagnostics,
@@ -62,24 +62,6 @@ impl<'a> Validator<'a> {
                 None => d.key.path(),
             };
             let value = object.get(d.key);
-            // Top-level required attributes are the provider's to require (crate::attributes::block); unknown
-            // passes here and is checked again at apply, when it is known.
-            if at.is_none() && d.is_required() && value.is_null() {
-                // A block of a type the Go provider 0.x also had may have been written for it (its liqo_generate
-                // took no arguments at all).
-                let go_provider = match decls.iter().any(|d| d.removed.is_some()) {
-                    true => format!(
-                        " Was this block written for the Go provider published as liqotech/liqo 0.0.x or 0.1.x? \
-                         {GO_PROVIDER_GUIDE}"
-                    ),
-                    false => String::new(),
-                };
-                self.error(
-                    path.clone(),
-                    format!("Missing required argument `{}`", d.key.name()),
-                    format!("{} Set `{}` in this block.{go_provider}", d.description(), d.key.name()),
-                );
-            }
             if let Some(check) = &d.check {
                 match value {
                     Value::List(items) | Value::Set(items) => {
@@ -93,6 +75,29 @@ impl<'a> Validator<'a> {
             if d.nesting() == Some(Nesting::Single) {
                 self.declared(d.children(), value, Some(&path));
             }
+        }
+    }
+
+    /// Each top-level required attribute of `decls` the configuration leaves null is an error on it: the provider
+    /// requires them, not Terraform ([`crate::attributes::block`]). Checked when a resource is planned for creation
+    /// or update, not at validation: a destroy evaluates the configuration too, and there an attribute fed by a
+    /// cluster that is gone for good is null (Terraform itself rejects only an absent argument, not a null one).
+    pub fn required(&mut self, decls: &[Decl]) {
+        // A block of a type the Go provider 0.x also had may have been written for it (its liqo_generate took no
+        // arguments at all).
+        let go_provider = match decls.iter().any(|d| d.removed.is_some()) {
+            true => format!(
+                " Was this block written for the Go provider published as liqotech/liqo 0.0.x or 0.1.x? \
+                 {GO_PROVIDER_GUIDE}"
+            ),
+            false => String::new(),
+        };
+        for d in decls.iter().filter(|d| d.is_required() && self.config.get(d.key).is_null()) {
+            self.error(
+                d.key.path(),
+                format!("Missing required argument `{}`", d.key.name()),
+                format!("{} Set `{}` in this block.{go_provider}", d.description(), d.key.name()),
+            );
         }
     }
 

@@ -320,6 +320,19 @@ impl<L: Lifecycle> Resource for Driven<L> {
                 diagnostics: crate::errors::made_by_the_go_provider(L::TYPE_NAME, &names, true).into(),
             };
         }
+        if !req.proposed.is_null() {
+            let mut missing = Validator::new(&req.config);
+            missing.required(&decls);
+            let missing = missing.finish();
+            if !missing.is_empty() {
+                return PlanResponse {
+                    planned: req.proposed,
+                    requires_replace: Vec::new(),
+                    private: req.private,
+                    diagnostics: missing,
+                };
+            }
+        }
         let plan = Plan::run::<L>(&req.prior, req.proposed, &req.config);
         PlanResponse {
             planned: plan.planned,

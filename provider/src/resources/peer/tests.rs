@@ -188,15 +188,18 @@ fn validation_names_each_bad_attribute() {
     assert!(validate(&config()).is_empty());
 }
 
-/// The provider requires its required arguments itself (Terraform's schema calls them optional): each missing one
-/// is an error on it; an unknown one passes until apply.
+/// The provider requires its required arguments itself when it plans a create or an update (Terraform's schema
+/// calls them optional): each missing one is an error on it; an unknown one passes until apply.
 #[test]
 fn each_missing_required_argument_is_named() {
     let mut c = config();
     c.set(attr::tenant_namespace, Value::Null);
     c.set(attr::provider_tenant_namespace, Value::Null);
     c.set(attr::provider_cluster_id, Value::Unknown);
-    let d = validate(&c);
+    assert!(validate(&c).is_empty(), "a destroy validates the configuration too: a null there is no error");
+    let mut v = crate::validate::Validator::new(&c);
+    v.required(&attr::declared());
+    let d = v.finish();
     assert_eq!(error_paths(&d), ["tenant_namespace", "provider_tenant_namespace"]);
     assert!(d.iter().all(|d| d.summary.starts_with("Missing required argument `")), "{d:?}");
     assert!(d.iter().all(|d| d.detail.contains("Set `")), "{d:?}");
