@@ -320,7 +320,10 @@ impl<L: Lifecycle> Resource for Driven<L> {
                 diagnostics: crate::errors::made_by_the_go_provider(L::TYPE_NAME, &names, true).into(),
             };
         }
-        if !req.proposed.is_null() {
+        // Only on create: `terraform destroy` first plans the existing resources with their configuration, where an
+        // attribute fed by a cluster gone for good is null (Terraform accepts a null required argument, only an
+        // absent one is its error).
+        if req.prior.is_null() && !req.proposed.is_null() {
             let mut missing = Validator::new(&req.config);
             missing.required(&decls);
             let missing = missing.finish();
@@ -359,7 +362,12 @@ impl<L: Lifecycle> Resource for Driven<L> {
         }
         // Validation saw unknown values as possibly null (a conditional on a variable, another resource's output);
         // here every value is known, so what it let pass for that reason is checked before any cluster is touched.
+        let mut check = Validator::new(&req.config);
+        if req.prior.is_null() {
+            check.required(&decls);
+        }
         let mut invalid = Self::validate(&req.config);
+        invalid.extend(check.finish());
         invalid.0.retain(|d| d.severity == Severity::Error);
         if !invalid.is_empty() {
             // Nothing written: the prior state stands (null on create).
