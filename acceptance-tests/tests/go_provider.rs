@@ -66,7 +66,7 @@ async fn configurations(cli: Cli) -> Result<()> {
     )?;
     ensure!(errors[0].1.contains("- `cluster_token`: no token in Liqo 1.x"), "{cli}: {}", errors[0].1);
 
-    // Its liqo_generate, which took no arguments, is refused when planned, before any request to the cluster.
+    // Its liqo_generate, which took no arguments, is refused when applied, before any request to the cluster.
     let api = CountingApiServer::start().await?;
     work.write(
         "main.tf",
@@ -76,14 +76,13 @@ async fn configurations(cli: Cli) -> Result<()> {
             api.url
         ),
     )?;
-    let plan = work.run(&["plan", "-input=false", "-no-color"]).await?;
-    ensure!(!plan.success(), "{cli}: the tutorial's liqo_generate planned:\n{plan}");
-    let said = liqo_acceptance::observe::flat(&plan.stderr);
+    let apply = work.apply_fails().await?;
+    let said = liqo_acceptance::observe::flat(&apply.stderr);
     ensure!(
         said.contains("Missing required argument `remote_cluster_id`") && said.contains(GUIDE),
-        "{cli}: the plan of the tutorial's liqo_generate said:\n{plan}"
+        "{cli}: the apply of the tutorial's liqo_generate said:\n{apply}"
     );
-    ensure!(api.connections().await == 0, "{cli}: planning liqo_generate reached the API server");
+    ensure!(api.connections().await == 0, "{cli}: applying liqo_generate reached the API server");
 
     work.write("main.tf", &format!("{required}\n{}", include_str!("go_provider/v0.1.tf")))?;
     let errors = validate(&work).await?;

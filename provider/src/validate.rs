@@ -79,10 +79,10 @@ impl<'a> Validator<'a> {
     }
 
     /// Each top-level required attribute of `decls` the configuration leaves null is an error on it: the provider
-    /// requires them, not Terraform ([`crate::attributes::block`]). Checked when a resource is created (its plan and
-    /// its apply), not at validation nor on an existing resource: a destroy plans the existing resources with their
-    /// configuration first, and there an attribute fed by a cluster gone for good is null (Terraform itself rejects
-    /// only an absent argument, not a null one).
+    /// requires them, not Terraform ([`crate::attributes::block`]). Checked when a resource's create is applied,
+    /// before anything is written — not at validation nor in a plan: `terraform destroy` first plans every resource
+    /// with its configuration, and there an attribute fed by a cluster gone for good is null (Terraform itself
+    /// rejects only an absent argument, not a null one).
     pub fn required(&mut self, decls: &[Decl]) {
         // A block of a type the Go provider 0.x also had may have been written for it (its liqo_generate took no
         // arguments at all).

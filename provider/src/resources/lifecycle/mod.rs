@@ -320,22 +320,6 @@ impl<L: Lifecycle> Resource for Driven<L> {
                 diagnostics: crate::errors::made_by_the_go_provider(L::TYPE_NAME, &names, true).into(),
             };
         }
-        // Only on create: `terraform destroy` first plans the existing resources with their configuration, where an
-        // attribute fed by a cluster gone for good is null (Terraform accepts a null required argument, only an
-        // absent one is its error).
-        if req.prior.is_null() && !req.proposed.is_null() {
-            let mut missing = Validator::new(&req.config);
-            missing.required(&decls);
-            let missing = missing.finish();
-            if !missing.is_empty() {
-                return PlanResponse {
-                    planned: req.proposed,
-                    requires_replace: Vec::new(),
-                    private: req.private,
-                    diagnostics: missing,
-                };
-            }
-        }
         let plan = Plan::run::<L>(&req.prior, req.proposed, &req.config);
         PlanResponse {
             planned: plan.planned,
@@ -362,6 +346,9 @@ impl<L: Lifecycle> Resource for Driven<L> {
         }
         // Validation saw unknown values as possibly null (a conditional on a variable, another resource's output);
         // here every value is known, so what it let pass for that reason is checked before any cluster is touched.
+        // A create's required arguments, here and not in the plan: `terraform destroy` first plans every resource
+        // with its configuration (one found gone is planned as a create), and there an attribute fed by a cluster
+        // gone for good is null. Nothing is written before this check.
         let mut check = Validator::new(&req.config);
         if req.prior.is_null() {
             check.required(&decls);
