@@ -210,6 +210,13 @@ impl Decl {
         self
     }
 
+    /// Whether the declaration is a required one (whoever checks it: see [`block`]).
+    pub fn is_required(&self) -> bool {
+        self.schema.required
+    }
+    pub fn description(&self) -> &str {
+        &self.schema.description
+    }
     /// The attributes of the objects a nested attribute holds (empty for a plain one).
     pub fn children(&self) -> &[Decl] {
         &self.children
@@ -237,7 +244,7 @@ pub const REQUIRED_NOTE: &str = "Required. ";
 pub const REMOVED_NOTE: &str = "Removed (a name of the Go provider 0.x). ";
 
 /// A block of declared attributes as Terraform's schema shows it. A required top-level attribute is shown as
-/// optional, and the provider's plan requires it ([`crate::validate::Validator::required`]): Terraform
+/// optional, and the provider requires it when a create is applied ([`crate::validate::Validator::required`]): Terraform
 /// rejects a block that lacks a required attribute before the provider sees it, so a configuration written for the
 /// Go provider 0.x would get Terraform's bare "Missing required argument" instead of the error that names the 1.x
 /// way ([`removed`]). Nested attributes keep Terraform's check.
@@ -261,16 +268,6 @@ pub fn block(description: impl Into<String>, decls: &[Decl]) -> Block {
 #[cfg(test)]
 pub fn shown_required(attribute: &Attribute) -> bool {
     attribute.optional && !attribute.required && attribute.description.starts_with(REQUIRED_NOTE)
-}
-
-/// Whether the declaration is a required one (whoever checks it: see [`block`]).
-impl Decl {
-    pub fn is_required(&self) -> bool {
-        self.schema.required
-    }
-    pub fn description(&self) -> &str {
-        &self.schema.description
-    }
 }
 
 /// The declared default of `key` (null when it has none).

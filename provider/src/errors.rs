@@ -95,7 +95,6 @@ fn stuck_delete(object: &str, holds: &Holds, after: std::time::Duration) -> Diag
     Diagnostic::error(format!("{object} could not be deleted"), detail)
 }
 
-/// A stored state of a schema version this provider does not know (written by a newer provider).
 /// A resource in the state that the Go provider 0.x made (its state holds `names`, which only that provider has):
 /// this provider neither reads, changes nor deletes it. `error`: a plan that would change or destroy it.
 pub fn made_by_the_go_provider(type_name: &str, names: &[&str], error: bool) -> Diagnostic {
@@ -111,6 +110,7 @@ pub fn made_by_the_go_provider(type_name: &str, names: &[&str], error: bool) -> 
     if error { Diagnostic::error(summary, detail) } else { Diagnostic::warning(summary, detail) }
 }
 
+/// A stored state of a schema version this provider does not know (written by a newer provider).
 pub fn unknown_schema_version(type_name: &str, version: i64, current: i64) -> Diagnostics {
     Diagnostic::error(
         format!("Cannot upgrade {type_name} state from schema version {version}"),

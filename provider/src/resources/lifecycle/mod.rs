@@ -232,6 +232,14 @@ impl<L: Lifecycle> Driven<L> {
         }
     }
 
+    /// When `state` is an object the Go provider 0.x made (it holds one of its names), what to say of it: an error
+    /// where an operation would change or destroy it, a warning where it is only kept.
+    fn made_by_the_go_provider(state: &Value, error: bool) -> Option<Diagnostic> {
+        let decls = (L::ATTRIBUTES)();
+        let names: Vec<&str> = crate::attributes::removed_set(&decls, state).iter().map(|d| d.key.name()).collect();
+        (!names.is_empty()).then(|| crate::errors::made_by_the_go_provider(L::TYPE_NAME, &names, error))
+    }
+
     /// The declared checks, the type's own, then the `timeouts` block's; only one error when the block was
     /// written for the Go provider 0.x.
     pub fn validate(config: &Value) -> Diagnostics {
@@ -307,17 +315,14 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     async fn plan(&self, _ctx: &Ctx, req: PlanRequest) -> PlanResponse {
-        let decls = (L::ATTRIBUTES)();
-        let old = crate::attributes::removed_set(&decls, &req.prior);
-        if !old.is_empty() {
-            // Neither updated nor destroyed: it is the Go provider's. (Taken out of the state by a `removed` block,
-            // it is never planned.)
-            let names: Vec<&str> = old.iter().map(|d| d.key.name()).collect();
+        // Neither updated nor destroyed: it is the Go provider's. (Taken out of the state by a `removed` block, it
+        // is never planned.)
+        if let Some(refusal) = Self::made_by_the_go_provider(&req.prior, true) {
             return PlanResponse {
                 planned: req.prior.clone(),
                 requires_replace: Vec::new(),
                 private: req.private,
-                diagnostics: crate::errors::made_by_the_go_provider(L::TYPE_NAME, &names, true).into(),
+                diagnostics: refusal.into(),
             };
         }
         let plan = Plan::run::<L>(&req.prior, req.proposed, &req.config);
@@ -330,11 +335,8 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
-        let decls = (L::ATTRIBUTES)();
-        let old: Vec<&str> = crate::attributes::removed_set(&decls, &req.prior).iter().map(|d| d.key.name()).collect();
-        if !old.is_empty() {
-            // A destroy Terraform plans without asking the provider (the resource left the configuration).
-            let refusal = crate::errors::made_by_the_go_provider(L::TYPE_NAME, &old, true);
+        // A destroy Terraform plans without asking the provider (the resource left the configuration).
+        if let Some(refusal) = Self::made_by_the_go_provider(&req.prior, true) {
             return recorded(Failure::from(Diagnostics::from(refusal)), req.prior);
         }
         if req.planned.is_null() {
@@ -349,12 +351,12 @@ impl<L: Lifecycle> Resource for Driven<L> {
         // A create's required arguments, here and not in the plan: `terraform destroy` first plans every resource
         // with its configuration (one found gone is planned as a create), and there an attribute fed by a cluster
         // gone for good is null. Nothing is written before this check.
-        let mut check = Validator::new(&req.config);
-        if req.prior.is_null() {
-            check.required(&decls);
-        }
         let mut invalid = Self::validate(&req.config);
-        invalid.extend(check.finish());
+        if req.prior.is_null() {
+            let mut check = Validator::new(&req.config);
+            check.required(&(L::ATTRIBUTES)());
+            invalid.extend(check.finish());
+        }
         invalid.0.retain(|d| d.severity == Severity::Error);
         if !invalid.is_empty() {
             // Nothing written: the prior state stands (null on create).
@@ -379,11 +381,8 @@ impl<L: Lifecycle> Resource for Driven<L> {
         if state.is_null() {
             return ReadResponse { new_state: state, private, diagnostics: Diagnostics::new() };
         }
-        let decls = (L::ATTRIBUTES)();
-        let old: Vec<&str> = crate::attributes::removed_set(&decls, &state).iter().map(|d| d.key.name()).collect();
-        if !old.is_empty() {
-            // What the Go provider made is not this provider's to look at: kept as it was, and said so.
-            let warning = crate::errors::made_by_the_go_provider(L::TYPE_NAME, &old, false);
+        // What the Go provider made is not this provider's to look at: kept as it was, and said so.
+        if let Some(warning) = Self::made_by_the_go_provider(&state, false) {
             return ReadResponse { new_state: state, private, diagnostics: warning.into() };
         }
         if self.cluster.gone().this_cluster {
