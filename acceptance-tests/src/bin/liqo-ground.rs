@@ -12,8 +12,6 @@
 //! ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer rome] [--provider milan]
 //!                                                 run a pod in offloaded namespace NS of the consumer on the
 //!                                                 virtual node; show it and its remote copy on the provider
-//! ground post-render FILE                         Helm's post-renderer for Liqo's chart (run by Helm; see
-//!                                                 ground::liqo::adapt::post_render)
 //! ```
 //! DIR defaults to `$LIQO_GROUND_DIR`, else `$TMPDIR/liqo-ground`. Progress goes to stderr, the `export` lines
 //! to stdout, so `eval "$(acceptance-tests/ground up)"` works.
@@ -22,13 +20,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use liqo_acceptance::ground::kubeconfig::client;
-use liqo_acceptance::ground::liqo::adapt;
 use liqo_acceptance::ground::liqo::kubelet::{self, KubeletCluster};
 use liqo_acceptance::ground::{Ground, Lifetime, LiqoMode, MILAN, Options, ROME};
 use liqo_acceptance::simulator::{self, SimCluster};
 use liqo_acceptance::{inventory, offloaded_pod};
 
-const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] [--real|--simulated] | ground down [--dir DIR] | ground status [--dir DIR] | ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer NAME] [--provider NAME] | ground simulate --dir DIR | ground kubelet --dir DIR | ground post-render FILE";
+const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] [--real|--simulated] | ground down [--dir DIR] | ground status [--dir DIR] | ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer NAME] [--provider NAME] | ground simulate --dir DIR | ground kubelet --dir DIR";
 
 struct Args {
     command: String,
@@ -76,16 +73,6 @@ fn parse_args() -> Result<Args> {
 }
 
 fn main() -> ExitCode {
-    // Helm runs it with the adaptation file as its only argument, the chart on stdin and the result on stdout.
-    if std::env::args().nth(1).as_deref() == Some("post-render") {
-        return match post_render() {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(err) => {
-                eprintln!("[ground] post-render: {err:#}");
-                ExitCode::FAILURE
-            }
-        };
-    }
     let result = parse_args().and_then(|args| {
         let runtime = tokio::runtime::Runtime::new().context("starting the tokio runtime")?;
         match args.command.as_str() {
@@ -105,19 +92,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn post_render() -> Result<()> {
-    use std::io::{Read, Write};
-    let file = std::env::args().nth(2).context("usage: ground post-render FILE")?;
-    let text = std::fs::read_to_string(&file).with_context(|| format!("reading {file}"))?;
-    let adaptation: adapt::ManifestAdaptation =
-        serde_json::from_str(&text).with_context(|| format!("parsing {file}"))?;
-    let mut manifests = String::new();
-    std::io::stdin().read_to_string(&mut manifests).context("reading the chart from stdin")?;
-    let adapted = adapt::post_render(&adaptation, &manifests)?;
-    std::io::stdout().write_all(adapted.as_bytes()).context("writing the chart to stdout")?;
-    Ok(())
 }
 
 async fn up(args: &Args) -> Result<()> {

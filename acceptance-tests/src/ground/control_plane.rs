@@ -301,6 +301,13 @@ pub async fn start(
         format!("--audit-log-maxsize={}", audit::MAX_SIZE_MB),
         "--audit-log-maxbackup=1".into(),
     ];
+    if workloads {
+        // Liqo's webhooks are called through their Service: the ground's pod network (the kubelet's proxy).
+        let egress = layout.dir.join("egress-selector.json");
+        let config = super::liqo::pod_network::egress_config(&super::liqo::pod_network::socket(&layout.dir))?;
+        std::fs::write(&egress, config).with_context(|| format!("writing {}", egress.display()))?;
+        apiserver_args.push(format!("--egress-selector-config-file={}", egress.display()));
+    }
     let mut apiserver_env = Vec::new();
     if !workloads {
         apiserver_args.extend(LEAN_API_SERVER.iter().map(|flag| flag.to_string()));

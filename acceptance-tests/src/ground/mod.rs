@@ -346,7 +346,6 @@ impl Ground {
                 .collect(),
             gateways,
         });
-        let post_renderer = ground_binary()?;
         let installs: Vec<liqo::Install<'_>> = ground
             .layouts
             .iter()
@@ -360,7 +359,6 @@ impl Ground {
                 node_ip: *node_ip,
                 binaries: &binaries,
                 kube_scheduler: &upstream.kube_scheduler,
-                post_renderer: &post_renderer,
             })
             .collect();
         let starts = installs.iter().map(|install| ground.start_real_cluster(install, &upstream, options.lifetime));
@@ -549,7 +547,7 @@ impl Ground {
         let wanted = version.to_owned();
         let binaries =
             tokio::task::spawn_blocking(move || liqo::Binaries::locate(&wanted)).await.context("locating Liqo")??;
-        liqo::upgrade(&self.clusters[index], &self.layouts[index], &binaries, &ground_binary()?).await?;
+        liqo::upgrade(&self.clusters[index], &self.layouts[index], &binaries).await?;
         eprintln!("[ground] {cluster}: Liqo's release upgraded to {version}");
         Ok(())
     }
@@ -774,7 +772,6 @@ impl Ground {
         let version = state.version.clone();
         let binaries =
             tokio::task::spawn_blocking(move || liqo::Binaries::locate(&version)).await.context("locating Liqo")??;
-        let post_renderer = ground_binary()?;
         let install = liqo::Install {
             cluster: &self.clusters[index],
             layout: &self.layouts[index],
@@ -782,7 +779,6 @@ impl Ground {
             node_ip: liqo_cluster.node_ip,
             binaries: &binaries,
             kube_scheduler: &upstream.kube_scheduler,
-            post_renderer: &post_renderer,
         };
         self.start_real_cluster(&install, &upstream, self.lifetime).await?;
         self.save_state()?;

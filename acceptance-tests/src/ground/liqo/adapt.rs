@@ -1,24 +1,21 @@
 //! Every adaptation the ground makes to Liqo because its pods run as plain processes on one host, with no pod
-//! network, no Service routing and no container filesystem — in this one file, each with its reason.
+//! network, no Service routing and no container filesystem — in this one file, each with its reason. Liqo's chart
+//! itself is installed as it is: what a cluster's network would do for it is the ground's
+//! ([`super::pod_network`]).
 //!
-//! Three kinds:
+//! Two kinds:
 //! * [`values`]: Helm values. The first group is what any user passes (`liqoctl install` passes the same);
 //!   the second group is the ground's and says why.
-//! * [`adapt_manifests`]: rewrites of the rendered chart before it is applied (webhook endpoints and their
-//!   certificate), done by the ground's Helm post-renderer ([`post_render`]) at every `helm upgrade --install`.
 //! * [`adapt_process`]: rewrites of one pod's command line and files before the ground's kubelet starts it
-//!   (ports and addresses that pods would own alone in their network namespace, files a pod would mount), and
-//!   [`in_sandbox`]: how a gateway container enters its pod's network namespace.
+//!   (ports and addresses that pods would own alone in their network namespace, files a pod would mount),
+//!   [`with_volumes`]: a pod's `emptyDir` volumes, and [`in_sandbox`]: how a gateway container enters its pod's
+//!   network namespace.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
-use k8s_openapi::api::core::v1::{Pod, Secret};
-use kube::api::DynamicObject;
+use k8s_openapi::api::core::v1::{Container, Pod, Secret};
 use kube::{Api, Client};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::ground::Cluster;
@@ -67,71 +64,6 @@ pub struct FixedPorts {
     pub ipam: u16,
 }
 
-/// What [`adapt_manifests`] needs of one cluster: its webhook's port and serving certificate (for 127.0.0.1) with
-/// the CA that signed it, PEM. Kept in a file beside the cluster's Helm values, where the ground's post-renderer
-/// reads it at every `helm upgrade --install`, so an upgrade keeps the webhook's certificate.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub struct ManifestAdaptation {
-    pub webhook_port: u16,
-    pub ca_pem: String,
-    pub cert_pem: String,
-    pub key_pem: String,
-}
-
-/// Helm's post-renderer (`helm … --post-renderer liqo-ground --post-renderer-args post-render
-/// --post-renderer-args FILE`): reads the rendered chart, returns it with [`adapt_manifests`] applied.
-pub fn post_render(adaptation: &ManifestAdaptation, manifests: &str) -> Result<String> {
-    let mut objects = Vec::new();
-    for document in serde_yaml::Deserializer::from_str(manifests) {
-        let value = Value::deserialize(document).context("parsing a document Helm rendered")?;
-        if value.is_null() {
-            continue;
-        }
-        objects.push(serde_json::from_value::<DynamicObject>(value).context("Helm rendered a non-object document")?);
-    }
-    adapt_manifests(&mut objects, adaptation);
-    let mut out = String::new();
-    for object in &objects {
-        out.push_str("---\n");
-        out.push_str(&serde_yaml::to_string(object)?);
-    }
-    Ok(out)
-}
-
-/// Rewrites the rendered chart in place.
-pub fn adapt_manifests(objects: &mut [DynamicObject], adaptation: &ManifestAdaptation) {
-    for object in objects.iter_mut() {
-        let kind = object.types.as_ref().map(|t| t.kind.as_str()).unwrap_or_default();
-        match kind {
-            // The API server calls webhooks through a Service, which needs a pod network behind it. The webhook
-            // process listens on 127.0.0.1 instead, with a certificate for that address signed by the ground.
-            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
-                let webhooks = object.data.get_mut("webhooks").and_then(Value::as_array_mut);
-                for webhook in webhooks.into_iter().flatten() {
-                    let config = &mut webhook["clientConfig"];
-                    let path = config["service"]["path"].as_str().unwrap_or("/").to_owned();
-                    *config = json!({
-                        "url": format!("https://127.0.0.1:{}{path}", adaptation.webhook_port),
-                        "caBundle": STANDARD.encode(&adaptation.ca_pem),
-                    });
-                }
-            }
-            // Liqo's webhook fills this Secret with a certificate for its Service name when it is empty, and
-            // serves whatever it holds; filled here, it serves the ground's certificate for 127.0.0.1.
-            "Secret" if object.metadata.labels.as_ref().is_some_and(|l| l.contains_key(WEBHOOK_LABEL)) => {
-                object.data["data"] = json!({
-                    "ca": STANDARD.encode(&adaptation.ca_pem),
-                    "tls.crt": STANDARD.encode(&adaptation.cert_pem),
-                    "tls.key": STANDARD.encode(&adaptation.key_pem),
-                });
-            }
-            _ => {}
-        }
-    }
-}
-
-const WEBHOOK_LABEL: &str = "liqo.io/webhook";
-
 /// The Liqo binaries the ground's kubelet runs, by the base name of the container's command. Other containers
 /// (the proxy's Envoy, the fabric and the gateways' geneve, which need kernel Geneve and real nodes) are left to
 /// kwok, which reports them Running without running anything.
@@ -151,6 +83,16 @@ pub fn gateway_binary(image: &str) -> Option<&'static str> {
     })
 }
 
+/// The Liqo binary a container runs, when the kubelet runs it.
+pub fn runnable(container: &Container) -> Option<String> {
+    if let Some(binary) = container.image.as_deref().and_then(gateway_binary) {
+        return Some(binary.to_owned());
+    }
+    let command = container.command.as_ref()?.first()?;
+    let binary = Path::new(command).file_name()?.to_str()?;
+    RUNNABLE.contains(&binary).then(|| binary.to_owned())
+}
+
 /// A pod's command line and environment, adapted to run beside every other pod on the host.
 pub struct ProcessPlan {
     pub args: Vec<String>,
@@ -167,10 +109,8 @@ pub async fn adapt_process(
     client: &Client,
     pod: &Pod,
 ) -> Result<ProcessPlan> {
-    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
     let mut env = BTreeMap::new();
-    // controller-runtime and Liqo write temporary files (webhook certificates) under $TMPDIR: one per pod, as
-    // each pod has its own filesystem.
+    // Temporary files go under $TMPDIR: one per pod, as each pod has its own filesystem.
     let tmp = pod_dir.join("tmp");
     std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
     env.insert("TMPDIR".to_owned(), tmp.display().to_string());
@@ -187,22 +127,11 @@ pub async fn adapt_process(
         "webhook" => {
             set_flag(&mut args, "--metrics-address", "0");
             set_flag(&mut args, "--health-probe-address", "0");
-            // The port is the cluster's fixed webhook port already (chart value `webhook.port`). In a pod, the
-            // chart's Secret is written to an emptyDir at /tmp/k8s-webhook-server by Liqo itself; controller-
-            // runtime reads it from $TMPDIR, so it is placed there before the start.
-            let name = flag(&args, "--secret-name").context("the webhook pod has no --secret-name")?;
-            let secret = Api::<Secret>::namespaced(client.clone(), namespace)
-                .get(&name)
-                .await
-                .with_context(|| format!("reading the webhook's Secret {namespace}/{name}"))?;
-            let data = secret.data.unwrap_or_default();
-            let dir = tmp.join("k8s-webhook-server/serving-certs");
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            for key in ["tls.crt", "tls.key"] {
-                let value = data.get(key).with_context(|| format!("Secret {namespace}/{name} has no {key}"))?;
-                std::fs::write(dir.join(key), &value.0)
-                    .with_context(|| format!("writing {key} in {}", dir.display()))?;
-            }
+            // The port is the cluster's fixed webhook port already (chart value `webhook.port`). Liqo writes its
+            // serving certificate to /tmp/k8s-webhook-server (the pod's emptyDir there, which the kubelet mounts:
+            // see `with_volumes`) and controller-runtime reads it from $TMPDIR/k8s-webhook-server: in a pod both
+            // are /tmp.
+            env.remove("TMPDIR");
         }
         "crd-replicator" => set_flag(&mut args, "--metrics-address", "0"),
         // The chart fixes the IPAM's gRPC port (6000) in its Service; here the controller-manager dials the
@@ -315,6 +244,32 @@ pub fn in_sandbox(
     (PathBuf::from("nsenter"), wrapped)
 }
 
+/// Program and arguments that run a host process `program ARGS` with its pod's `emptyDir` volumes at their
+/// mount paths, as a container sees them: in a mount namespace of its own, each volume's directory of the pod
+/// (`dir`) bound at its `mount_path`. A missing mount point is made on the host, empty (the volume's files stay in
+/// the pod's directory). Without volumes, the program as it is. `unshare` and `sh` exec the program, so it keeps
+/// the PID the kubelet started and stops.
+pub fn with_volumes(program: &Path, args: Vec<String>, volumes: &[(PathBuf, String)]) -> (PathBuf, Vec<String>) {
+    if volumes.is_empty() {
+        return (program.to_owned(), args);
+    }
+    let mut wrapped: Vec<String> =
+        ["--mount", "--propagation", "private", "--", "sh", "-c", BIND_VOLUMES, "volumes"].map(str::to_owned).into();
+    for (dir, mount_path) in volumes {
+        wrapped.extend([dir.display().to_string(), mount_path.clone()]);
+    }
+    wrapped.push("--".to_owned());
+    wrapped.push(program.display().to_string());
+    wrapped.extend(args);
+    (PathBuf::from("unshare"), wrapped)
+}
+
+/// `sh -c` script of [`with_volumes`]: `[DIR MOUNT_PATH]… -- PROGRAM ARGS`.
+const BIND_VOLUMES: &str = r#"set -e
+while [ "$1" != -- ]; do mkdir -p "$2"; mount --bind "$1" "$2"; shift 2; done
+shift
+exec "$@""#;
+
 /// `sh -c` script of [`in_sandbox`]: `ROOT IMAGE_BIN|- [DIR MOUNT_PATH]… -- PROGRAM ARGS`.
 const CONTAINER_ROOT: &str = r#"set -e
 root=$1; image_bin=$2; shift 2
@@ -332,15 +287,20 @@ while [ "$1" != -- ]; do mkdir -p "$root$2"; mount --bind "$1" "$root$2"; shift 
 shift
 exec chroot "$root" "$@""#;
 
-/// The top-level `emptyDir` mounts of `container` in `pod` (mount path, volume name), which [`in_sandbox`] can
-/// give it: deeper ones would need directories made in the host's tree.
-pub fn top_level_empty_dirs(pod: &Pod, container: &k8s_openapi::api::core::v1::Container) -> Vec<(String, String)> {
+/// The `emptyDir` mounts of `container` in `pod` (mount path, volume name). [`in_sandbox`] can give a container
+/// only its top-level ones (`top_level`): deeper ones would need directories made in the host's tree, which a
+/// host process's mounts ([`with_volumes`]) may.
+pub fn empty_dirs(
+    pod: &Pod,
+    container: &k8s_openapi::api::core::v1::Container,
+    top_level: bool,
+) -> Vec<(String, String)> {
     let volumes = pod.spec.as_ref().and_then(|s| s.volumes.as_ref());
     container
         .volume_mounts
         .iter()
         .flatten()
-        .filter(|m| m.mount_path.len() > 1 && m.mount_path.rfind('/') == Some(0))
+        .filter(|m| m.mount_path.len() > 1 && (!top_level || m.mount_path.rfind('/') == Some(0)))
         .filter(|m| volumes.into_iter().flatten().any(|v| v.name == m.name && v.empty_dir.is_some()))
         .map(|m| (m.mount_path.clone(), m.name.clone()))
         .collect()
@@ -389,31 +349,23 @@ mod tests {
     }
 
     #[test]
-    fn the_post_renderer_points_webhooks_at_loopback_and_leaves_the_rest() -> Result<()> {
-        let chart = "---\n# Source: liqo/templates/webhook.yaml\napiVersion: admissionregistration.k8s.io/v1\n\
-                     kind: ValidatingWebhookConfiguration\nmetadata:\n  name: liqo-webhook\nwebhooks:\n\
-                     - name: t.liqo.io\n  clientConfig:\n    service: {name: liqo-webhook, namespace: liqo, path: /v}\n\
-                     ---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: cert\n  labels: {liqo.io/webhook: 'true'}\n\
-                     ---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata: {port: '6000'}\n";
-        let adaptation = ManifestAdaptation {
-            webhook_port: 30999,
-            ca_pem: "CA".into(),
-            cert_pem: "CERT".into(),
-            key_pem: "KEY".into(),
-        };
-        let out = post_render(&adaptation, chart)?;
-        let docs: Vec<Value> =
-            serde_yaml::Deserializer::from_str(&out).map(Value::deserialize).collect::<Result<_, _>>()?;
-        assert_eq!(docs.len(), 3, "{out}");
-        assert_eq!(
-            docs[0]["webhooks"][0]["clientConfig"],
-            json!({"url": "https://127.0.0.1:30999/v", "caBundle": STANDARD.encode("CA")})
+    fn a_host_process_sees_its_volumes_at_their_paths_and_the_host_does_not() -> Result<()> {
+        let scratch = tempfile::tempdir()?;
+        let volume = scratch.path().join("pod/volumes/certs");
+        std::fs::create_dir_all(&volume)?;
+        std::fs::write(volume.join("tls.crt"), "pod's own")?;
+        let mount_path = scratch.path().join("tmp/k8s-webhook-server");
+        let (program, args) = with_volumes(
+            Path::new("/bin/sh"),
+            vec!["-c".into(), format!("cat {0}/tls.crt && echo written > {0}/new", mount_path.display())],
+            &[(volume.clone(), mount_path.display().to_string())],
         );
-        assert_eq!(docs[1]["data"]["tls.crt"], json!(STANDARD.encode("CERT")));
-        assert_eq!(
-            docs[2],
-            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other"}, "data": {"port": "6000"}})
-        );
+        let output = std::process::Command::new(program).args(args).output()?;
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(String::from_utf8_lossy(&output.stdout), "pod's own");
+        // What the process wrote went to the pod's volume; the host's mount point stayed empty.
+        assert_eq!(std::fs::read_to_string(volume.join("new"))?, "written\n");
+        assert_eq!(std::fs::read_dir(&mount_path)?.count(), 0);
         Ok(())
     }
 }

@@ -1,5 +1,5 @@
 //! Liqo's own Helm chart, installed and upgraded by real Helm — `helm upgrade --install`, the command Liqo's docs
-//! give — through the ground's post-renderer (see [`super::adapt::post_render`]).
+//! give — as it is, with the values of [`super::adapt::values`].
 use std::path::Path;
 use std::process::Command;
 
@@ -60,21 +60,14 @@ impl Helm<'_> {
         serde_json::from_slice(&out).context("parsing `helm get values` output")
     }
 
-    /// Installs the release, or upgrades it to `chart` and `values` when it is installed, through the ground's
-    /// post-renderer (`post_renderer post-render adaptation`). Helm installs the chart's CRDs (the `liqo-crds`
-    /// subchart's `crds/`) on the first install only; see [`apply_crds`].
-    pub fn upgrade_install(
-        &self,
-        chart: &Path,
-        values: &serde_json::Value,
-        post_renderer: &Path,
-        adaptation: &Path,
-    ) -> Result<()> {
+    /// Installs the release, or upgrades it to `chart` and `values` when it is installed. Helm installs the chart's
+    /// CRDs (the `liqo-crds` subchart's `crds/`) on the first install only; see [`apply_crds`].
+    pub fn upgrade_install(&self, chart: &Path, values: &serde_json::Value) -> Result<()> {
         std::fs::create_dir_all(self.work_dir).with_context(|| format!("creating {}", self.work_dir.display()))?;
         let values_file = self.work_dir.join("values.json");
         std::fs::write(&values_file, serde_json::to_vec_pretty(values)?)
             .with_context(|| format!("writing {}", values_file.display()))?;
-        let args: [&std::ffi::OsStr; 15] = [
+        let args: [&std::ffi::OsStr; 9] = [
             "upgrade".as_ref(),
             "--install".as_ref(),
             RELEASE.as_ref(),
@@ -84,12 +77,6 @@ impl Helm<'_> {
             HELM_TIMEOUT.as_ref(),
             "--values".as_ref(),
             values_file.as_ref(),
-            "--post-renderer".as_ref(),
-            post_renderer.as_ref(),
-            "--post-renderer-args".as_ref(),
-            "post-render".as_ref(),
-            "--post-renderer-args".as_ref(),
-            adaptation.as_ref(),
         ];
         self.run(&args).map(|_| ())
     }

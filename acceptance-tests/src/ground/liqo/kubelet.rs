@@ -32,6 +32,7 @@ use kube::{Api, Client};
 use tokio::sync::Notify;
 
 use super::adapt::{self, FixedPorts};
+use super::pod_network;
 use super::wire::{self, Gateways, Netns, Task, Wire};
 use crate::ground::kubeconfig;
 use crate::ground::process::{self, Lifetime, Spec, Supervised};
@@ -131,6 +132,8 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
     let mut node_ports: HashMap<u16, (SocketAddrV4, Task)> = HashMap::new();
     // Gateway pods whose Connection the kubelet reported (simulated gateways), by UID.
     let mut played: HashSet<String> = HashSet::new();
+    let _pod_network =
+        pod_network::serve(client.clone(), cluster.node.clone(), pod_network::socket(&dir.join(&cluster.name)))?;
     say(&cluster.name, &format!("serving Liqo's pods on node {}", cluster.node));
     let changed = Arc::new(Notify::new());
     let _watches = (
@@ -166,7 +169,7 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
             let Some(uid) = pod.metadata.uid.as_ref().filter(|_| ready_to_run) else { continue };
             let containers = pod.spec.iter().flat_map(|s| s.containers.iter());
             for container in containers {
-                let Some(binary) = runnable(container) else { continue };
+                let Some(binary) = adapt::runnable(container) else { continue };
                 if adapt::GATEWAY.contains(&binary.as_str()) && wire.is_none() {
                     if binary == "wireguard" && !played.contains(uid) {
                         match simulate_gateway(&client, container).await {
@@ -464,16 +467,6 @@ fn release_dir(installed: &Path, image: Option<&str>) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// The Liqo binary a container runs, when the kubelet runs it.
-fn runnable(container: &Container) -> Option<String> {
-    if let Some(binary) = container.image.as_deref().and_then(adapt::gateway_binary) {
-        return Some(binary.to_owned());
-    }
-    let command = container.command.as_ref()?.first()?;
-    let binary = Path::new(command).file_name()?.to_str()?;
-    adapt::RUNNABLE.contains(&binary).then(|| binary.to_owned())
-}
-
 fn say(cluster: &str, message: &str) {
     eprintln!("[kubelet] {cluster}: {message}");
 }
@@ -538,21 +531,21 @@ impl Launch<'_> {
         all_env.extend(plan.env);
         // Where a pod finds its cluster: the kubelet mounts a token; Liqo's binaries also read KUBECONFIG.
         all_env.push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
+        let mut empty_dirs = Vec::new();
+        for (mount_path, volume) in adapt::empty_dirs(pod, container, self.netns.is_some()) {
+            let dir = pod_dir.join("volumes").join(&volume);
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            empty_dirs.push((dir, mount_path));
+        }
         let (program, args) = match self.netns {
             Some(netns) => {
-                let mut empty_dirs = Vec::new();
-                for (mount_path, volume) in adapt::top_level_empty_dirs(pod, container) {
-                    let dir = pod_dir.join("volumes").join(&volume);
-                    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-                    empty_dirs.push((dir, mount_path));
-                }
                 let root = pod_dir.join(format!("{}-root", container.name));
                 std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
                 let image = release.join(format!("{binary}-image"));
                 let image = image.is_dir().then_some(image.as_path());
                 adapt::in_sandbox(&release.join(binary), plan.args, netns, &root, image, &empty_dirs)
             }
-            None => (release.join(binary), plan.args),
+            None => adapt::with_volumes(&release.join(binary), plan.args, &empty_dirs),
         };
         let spec = Spec {
             name: format!("{}/{namespace}/{pod_name}/{}", self.cluster.name, container.name),

@@ -1,8 +1,8 @@
 //! Real Liqo on the ground: Liqo's binaries built from its Go module by `scripts/build-liqo.sh`, installed from
 //! that version's own Helm chart, its pods run as processes by the ground's kubelet.
 //!
-//! Per cluster, in order: [`install_base`] installs the chart with real `helm upgrade --install` (values and the
-//! post-renderer's rewrites: [`adapt`]) and starts the node agents (`nodes`: kube-scheduler, kwok and a fake
+//! Per cluster, in order: [`install_base`] installs the chart as it is with real `helm upgrade --install` (the
+//! values: [`adapt::values`]) and starts the node agents (`nodes`: kube-scheduler, kwok and a fake
 //! worker Node). The ground then starts the kubelet ([`kubelet`], one process for all clusters), and
 //! [`finish_install`] waits for Liqo to work. [`upgrade`] moves a running cluster to another version as users do.
 //! The gateways' network is the kubelet's ([`wire`]).
@@ -10,6 +10,7 @@ pub mod adapt;
 mod chart;
 pub mod kubelet;
 mod nodes;
+pub mod pod_network;
 pub mod wire;
 
 use std::net::Ipv4Addr;
@@ -26,7 +27,6 @@ use serde::{Deserialize, Serialize};
 
 use super::Cluster;
 use super::control_plane::Layout;
-use super::pki::Ca;
 use super::process::{Lifetime, Supervised};
 use adapt::FixedPorts;
 pub use nodes::worker_name;
@@ -128,8 +128,6 @@ pub struct Install<'a> {
     pub node_ip: Ipv4Addr,
     pub binaries: &'a Binaries,
     pub kube_scheduler: &'a Path,
-    /// `liqo-ground`, Helm's post-renderer (see [`adapt::post_render`]).
-    pub post_renderer: &'a Path,
 }
 
 /// Installs Liqo's chart with `helm upgrade --install` and starts the node agents.
@@ -142,19 +140,8 @@ pub async fn install_base(
     let name = &install.cluster.name;
     let work = install.layout.dir.join("liqo-chart");
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let webhook_ca = Ca::generate(&format!("{name}-liqo-webhook"))?;
-    let serving = webhook_ca.issue_server("liqo-webhook", &["127.0.0.1"])?;
-    let adaptation = adapt::ManifestAdaptation {
-        webhook_port: install.ports.webhook,
-        ca_pem: webhook_ca.cert_pem.clone(),
-        cert_pem: serving.cert_pem.clone(),
-        key_pem: serving.key_pem.clone(),
-    };
-    let adaptation_file = work.join(ADAPTATION_FILE);
-    std::fs::write(&adaptation_file, serde_json::to_vec_pretty(&adaptation)?)
-        .with_context(|| format!("writing {}", adaptation_file.display()))?;
     let values = adapt::values(install.cluster, &install.binaries.version, install.ports);
-    helm_release(install.layout, install.binaries, values, install.post_renderer).await?;
+    helm_release(install.layout, install.binaries, values).await?;
 
     let agents = nodes::NodeAgents {
         cluster: name,
@@ -170,9 +157,6 @@ pub async fn install_base(
     nodes::start(&agents, client, lifetime, started).await?;
     Ok(())
 }
-
-/// The file in a cluster's `liqo-chart/` holding its [`adapt::ManifestAdaptation`].
-const ADAPTATION_FILE: &str = "adaptation.json";
 
 /// Runs `step` with Helm pointed at `layout`'s cluster, off the async runtime.
 async fn with_helm<T: Send + 'static>(
@@ -193,31 +177,24 @@ async fn with_helm<T: Send + 'static>(
     .context("running Helm")?
 }
 
-/// `helm upgrade --install` of `binaries`' chart with `values` and the cluster's adaptation.
-async fn helm_release(
-    layout: &Layout,
-    binaries: &Binaries,
-    values: serde_json::Value,
-    post_renderer: &Path,
-) -> Result<()> {
+/// `helm upgrade --install` of `binaries`' chart with `values`.
+async fn helm_release(layout: &Layout, binaries: &Binaries, values: serde_json::Value) -> Result<()> {
     let chart = binaries.dir.join("chart");
-    let post_renderer = post_renderer.to_owned();
-    let adaptation = layout.dir.join("liqo-chart").join(ADAPTATION_FILE);
-    with_helm(layout, binaries, move |helm| helm.upgrade_install(&chart, &values, &post_renderer, &adaptation)).await
+    with_helm(layout, binaries, move |helm| helm.upgrade_install(&chart, &values)).await
 }
 
 /// Upgrades Liqo on one cluster of a running ground the way Liqo's FAQ says users do and the Day-2 guide shows:
 /// the new chart's CRDs first (Helm never upgrades them), then `helm upgrade` of the release with the values it was
 /// installed with (`helm get values`) and the new version (the `tag` value: the chart in Liqo's module has no
 /// appVersion). The kubelet runs each new pod from the build its image names, as the Deployments roll.
-pub async fn upgrade(cluster: &Cluster, layout: &Layout, binaries: &Binaries, post_renderer: &Path) -> Result<()> {
+pub async fn upgrade(cluster: &Cluster, layout: &Layout, binaries: &Binaries) -> Result<()> {
     let client = super::kubeconfig::client(&layout.kubeconfig).await?;
     chart::apply_crds(&client, &binaries.dir.join("chart"), "kubectl")
         .await
         .with_context(|| format!("cluster {}: applying Liqo {}'s CRDs", cluster.name, binaries.version))?;
     let mut values = with_helm(layout, binaries, |helm| helm.values()).await?;
     values["tag"] = serde_json::Value::from(binaries.version.clone());
-    helm_release(layout, binaries, values, post_renderer)
+    helm_release(layout, binaries, values)
         .await
         .with_context(|| format!("cluster {}: upgrading Liqo to {}", cluster.name, binaries.version))
 }
