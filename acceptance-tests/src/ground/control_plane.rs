@@ -27,8 +27,10 @@ clusterrole-aggregation-controller,root-ca-certificate-publisher-controller";
 /// Added when real Liqo runs: its components are Deployments (and the virtual-kubelet one per VirtualNode), whose
 /// pods kube-scheduler places on kwok's fake node; the node-lifecycle controller removes the `not-ready` taint the
 /// API server puts on every new Node (kwok's and the virtual kubelets') once the node reports Ready, as in a
-/// cluster. The taint-eviction controller stays off: the ground never evicts.
-const WORKLOAD_CONTROLLERS: &str = "deployment-controller,replicaset-controller,node-lifecycle-controller";
+/// cluster. The job controller completes Jobs, which `helm uninstall` of Liqo's chart waits for (its pre-delete
+/// hook). The taint-eviction controller stays off: the ground never evicts.
+const WORKLOAD_CONTROLLERS: &str =
+    "deployment-controller,replicaset-controller,node-lifecycle-controller,job-controller";
 
 /// kube-apiserver flags of a simulated ground, where nothing runs workloads: what the peering, the simulator and
 /// the controllers above do not use is off, so that a ground of 50 clusters fits one machine. Measured on one

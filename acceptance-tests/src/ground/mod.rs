@@ -104,6 +104,9 @@ pub enum LiqoMode {
     /// Real Liqo of this version (e.g. `v1.2.0`), built from its Go module and installed from its own chart;
     /// its pods run as processes (see [`liqo`]).
     Real { version: String },
+    /// Real Liqo of this version built, the clusters' nodes, kubelet and pod network up, and Liqo not installed:
+    /// the test installs Liqo's chart itself, as a user would (see [`Ground::liqo_chart`]).
+    Installable { version: String },
 }
 
 impl LiqoMode {
@@ -111,6 +114,12 @@ impl LiqoMode {
     pub fn real() -> LiqoMode {
         let version = std::env::var("LIQO_VERSION").unwrap_or_else(|_| liqo::DEFAULT_VERSION.to_owned());
         LiqoMode::Real { version }
+    }
+
+    /// [`LiqoMode::Installable`] of the version [`LiqoMode::real`] would run.
+    pub fn installable() -> LiqoMode {
+        let version = std::env::var("LIQO_VERSION").unwrap_or_else(|_| liqo::DEFAULT_VERSION.to_owned());
+        LiqoMode::Installable { version }
     }
 }
 
@@ -128,6 +137,13 @@ impl Default for Options {
     fn default() -> Self {
         Options { dir: None, lifetime: Lifetime::Attached, liqo: LiqoMode::real() }
     }
+}
+
+/// See [`Ground::liqo_chart`].
+pub struct LiqoChart {
+    pub helm: PathBuf,
+    pub chart: PathBuf,
+    pub values: serde_json::Value,
 }
 
 /// A running ground. Dropping it stops every process it started (unless [`Ground::detach`]ed).
@@ -207,6 +223,9 @@ impl Ground {
                     dir.display()
                 )
             }
+            (LiqoMode::Installable { .. }, _) => {
+                bail!("a test that installs Liqo itself needs a ground of its own, not the one in {}", dir.display())
+            }
             (LiqoMode::Simulated | LiqoMode::ObjectsOnly, Some(_)) => {
                 bail!("the ground in {} runs real Liqo; the test needs `ground up --simulated`", dir.display())
             }
@@ -242,7 +261,7 @@ impl Ground {
         validate_names(names)?;
         let crds_dir = crds_dir();
         let real = match &options.liqo {
-            LiqoMode::Real { version } => {
+            LiqoMode::Real { version } | LiqoMode::Installable { version } => {
                 let version = version.clone();
                 Some(
                     tokio::task::spawn_blocking(move || liqo::Binaries::locate(&version))
@@ -359,6 +378,7 @@ impl Ground {
                 node_ip: *node_ip,
                 binaries: &binaries,
                 kube_scheduler: &upstream.kube_scheduler,
+                chart: matches!(options.liqo, LiqoMode::Real { .. }),
             })
             .collect();
         let starts = installs.iter().map(|install| ground.start_real_cluster(install, &upstream, options.lifetime));
@@ -367,6 +387,11 @@ impl Ground {
         ground.check_all_started(results)?;
         ground.start_helper("kubelet", "kubelet", options.lifetime)?;
         ground.save_state()?;
+        if matches!(options.liqo, LiqoMode::Installable { .. }) {
+            eprintln!("[ground] Liqo {} is built and not installed: the test installs it", binaries.version);
+            drop(installs);
+            return Ok(ground.started(began, remove_dir));
+        }
         let finishing = installs.iter().map(|install| async {
             let client = kubeconfig::client(&install.layout.kubeconfig).await?;
             liqo::finish_install(install, &client).await
@@ -438,8 +463,9 @@ impl Ground {
         liqo::install_base(install, &client, lifetime, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: installing Liqo {} from its chart", install.binaries.version))?;
+        let chart = if install.chart { "chart applied" } else { "chart not installed (the test installs it)" };
         eprintln!(
-            "[ground] {name}: Liqo {}'s chart applied, node agents up after {:.1}s",
+            "[ground] {name}: Liqo {}'s {chart}, node agents up after {:.1}s",
             install.binaries.version,
             began.elapsed().as_secs_f64()
         );
@@ -550,6 +576,25 @@ impl Ground {
         liqo::upgrade(&self.clusters[index], &self.layouts[index], &binaries).await?;
         eprintln!("[ground] {cluster}: Liqo's release upgraded to {version}");
         Ok(())
+    }
+
+    /// What installing Liqo on `cluster` takes, for a test that installs it as a user does (on a ground started
+    /// with [`LiqoMode::Installable`]): the ground's Helm, the chart of the ground's Liqo version, and the values
+    /// for `cluster` (what a user passes, plus the ground's own: see [`liqo::adapt::values`]).
+    pub fn liqo_chart(&self, cluster: &str) -> Result<LiqoChart> {
+        let state = self.liqo.as_ref().context("only a real-Liqo ground has Liqo's chart")?;
+        let ports = state
+            .clusters
+            .iter()
+            .find(|c| c.name == cluster)
+            .map(|c| c.ports)
+            .with_context(|| format!("no cluster {cluster}"))?;
+        let binaries = liqo::Binaries::locate(&state.version)?;
+        Ok(LiqoChart {
+            values: liqo::adapt::values(self.cluster(cluster), &state.version, ports),
+            chart: binaries.dir.join("chart"),
+            helm: binaries.helm,
+        })
     }
 
     /// How the real-Liqo ground runs Liqo's gateways (a real tunnel, or simulated where network namespaces
@@ -779,6 +824,7 @@ impl Ground {
             node_ip: liqo_cluster.node_ip,
             binaries: &binaries,
             kube_scheduler: &upstream.kube_scheduler,
+            chart: true,
         };
         self.start_real_cluster(&install, &upstream, self.lifetime).await?;
         self.save_state()?;

@@ -130,8 +130,8 @@ pub async fn adapt_process(
             // The port is the cluster's fixed webhook port already (chart value `webhook.port`). Liqo writes its
             // serving certificate to /tmp/k8s-webhook-server (the pod's emptyDir there, which the kubelet mounts:
             // see `with_volumes`) and controller-runtime reads it from $TMPDIR/k8s-webhook-server: in a pod both
-            // are /tmp.
-            env.remove("TMPDIR");
+            // are /tmp (set here: the kubelet's own $TMPDIR would be inherited).
+            env.insert("TMPDIR".to_owned(), "/tmp".to_owned());
         }
         "crd-replicator" => set_flag(&mut args, "--metrics-address", "0"),
         // The chart fixes the IPAM's gRPC port (6000) in its Service; here the controller-manager dials the

@@ -128,6 +128,8 @@ pub struct Install<'a> {
     pub node_ip: Ipv4Addr,
     pub binaries: &'a Binaries,
     pub kube_scheduler: &'a Path,
+    /// Whether the ground installs Liqo's chart (else a test does: [`super::LiqoMode::Installable`]).
+    pub chart: bool,
 }
 
 /// Installs Liqo's chart with `helm upgrade --install` and starts the node agents.
@@ -140,8 +142,10 @@ pub async fn install_base(
     let name = &install.cluster.name;
     let work = install.layout.dir.join("liqo-chart");
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    let values = adapt::values(install.cluster, &install.binaries.version, install.ports);
-    helm_release(install.layout, install.binaries, values).await?;
+    if install.chart {
+        let values = adapt::values(install.cluster, &install.binaries.version, install.ports);
+        helm_release(install.layout, install.binaries, values).await?;
+    }
 
     let agents = nodes::NodeAgents {
         cluster: name,
