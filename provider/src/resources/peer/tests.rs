@@ -188,8 +188,8 @@ fn validation_names_each_bad_attribute() {
     assert!(validate(&config()).is_empty());
 }
 
-/// The provider requires its required arguments itself when it plans a create or an update (Terraform's schema
-/// calls them optional): each missing one is an error on it; an unknown one passes until apply.
+/// The provider requires its required arguments itself when a create is applied (Terraform's schema calls them
+/// optional), not at validation: each missing one is an error on it; an unknown one is not missing.
 #[test]
 fn each_missing_required_argument_is_named() {
     let mut c = config();
