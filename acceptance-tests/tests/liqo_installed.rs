@@ -1,8 +1,9 @@
 //! Liqo installed by the same configuration that peers it (`tests/liqo_installed/main.tf`), on a ground whose
 //! clusters have no Liqo yet ([`LiqoMode::Installable`]): one `apply` makes the clusters' stand-ins, installs
-//! Liqo's chart on both (`helm upgrade --install`, no `--wait`: the provider's first reads meet a Liqo still
+//! Liqo's chart on both (`helm upgrade --install`, no `--wait`: the provider's first reads may meet a Liqo still
 //! starting), then the peering module and an offloaded namespace; the next plan is empty; `destroy` removes the
-//! peering and then uninstalls both releases (`helm uninstall --wait`), leaving no peering object and no release.
+//! peering and then uninstalls both releases (`helm uninstall --wait`), leaving no peering object and no release
+//! (`helm list --all`).
 //!
 //! Liqo's tutorial installs the chart with hashicorp/helm's `helm_release`. That provider cannot be built here: the
 //! Go module proxy this machine reaches serves none of its 2.x or 3.x commits (its release tags are not Go module
@@ -20,13 +21,11 @@ async fn installed_and_peered(ground: &Ground, cli: Cli) -> Result<()> {
     let work = Workdir::uninitialised(cli).await?;
     copy_example(&work, "peering")?;
     work.write("main.tf", MAIN_TF)?;
+    let liqo = ground.liqo_chart()?;
     let mut clusters = serde_json::Map::new();
-    let mut helm = None;
-    let mut chart = None;
     for cluster in [MILAN, ROME] {
-        let liqo = ground.liqo_chart(cluster)?;
         let values = format!("{cluster}-liqo-values.json");
-        work.write(&values, &serde_json::to_string_pretty(&liqo.values)?)?;
+        work.write(&values, &serde_json::to_string_pretty(&ground.liqo_values(cluster)?)?)?;
         clusters.insert(
             cluster.to_owned(),
             serde_json::json!({
@@ -34,10 +33,12 @@ async fn installed_and_peered(ground: &Ground, cli: Cli) -> Result<()> {
                 "values": work.path().join(values).display().to_string(),
             }),
         );
-        helm = Some(liqo.helm.display().to_string());
-        chart = Some(liqo.chart.display().to_string());
     }
-    work.write_vars(&serde_json::json!({"clusters": clusters, "helm": helm, "liqo_chart": chart}))?;
+    work.write_vars(&serde_json::json!({
+        "clusters": clusters,
+        "helm": liqo.helm.display().to_string(),
+        "liqo_chart": liqo.chart.display().to_string(),
+    }))?;
     let init = work.run(&["init", "-input=false", "-no-color"]).await?;
     ensure!(init.success(), "{init}");
 
@@ -49,18 +50,10 @@ async fn installed_and_peered(ground: &Ground, cli: Cli) -> Result<()> {
     work.destroy().await?;
     inventory::nothing_left(ground, &[MILAN, ROME]).await?;
     for cluster in [MILAN, ROME] {
-        let liqo = ground.liqo_chart(cluster)?;
-        let status = std::process::Command::new(&liqo.helm)
-            .args(["status", "liqo", "--namespace", "liqo", "--kubeconfig"])
-            .arg(ground.kubeconfig(cluster))
-            .env("HELM_CACHE_HOME", work.path().join(".helm/cache"))
-            .env("HELM_CONFIG_HOME", work.path().join(".helm/config"))
-            .env("HELM_DATA_HOME", work.path().join(".helm/data"))
-            .output()?;
-        let said = String::from_utf8_lossy(&status.stderr);
+        let releases = ground.helm_releases(cluster).await?;
         ensure!(
-            !status.status.success() && said.contains("release: not found"),
-            "{cli}: Liqo's release is still on {cluster} after destroy: {said}"
+            !releases.iter().any(|r| r == "liqo"),
+            "{cli}: Liqo's release is still on {cluster} after destroy: {releases:?}"
         );
         let left = liqo_objects(&ground.client(cluster).await?).await?;
         eprintln!("[liqo_installed] {cli}: {cluster} after uninstall: {left:?}");

@@ -143,7 +143,6 @@ impl Default for Options {
 pub struct LiqoChart {
     pub helm: PathBuf,
     pub chart: PathBuf,
-    pub values: serde_json::Value,
 }
 
 /// A running ground. Dropping it stops every process it started (unless [`Ground::detach`]ed).
@@ -578,23 +577,36 @@ impl Ground {
         Ok(())
     }
 
-    /// What installing Liqo on `cluster` takes, for a test that installs it as a user does (on a ground started
-    /// with [`LiqoMode::Installable`]): the ground's Helm, the chart of the ground's Liqo version, and the values
-    /// for `cluster` (what a user passes, plus the ground's own: see [`liqo::adapt::values`]).
-    pub fn liqo_chart(&self, cluster: &str) -> Result<LiqoChart> {
+    /// What installing Liqo takes, for a test that installs it as a user does (on a ground started with
+    /// [`LiqoMode::Installable`]): the ground's Helm and the chart of the ground's Liqo version.
+    pub fn liqo_chart(&self) -> Result<LiqoChart> {
         let state = self.liqo.as_ref().context("only a real-Liqo ground has Liqo's chart")?;
+        let binaries = liqo::Binaries::locate(&state.version)?;
+        Ok(LiqoChart { chart: binaries.dir.join("chart"), helm: binaries.helm })
+    }
+
+    /// The Helm values Liqo on `cluster` is installed with: what a user passes, plus the ground's own (see
+    /// [`liqo::adapt::values`]).
+    pub fn liqo_values(&self, cluster: &str) -> Result<serde_json::Value> {
+        let state = self.liqo.as_ref().context("only a real-Liqo ground installs Liqo")?;
         let ports = state
             .clusters
             .iter()
             .find(|c| c.name == cluster)
             .map(|c| c.ports)
             .with_context(|| format!("no cluster {cluster}"))?;
-        let binaries = liqo::Binaries::locate(&state.version)?;
-        Ok(LiqoChart {
-            values: liqo::adapt::values(self.cluster(cluster), &state.version, ports),
-            chart: binaries.dir.join("chart"),
-            helm: binaries.helm,
-        })
+        Ok(liqo::adapt::values(self.cluster(cluster), &state.version, ports))
+    }
+
+    /// The Helm releases in Liqo's namespace on `cluster`, in any state (`helm list --all`).
+    pub async fn helm_releases(&self, cluster: &str) -> Result<Vec<String>> {
+        let state = self.liqo.as_ref().context("only a real-Liqo ground has Helm releases")?;
+        let index =
+            self.clusters.iter().position(|c| c.name == cluster).with_context(|| format!("no cluster {cluster}"))?;
+        let version = state.version.clone();
+        let binaries =
+            tokio::task::spawn_blocking(move || liqo::Binaries::locate(&version)).await.context("locating Liqo")??;
+        liqo::releases(&self.layouts[index], &binaries).await
     }
 
     /// How the real-Liqo ground runs Liqo's gateways (a real tunnel, or simulated where network namespaces

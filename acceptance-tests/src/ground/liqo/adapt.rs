@@ -235,13 +235,24 @@ pub fn in_sandbox(
     );
     wrapped.push(root.display().to_string());
     wrapped.push(image.map_or("-".to_owned(), |image| image.join("usr/bin").display().to_string()));
-    for (dir, mount_path) in empty_dirs {
+    push_volumes_and_program(&mut wrapped, empty_dirs, program, args);
+    (PathBuf::from("nsenter"), wrapped)
+}
+
+/// Appends `[DIR MOUNT_PATH]… -- PROGRAM ARGS`, the arguments both wrapper scripts ([`CONTAINER_ROOT`],
+/// [`BIND_VOLUMES`]) read after their own.
+fn push_volumes_and_program(
+    wrapped: &mut Vec<String>,
+    volumes: &[(PathBuf, String)],
+    program: &Path,
+    args: Vec<String>,
+) {
+    for (dir, mount_path) in volumes {
         wrapped.extend([dir.display().to_string(), mount_path.clone()]);
     }
     wrapped.push("--".to_owned());
     wrapped.push(program.display().to_string());
     wrapped.extend(args);
-    (PathBuf::from("nsenter"), wrapped)
 }
 
 /// Program and arguments that run a host process `program ARGS` with its pod's `emptyDir` volumes at their
@@ -255,12 +266,7 @@ pub fn with_volumes(program: &Path, args: Vec<String>, volumes: &[(PathBuf, Stri
     }
     let mut wrapped: Vec<String> =
         ["--mount", "--propagation", "private", "--", "sh", "-c", BIND_VOLUMES, "volumes"].map(str::to_owned).into();
-    for (dir, mount_path) in volumes {
-        wrapped.extend([dir.display().to_string(), mount_path.clone()]);
-    }
-    wrapped.push("--".to_owned());
-    wrapped.push(program.display().to_string());
-    wrapped.extend(args);
+    push_volumes_and_program(&mut wrapped, volumes, program, args);
     (PathBuf::from("unshare"), wrapped)
 }
 

@@ -53,6 +53,13 @@ impl Helm<'_> {
         Ok(output.stdout)
     }
 
+    /// The names of the releases in the namespace, in any state (`helm list --all`).
+    pub fn releases(&self) -> Result<Vec<String>> {
+        let out = self.run(&["list".as_ref(), "--all".as_ref(), "--output".as_ref(), "json".as_ref()])?;
+        let listed: Vec<serde_json::Value> = serde_json::from_slice(&out).context("parsing `helm list` output")?;
+        Ok(listed.iter().filter_map(|r| r["name"].as_str().map(str::to_owned)).collect())
+    }
+
     /// The values the release was installed or last upgraded with (`helm get values liqo`).
     pub fn values(&self) -> Result<serde_json::Value> {
         let out =

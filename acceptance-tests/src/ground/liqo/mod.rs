@@ -187,6 +187,11 @@ async fn helm_release(layout: &Layout, binaries: &Binaries, values: serde_json::
     with_helm(layout, binaries, move |helm| helm.upgrade_install(&chart, &values)).await
 }
 
+/// The Helm releases in Liqo's namespace of `layout`'s cluster, in any state.
+pub async fn releases(layout: &Layout, binaries: &Binaries) -> Result<Vec<String>> {
+    with_helm(layout, binaries, |helm| helm.releases()).await
+}
+
 /// Upgrades Liqo on one cluster of a running ground the way Liqo's FAQ says users do and the Day-2 guide shows:
 /// the new chart's CRDs first (Helm never upgrades them), then `helm upgrade` of the release with the values it was
 /// installed with (`helm get values`) and the new version (the `tag` value: the chart in Liqo's module has no
