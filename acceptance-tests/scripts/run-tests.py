@@ -24,6 +24,11 @@ Limits, from the environment:
 The longest binaries start first: TIMES (a file in the test cache) keeps each binary's last duration; binaries
 never timed start before the timed ones, real-Liqo binaries first.
 
+Where the machine's CPU goes: as root, each binary runs in a cgroup of its own (cgroup v1 `cpuacct`, else cgroup v2),
+which its grounds' processes, Terraform and the providers inherit, so the summary gives each binary's CPU-seconds
+beside its time. On a machine whose cores are busy throughout, the sum of those, not the longest binary, bounds the
+run.
+
 Writes lane logs OUT_DIR/light.log and OUT_DIR/real.log, updates TIMES, prints the ten slowest binaries (also kept
 in OUT_DIR/slowest.txt for the test command's summary), and exits non-zero if any binary failed.
 """
@@ -51,6 +56,69 @@ def cpu_times():
     with open("/proc/stat") as stat:
         fields = [int(v) for v in stat.readline().split()[1:]]
     return fields[3] + fields[4], sum(fields)
+
+
+class CpuAccounting:
+    """One cgroup per test binary, to read the CPU time of the binary and everything it started (its grounds'
+    processes die after it, by PDEATHSIG, so the cgroups are read and removed at the end of the run)."""
+
+    def __init__(self):
+        v1, v2 = "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup"
+        if os.path.exists(os.path.join(v1, "cpuacct.usage")):
+            self.root, self.usage = v1, self._usage_v1
+        elif os.path.exists(os.path.join(v2, "cgroup.controllers")):
+            self.root, self.usage = v2, self._usage_v2
+        else:
+            self.root = None
+        self.groups = {}
+        if self.root is not None:
+            try:
+                probe = os.path.join(self.root, f"liqo-tests-{os.getpid()}")
+                os.mkdir(probe)
+                os.rmdir(probe)
+            except OSError:
+                self.root = None
+        self.why_not = None if self.root else "no cgroup this user may create (as root it would be measured)"
+
+    @staticmethod
+    def _usage_v1(group):
+        with open(os.path.join(group, "cpuacct.usage")) as f:
+            return int(f.read()) / 1e9
+
+    @staticmethod
+    def _usage_v2(group):
+        with open(os.path.join(group, "cpu.stat")) as f:
+            for line in f:
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) / 1e6
+        return 0.0
+
+    def enter(self, key):
+        """A preexec_fn that moves the starting binary into a fresh cgroup for `key`; None without cgroups."""
+        if self.root is None:
+            return None
+        group = os.path.join(self.root, f"liqo-tests-{os.getpid()}-{len(self.groups)}")
+        os.mkdir(group)
+        self.groups[key] = group
+
+        def move():
+            with open(os.path.join(group, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+
+        return move
+
+    def collect(self):
+        """CPU-seconds per key, once every process of the run has ended; removes the cgroups."""
+        seconds = {}
+        for key, group in self.groups.items():
+            for _ in range(100):
+                try:
+                    seconds[key] = self.usage(group)
+                    os.rmdir(group)
+                    break
+                except OSError:
+                    time.sleep(0.2)
+        return seconds
 
 
 def env_number(name, default, kind):
@@ -119,6 +187,8 @@ jobs.sort(key=lambda j: (j["key"] in previous, -previous.get(j["key"], 0.0), j["
 print(f"[tests] {len(jobs)} test binaries, up to {max_jobs} at once while at least {min_idle:.0%} of the CPU is idle "
       f"and {MIN_GIB:.0f} GiB available; {cores} cores, {available_gib():.0f} GiB available now", flush=True)
 
+cpu = CpuAccounting()
+machine_began = cpu_times()
 lane_logs = {lane: open(os.path.join(out_dir, f"{lane}.log"), "w") for lane in ("light", "real")}
 pending = list(jobs)
 running = {}
@@ -129,11 +199,14 @@ began = time.monotonic()
 
 def start(job):
     log = open(os.path.join(out_dir, f"{job['n']}.log"), "w+")
-    env = dict(os.environ, CARGO_MANIFEST_DIR=job["dir"])
+    # A test binary gets the variable cargo test would give it. Not cargo itself: build scripts (ring's) track it,
+    # and a value cargo did not set made the doc-test job rebuild half the dependency tree, and the next run's
+    # builds rebuild it back.
+    env = dict(os.environ) if job["command"][0] == "cargo" else dict(os.environ, CARGO_MANIFEST_DIR=job["dir"])
     job["log"] = log
     job["began"] = time.monotonic()
     job["process"] = subprocess.Popen(job["command"], cwd=job["dir"], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL)
+                                      stdin=subprocess.DEVNULL, preexec_fn=cpu.enter(job["key"]))
     running[job["process"].pid] = job
     print(f"[tests] {time.monotonic() - began:5.0f}s  started {job['key']}", flush=True)
 
@@ -231,12 +304,32 @@ try:
 except OSError as e:
     print(f"[tests] could not record the binaries' times in {times_file}: {e}", file=sys.stderr)
 
+elapsed = time.monotonic() - began
+(idle_then, total_then), (idle_now, total_now) = machine_began, cpu_times()
+ticks = os.sysconf("SC_CLK_TCK")
+machine_busy = ((total_now - idle_now) - (total_then - idle_then)) / ticks
+cpu_seconds = cpu.collect()
 lanes = {j["key"]: j["lane"] for j in jobs}
-slowest = "".join(f"  {seconds:6.0f}s  {key} ({lanes[key]} lane)\n"
+
+
+def cpu_column(key):
+    return f"{cpu_seconds[key]:6.0f} CPU-s" if key in cpu_seconds else ""
+
+
+slowest = "".join(f"  {seconds:6.0f}s {cpu_column(key)}  {key} ({lanes[key]} lane)\n"
                   for key, seconds in sorted(durations.items(), key=lambda item: -item[1])[:10])
+if cpu_seconds:
+    costliest = sorted(cpu_seconds.items(), key=lambda item: -item[1])[:10]
+    slowest += (f"  CPU: the binaries used {sum(cpu_seconds.values()):.0f} CPU-seconds, the whole machine "
+                f"{machine_busy:.0f} of the {cores * elapsed:.0f} its {cores} cores had in these {elapsed:.0f}s "
+                f"({machine_busy / (cores * elapsed):.0%}); the costliest: "
+                + ", ".join(f"{key.rpartition('/')[2]} {seconds:.0f}" for key, seconds in costliest) + "\n")
+else:
+    slowest += f"  CPU: the whole machine used {machine_busy:.0f} of {cores * elapsed:.0f} CPU-seconds " \
+               f"({machine_busy / (cores * elapsed):.0%}); per binary: not measured, {cpu.why_not}\n"
 with open(os.path.join(out_dir, "slowest.txt"), "w") as f:
     f.write(slowest)
-print(f"\n[tests] all {len(jobs)} test binaries in {time.monotonic() - began:.0f}s; the ten slowest:\n{slowest}", end="")
+print(f"\n[tests] all {len(jobs)} test binaries in {elapsed:.0f}s; the ten slowest:\n{slowest}", end="")
 if failed:
     print(f"[tests] failed: {', '.join(failed)}")
 sys.exit(1 if failed else 0)
