@@ -3,9 +3,11 @@
 //! itself is installed as it is: what a cluster's network would do for it is the ground's
 //! ([`super::pod_network`]).
 //!
-//! Two kinds:
+//! Three kinds:
 //! * [`values`]: Helm values. The first group is what any user passes (`liqoctl install` passes the same);
 //!   the second group is the ground's and says why.
+//! * [`seed_webhook_certificate`]: an object the ground creates before any installer runs, as an administrator
+//!   who brings certificates would (to save CPU, not because of the processes; the reason is there).
 //! * [`adapt_process`]: rewrites of one pod's command line and files before the ground's kubelet starts it
 //!   (ports and addresses that pods would own alone in their network namespace, files a pod would mount),
 //!   [`with_volumes`]: a pod's `emptyDir` volumes, and [`in_sandbox`]: how a gateway container enters its pod's
@@ -14,7 +16,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use k8s_openapi::api::core::v1::{Container, Pod, Secret};
+use k8s_openapi::api::core::v1::{Container, Namespace, Pod, Secret};
+use kube::api::PostParams;
 use kube::{Api, Client};
 use serde_json::{Value, json};
 
@@ -54,6 +57,58 @@ pub fn values(cluster: &Cluster, liqo_version: &str, ports: FixedPorts) -> Value
         // Virtual storage needs a real storage class and provisioner; the ground has neither.
         "storage": {"enabled": false},
     })
+}
+
+/// The Secret Liqo's chart gives its webhook (`liqo-webhook-certs`, empty), with the names the chart uses.
+const WEBHOOK_SECRET: &str = "liqo-webhook-certs";
+const WEBHOOK_SERVICE: &str = "liqo-webhook";
+
+/// Creates the webhook's certificate Secret before Liqo's chart is installed, by whatever installer.
+///
+/// Why: Liqo's webhook fills that Secret itself when it is empty (`pkg/webhooks/secretcontroller`: a CA and a
+/// serving certificate for its Service, two 4096-bit RSA keys) — 2 to 3 CPU-seconds a cluster, which on a machine
+/// of two cores starting about a hundred clusters a run is minutes of the test command (measured: the webhooks
+/// used 176 CPU-seconds of a run, about as much as every Terraform process of it). The webhook keeps what it
+/// finds, so the ground gives it an ECDSA P-256 CA and certificate for the same Service names instead (made in
+/// microseconds). Helm's ownership labels let the chart's install adopt the Secret (Helm 3 adopts an object
+/// annotated with its release); its `type` is the chart's own spelling, since a Secret's type cannot change.
+/// Liqo does everything else with it as on any cluster: writes the files, patches the CA bundles.
+pub async fn seed_webhook_certificate(client: &Client, namespace: &str, release: &str) -> Result<()> {
+    let ca = crate::ground::pki::Ca::generate(WEBHOOK_SERVICE)?;
+    let names = [
+        WEBHOOK_SERVICE.to_owned(),
+        format!("{WEBHOOK_SERVICE}.{namespace}"),
+        format!("{WEBHOOK_SERVICE}.{namespace}.svc"),
+        format!("{WEBHOOK_SERVICE}.{namespace}.svc.cluster.local"),
+    ];
+    let sans: Vec<&str> = names.iter().map(String::as_str).collect();
+    let serving = ca.issue_server(&names[3], &sans)?;
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let object: Namespace = serde_json::from_value(json!({"metadata": {"name": namespace}}))?;
+    match namespaces.create(&PostParams::default(), &object).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(err) => return Err(err).with_context(|| format!("creating namespace {namespace}")),
+    }
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {
+            "name": WEBHOOK_SECRET,
+            "namespace": namespace,
+            "labels": {"liqo.io/webhook": "true", "app.kubernetes.io/managed-by": "Helm"},
+            "annotations": {
+                "liqo.io/webhook-service-name": WEBHOOK_SERVICE,
+                "meta.helm.sh/release-name": release,
+                "meta.helm.sh/release-namespace": namespace,
+            },
+        },
+        "type": "opaque",
+        "stringData": {"ca": ca.cert_pem, "tls.crt": serving.cert_pem, "tls.key": serving.key_pem},
+    }))?;
+    Api::<Secret>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &secret)
+        .await
+        .with_context(|| format!("creating Secret {namespace}/{WEBHOOK_SECRET} (the webhook's certificate)"))?;
+    Ok(())
 }
 
 /// Per-cluster ports the ground fixes at start, because both ends of a connection must know them: the API

@@ -142,6 +142,9 @@ pub async fn install_base(
     let name = &install.cluster.name;
     let work = install.layout.dir.join("liqo-chart");
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
+    adapt::seed_webhook_certificate(client, labels::DEFAULT_LIQO_NAMESPACE, chart::RELEASE)
+        .await
+        .with_context(|| format!("cluster {name}"))?;
     if install.chart {
         let values = adapt::values(install.cluster, &install.binaries.version, install.ports);
         helm_release(install.layout, install.binaries, values).await?;
