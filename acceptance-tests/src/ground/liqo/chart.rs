@@ -74,12 +74,17 @@ impl Helm<'_> {
         let values_file = self.work_dir.join("values.json");
         std::fs::write(&values_file, serde_json::to_vec_pretty(values)?)
             .with_context(|| format!("writing {}", values_file.display()))?;
-        let args: [&std::ffi::OsStr; 9] = [
+        let args: [&std::ffi::OsStr; 10] = [
             "upgrade".as_ref(),
             "--install".as_ref(),
             RELEASE.as_ref(),
             chart.as_ref(),
             "--create-namespace".as_ref(),
+            // Helm checks the rendered objects against the API server's OpenAPI schemas before sending them, which
+            // the API server does again when it stores them. Skipping the client's check changes nothing that is
+            // installed and halves Helm's CPU (measured with `helm upgrade` on a ground: Helm 1.45 → 0.75
+            // CPU-seconds, its API server 0.4–0.8 → 0.27), over a hundred installs a test run.
+            "--disable-openapi-validation".as_ref(),
             "--timeout".as_ref(),
             HELM_TIMEOUT.as_ref(),
             "--values".as_ref(),
