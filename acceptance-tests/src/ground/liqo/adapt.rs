@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use k8s_openapi::api::core::v1::{Container, Namespace, Pod, Secret};
+use k8s_openapi::api::core::v1::{Container, Pod, Secret};
 use kube::api::PostParams;
 use kube::{Api, Client};
 use serde_json::{Value, json};
@@ -83,13 +83,8 @@ pub async fn seed_webhook_certificate(client: &Client, namespace: &str, release:
     ];
     let sans: Vec<&str> = names.iter().map(String::as_str).collect();
     let serving = ca.issue_server(&names[3], &sans)?;
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    let object: Namespace = serde_json::from_value(json!({"metadata": {"name": namespace}}))?;
-    match namespaces.create(&PostParams::default(), &object).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.code == 409 => {}
-        Err(err) => return Err(err).with_context(|| format!("creating namespace {namespace}")),
-    }
+    // The ground seeds a fresh cluster, so the namespace is new; the chart's `--create-namespace` finds it made.
+    crate::observe::create_namespace(client, namespace).await?;
     let secret: Secret = serde_json::from_value(json!({
         "metadata": {
             "name": WEBHOOK_SECRET,
