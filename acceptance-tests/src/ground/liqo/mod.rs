@@ -46,7 +46,9 @@ pub struct Binaries {
     pub kwok: PathBuf,
 }
 
-const COMPONENTS: [&str; 5] = ["liqo-controller-manager", "webhook", "ipam", "crd-replicator", "virtual-kubelet"];
+/// The name of Liqo's controller-manager Deployment (and of its binary).
+const CONTROLLER_MANAGER: &str = "liqo-controller-manager";
+const COMPONENTS: [&str; 5] = [CONTROLLER_MANAGER, "webhook", "ipam", "crd-replicator", "virtual-kubelet"];
 
 impl Binaries {
     /// Finds the version's build in the cache, running `scripts/build-liqo.sh VERSION` first when any piece is
@@ -208,7 +210,30 @@ pub async fn upgrade(cluster: &Cluster, layout: &Layout, binaries: &Binaries) ->
     values["tag"] = serde_json::Value::from(binaries.version.clone());
     helm_release(layout, binaries, values)
         .await
-        .with_context(|| format!("cluster {}: upgrading Liqo to {}", cluster.name, binaries.version))
+        .with_context(|| format!("cluster {}: upgrading Liqo to {}", cluster.name, binaries.version))?;
+    restart_controller_manager(&client)
+        .await
+        .with_context(|| format!("cluster {}: restarting Liqo's controller-manager after the upgrade", cluster.name))
+}
+
+/// Step 3 of the documented upgrade (docs/guides/day-2.md), as `kubectl rollout restart` does it. Helm applies the
+/// chart's gateway templates (WgGatewayServerTemplate, WgGatewayClientTemplate) after its Deployments, and Liqo's
+/// GatewayServer and GatewayClient controllers read a template when they reconcile but do not watch it: a new
+/// controller-manager that reconciles before Helm has patched the templates renders the gateway from the old
+/// one and keeps it (seen in CI: the gateway still on 1.0.3 five minutes after the upgrade to 1.1.2). Started
+/// after Helm returns, the controller-manager reads the new templates.
+async fn restart_controller_manager(client: &Client) -> Result<()> {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use kube::api::{Patch, PatchParams};
+    use time::format_description::well_known::Rfc3339;
+    let now = time::OffsetDateTime::now_utc().format(&Rfc3339)?;
+    let patch = serde_json::json!({"spec": {"template": {"metadata": {"annotations": {
+        "kubectl.kubernetes.io/restartedAt": now
+    }}}}});
+    Api::<Deployment>::namespaced(client.clone(), labels::DEFAULT_LIQO_NAMESPACE)
+        .patch(CONTROLLER_MANAGER, &PatchParams::default(), &Patch::Strategic(patch))
+        .await?;
+    Ok(())
 }
 
 /// kwok's pod IP range: the first /24 of the cluster's pod CIDR (kwok takes the gateway address form).
