@@ -1,6 +1,6 @@
 //! Liqo upgraded under a live peering, on real Liqo, the way Liqo's FAQ says users upgrade ("Upgrade the Liqo
 //! version installed on a cluster"; docs/guides/day-2.md): on each cluster the new chart's CRDs, then `helm
-//! upgrade` of the release. The ground's kubelet runs each rolled pod from the build its image names, so old and
+//! upgrade` of the release, then a restart of the controller-manager (why: the guide). The ground's kubelet runs each rolled pod from the build its image names, so old and
 //! new Liqo run side by side while Deployments roll, as on a real cluster.
 //! - The chain 1.0.3 → 1.1.2 → 1.2.0, once per client: `examples/peering` up with a pod running on the virtual node;
 //!   after each step the Connection is Connected on both clusters, the virtual node Ready, the pod and its remote
