@@ -29,10 +29,19 @@ which its grounds' processes, Terraform and the providers inherit, so the summar
 beside its time. On a machine whose cores are busy throughout, the sum of those, not the longest binary, bounds the
 run.
 
+Grounds handed on: a real-Liqo binary gets LIQO_GROUND_POOL=OUT_DIR/ground-pool (see acceptance-tests/src/ground/
+pool.rs). Its milan + rome grounds (Ground::shared, each extra client's) come from there when one is ready, else
+it starts them there, detached. When it has ended, each ground it held is checked (`liqo-ground reuse`: its
+processes up, the same objects as right after its start once the ForeignClusters Liqo keeps after an unpeer are
+deleted); if it passed and the ground is unchanged, the next binary may take it, else the ground is stopped. A ground's start costs about 15 CPU-seconds, and one binary at a time uses
+a ground. The grounds' processes then move to a cgroup of the pool's own, counted apart in the summary. Ready
+grounds are stopped once no real-Liqo binary is left to start, and every pool ground at the end.
+
 Writes lane logs OUT_DIR/light.log and OUT_DIR/real.log, updates TIMES, prints the ten slowest binaries (also kept
 in OUT_DIR/slowest.txt for the test command's summary), and exits non-zero if any binary failed.
 """
 import collections
+import json
 import os
 import signal
 import subprocess
@@ -106,6 +115,21 @@ class CpuAccounting:
                 f.write(str(os.getpid()))
 
         return move
+
+    def adopt(self, key, pids):
+        """Moves running processes into the cgroup of `key` (made on first use), e.g. a ground that outlives the
+        binary that started it."""
+        if self.root is None:
+            return
+        if key not in self.groups:
+            self.groups[key] = os.path.join(self.root, f"liqo-tests-{os.getpid()}-{len(self.groups)}")
+            os.mkdir(self.groups[key])
+        for pid in pids:
+            try:
+                with open(os.path.join(self.groups[key], "cgroup.procs"), "w") as f:
+                    f.write(str(pid))
+            except OSError:
+                pass  # it ended meanwhile
 
     def collect(self):
         """CPU-seconds per key, once every process of the run has ended; removes the cgroups."""
@@ -184,10 +208,92 @@ jobs.append({
 # Longest first; never timed first of all (a new binary may be long), real before light among equals.
 jobs.sort(key=lambda j: (j["key"] in previous, -previous.get(j["key"], 0.0), j["lane"] != "real", j["n"]))
 
+POOL_KEY = "ground pool (grounds between binaries)"
+
+
+class GroundPool:
+    """The grounds handed from one real-Liqo binary to the next (see the module's docstring)."""
+
+    def __init__(self, directory, ground_bin):
+        self.dir, self.bin = directory, ground_bin
+        for part in ("grounds", "ready", "taken"):
+            os.makedirs(os.path.join(directory, part), exist_ok=True)
+        self.handed_on = self.stopped = self.unused = 0
+
+    def _run(self, command, ground):
+        return subprocess.run([self.bin, command, "--dir", os.path.join(self.dir, "grounds", ground)],
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+
+    def _pids(self, ground):
+        """The ground's recorded processes and all their descendants (the kubelet's Liqo processes)."""
+        try:
+            with open(os.path.join(self.dir, "grounds", ground, "ground.json")) as f:
+                wanted = {record["pid"] for record in json.load(f)["processes"]}
+        except (OSError, ValueError, KeyError):
+            return []
+        children = collections.defaultdict(list)
+        for pid in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    children[int(f.read().rsplit(")", 1)[1].split()[1])].append(int(pid))
+            except (OSError, ValueError, IndexError):
+                pass
+        found, todo = set(), list(wanted)
+        while todo:
+            pid = todo.pop()
+            if pid not in found:
+                found.add(pid)
+                todo.extend(children.get(pid, []))
+        return sorted(found)
+
+    def stop(self, ground, why):
+        self._run("down", ground)
+        self.stopped += 1
+        print(f"[tests] ground pool: stopped {ground} ({why})", flush=True)
+
+    def hand_back(self, job, passed):
+        """After `job` ended: each ground it held goes back to the pool if it passed and the ground is unchanged."""
+        pid = str(job["process"].pid)
+        for mark in os.listdir(os.path.join(self.dir, "taken")):
+            ground, _, holder = mark.rpartition(".")
+            if holder != pid:
+                continue
+            os.remove(os.path.join(self.dir, "taken", mark))
+            if not os.path.exists(os.path.join(self.dir, "grounds", ground, "pool-baseline.txt")):
+                self.stop(ground, f"its start for {job['key']} did not finish")
+                continue
+            if not passed:
+                self.stop(ground, f"{job['key']} failed; its logs stay in the ground's directory")
+                continue
+            check = self._run("reuse", ground)
+            if check.returncode != 0:
+                changed = (check.stdout + check.stderr).strip().replace("\n", "\n      ")
+                self.stop(ground, f"{job['key']} left it changed:\n      {changed}")
+                continue
+            cpu.adopt(POOL_KEY, self._pids(ground))
+            open(os.path.join(self.dir, "ready", ground), "w").close()
+            self.handed_on += 1
+            print(f"[tests] ground pool: {ground} is as it was started; the next binary may take it", flush=True)
+
+    def stop_ready(self, why):
+        for ground in os.listdir(os.path.join(self.dir, "ready")):
+            os.remove(os.path.join(self.dir, "ready", ground))
+            self.unused += 1
+            self.stop(ground, why)
+
+    def stop_all(self):
+        for ground in os.listdir(os.path.join(self.dir, "grounds")):
+            self._run("down", ground)
+
+
 print(f"[tests] {len(jobs)} test binaries, up to {max_jobs} at once while at least {min_idle:.0%} of the CPU is idle "
       f"and {MIN_GIB:.0f} GiB available; {cores} cores, {available_gib():.0f} GiB available now", flush=True)
 
 cpu = CpuAccounting()
+real_exes = [j["command"][0] for j in jobs if j["lane"] == "real"]
+ground_bin = os.path.join(os.path.dirname(os.path.dirname(real_exes[0])), "liqo-ground") if real_exes else None
+pool = GroundPool(os.path.join(out_dir, "ground-pool"), ground_bin) if ground_bin and os.path.isfile(ground_bin) \
+    else None
 machine_began = cpu_times()
 lane_logs = {lane: open(os.path.join(out_dir, f"{lane}.log"), "w") for lane in ("light", "real")}
 pending = list(jobs)
@@ -203,6 +309,8 @@ def start(job):
     # and a value cargo did not set made the doc-test job rebuild half the dependency tree, and the next run's
     # builds rebuild it back.
     env = dict(os.environ) if job["command"][0] == "cargo" else dict(os.environ, CARGO_MANIFEST_DIR=job["dir"])
+    if pool and job["lane"] == "real":
+        env["LIQO_GROUND_POOL"] = pool.dir
     job["log"] = log
     job["began"] = time.monotonic()
     job["process"] = subprocess.Popen(job["command"], cwd=job["dir"], env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -228,6 +336,10 @@ def finish(job, status):
     if status != 0:
         failed.append(job["key"])
     print(f"[tests] {time.monotonic() - began:5.0f}s  {verdict}: {job['key']} in {seconds:.0f}s", flush=True)
+    if pool and job["lane"] == "real":
+        pool.hand_back(job, status == 0)
+        if not any(j["lane"] == "real" for j in pending):
+            pool.stop_ready("no real-Liqo binary is left to start")
 
 
 
@@ -235,6 +347,8 @@ def stop_all(signum, _frame):
     """A stopped run stops its test processes (their grounds die with them)."""
     for job in running.values():
         job["process"].kill()
+    if pool:
+        pool.stop_all()
     sys.exit(128 + signum)
 
 
@@ -294,6 +408,8 @@ while pending or running:
 
 for log in lane_logs.values():
     log.close()
+if pool:
+    pool.stop_all()
 
 previous.update(durations)
 try:
@@ -320,13 +436,19 @@ slowest = "".join(f"  {seconds:6.0f}s {cpu_column(key)}  {key} ({lanes[key]} lan
                   for key, seconds in sorted(durations.items(), key=lambda item: -item[1])[:10])
 if cpu_seconds:
     costliest = sorted(cpu_seconds.items(), key=lambda item: -item[1])[:10]
-    slowest += (f"  CPU: the binaries used {sum(cpu_seconds.values()):.0f} CPU-seconds, the whole machine "
+    slowest += (f"  CPU: the binaries (and the ground pool) used {sum(cpu_seconds.values()):.0f} CPU-seconds, the whole machine "
                 f"{machine_busy:.0f} of the {cores * elapsed:.0f} its {cores} cores had in these {elapsed:.0f}s "
                 f"({machine_busy / (cores * elapsed):.0%}); the costliest: "
                 + ", ".join(f"{key.rpartition('/')[2]} {seconds:.0f}" for key, seconds in costliest) + "\n")
 else:
     slowest += f"  CPU: the whole machine used {machine_busy:.0f} of {cores * elapsed:.0f} CPU-seconds " \
                f"({machine_busy / (cores * elapsed):.0%}); per binary: not measured, {cpu.why_not}\n"
+if pool:
+    started = len(os.listdir(os.path.join(pool.dir, "grounds")))
+    slowest += (f"  ground pool: {started} milan + rome grounds started into it, taken {pool.handed_on - pool.unused} "
+                f"times instead of a start, {pool.stopped - pool.unused} not handed on (why: the real lane's log)"
+                + (f"; their CPU while between or in binaries that took them: {cpu_seconds[POOL_KEY]:.0f} CPU-s"
+                   if POOL_KEY in cpu_seconds else "") + "\n")
 with open(os.path.join(out_dir, "slowest.txt"), "w") as f:
     f.write(slowest)
 print(f"\n[tests] all {len(jobs)} test binaries in {elapsed:.0f}s; the ten slowest:\n{slowest}", end="")

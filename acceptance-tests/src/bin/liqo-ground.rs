@@ -9,6 +9,10 @@
 //! ground simulate --dir DIR                       run the simulated Liqo control plane (started by `up`)
 //! ground kubelet --dir DIR                        run real Liqo's pods as processes (started by `up --real`)
 //! ground status [--dir DIR]                       table of the Liqo objects on every cluster, with status
+//! ground reuse --dir DIR                          a ground of the test command's pool, after a test binary: exit
+//!                                                 0 when it is as it was started (its processes up, the same
+//!                                                 objects, once the ForeignClusters Liqo keeps after an unpeer are
+//!                                                 deleted), else print what changed and exit 1
 //! ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer rome] [--provider milan]
 //!                                                 run a pod in offloaded namespace NS of the consumer on the
 //!                                                 virtual node; show it and its remote copy on the provider
@@ -25,7 +29,7 @@ use liqo_acceptance::ground::{Ground, Lifetime, LiqoMode, MILAN, Options, ROME};
 use liqo_acceptance::simulator::{self, SimCluster};
 use liqo_acceptance::{inventory, offloaded_pod};
 
-const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] [--real|--simulated] | ground down [--dir DIR] | ground status [--dir DIR] | ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer NAME] [--provider NAME] | ground simulate --dir DIR | ground kubelet --dir DIR";
+const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] [--real|--simulated] | ground down [--dir DIR] | ground status [--dir DIR] | ground reuse --dir DIR | ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer NAME] [--provider NAME] | ground simulate --dir DIR | ground kubelet --dir DIR";
 
 struct Args {
     command: String,
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
             "simulate" => runtime.block_on(simulate(&args)),
             "kubelet" => runtime.block_on(run_kubelet(&args)),
             "status" => runtime.block_on(status(&args)),
+            "reuse" => runtime.block_on(reuse(&args)),
             "pod" => runtime.block_on(offloaded_pod(&args)),
             other => bail!("unknown command {other:?}\n{USAGE}"),
         }
@@ -175,6 +180,14 @@ async fn status(args: &Args) -> Result<()> {
         print!("{}", inventory::table(&rows));
     }
     Ok(())
+}
+
+async fn reuse(args: &Args) -> Result<()> {
+    let differences = liqo_acceptance::ground::pool::make_reusable(&args.dir).await?;
+    if differences.is_empty() {
+        return Ok(());
+    }
+    bail!("the ground in {} is not as it was started:\n{}", args.dir.display(), differences.join("\n"))
 }
 
 async fn offloaded_pod(args: &Args) -> Result<()> {

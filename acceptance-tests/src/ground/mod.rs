@@ -20,6 +20,7 @@ mod control_plane;
 pub mod kubeconfig;
 pub mod liqo;
 pub mod pki;
+pub mod pool;
 pub mod process;
 mod shared;
 mod upstream;
@@ -207,8 +208,9 @@ impl Ground {
     /// The ground `ground up --dir dir` started and left running, for running tests against it (the inner loop of
     /// CONTRIBUTING.md: [`Ground::shared`] attaches to `$LIQO_TEST_GROUND`). Nothing of it is owned: dropping the
     /// value stops nothing, and what needs a process of this ground's own ([`Ground::restart_api_server`]) fails
-    /// saying so. Fails if `liqo` (the kind of ground the test wants) is not what runs there.
-    pub fn attach(dir: &Path, liqo: &LiqoMode) -> Result<Ground> {
+    /// saying so. Fails if `liqo` (the kind of ground the test wants) is not what runs there. `how` says on stderr
+    /// who left the ground running.
+    pub fn attach(dir: &Path, liqo: &LiqoMode, how: &str) -> Result<Ground> {
         let state = read_state(dir)?;
         match (liqo, &state.liqo) {
             (LiqoMode::Real { version }, Some(running)) if *version != running.version => bail!(
@@ -240,7 +242,7 @@ impl Ground {
                 Ok(Layout::new(dir, &cluster.name, control_plane::Ports { apiserver: port }))
             })
             .collect::<Result<Vec<_>>>()?;
-        eprintln!("[ground] attached to the running ground in {} (LIQO_TEST_GROUND)", dir.display());
+        eprintln!("[ground] attached to the running ground in {} ({how})", dir.display());
         Ok(Ground {
             dir: dir.to_path_buf(),
             remove_dir: false,

@@ -7,11 +7,12 @@
 //!
 //! With `LIQO_TEST_GROUND=DIR` set, the tests attach to the ground `acceptance-tests/ground up --dir DIR` left
 //! running instead of starting one (CONTRIBUTING.md, "One test against a running ground"): the edit → result loop
-//! of one test then skips the ground's start. The test command never sets it.
+//! of one test then skips the ground's start. The test command never sets it; it hands grounds from one binary to
+//! the next instead (see [`pool`]).
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::{Ground, LiqoMode, MILAN, Options, ROME};
+use super::{Ground, LiqoMode, MILAN, Options, ROME, pool};
 
 /// The real-Liqo ground (version `$LIQO_VERSION`, default v1.2.0).
 pub(super) fn get() -> &'static Ground {
@@ -29,15 +30,19 @@ pub(super) fn get_simulated() -> &'static Ground {
 fn get_or_start(shared: &'static OnceLock<Result<Ground, String>>, liqo: LiqoMode) -> &'static Ground {
     let started = shared.get_or_init(|| {
         if let Some(dir) = std::env::var_os("LIQO_TEST_GROUND") {
-            return Ground::attach(&PathBuf::from(dir), &liqo).map_err(|e| format!("LIQO_TEST_GROUND: {e:#}"));
+            return Ground::attach(&PathBuf::from(dir), &liqo, "LIQO_TEST_GROUND")
+                .map_err(|e| format!("LIQO_TEST_GROUND: {e:#}"));
         }
         std::thread::spawn(|| {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .map_err(|e| format!("building a tokio runtime: {e}"))?;
-            let options = Options { liqo, ..Options::default() };
-            runtime.block_on(Ground::start_with(&[MILAN, ROME], options)).map_err(|e| format!("{e:#}"))
+            let started = match liqo {
+                LiqoMode::Real { .. } => runtime.block_on(pool::milan_rome(liqo)),
+                _ => runtime.block_on(Ground::start_with(&[MILAN, ROME], Options { liqo, ..Options::default() })),
+            };
+            started.map_err(|e| format!("{e:#}"))
         })
         .join()
         .unwrap_or_else(|_| Err("the ground's start-up thread panicked".into()))

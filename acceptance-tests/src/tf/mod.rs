@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use tempfile::TempDir;
 
-use crate::ground::{Ground, Upstream, process};
+use crate::ground::{Ground, LiqoMode, Upstream, pool, process};
 pub use counting::CountingApiServer;
 pub use mirror::{PROVIDER_SOURCE, PROVIDER_VERSION};
 
@@ -145,8 +145,8 @@ fn record_use(cli: Cli) {
 }
 
 /// Runs `run` once per client, all at once, each on a milan + rome ground of its own: the first client on
-/// [`Ground::shared`] (so `LIQO_TEST_GROUND` reaches it), every other on a real-Liqo ground started for it (about
-/// 12 s) and stopped after. A test that builds the peering between milan and rome cannot run two clients on one
+/// [`Ground::shared`] (so `LIQO_TEST_GROUND` reaches it), every other on a real-Liqo ground of its own (from the test
+/// command's pool, else started for it: see [`crate::ground::pool`]). A test that builds the peering between milan and rome cannot run two clients on one
 /// ground at the same time, and one after the other they were most of the test command's time. Fails with every
 /// client's error, each named by its client.
 pub async fn each_client_on_own_ground<F>(clients: Vec<Cli>, run: F) -> Result<()>
@@ -154,7 +154,7 @@ where
     F: for<'g> Fn(&'g Ground, Cli) -> futures::future::BoxFuture<'g, Result<()>>,
 {
     let Some((&first, others)) = clients.split_first() else { return Ok(()) };
-    let started = futures::future::join_all(others.iter().map(|_| Ground::start(&[crate::MILAN, crate::ROME]))).await;
+    let started = futures::future::join_all(others.iter().map(|_| pool::milan_rome(LiqoMode::real()))).await;
     let owned = started.into_iter().collect::<Result<Vec<Ground>>>()?;
     let grounds = std::iter::once(Ground::shared()).chain(owned.iter());
     let clients = std::iter::once(first).chain(others.iter().copied());
