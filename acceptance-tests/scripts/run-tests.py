@@ -43,6 +43,7 @@ in OUT_DIR/slowest.txt for the test command's summary), and exits non-zero if an
 import collections
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -248,6 +249,9 @@ class GroundPool:
 
     def stop(self, ground, why):
         self._run("down", ground)
+        # As a ground a test drops (LIQO_KEEP_GROUND_LOGS): its logs stay with the run, etcd's data goes.
+        if not os.environ.get("LIQO_KEEP_GROUND"):
+            shutil.rmtree(os.path.join(self.dir, "grounds", ground, "_etcd"), ignore_errors=True)
         self.stopped += 1
         print(f"[tests] ground pool: stopped {ground} ({why})", flush=True)
 
