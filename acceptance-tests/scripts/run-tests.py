@@ -34,7 +34,8 @@ pool.rs). Its milan + rome grounds (Ground::shared, each extra client's) come fr
 it starts them there, detached. When it has ended, each ground it held is checked (`liqo-ground reuse`: its
 processes up, the same objects as right after its start once the ForeignClusters Liqo keeps after an unpeer are
 deleted); if it passed and the ground is unchanged, the next binary may take it, else the ground is stopped. A ground's start costs about 15 CPU-seconds, and one binary at a time uses
-a ground. The grounds' processes then move to a cgroup of the pool's own, counted apart in the summary. Ready
+a ground. A ready ground no binary takes within GroundPool.IDLE_LIMIT is stopped: idle, it costs about 4
+CPU-seconds a minute. The grounds' processes then move to a cgroup of the pool's own, counted apart in the summary. Ready
 grounds are stopped once no real-Liqo binary is left to start, and every pool ground at the end.
 
 Writes lane logs OUT_DIR/light.log and OUT_DIR/real.log, updates TIMES, prints the ten slowest binaries (also kept
@@ -215,11 +216,17 @@ POOL_KEY = "ground pool (grounds between binaries)"
 class GroundPool:
     """The grounds handed from one real-Liqo binary to the next (see the module's docstring)."""
 
+    # An idle milan + rome ground costs about 4 CPU-seconds a minute, a start about 15: a ground no binary has taken
+    # after this long has cost more than the start it could save.
+    IDLE_LIMIT = 240.0
+
     def __init__(self, directory, ground_bin):
         self.dir, self.bin = directory, ground_bin
-        for part in ("grounds", "ready", "taken"):
+        for part in ("grounds", "ready", "taken", "expired"):
             os.makedirs(os.path.join(directory, part), exist_ok=True)
         self.handed_on = self.stopped = self.unused = 0
+        # When each ready ground became ready; how long grounds waited ready in all (ground-seconds).
+        self.ready_since, self.waited = {}, 0.0
 
     def _run(self, command, ground):
         return subprocess.run([self.bin, command, "--dir", os.path.join(self.dir, "grounds", ground)],
@@ -275,13 +282,30 @@ class GroundPool:
                 self.stop(ground, f"{job['key']} left it changed:\n      {changed}")
                 continue
             cpu.adopt(POOL_KEY, self._pids(ground))
+            self.ready_since[ground] = time.monotonic()
             open(os.path.join(self.dir, "ready", ground), "w").close()
             self.handed_on += 1
             print(f"[tests] ground pool: {ground} is as it was started; the next binary may take it", flush=True)
 
-    def stop_ready(self, why):
-        for ground in os.listdir(os.path.join(self.dir, "ready")):
-            os.remove(os.path.join(self.dir, "ready", ground))
+    def tick(self):
+        """Counts the waits of grounds taken since the last tick, and stops a ground that has waited ready longer
+        than a start costs (IDLE_LIMIT)."""
+        now = time.monotonic()
+        ready = set(os.listdir(os.path.join(self.dir, "ready")))
+        for ground, since in list(self.ready_since.items()):
+            if ground not in ready:
+                self.waited += now - self.ready_since.pop(ground)
+            elif now - since > self.IDLE_LIMIT:
+                self.stop_ready(f"ready for {now - since:.0f}s, no binary took it", [ground])
+
+    def stop_ready(self, why, grounds=None):
+        for ground in grounds if grounds is not None else os.listdir(os.path.join(self.dir, "ready")):
+            # A binary may take it at this very moment: the rename succeeds for one of the two.
+            try:
+                os.rename(os.path.join(self.dir, "ready", ground), os.path.join(self.dir, "expired", ground))
+            except OSError:
+                continue
+            self.waited += time.monotonic() - self.ready_since.pop(ground, time.monotonic())
             self.unused += 1
             self.stop(ground, why)
 
@@ -405,6 +429,8 @@ while pending or running:
         job = running.pop(pid, None)
         if job is not None:
             finish(job, os.waitstatus_to_exitcode(wait_status))
+    if pool:
+        pool.tick()
     samples.append(cpu_times())
     (idle_then, total_then), (idle_now, total_now) = samples[0], samples[-1]
     if total_now > total_then:
@@ -450,7 +476,8 @@ else:
 if pool:
     started = len(os.listdir(os.path.join(pool.dir, "grounds")))
     slowest += (f"  ground pool: {started} milan + rome grounds started into it, taken {pool.handed_on - pool.unused} "
-                f"times instead of a start, {pool.stopped - pool.unused} not handed on (why: the real lane's log)"
+                f"times instead of a start, {pool.stopped - pool.unused} not handed on (why: the real lane's log), "
+                f"{pool.unused} stopped unused; grounds waited {pool.waited / 60:.0f} ground-minutes ready in all"
                 + (f"; their CPU while between or in binaries that took them: {cpu_seconds[POOL_KEY]:.0f} CPU-s"
                    if POOL_KEY in cpu_seconds else "") + "\n")
 with open(os.path.join(out_dir, "slowest.txt"), "w") as f:

@@ -16,6 +16,7 @@ use anyhow::{Context, Result, bail, ensure};
 use kube::Api;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use liqo_acceptance::chain::full_chain;
+use liqo_acceptance::ground::{LiqoMode, pool};
 use liqo_acceptance::observe::{attributes, eventually, plan_text, planned_change};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
@@ -303,7 +304,8 @@ async fn edited(ground: &Ground, work: &Workdir, edit: &Edit) -> Result<Value> {
 }
 
 async fn every_owned_object(cli: Cli) -> Result<usize> {
-    let ground = Ground::start(&[MILAN, ROME]).await?;
+    // Each client on a ground of its own (from the test command's pool when it has one: drift destroys at the end).
+    let ground = pool::milan_rome(LiqoMode::real()).await?;
     let work = Workdir::new(cli, &full_chain(&ground, r#"{ cpu = "4", memory = "8Gi" }"#)).await?;
     work.write("offload.tf", OFFLOAD)?;
     work.write_vars(&json!({ "offloaded_namespace": DEMO_NS }))?;
