@@ -9,10 +9,11 @@
 //! ground simulate --dir DIR                       run the simulated Liqo control plane (started by `up`)
 //! ground kubelet --dir DIR                        run real Liqo's pods as processes (started by `up --real`)
 //! ground status [--dir DIR]                       table of the Liqo objects on every cluster, with status
-//! ground reuse --dir DIR                          a ground of the test command's pool, after a test binary: exit
-//!                                                 0 when it is as it was started (its processes up, the same
-//!                                                 objects, once the ForeignClusters Liqo keeps after an unpeer are
-//!                                                 deleted), else print what changed and exit 1
+//! ground reuse [--dir DIR]                        after tests on a real-Liqo ground (of `up`, or of the test
+//!                                                 command's pool): exit 0 when it is as it was started (its
+//!                                                 processes up, the same objects, once the ForeignClusters Liqo
+//!                                                 keeps after an unpeer are deleted), else print what changed and
+//!                                                 exit 1
 //! ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer rome] [--provider milan]
 //!                                                 run a pod in offloaded namespace NS of the consumer on the
 //!                                                 virtual node; show it and its remote copy on the provider
@@ -29,7 +30,7 @@ use liqo_acceptance::ground::{Ground, Lifetime, LiqoMode, MILAN, Options, ROME};
 use liqo_acceptance::simulator::{self, SimCluster};
 use liqo_acceptance::{inventory, offloaded_pod};
 
-const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] [--real|--simulated] | ground down [--dir DIR] | ground status [--dir DIR] | ground reuse --dir DIR | ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer NAME] [--provider NAME] | ground simulate --dir DIR | ground kubelet --dir DIR";
+const USAGE: &str = "usage: ground up [--dir DIR] [--clusters NAME,NAME…] [--real|--simulated] | ground down [--dir DIR] | ground status [--dir DIR] | ground reuse [--dir DIR] | ground pod [--dir DIR] --namespace NS [--name NAME] [--consumer NAME] [--provider NAME] | ground simulate --dir DIR | ground kubelet --dir DIR";
 
 struct Args {
     command: String,
@@ -104,6 +105,9 @@ async fn up(args: &Args) -> Result<()> {
     eprintln!("[ground] starting {} in {}", names.join(", "), args.dir.display());
     let options = Options { dir: Some(args.dir.clone()), lifetime: Lifetime::Detached, liqo: args.liqo.clone() };
     let ground = Ground::start_with(&names, options).await?;
+    if ground.real_liqo().is_some() {
+        liqo_acceptance::ground::pool::record_baseline(&ground).await?;
+    }
     for cluster in ground.clusters() {
         eprintln!(
             "[ground] {}: {} (pods {}, external {})",

@@ -128,8 +128,9 @@ async fn snapshot(dir: &Path) -> Result<BTreeSet<String>> {
     Ok(lines)
 }
 
-/// Records what a ground holds right after its start, for [`make_reusable`].
-async fn record_baseline(ground: &Ground) -> Result<()> {
+/// Records what a ground holds right after its start, for [`make_reusable`] (`ground up` records it too, so that
+/// `ground reuse` tells what a test left on a ground of the inner loop).
+pub async fn record_baseline(ground: &Ground) -> Result<()> {
     let lines: Vec<String> = snapshot(ground.dir()).await?.into_iter().collect();
     let path = ground.dir().join(BASELINE_FILE);
     std::fs::write(&path, lines.join("\n")).with_context(|| format!("writing {}", path.display()))
