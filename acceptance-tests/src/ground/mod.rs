@@ -191,18 +191,10 @@ impl Ground {
     /// status), rarely but in a run of a few dozen grounds, while the tests' subject is what runs once the ground
     /// is up. A second failure is the caller's, as is any other error.
     pub async fn start_with(names: &[&str], options: Options) -> Result<Ground> {
-        match Ground::start_once(names, &options).await {
-            Err(err) if options.dir.is_none() && err.downcast_ref::<NotStarted>().is_some() => {
-                eprintln!("[ground] {err:#}\n[ground] starting a fresh ground once more");
-                crate::session::append_to_ledger(
-                    "LIQO_GROUND_RETRY_LEDGER",
-                    &format!("{}\n", format!("{err:#}").replace('\n', " | ")),
-                    "the retried ground start",
-                );
-                Ground::start_once(names, &options).await
-            }
-            started => started,
+        if options.dir.is_some() {
+            return Ground::start_once(names, &options).await;
         }
+        once_more_if_not_started(|| Ground::start_once(names, &options)).await
     }
 
     /// The ground `ground up --dir dir` started and left running, for running tests against it (the inner loop of
@@ -908,6 +900,27 @@ impl Drop for Ground {
                 let _ = std::fs::remove_dir_all(&self.dir);
             }
         }
+    }
+}
+
+/// Runs `start` (a ground's start in a fresh directory), and once more if it failed with [`NotStarted`], saying so
+/// (see [`Ground::start_with`]).
+async fn once_more_if_not_started<F, Fut>(mut start: F) -> Result<Ground>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Ground>>,
+{
+    match start().await {
+        Err(err) if err.downcast_ref::<NotStarted>().is_some() => {
+            eprintln!("[ground] {err:#}\n[ground] starting a fresh ground once more");
+            crate::session::append_to_ledger(
+                "LIQO_GROUND_RETRY_LEDGER",
+                &format!("{}\n", format!("{err:#}").replace('\n', " | ")),
+                "the retried ground start",
+            );
+            start().await
+        }
+        started => started,
     }
 }
 

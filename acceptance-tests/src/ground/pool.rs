@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 
-use super::{Ground, Lifetime, LiqoMode, MILAN, NotStarted, Options, ROME, process};
+use super::{Ground, Lifetime, LiqoMode, MILAN, Options, ROME, once_more_if_not_started, process};
 use liqo_schema::liqo::ForeignCluster;
 
 use crate::inventory;
@@ -59,32 +59,19 @@ pub async fn milan_rome(liqo: LiqoMode) -> Result<Ground> {
         return Ground::attach(&dir, &liqo, "handed over by the test command's pool");
     }
     static STARTED: AtomicUsize = AtomicUsize::new(0);
-    for attempt in 0..2 {
+    let mut ground = once_more_if_not_started(|| async {
         let id = format!("{}-{}", std::process::id(), STARTED.fetch_add(1, Ordering::Relaxed));
-        let dir = pool.join("grounds").join(&id);
         let mark = pool.join("taken").join(format!("{id}.{}", std::process::id()));
         std::fs::write(&mark, "").with_context(|| format!("writing {}", mark.display()))?;
-        let options = Options { dir: Some(dir.clone()), lifetime: Lifetime::Detached, liqo: liqo.clone() };
-        match Ground::start_with(&[MILAN, ROME], options).await {
-            Ok(mut ground) => {
-                record_baseline(&ground).await?;
-                // Its processes outlive this process: the runner checks the ground and hands it on, or stops it.
-                ground.processes.get_mut().expect("process list").clear();
-                return Ok(ground);
-            }
-            // As Ground::start_with does for a fresh directory of its own: one more try, recorded for the summary.
-            Err(err) if attempt == 0 && err.downcast_ref::<NotStarted>().is_some() => {
-                eprintln!("[ground] {err:#}\n[ground] starting a fresh ground once more");
-                crate::session::append_to_ledger(
-                    "LIQO_GROUND_RETRY_LEDGER",
-                    &format!("{}\n", format!("{err:#}").replace('\n', " | ")),
-                    "the retried ground start",
-                );
-            }
-            Err(err) => return Err(err),
-        }
-    }
-    unreachable!("the second attempt returns")
+        let dir = pool.join("grounds").join(&id);
+        let options = Options { dir: Some(dir), lifetime: Lifetime::Detached, liqo: liqo.clone() };
+        Ground::start_with(&[MILAN, ROME], options).await
+    })
+    .await?;
+    record_baseline(&ground).await?;
+    // Its processes outlive this process: the runner checks the ground and hands it on, or stops it.
+    ground.processes.get_mut().expect("process list").clear();
+    Ok(ground)
 }
 
 /// Takes a ready ground of the pool, if any: its directory.
