@@ -49,10 +49,12 @@ fn pool() -> Option<PathBuf> {
     std::env::var_os("LIQO_GROUND_POOL").map(PathBuf::from)
 }
 
-/// A milan + rome ground with real Liqo of `liqo`'s version: a ready one from the pool, else one started for this
-/// process (into the pool when there is one, else attached to this process as [`Ground::start_with`] does).
+/// A milan + rome ground of `liqo`'s kind: with real Liqo, a ready one from the pool, else one started for this
+/// process (into the pool when there is one); any other kind, or without a pool, attached to this process as
+/// [`Ground::start_with`] does.
 pub async fn milan_rome(liqo: LiqoMode) -> Result<Ground> {
-    let Some(pool) = pool() else {
+    let pool = pool().filter(|_| matches!(liqo, LiqoMode::Real { .. }));
+    let Some(pool) = pool else {
         return Ground::start_with(&[MILAN, ROME], Options { liqo, ..Options::default() }).await;
     };
     if let Some(dir) = take(&pool)? {

@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use super::{Ground, LiqoMode, MILAN, Options, ROME, pool};
+use super::{Ground, LiqoMode, pool};
 
 /// The real-Liqo ground (version `$LIQO_VERSION`, default v1.2.0).
 pub(super) fn get() -> &'static Ground {
@@ -38,11 +38,7 @@ fn get_or_start(shared: &'static OnceLock<Result<Ground, String>>, liqo: LiqoMod
                 .enable_all()
                 .build()
                 .map_err(|e| format!("building a tokio runtime: {e}"))?;
-            let started = match liqo {
-                LiqoMode::Real { .. } => runtime.block_on(pool::milan_rome(liqo)),
-                _ => runtime.block_on(Ground::start_with(&[MILAN, ROME], Options { liqo, ..Options::default() })),
-            };
-            started.map_err(|e| format!("{e:#}"))
+            runtime.block_on(pool::milan_rome(liqo)).map_err(|e| format!("{e:#}"))
         })
         .join()
         .unwrap_or_else(|_| Err("the ground's start-up thread panicked".into()))

@@ -145,9 +145,9 @@ fn record_use(cli: Cli) {
 }
 
 /// Runs `run` once per client, all at once, each on a milan + rome ground of its own: the first client on
-/// [`Ground::shared`] (so `LIQO_TEST_GROUND` reaches it), every other on a real-Liqo ground of its own (from the test
-/// command's pool, else started for it: see [`crate::ground::pool`]). A test that builds the peering between milan and rome cannot run two clients on one
-/// ground at the same time, and one after the other they were most of the test command's time. Fails with every
+/// [`Ground::shared`] (so `LIQO_TEST_GROUND` reaches it), every other on a real-Liqo ground of its own (from the
+/// test command's pool, else started for it: see [`crate::ground::pool`]). A test that builds the peering between
+/// milan and rome cannot run two clients on one ground at the same time, and one after the other they were most of the test command's time. Fails with every
 /// client's error, each named by its client.
 pub async fn each_client_on_own_ground<F>(clients: Vec<Cli>, run: F) -> Result<()>
 where
