@@ -46,16 +46,7 @@ const KINDS: &[(&str, &str, &str, &str, Option<&str>)] = &[
 pub async fn list(cluster: &str, client: &kube::Client) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     for (group, version, kind, plural, selector) in KINDS {
-        let gvk = GroupVersionKind::gvk(group, version, kind);
-        let ar = ApiResource::from_gvk_with_plural(&gvk, plural);
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &ar);
-        let lp = selector.map(|s| ListParams::default().labels(s)).unwrap_or_default();
-        let list = api.list(&lp).await.with_context(|| format!("listing {kind} on {cluster}"))?;
-        for o in list.items {
-            let name = match &o.metadata.namespace {
-                Some(ns) => format!("{ns}/{}", o.metadata.name.clone().unwrap_or_default()),
-                None => o.metadata.name.clone().unwrap_or_default(),
-            };
+        for (name, o) in objects(cluster, client, [group, version, kind, plural], None, *selector).await? {
             let labels = o.metadata.labels.clone().unwrap_or_default();
             rows.push(Row {
                 cluster: cluster.to_string(),
@@ -66,6 +57,32 @@ pub async fn list(cluster: &str, client: &kube::Client) -> Result<Vec<Row>> {
         }
     }
     Ok(rows)
+}
+
+/// Every object of one kind (`[group, version, kind, plural]`) on a cluster, in `namespace` only when given, with
+/// the label `selector` when given; each with its `namespace/name` (`name` when cluster-scoped).
+pub async fn objects(
+    cluster: &str,
+    client: &kube::Client,
+    [group, version, kind, plural]: [&str; 4],
+    namespace: Option<&str>,
+    selector: Option<&str>,
+) -> Result<Vec<(String, DynamicObject)>> {
+    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+    let api: Api<DynamicObject> = match namespace {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    };
+    let lp = selector.map(|s| ListParams::default().labels(s)).unwrap_or_default();
+    let list = api.list(&lp).await.with_context(|| format!("listing {kind} on {cluster}"))?;
+    Ok(list
+        .items
+        .into_iter()
+        .map(|o| {
+            let name = o.metadata.name.clone().unwrap_or_default();
+            (o.metadata.namespace.as_ref().map_or(name.clone(), |ns| format!("{ns}/{name}")), o)
+        })
+        .collect())
 }
 
 /// Every Liqo-related object left on the given clusters of a ground.

@@ -17,8 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams};
-use kube::core::GroupVersionKind;
+use kube::api::{Api, DeleteParams};
 
 use super::{Ground, Lifetime, LiqoMode, MILAN, Options, ROME, once_more_if_not_started, process};
 use liqo_schema::liqo::ForeignCluster;
@@ -97,16 +96,9 @@ async fn snapshot(dir: &Path) -> Result<BTreeSet<String>> {
     for cluster in Ground::recorded_clusters(dir)? {
         let client = super::kubeconfig::client(&cluster.kubeconfig).await?;
         for (group, version, kind, plural, namespace) in COMPARED {
-            let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
-            let api: Api<DynamicObject> = match namespace {
-                Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
-                None => Api::all_with(client.clone(), &resource),
-            };
-            let listed = api.list(&ListParams::default()).await;
-            let listed = listed.with_context(|| format!("listing {kind} on {}", cluster.name))?;
-            for object in listed.items {
-                let name = object.metadata.name.unwrap_or_default();
-                let name = object.metadata.namespace.map_or(name.clone(), |ns| format!("{ns}/{name}"));
+            for (name, _) in
+                inventory::objects(&cluster.name, &client, [group, version, kind, plural], *namespace, None).await?
+            {
                 lines.insert(format!("{} {kind} {name}", cluster.name));
             }
         }
