@@ -23,7 +23,7 @@ use serde::Deserialize;
 use super::control_plane::SERVICE_CIDR;
 
 /// Field manager of everything the ground installs.
-const MANAGER: &str = "liqo-ground";
+pub(crate) const MANAGER: &str = "liqo-ground";
 /// Liqo release whose installation the ground reproduces.
 pub const LIQO_VERSION: &str = "v1.2.0";
 /// Liqo's default internal (gateway-to-node) network.
@@ -43,13 +43,16 @@ pub struct Install<'a> {
     pub crds_dir: &'a Path,
 }
 
-/// Installs Liqo's objects and waits until every CRD is Established.
-pub async fn install_liqo(client: &Client, install: &Install<'_>) -> Result<()> {
-    let crds = read_crds(install.crds_dir)?;
+/// Installs Liqo's objects; `crds` makes the CRDs exist and waits until every one is Established (see
+/// [`create_crds`]).
+pub async fn install_liqo(
+    client: &Client,
+    install: &Install<'_>,
+    crds: impl std::future::Future<Output = Result<()>>,
+) -> Result<()> {
     let rules = read_remote_controlplane_rules(install.crds_dir)?;
     // CRDs and the plain Kubernetes objects are independent; Liqo's custom objects need both.
-    let (crds_done, base_done) =
-        tokio::join!(apply_crds(client, crds, MANAGER), apply_base_objects(client, install, rules));
+    let (crds_done, base_done) = tokio::join!(crds, apply_base_objects(client, install, rules));
     crds_done?;
     base_done?;
     apply_networks(client, install).await?;
@@ -75,7 +78,14 @@ pub async fn wait_controllers(client: &Client, cluster: &str) -> Result<()> {
     }
 }
 
-fn read_crds(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
+/// Creates the CRDs of `dir` through the cluster's API and waits until each is Established.
+pub async fn create_crds(client: &Client, dir: &Path) -> Result<()> {
+    let crds = crd_files(dir)?.iter().map(|file| read_crd(file)).collect::<Result<Vec<_>>>()?;
+    apply_crds(client, crds, MANAGER).await
+}
+
+/// Liqo's CRD files in `dir` (`LIQO_CRDS_DIR`).
+pub fn crd_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let files = yaml_files(dir).with_context(|| {
         format!(
             "LIQO_CRDS_DIR: cannot read Liqo's CRD directory {}; set LIQO_CRDS_DIR to the directory holding Liqo \
@@ -86,7 +96,7 @@ fn read_crds(dir: &Path) -> Result<Vec<CustomResourceDefinition>> {
     if files.is_empty() {
         bail!("LIQO_CRDS_DIR: no *.yaml CRD files in {}; point LIQO_CRDS_DIR at Liqo v1.2.0's CRDs", dir.display());
     }
-    files.iter().map(|file| read_crd(file)).collect()
+    Ok(files)
 }
 
 /// The `*.yaml` files of `dir`, sorted.
@@ -136,6 +146,12 @@ pub(crate) async fn apply_crds(client: &Client, crds: Vec<CustomResourceDefiniti
         .buffer_unordered(32)
         .try_collect::<Vec<_>>()
         .await?;
+    wait_established(client, names).await
+}
+
+/// Waits until each CustomResourceDefinition of `names` is Established.
+pub(crate) async fn wait_established(client: &Client, names: Vec<String>) -> Result<()> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     for name in names {
         let established = await_condition(api.clone(), &name, conditions::is_crd_established());
         tokio::time::timeout(Duration::from_secs(60), established)

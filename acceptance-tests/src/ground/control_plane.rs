@@ -13,6 +13,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::json;
 
 use super::pki::{self, Ca};
 use super::process::{self, Lifetime, Spec, Supervised};
@@ -88,6 +91,41 @@ impl Etcd {
 
     fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.client)
+    }
+
+    /// The keys under `prefix` and their values, through etcd's JSON gateway (`/v3/kv/range`).
+    pub async fn values_under(&self, prefix: &str) -> Result<Vec<(String, Vec<u8>)>> {
+        // The range [prefix, prefix with its last byte incremented) is every key starting with `prefix`.
+        let mut end = prefix.as_bytes().to_vec();
+        if let Some(last) = end.last_mut() {
+            *last += 1;
+        }
+        let answer =
+            self.kv("range", json!({ "key": STANDARD.encode(prefix), "range_end": STANDARD.encode(end) })).await?;
+        let kvs = answer["kvs"].as_array().cloned().unwrap_or_default();
+        kvs.iter()
+            .map(|kv| {
+                let decode = |field: &str| STANDARD.decode(kv[field].as_str().unwrap_or_default());
+                let key = String::from_utf8(decode("key")?).context("an etcd key that is not UTF-8")?;
+                Ok((key, decode("value")?))
+            })
+            .collect()
+    }
+
+    /// Writes `value` at `key` (`/v3/kv/put`).
+    pub async fn put(&self, key: &str, value: &[u8]) -> Result<()> {
+        self.kv("put", json!({ "key": STANDARD.encode(key), "value": STANDARD.encode(value) })).await.map(drop)
+    }
+
+    async fn kv(&self, call: &str, body: serde_json::Value) -> Result<serde_json::Value> {
+        // kube's HTTP client, pointed at etcd instead of an API server: the one HTTP stack the crate has.
+        let client = kube::Client::try_from(kube::Config::new(self.url().parse()?))?;
+        let request = http::Request::post(format!("/v3/kv/{call}"))
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(serde_json::to_vec(&body)?)?;
+        let text =
+            client.request_text(request).await.with_context(|| format!("etcd at {}: /v3/kv/{call}", self.url()))?;
+        serde_json::from_str(&text).with_context(|| format!("etcd's answer to /v3/kv/{call}: {text}"))
     }
 
     /// Starts etcd with its data in `<ground dir>/_etcd` (`_` keeps it apart from the clusters' directories,
@@ -239,7 +277,7 @@ impl Layout {
         Layout { generation: self.generation + 1, ..self.clone() }
     }
 
-    fn etcd_prefix(&self) -> String {
+    pub fn etcd_prefix(&self) -> String {
         match self.generation {
             0 => format!("/clusters/{}/registry", self.name),
             n => format!("/clusters/{}/{n}/registry", self.name),

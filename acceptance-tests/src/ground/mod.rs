@@ -17,6 +17,7 @@
 pub mod audit;
 pub mod bootstrap;
 mod control_plane;
+pub(crate) mod crd_seed;
 pub mod kubeconfig;
 pub mod liqo;
 pub mod pki;
@@ -38,6 +39,7 @@ use serde::{Deserialize, Serialize};
 
 pub use bootstrap::{FAULTS_CONFIGMAP, LIQO_VERSION};
 use control_plane::{Etcd, Layout};
+use crd_seed::CrdSeed;
 pub use process::Lifetime;
 use process::Supervised;
 pub use upstream::{Upstream, cache_bin_dir};
@@ -435,8 +437,7 @@ impl Ground {
         began: Instant,
     ) -> Result<kube::Client> {
         let name = &layout.name;
-        let etcd = self.etcd.as_ref().context("a ground attached to (LIQO_TEST_GROUND) starts no control plane")?;
-        let api_server = control_plane::start(layout, etcd, upstream, lifetime, workloads, &self.processes)
+        let api_server = control_plane::start(layout, self.etcd()?, upstream, lifetime, workloads, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: starting the control plane"))?;
         self.api_servers.lock().expect("API server list").insert(name.clone(), api_server);
@@ -453,6 +454,13 @@ impl Ground {
         let name = &install.cluster.name;
         let began = Instant::now();
         let client = self.start_control_plane(install.layout, upstream, lifetime, true, began).await?;
+        if install.chart {
+            let seed = liqo::crd_seed(install.binaries, &upstream.kube_apiserver)?;
+            let create = liqo::apply_crds(&client, install.binaries);
+            seed.install(self.etcd()?, install.layout, &client, create)
+                .await
+                .with_context(|| format!("cluster {name}: Liqo {}'s CRDs", install.binaries.version))?;
+        }
         liqo::install_base(install, &client, lifetime, &self.processes)
             .await
             .with_context(|| format!("cluster {name}: installing Liqo {} from its chart", install.binaries.version))?;
@@ -483,12 +491,18 @@ impl Ground {
             api_server: &cluster.api_server,
             crds_dir,
         };
-        bootstrap::install_liqo(&client, &install)
+        let seed = CrdSeed::of(&bootstrap::crd_files(crds_dir)?, bootstrap::MANAGER, &upstream.kube_apiserver)?;
+        let crds = seed.install(self.etcd()?, layout, &client, bootstrap::create_crds(&client, crds_dir));
+        bootstrap::install_liqo(&client, &install, crds)
             .await
             .with_context(|| format!("cluster {name}: installing Liqo's CRDs and objects"))?;
         bootstrap::wait_controllers(&client, name).await?;
         eprintln!("[ground] {name}: Liqo {LIQO_VERSION} objects installed after {:.1}s", began.elapsed().as_secs_f64());
         Ok(())
+    }
+
+    fn etcd(&self) -> Result<&Etcd> {
+        self.etcd.as_ref().context("a ground attached to (LIQO_TEST_GROUND) starts no control plane")
     }
 
     /// Starts `liqo-ground <command> --dir DIR` (the simulator or the kubelet), logging to `logs/<name>.log`.

@@ -82,10 +82,14 @@ impl Upstream {
 
 /// The same directory `build-upstream.sh` (and `build-liqo.sh`) uses.
 pub fn cache_bin_dir() -> Result<PathBuf> {
-    let root = match std::env::var_os("LIQO_TEST_CACHE") {
+    Ok(cache_dir()?.join("bin"))
+}
+
+/// The test cache: `$LIQO_TEST_CACHE`, default `~/.cache/terraform-provider-liqo`.
+pub fn cache_dir() -> Result<PathBuf> {
+    Ok(match std::env::var_os("LIQO_TEST_CACHE") {
         Some(dir) => PathBuf::from(dir),
         None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set and LIQO_TEST_CACHE is not set")?)
             .join(".cache/terraform-provider-liqo"),
-    };
-    Ok(root.join("bin"))
+    })
 }

@@ -1,6 +1,6 @@
 //! Liqo's own Helm chart, installed and upgraded by real Helm — `helm upgrade --install`, the command Liqo's docs
 //! give — as it is, with the values of [`super::adapt::values`].
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
@@ -67,19 +67,22 @@ impl Helm<'_> {
         serde_json::from_slice(&out).context("parsing `helm get values` output")
     }
 
-    /// Installs the release, or upgrades it to `chart` and `values` when it is installed. Helm installs the chart's
-    /// CRDs (the `liqo-crds` subchart's `crds/`) on the first install only; see [`apply_crds`].
+    /// Installs the release, or upgrades it to `chart` and `values` when it is installed. The chart's CRDs (the
+    /// `liqo-crds` subchart's `crds/`) are the ground's to apply first, as Liqo's FAQ has users do on an upgrade
+    /// ([`apply_crds`]; on a new cluster, see `ground::crd_seed`): Helm creates a `crds/` directory's CRDs on the
+    /// first install only, and its create of a CRD that exists still has the API server validate the whole schema.
     pub fn upgrade_install(&self, chart: &Path, values: &serde_json::Value) -> Result<()> {
         std::fs::create_dir_all(self.work_dir).with_context(|| format!("creating {}", self.work_dir.display()))?;
         let values_file = self.work_dir.join("values.json");
         std::fs::write(&values_file, serde_json::to_vec_pretty(values)?)
             .with_context(|| format!("writing {}", values_file.display()))?;
-        let args: [&std::ffi::OsStr; 10] = [
+        let args: [&std::ffi::OsStr; 11] = [
             "upgrade".as_ref(),
             "--install".as_ref(),
             RELEASE.as_ref(),
             chart.as_ref(),
             "--create-namespace".as_ref(),
+            "--skip-crds".as_ref(),
             // Helm checks the rendered objects against the API server's OpenAPI schemas before sending them, which
             // the API server does again when it stores them. Skipping the client's check changes nothing that is
             // installed and halves Helm's CPU (measured with `helm upgrade` on a ground: Helm 1.45 → 0.75
@@ -99,11 +102,16 @@ impl Helm<'_> {
 /// <chart>/charts/liqo-crds/crds`), since Helm never upgrades the CRDs of a `crds/` directory — Liqo's FAQ,
 /// "Upgrade the Liqo version installed on a cluster".
 pub async fn apply_crds(client: &Client, chart: &Path, field_manager: &str) -> Result<()> {
+    let crds = crd_files(chart)?.iter().map(|file| bootstrap::read_crd(file)).collect::<Result<Vec<_>>>()?;
+    bootstrap::apply_crds(client, crds, field_manager).await
+}
+
+/// The chart's CRD files, `charts/liqo-crds/crds/*.yaml`.
+pub fn crd_files(chart: &Path) -> Result<Vec<PathBuf>> {
     let dir = chart.join("charts/liqo-crds/crds");
     let files = bootstrap::yaml_files(&dir).with_context(|| format!("reading {}", dir.display()))?;
     if files.is_empty() {
         bail!("{} holds no CRDs; is {} Liqo's chart?", dir.display(), chart.display());
     }
-    let crds = files.iter().map(|file| bootstrap::read_crd(file)).collect::<Result<Vec<_>>>()?;
-    bootstrap::apply_crds(client, crds, field_manager).await
+    Ok(files)
 }

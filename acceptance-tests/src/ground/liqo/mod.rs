@@ -197,13 +197,27 @@ pub async fn releases(layout: &Layout, binaries: &Binaries) -> Result<Vec<String
     with_helm(layout, binaries, |helm| helm.releases()).await
 }
 
+/// Field manager of the CRDs the ground applies: a user's `kubectl apply --server-side`.
+const CRD_MANAGER: &str = "kubectl";
+
+/// Applies the CRDs of `binaries`' chart through the cluster's API and waits until each is Established (see
+/// [`chart::apply_crds`]).
+pub async fn apply_crds(client: &Client, binaries: &Binaries) -> Result<()> {
+    chart::apply_crds(client, &binaries.dir.join("chart"), CRD_MANAGER).await
+}
+
+/// The CRD seed of `binaries`' chart (see [`super::crd_seed`]): a new cluster's CRDs, before `helm upgrade --install`.
+pub fn crd_seed(binaries: &Binaries, kube_apiserver: &Path) -> Result<super::crd_seed::CrdSeed> {
+    super::crd_seed::CrdSeed::of(&chart::crd_files(&binaries.dir.join("chart"))?, CRD_MANAGER, kube_apiserver)
+}
+
 /// Upgrades Liqo on one cluster of a running ground the way Liqo's FAQ says users do and the Day-2 guide shows:
 /// the new chart's CRDs first (Helm never upgrades them), then `helm upgrade` of the release with the values it was
 /// installed with (`helm get values`) and the new version (the `tag` value: the chart in Liqo's module has no
 /// appVersion). The kubelet runs each new pod from the build its image names, as the Deployments roll.
 pub async fn upgrade(cluster: &Cluster, layout: &Layout, binaries: &Binaries) -> Result<()> {
     let client = super::kubeconfig::client(&layout.kubeconfig).await?;
-    chart::apply_crds(&client, &binaries.dir.join("chart"), "kubectl")
+    apply_crds(&client, binaries)
         .await
         .with_context(|| format!("cluster {}: applying Liqo {}'s CRDs", cluster.name, binaries.version))?;
     let mut values = with_helm(layout, binaries, |helm| helm.values()).await?;
