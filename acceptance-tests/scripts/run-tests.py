@@ -23,7 +23,9 @@ Limits, from the environment:
   LIQO_TEST_JOBS      binaries at once at most (default 8)
   LIQO_TEST_MIN_IDLE  idle CPU share needed to start one more (default 0.35)
 The longest binaries start first: TIMES (a file in the test cache) keeps each binary's last duration; binaries
-never timed start before the timed ones, real-Liqo binaries first.
+never timed start before the timed ones, real-Liqo binaries first. While the ground pool (below) has a ready ground,
+the longest binary that takes one starts first instead: one that held pool grounds in its last run (kept in
+test-grounds.tsv beside TIMES) or never ran.
 
 Where the machine's CPU goes: as root, each binary runs in a cgroup of its own (cgroup v1 `cpuacct`, else cgroup v2),
 which its grounds' processes, Terraform and the providers inherit, so the summary gives each binary's CPU-seconds
@@ -178,15 +180,37 @@ MIN_GIB = 4.0
 # two-cluster grounds (one per client) or a hub of four clusters: about six instances a cluster.
 MIN_INOTIFY = 60
 
-previous = {}
-try:
-    with open(times_file) as f:
-        for line in f:
-            key, _, seconds = line.rstrip("\n").rpartition("\t")
-            if key:
-                previous[key] = float(seconds)
-except (OSError, ValueError):
-    pass
+
+
+def read_tsv(path, kind):
+    """KEY<TAB>VALUE lines of `path`, as a dict; empty when the file is missing or damaged."""
+    values = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                key, _, value = line.rstrip("\n").rpartition("\t")
+                if key:
+                    values[key] = kind(value)
+    except (OSError, ValueError):
+        pass
+    return values
+
+
+def write_tsv(path, values, form):
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            for key, value in sorted(values.items()):
+                f.write(f"{key}\t{form(value)}\n")
+    except OSError as e:
+        print(f"[tests] could not write {path}: {e}", file=sys.stderr)
+
+
+previous = read_tsv(times_file, float)
+# How many pool grounds each real-Liqo binary held in its last run (taken or started), beside TIMES.
+grounds_file = os.path.join(os.path.dirname(times_file), "test-grounds.tsv")
+held_before = read_tsv(grounds_file, int)
+held = {}
 
 jobs = []
 with open(plan_file) as f:
@@ -272,11 +296,13 @@ class GroundPool:
     def hand_back(self, job, passed):
         """After `job` ended: each ground it held goes back to the pool if it passed and the ground is unchanged."""
         pid = str(job["process"].pid)
+        held.setdefault(job["key"], 0)
         for mark in os.listdir(os.path.join(self.dir, "taken")):
             ground, _, holder = mark.rpartition(".")
             if holder != pid:
                 continue
             os.remove(os.path.join(self.dir, "taken", mark))
+            held[job["key"]] = held.get(job["key"], 0) + 1
             if not passed:
                 self.stop(ground, f"{job['key']} failed; its logs stay in the ground's directory")
                 continue
@@ -312,6 +338,9 @@ class GroundPool:
             self.waited += time.monotonic() - self.ready_since.pop(ground, time.monotonic())
             self.unused += 1
             self.stop(ground, why)
+
+    def any_ready(self):
+        return bool(os.listdir(os.path.join(self.dir, "ready")))
 
     def stop_all(self):
         for ground in os.listdir(os.path.join(self.dir, "grounds")):
@@ -414,15 +443,31 @@ def has_room(idle_share, lane):
     return lane != "real" or free_inotify() >= MIN_INOTIFY
 
 
+def takes_ground(job):
+    """Whether `job` held pool grounds in its last run (a binary never run may)."""
+    return job["lane"] == "real" and held_before.get(job["key"], 1) > 0
+
+
+def next_job():
+    """The longest pending binary; while the pool has a ready ground, the longest that takes one (it starts no
+    ground, so the next start need not wait for a ground's start-up load to show either)."""
+    if pool and pool.any_ready():
+        for job in pending:
+            if takes_ground(job):
+                return job, SPACING["light"]
+    return pending[0], SPACING[pending[0]["lane"]]
+
+
 next_start = 0.0
 samples = collections.deque([cpu_times()], maxlen=IDLE_WINDOW + 1)
 idle_share = 1.0
 while pending or running:
     now = time.monotonic()
-    if pending and now >= next_start and has_room(idle_share, pending[0]["lane"]):
-        job = pending.pop(0)
+    job, spacing = next_job() if pending else (None, 0)
+    if job and now >= next_start and has_room(idle_share, job["lane"]):
+        pending.remove(job)
         start(job)
-        next_start = now + SPACING[job["lane"]]
+        next_start = now + spacing
         continue
     # Reap whatever ended, then measure the idle share over the last second.
     time.sleep(1.0)
@@ -446,13 +491,10 @@ if pool:
     pool.stop_all()
 
 previous.update(durations)
-try:
-    os.makedirs(os.path.dirname(times_file), exist_ok=True)
-    with open(times_file, "w") as f:
-        for key, seconds in sorted(previous.items()):
-            f.write(f"{key}\t{seconds:.1f}\n")
-except OSError as e:
-    print(f"[tests] could not record the binaries' times in {times_file}: {e}", file=sys.stderr)
+write_tsv(times_file, previous, lambda seconds: f"{seconds:.1f}")
+if pool:
+    held_before.update(held)
+    write_tsv(grounds_file, held_before, str)
 
 elapsed = time.monotonic() - began
 (idle_then, total_then), (idle_now, total_now) = machine_began, cpu_times()
