@@ -42,7 +42,8 @@ ready ground no binary takes within GroundPool.IDLE_LIMIT is stopped: idle, it c
 The grounds' processes then move to a cgroup of the pool's own, counted apart in the summary. Ready grounds are
 stopped once no real-Liqo binary is left to start, and every pool ground at the end.
 
-Writes lane logs OUT_DIR/light.log and OUT_DIR/real.log, updates TIMES, prints the ten slowest binaries (also kept
+Writes lane logs OUT_DIR/light.log and OUT_DIR/real.log, updates TIMES (and test-cpu.tsv beside it: each binary's
+CPU-seconds), prints the ten slowest binaries (also kept
 in OUT_DIR/slowest.txt for the test command's summary), and exits non-zero if any binary failed.
 """
 import collections
@@ -502,6 +503,10 @@ ticks = os.sysconf("SC_CLK_TCK")
 machine_busy = ((total_now - idle_now) - (total_then - idle_then)) / ticks
 cpu_seconds = cpu.collect()
 lanes = {j["key"]: j["lane"] for j in jobs}
+if cpu_seconds:
+    # Every binary's CPU of the last run, beside its time (the summary prints the costliest ten).
+    costs_file = os.path.join(os.path.dirname(times_file), "test-cpu.tsv")
+    write_tsv(costs_file, dict(read_tsv(costs_file, float), **cpu_seconds), lambda seconds: f"{seconds:.0f}")
 
 
 def cpu_column(key):
