@@ -11,7 +11,8 @@
 //! - the ResourceSlice `resource_slice_name` (default: the provider cluster ID) asking for `resources`.
 //!
 //! Create/update waits for the slice's `Authentication` and `Resources` conditions to be `Accepted` (a `Denied`
-//! condition fails at once with Liqo's reason), then — unless `wait_for_virtual_node = false` — for the
+//! condition fails with Liqo's reason: `Resources` at once, `Authentication` once it has lasted
+//! `status::AUTHENTICATION_DENIAL_GRACE`, since Liqo retries some of those), then — unless `wait_for_virtual_node = false` — for the
 //! VirtualNode Liqo creates (same name) and its core Node to be `Ready`. Delete follows Liqo's order
 //! (reference §6): slice (wait gone; its finalizer needs the credentials), VirtualNode and Node (wait gone), then
 //! the Secret (wait gone; Liqo releases its finalizer when nothing replicated remains).

@@ -14,7 +14,9 @@ use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificat
 use super::objects::{Credentials, Peering, identity_secret_name, owning_identity};
 use super::observed::observed_state;
 use super::schema::attr;
-use super::status::{network_note, node_check, slice_check, virtual_node_check};
+use super::status::{
+    AUTHENTICATION_DENIAL_GRACE, OnAuthDenial, network_note, node_check, slice_check, virtual_node_check,
+};
 use super::{PeerResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
@@ -54,12 +56,21 @@ impl PeerResource {
         } else {
             "conditions Authentication and Resources = Accepted"
         };
-        let granted =
-            crate::kube::wait_for(op.ctx, &slices, &peering.slice_name, waiting_for, op.deadline.left(), |rs| {
-                slice_check(rs, &peering)
+        let (slices, peering) = (&slices, &peering);
+        let wait = |on_auth_denial, timeout| {
+            crate::kube::wait_for(op.ctx, slices, &peering.slice_name, waiting_for, timeout, move |rs| {
+                slice_check(rs, peering, on_auth_denial)
             })
-            .await
-            .map_err(|e| Failure::from(e).after_writing(written(None)))?;
+        };
+        let mut granted = wait(OnAuthDenial::Fail, op.deadline.left()).await;
+        if matches!(granted, Err(OpError::Failed { .. })) {
+            // A Resources denial fails again at once; an Authentication denial gets the grace, then counts.
+            granted = match wait(OnAuthDenial::Wait, AUTHENTICATION_DENIAL_GRACE.min(op.deadline.left())).await {
+                Err(OpError::Timeout { .. }) => wait(OnAuthDenial::Fail, op.deadline.left()).await,
+                other => other,
+            };
+        }
+        let granted = granted.map_err(|e| Failure::from(e).after_writing(written(None)))?;
 
         if peering.create_virtual_node && peering.wait_for_virtual_node {
             wait_for_virtual_node(

@@ -2,6 +2,7 @@
 //! and its Node, and — when the Node stays NotReady — the network Connection that may be the cause. Pure
 //! functions of the objects, so every verdict is unit-tested.
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
 use liqo_schema::liqo::{
@@ -45,22 +46,44 @@ fn denied_hint(condition: &str, peer: &Peering) -> String {
     }
 }
 
+/// How long the wait goes on through `Authentication=Denied` once it has failed on it ([`OnAuthDenial::Wait`]).
+/// Liqo's provider writes that denial also when forging the slice's credentials fails on an error it retries
+/// (`remoteresourceslice_controller.go`: `AuthParamsFailed`, same reason `ResourceSliceAuthenticationDenied`; seen
+/// on a loaded machine right after a tenant namespace was made anew: a Secret its cache did not hold yet), and its
+/// next reconcile accepts the slice; `liqoctl peer` waits through any denial. Its other denials (an invalid CSR,
+/// the slice in another tenant's namespace) stay, and fail this long later.
+pub const AUTHENTICATION_DENIAL_GRACE: Duration = Duration::from_secs(20);
+
+/// What [`slice_check`] makes of `Authentication=Denied` (`Resources=Denied`, a Cordoned or Drained tenant,
+/// always fails: Liqo writes it without retrying).
+#[derive(Clone, Copy)]
+pub enum OnAuthDenial {
+    Fail,
+    /// Keep waiting: see [`AUTHENTICATION_DENIAL_GRACE`].
+    Wait,
+}
+
 /// Slice accepted (and, for the built-in class, granting the current request) → the granted resources.
-pub fn slice_check(rs: Option<&ResourceSlice>, peer: &Peering) -> Verdict<BTreeMap<String, String>> {
+pub fn slice_check(
+    rs: Option<&ResourceSlice>,
+    peer: &Peering,
+    on_auth_denial: OnAuthDenial,
+) -> Verdict<BTreeMap<String, String>> {
     let Some(rs) = rs else {
         return Verdict::Pending("the ResourceSlice does not exist".into());
     };
     let status = rs.status.clone().unwrap_or_default();
     for t in [RESOURCE_SLICE_CONDITION_AUTHENTICATION, RESOURCE_SLICE_CONDITION_RESOURCES] {
         if let Some(c) = status.condition(t).filter(|c| c.status == RESOURCE_SLICE_DENIED) {
-            return Verdict::Failed {
-                reason: format!(
-                    "Condition {t} is Denied (reason: {}; message: {}).",
-                    c.reason.as_deref().unwrap_or("none given"),
-                    c.message.as_deref().unwrap_or("none given")
-                ),
-                hint: denied_hint(t, peer),
-            };
+            let reason = format!(
+                "Condition {t} is Denied (reason: {}; message: {}).",
+                c.reason.as_deref().unwrap_or("none given"),
+                c.message.as_deref().unwrap_or("none given")
+            );
+            if t == RESOURCE_SLICE_CONDITION_AUTHENTICATION && matches!(on_auth_denial, OnAuthDenial::Wait) {
+                return Verdict::Pending(format!("{reason} Liqo retries some denials; waiting for it to clear"));
+            }
+            return Verdict::Failed { reason, hint: denied_hint(t, peer) };
         }
     }
     if !status.is_accepted() {

@@ -18,7 +18,7 @@ use super::objects::{Credentials, Peering, minted_by_liqo, owning_identity};
 use super::observed::observed_state;
 use super::schema::ISSUED;
 use super::schema::attr;
-use super::status::{network_note, node_check, slice_check, virtual_node_check};
+use super::status::{OnAuthDenial, network_note, node_check, slice_check, virtual_node_check};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::kube::{OpError, Verdict};
@@ -505,41 +505,51 @@ fn objects_carry_liqo_labels_and_never_claim_liqo_fields() {
 #[test]
 fn slice_wait_follows_the_conditions() {
     let (_, peer) = planned_peer();
-    assert!(matches!(slice_check(None, &peer), Verdict::Pending(_)));
+    assert!(matches!(slice_check(None, &peer, OnAuthDenial::Fail), Verdict::Pending(_)));
 
     let rs = slice_with(vec![cond("Authentication", "Accepted")], &[]);
-    let Verdict::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
+    let Verdict::Pending(seen) = slice_check(Some(&rs), &peer, OnAuthDenial::Fail) else { panic!("expected pending") };
     assert_eq!(seen, "Authentication = Accepted, Resources = not reported");
 
     let mut denied = cond("Resources", "Denied");
     denied.reason = Some("ResourceSliceResourcesDenied".into());
     denied.message = Some("ResourceSlice resources denied".into());
     let rs = slice_with(vec![cond("Authentication", "Accepted"), denied], &[]);
-    let Verdict::Failed { reason, hint } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
+    let Verdict::Failed { reason, hint } = slice_check(Some(&rs), &peer, OnAuthDenial::Fail) else {
+        panic!("expected failure")
+    };
     assert!(reason.contains("Resources is Denied") && reason.contains("ResourceSliceResourcesDenied"));
     assert!(reason.contains("ResourceSlice resources denied"));
     assert!(hint.contains("Cordoned"));
 
     let rs = slice_with(vec![cond("Authentication", "Denied")], &[]);
-    let Verdict::Failed { hint, .. } = slice_check(Some(&rs), &peer) else { panic!("expected failure") };
+    let Verdict::Failed { hint, .. } = slice_check(Some(&rs), &peer, OnAuthDenial::Fail) else {
+        panic!("expected failure")
+    };
     assert!(hint.contains("liqo-tenant-rome"));
+    // Within the grace after a failure, an Authentication denial is waited through (Liqo retries some); a
+    // Resources denial is not.
+    let Verdict::Pending(seen) = slice_check(Some(&rs), &peer, OnAuthDenial::Wait) else { panic!("expected pending") };
+    assert!(seen.contains("Authentication is Denied") && seen.contains("waiting for it to clear"), "{seen}");
+    let rs = slice_with(vec![cond("Authentication", "Accepted"), cond("Resources", "Denied")], &[]);
+    assert!(matches!(slice_check(Some(&rs), &peer, OnAuthDenial::Wait), Verdict::Failed { .. }));
 
     // Accepted but still granting the old request (resize not processed yet): keep waiting.
     let accepted = vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")];
     let rs = slice_with(accepted.clone(), &[("cpu", "2"), ("memory", "8Gi"), ("pods", "110")]);
-    let Verdict::Pending(seen) = slice_check(Some(&rs), &peer) else { panic!("expected pending") };
+    let Verdict::Pending(seen) = slice_check(Some(&rs), &peer, OnAuthDenial::Fail) else { panic!("expected pending") };
     assert!(seen.contains("status.resources[cpu] is `2` while 4 is requested"));
 
     // Granted in canonical spelling, plus provider defaults for other keys.
     let rs = slice_with(accepted.clone(), &[("cpu", "4000m"), ("memory", "8Gi"), ("pods", "110"), ("x", "1")]);
-    let Verdict::Ready(granted) = slice_check(Some(&rs), &peer) else { panic!("expected ready") };
+    let Verdict::Ready(granted) = slice_check(Some(&rs), &peer, OnAuthDenial::Fail) else { panic!("expected ready") };
     assert_eq!(granted.get("cpu").map(String::as_str), Some("4000m"));
     assert_eq!(granted.len(), 4);
 
     // A custom class may grant something else: accepted is enough.
     let custom = Peering { class: "gold".into(), ..peer };
     let rs = slice_with(accepted, &[("cpu", "1")]);
-    assert!(matches!(slice_check(Some(&rs), &custom), Verdict::Ready(_)));
+    assert!(matches!(slice_check(Some(&rs), &custom, OnAuthDenial::Fail), Verdict::Ready(_)));
 }
 
 #[test]
