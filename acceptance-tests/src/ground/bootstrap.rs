@@ -80,8 +80,13 @@ pub async fn wait_controllers(client: &Client, cluster: &str) -> Result<()> {
 
 /// Creates the CRDs of `dir` through the cluster's API and waits until each is Established.
 pub async fn create_crds(client: &Client, dir: &Path) -> Result<()> {
-    let crds = crd_files(dir)?.iter().map(|file| read_crd(file)).collect::<Result<Vec<_>>>()?;
-    apply_crds(client, crds, MANAGER).await
+    apply_crd_files(client, &crd_files(dir)?, MANAGER).await
+}
+
+/// Applies the CRDs of `files` (one per file, as in Liqo's chart) as `manager`; see [`apply_crds`].
+pub(crate) async fn apply_crd_files(client: &Client, files: &[PathBuf], manager: &str) -> Result<()> {
+    let crds = files.iter().map(|file| read_crd(file)).collect::<Result<Vec<_>>>()?;
+    apply_crds(client, crds, manager).await
 }
 
 /// Liqo's CRD files in `dir` (`LIQO_CRDS_DIR`).
@@ -110,7 +115,7 @@ pub(crate) fn yaml_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
 }
 
 /// The CustomResourceDefinition a file holds (one per file, as in Liqo's chart).
-pub(crate) fn read_crd(file: &Path) -> Result<CustomResourceDefinition> {
+fn read_crd(file: &Path) -> Result<CustomResourceDefinition> {
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     serde_yaml::from_str(&text).with_context(|| format!("{} is not a CustomResourceDefinition", file.display()))
 }
@@ -129,7 +134,7 @@ fn read_remote_controlplane_rules(dir: &Path) -> Result<Vec<PolicyRule>> {
 }
 
 /// Applies `crds` with server-side apply as `manager` and waits until each is Established.
-pub(crate) async fn apply_crds(client: &Client, crds: Vec<CustomResourceDefinition>, manager: &str) -> Result<()> {
+async fn apply_crds(client: &Client, crds: Vec<CustomResourceDefinition>, manager: &str) -> Result<()> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let names: Vec<String> = crds.iter().filter_map(|crd| crd.metadata.name.clone()).collect();
     stream::iter(crds)

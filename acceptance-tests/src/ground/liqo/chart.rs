@@ -102,8 +102,7 @@ impl Helm<'_> {
 /// <chart>/charts/liqo-crds/crds`), since Helm never upgrades the CRDs of a `crds/` directory — Liqo's FAQ,
 /// "Upgrade the Liqo version installed on a cluster".
 pub async fn apply_crds(client: &Client, chart: &Path, field_manager: &str) -> Result<()> {
-    let crds = crd_files(chart)?.iter().map(|file| bootstrap::read_crd(file)).collect::<Result<Vec<_>>>()?;
-    bootstrap::apply_crds(client, crds, field_manager).await
+    bootstrap::apply_crd_files(client, &crd_files(chart)?, field_manager).await
 }
 
 /// The chart's CRD files, `charts/liqo-crds/crds/*.yaml`.
