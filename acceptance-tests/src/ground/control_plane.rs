@@ -100,8 +100,8 @@ impl Etcd {
         if let Some(last) = end.last_mut() {
             *last += 1;
         }
-        let answer =
-            self.kv("range", json!({ "key": STANDARD.encode(prefix), "range_end": STANDARD.encode(end) })).await?;
+        let range = json!({ "key": STANDARD.encode(prefix), "range_end": STANDARD.encode(end) });
+        let answer = self.kv(&self.kv_client()?, "range", range).await?;
         let kvs = answer["kvs"].as_array().cloned().unwrap_or_default();
         kvs.iter()
             .map(|kv| {
@@ -112,14 +112,23 @@ impl Etcd {
             .collect()
     }
 
-    /// Writes `value` at `key` (`/v3/kv/put`).
-    pub async fn put(&self, key: &str, value: &[u8]) -> Result<()> {
-        self.kv("put", json!({ "key": STANDARD.encode(key), "value": STANDARD.encode(value) })).await.map(drop)
+    /// Writes each `(key, value)` of `entries` (`/v3/kv/put`, one request each: etcd limits a request's size to
+    /// 1.5 MiB, and one of Liqo's CRDs alone is a third of that).
+    pub async fn put_all(&self, entries: &[(String, Vec<u8>)]) -> Result<()> {
+        let client = self.kv_client()?;
+        for (key, value) in entries {
+            let put = json!({ "key": STANDARD.encode(key), "value": STANDARD.encode(value) });
+            self.kv(&client, "put", put).await?;
+        }
+        Ok(())
     }
 
-    async fn kv(&self, call: &str, body: serde_json::Value) -> Result<serde_json::Value> {
-        // kube's HTTP client, pointed at etcd instead of an API server: the one HTTP stack the crate has.
-        let client = kube::Client::try_from(kube::Config::new(self.url().parse()?))?;
+    /// kube's HTTP client, pointed at etcd instead of an API server: the one HTTP stack the crate has.
+    fn kv_client(&self) -> Result<kube::Client> {
+        Ok(kube::Client::try_from(kube::Config::new(self.url().parse()?))?)
+    }
+
+    async fn kv(&self, client: &kube::Client, call: &str, body: serde_json::Value) -> Result<serde_json::Value> {
         let request = http::Request::post(format!("/v3/kv/{call}"))
             .header(http::header::CONTENT_TYPE, "application/json")
             .body(serde_json::to_vec(&body)?)?;

@@ -79,11 +79,15 @@ impl CrdSeed {
             create.await?;
             return self.record(etcd, &prefix).await;
         };
-        for crd in &stored {
-            let value =
-                STANDARD.decode(&crd.value).with_context(|| format!("{}: {}", self.file.display(), crd.name))?;
-            etcd.put(&format!("{prefix}{}", crd.name), &value).await?;
-        }
+        let entries = stored
+            .iter()
+            .map(|crd| {
+                let value =
+                    STANDARD.decode(&crd.value).with_context(|| format!("{}: {}", self.file.display(), crd.name))?;
+                Ok((format!("{prefix}{}", crd.name), value))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        etcd.put_all(&entries).await?;
         let names = stored.into_iter().map(|crd| crd.name).collect();
         bootstrap::wait_established(client, names).await.with_context(|| {
             format!(
