@@ -303,7 +303,7 @@ class GroundPool:
             if holder != pid:
                 continue
             os.remove(os.path.join(self.dir, "taken", mark))
-            held[job["key"]] = held.get(job["key"], 0) + 1
+            held[job["key"]] += 1
             if not passed:
                 self.stop(ground, f"{job['key']} failed; its logs stay in the ground's directory")
                 continue
