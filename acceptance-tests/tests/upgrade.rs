@@ -63,11 +63,28 @@ async fn not_up(ground: &Ground, node: &str, pod: Option<&str>) -> Result<Option
     Ok((!down.is_empty()).then(|| down.join(", ")))
 }
 
+/// How long the peering must stay up to count as back: a rolled gateway's Connection still shows the old pod's
+/// `Connected` until the new one's first check writes `Connecting` (seen once in a full run: up, then the plan a
+/// second later read `Connecting`).
+const STAYS_UP: Duration = Duration::from_secs(15);
+
 async fn back_up(ground: &Ground, node: &str, pod: Option<&str>, what: &str) -> Result<()> {
+    let up_since = std::cell::Cell::new(None::<std::time::Instant>);
     until(BACK_UP, Duration::from_secs(1), what, || async {
         Ok(match not_up(ground, node, pod).await? {
-            None => Seen::Done(()),
-            Some(down) => Seen::NotYet(down),
+            None => {
+                let since = *up_since.get().get_or_insert_with(std::time::Instant::now);
+                up_since.set(Some(since));
+                if since.elapsed() >= STAYS_UP {
+                    Seen::Done(())
+                } else {
+                    Seen::NotYet(format!("up for {:.0}s of {}s", since.elapsed().as_secs_f64(), STAYS_UP.as_secs()))
+                }
+            }
+            Some(down) => {
+                up_since.set(None);
+                Seen::NotYet(down)
+            }
         })
     })
     .await
