@@ -73,7 +73,7 @@ async fn back_up(ground: &Ground, node: &str, pod: Option<&str>, what: &str) -> 
     until(BACK_UP, Duration::from_secs(1), what, || async {
         Ok(match not_up(ground, node, pod).await? {
             None => {
-                let since = *up_since.get().get_or_insert_with(std::time::Instant::now);
+                let since = up_since.get().unwrap_or_else(std::time::Instant::now);
                 up_since.set(Some(since));
                 if since.elapsed() >= STAYS_UP {
                     Seen::Done(())

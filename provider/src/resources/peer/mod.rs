@@ -12,10 +12,10 @@
 //!
 //! Create/update waits for the slice's `Authentication` and `Resources` conditions to be `Accepted` (a `Denied`
 //! condition fails with Liqo's reason: `Resources` at once, `Authentication` once it has lasted
-//! `status::AUTHENTICATION_DENIAL_GRACE`, since Liqo retries some of those), then — unless `wait_for_virtual_node = false` — for the
-//! VirtualNode Liqo creates (same name) and its core Node to be `Ready`. Delete follows Liqo's order
-//! (reference §6): slice (wait gone; its finalizer needs the credentials), VirtualNode and Node (wait gone), then
-//! the Secret (wait gone; Liqo releases its finalizer when nothing replicated remains).
+//! `status::AUTHENTICATION_DENIAL_GRACE`, since Liqo retries some of those), then — unless
+//! `wait_for_virtual_node = false` — for the VirtualNode Liqo creates (same name) and its core Node to be `Ready`.
+//! Delete follows Liqo's order (reference §6): slice (wait gone; its finalizer needs the credentials), VirtualNode
+//! and Node (wait gone), then the Secret (wait gone; Liqo releases its finalizer when nothing replicated remains).
 //!
 //! With no credentials at all (neither the issued-certificate flow nor `kubeconfig_wo`) the identity Secret is one
 //! Liqo minted in its handshake (`liqoctl peer`; an Identity owns it): it is kept as it is, never written, its key
