@@ -61,13 +61,6 @@ RuntimeClass",
 /// start-up for memory (263 → 217 MB RSS in the measurement above, there with a 150 MiB limit).
 const LEAN_API_SERVER_ENV: &[(&str, &str)] = &[("GOGC", "50"), ("GOMEMLIMIT", "200MiB")];
 
-/// The Go heap of a real-Liqo ground's API server: collected only as it nears 600 MiB (`GOGC=off` with a soft
-/// limit) instead of at every doubling. Such a ground lives minutes and the machine has memory to spare, while the
-/// API servers are half of a test run's CPU. Measured on a milan + rome ground of Liqo v1.2.0 (two starts each,
-/// with the watch cache on): its two API servers' CPU to ready 8.0 → 5.8 CPU-seconds, idle about 2 CPU-seconds a
-/// minute either way, their RSS 755 → 1,280 MiB.
-const REAL_API_SERVER_ENV: &[(&str, &str)] = &[("GOGC", "off"), ("GOMEMLIMIT", "600MiB")];
-
 /// Service network of every ground cluster (never exchanged between clusters, so it may be the same).
 pub const SERVICE_CIDR: &str = "10.96.0.0/16";
 const SERVICE_IP: &str = "10.96.0.1";
@@ -369,8 +362,11 @@ pub async fn start(
         std::fs::write(&egress, config).with_context(|| format!("writing {}", egress.display()))?;
         apiserver_args.push(format!("--egress-selector-config-file={}", egress.display()));
     }
-    let heap = if workloads {
-        REAL_API_SERVER_ENV
+    // A real-Liqo ground's API server keeps Go's default heap. Collecting it only near 600 MiB (`GOGC=off` with a
+    // soft limit) saved about 2.4 CPU-seconds a ground start, but each such API server then held ~540 MiB: a cold
+    // run (no test times yet, so many binaries started close together) had 34 at once, 18 GB, and thrashed.
+    let heap: &[(&str, &str)] = if workloads {
+        &[]
     } else {
         apiserver_args.extend(LEAN_API_SERVER.iter().map(|flag| flag.to_string()));
         LEAN_API_SERVER_ENV
