@@ -60,25 +60,40 @@ copy_module() {
 # cached_build LABEL OUT FUNCTION [ARGS…]: unless OUT exists, runs `FUNCTION ARGS… OUT.tmp WORKDIR` in a subshell
 # with its output in $logs/<OUT's name>.log, then moves OUT.tmp to OUT. Prints one line with the duration; on
 # failure, the last lines of the log and the log's path, and returns 1.
+# One build of OUT at a time (an exclusive flock on OUT.lock): the test command builds older Liqo releases while
+# its tests run, and a test that needs one of them runs this same script; it waits for that build, then finds OUT.
 cached_build() {
-  local label=$1 out=$2 fn=$3 log work began rc
+  local label=$1 out=$2 fn=$3 log work began rc lock
   shift 3
   [ -e "$out" ] && return 0
+  mkdir -p "$(dirname "$out")"
+  exec {lock}>"$out.lock"
+  if ! flock -n "$lock"; then
+    progress "$label: another process is building it; waiting for it"
+    flock "$lock"
+  fi
+  if [ -e "$out" ]; then
+    exec {lock}>&-
+    return 0
+  fi
   log="$logs/$(basename "$out").log"
   work=$(mktemp -d)
   began=$(date +%s)
   progress "$label: building (first run only; log: $log)"
   set +e
-  (set -e; "$fn" "$@" "$out.tmp" "$work") >"$log" 2>&1
+  # The build's processes do not inherit the lock: one left running would hold it after this function returned.
+  (exec {lock}>&-; set -e; "$fn" "$@" "$out.tmp" "$work") >"$log" 2>&1
   rc=$?
   set -e
   if [ $rc -ne 0 ] || [ ! -e "$out.tmp" ]; then
     progress "$label: FAILED after $(($(date +%s) - began)) s; last lines of $log:"
     tail -n 25 "$log" | sed 's/^/    /' >&2
     progress "work directory kept for inspection: $work"
+    exec {lock}>&-
     return 1
   fi
   mv "$out.tmp" "$out"
+  exec {lock}>&-
   chmod -R u+w "$work" 2>/dev/null || true
   rm -rf "$work"
   progress "$label: built in $(($(date +%s) - began)) s"

@@ -627,11 +627,14 @@ impl Ground {
     pub async fn liqoctl(&self, args: &[&str]) -> Result<Duration> {
         let state = self.liqo.as_ref().context("liqoctl needs a real-Liqo ground")?;
         let started = Instant::now();
-        let output = tokio::process::Command::new(state.bin.join("liqoctl"))
-            .args(args)
-            .output()
-            .await
-            .context("running liqoctl")?;
+        let liqoctl = state.bin.join("liqoctl");
+        let output = tokio::process::Command::new(&liqoctl).args(args).output().await.with_context(|| {
+            format!(
+                "running {} (the test command builds it; alone: acceptance-tests/scripts/build-liqo.sh {})",
+                liqoctl.display(),
+                state.version
+            )
+        })?;
         if !output.status.success() {
             bail!(
                 "liqoctl {} failed ({}):\n{}{}",

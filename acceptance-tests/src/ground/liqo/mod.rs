@@ -51,8 +51,9 @@ const CONTROLLER_MANAGER: &str = "liqo-controller-manager";
 const COMPONENTS: [&str; 5] = [CONTROLLER_MANAGER, "webhook", "ipam", "crd-replicator", "virtual-kubelet"];
 
 impl Binaries {
-    /// Finds the version's build in the cache, running `scripts/build-liqo.sh VERSION` first when any piece is
-    /// missing (the first build of a version takes several minutes).
+    /// Finds the version's build in the cache, running `scripts/build-liqo.sh --no-liqoctl VERSION` first when any
+    /// piece is missing (the first build of a version takes several minutes; one already under way, e.g. the test
+    /// command's, is waited for). Without liqoctl, which the ground does not run: `Ground::liqoctl` says how to build it.
     pub fn locate(version: &str) -> Result<Binaries> {
         let bin = super::upstream::cache_bin_dir()?;
         let binaries = Binaries {
@@ -67,17 +68,17 @@ impl Binaries {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-liqo.sh");
         eprintln!("[ground] Liqo {version} is not built yet in {}; running {}", bin.display(), script.display());
         let status = Command::new(&script)
-            .arg(version)
+            .args(["--no-liqoctl", version])
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .status()
             .with_context(|| format!("running {}", script.display()))?;
         if !status.success() {
-            bail!("{} {version} failed ({status}); its output above says which build broke", script.display());
+            bail!("{} --no-liqoctl {version} failed ({status}); its output above says which build broke", script.display());
         }
         let missing = binaries.missing();
         if !missing.is_empty() {
-            bail!("{} {version} finished but {} is missing", script.display(), missing.join(", "));
+            bail!("{} --no-liqoctl {version} finished but {} is missing", script.display(), missing.join(", "));
         }
         Ok(binaries)
     }
