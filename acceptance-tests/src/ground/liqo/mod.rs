@@ -74,7 +74,10 @@ impl Binaries {
             .status()
             .with_context(|| format!("running {}", script.display()))?;
         if !status.success() {
-            bail!("{} --no-liqoctl {version} failed ({status}); its output above says which build broke", script.display());
+            bail!(
+                "{} --no-liqoctl {version} failed ({status}); its output above says which build broke",
+                script.display()
+            );
         }
         let missing = binaries.missing();
         if !missing.is_empty() {
