@@ -18,8 +18,7 @@ But a ground is not free: each control plane keeps about 5% of a core busy while
 and a binary may start several (one per client, the hub's four clusters). So the next binary starts only while the
 machine has room, measured rather than guessed: at least MIN_IDLE of the CPU idle over the last seconds, at least
 4 GiB of memory available, for a real-Liqo binary MIN_INOTIFY free inotify instances, and some seconds after the
-previous start (a ground's start-up load shows only then). A binary that takes a ready pool ground (below) needs no
-idle share: that ground's processes run whether it is taken or not.
+previous start (a ground's start-up load shows only then).
 Limits, from the environment:
   LIQO_TEST_JOBS      binaries at once at most (default 8)
   LIQO_TEST_MIN_IDLE  idle CPU share needed to start one more (default 0.35)
@@ -347,8 +346,8 @@ class GroundPool:
             self.unused += 1
             self.stop(ground, why)
 
-    def ready_count(self):
-        return len(os.listdir(os.path.join(self.dir, "ready")))
+    def any_ready(self):
+        return bool(os.listdir(os.path.join(self.dir, "ready")))
 
     def stop_all(self):
         for ground in os.listdir(os.path.join(self.dir, "grounds")):
@@ -443,15 +442,10 @@ def free_inotify():
     return limit - used
 
 
-def has_room(idle_share, lane, takes_ready_ground):
-    """Whether the next binary may start now. One that takes a ready pool ground need not wait for idle CPU: that
-    ground's processes run (and cost) whether a binary uses them or not, and a binary that waits for the idle share
-    mostly finds the ground stopped unused after GroundPool.IDLE_LIMIT, then starts one of its own."""
+def has_room(idle_share, lane):
     if not running:
         return True
-    if len(running) >= max_jobs or available_gib() < MIN_GIB:
-        return False
-    if idle_share < min_idle and not takes_ready_ground:
+    if len(running) >= max_jobs or idle_share < min_idle or available_gib() < MIN_GIB:
         return False
     return lane != "real" or free_inotify() >= MIN_INOTIFY
 
@@ -462,33 +456,24 @@ def takes_ground(job):
 
 
 def next_job():
-    """(job, spacing, whether it takes a ready ground): the longest pending binary; while the pool has a ready
-    ground, the longest that takes one (it starts no ground, so the next start need not wait for a ground's
-    start-up load to show either)."""
-    # A binary takes its ground within its first seconds: a ground counts as spoken for meanwhile, so that two
-    # binaries do not start for one ground (the second would start a ground of its own without waiting for room).
-    while takers_started and takers_started[0] < time.monotonic() - TAKE_WITHIN:
-        takers_started.popleft()
-    if pool and pool.ready_count() > len(takers_started):
+    """The longest pending binary; while the pool has a ready ground, the longest that takes one (it starts no
+    ground, so the next start need not wait for a ground's start-up load to show either)."""
+    if pool and pool.any_ready():
         for job in pending:
             if takes_ground(job):
-                return job, SPACING["light"], True
-    return pending[0], SPACING[pending[0]["lane"]], False
+                return job, SPACING["light"]
+    return pending[0], SPACING[pending[0]["lane"]]
 
 
-TAKE_WITHIN = 10.0
-takers_started = collections.deque()
 next_start = 0.0
 samples = collections.deque([cpu_times()], maxlen=IDLE_WINDOW + 1)
 idle_share = 1.0
 while pending or running:
     now = time.monotonic()
-    job, spacing, takes_ready_ground = next_job() if pending else (None, 0, False)
-    if job and now >= next_start and has_room(idle_share, job["lane"], takes_ready_ground):
+    job, spacing = next_job() if pending else (None, 0)
+    if job and now >= next_start and has_room(idle_share, job["lane"]):
         pending.remove(job)
         start(job)
-        if takes_ready_ground:
-            takers_started.append(now)
         next_start = now + spacing
         continue
     # Reap whatever ended, then measure the idle share over the last second.
