@@ -24,9 +24,9 @@ Limits, from the environment:
   LIQO_TEST_MIN_IDLE  idle CPU share needed to start one more (default 0.35)
 The longest binaries start first: TIMES (a file in the test cache) keeps each binary's last duration, and
 test-times.seed.tsv beside this script (a warm run's TIMES, kept in the repository) stands in for a binary TIMES
-does not list; binaries timed in neither start before the others, real-Liqo binaries first. While the ground pool (below) has a ready ground,
-the longest binary that takes one starts first instead: one that held pool grounds in its last run (kept in
-test-grounds.tsv beside TIMES) or never ran.
+does not list; binaries timed in neither start before the others, real-Liqo binaries first. While the ground
+pool (below) has a ready ground, the longest binary that takes one starts first instead: one that held pool grounds
+in its last run (kept in test-grounds.tsv beside TIMES) or never ran.
 
 Where the machine's CPU goes: as root, each binary runs in a cgroup of its own (cgroup v1 `cpuacct`, else cgroup v2),
 which its grounds' processes, Terraform and the providers inherit, so the summary gives each binary's CPU-seconds
