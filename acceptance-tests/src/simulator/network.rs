@@ -208,8 +208,8 @@ async fn reconcile_server(gs: Arc<GatewayServer>, ctx: Arc<Ctx>) -> Result<Actio
     let Some(secret) = resolve_key_secret(&ctx, &gw).await? else {
         return Ok(Action::requeue(WAIT_RETRY));
     };
-    let endpoint = match server_endpoint(&gs) {
-        Ok(endpoint) => endpoint,
+    let shape = match service_shape(&gs) {
+        Ok(shape) => shape,
         Err(problem) => {
             ctx.cluster.events.warning(&gw.regarding, "InvalidEndpoint", &problem).await;
             return Ok(Action::await_change());
@@ -230,6 +230,9 @@ async fn reconcile_server(gs: Arc<GatewayServer>, ctx: Arc<Ctx>) -> Result<Actio
         status: None,
     };
     let wg = ensure_wg(&api, wg, |w| &w.spec.secret_ref).await?;
+    let wg_owner = wg.controller_owner_ref(&()).context("WgGatewayServer without UID")?;
+    let service = ensure_server_service(&ctx, &gw, &shape, wg_owner.clone()).await?;
+    let endpoint = server_endpoint(&shape, &service)?;
     let secret_ref = secret_object_ref(&secret);
     let wg_status = json!({"endpoint": endpoint, "secretRef": secret_ref});
     if ops::status_json(wg.status.as_ref()) != wg_status {
@@ -247,29 +250,36 @@ async fn reconcile_server(gs: Arc<GatewayServer>, ctx: Arc<Ctx>) -> Result<Actio
         ops::apply_status(&ctx.cluster, &gs_api, &*gs, serde_json::to_value(&desired)?).await?;
         log_line!(ctx.cluster.name, "{}: endpoint {:?}", describe(&*gs), desired.endpoint);
     }
-    let wg_owner = wg.controller_owner_ref(&()).context("WgGatewayServer without UID")?;
-    ensure_gateway_pod(&ctx, &gw, &secret, wg_owner.clone()).await?;
-    ensure_server_service(&ctx, &gw, wg_owner).await?;
+    ensure_gateway_pod(&ctx, &gw, &secret, wg_owner).await?;
     reconcile_connection(&ctx, &gw, &secret, wg.object_ref(&())).await
 }
 
-/// Liqo's WgGatewayServer controller renders Service `gw-<gateway>` beside the Deployment (the provider checks for
-/// it: a Deployment without its Service is the half-made render Liqo 1.2.0 never repairs). The simulator's endpoint
-/// does not come from it, so a ClusterIP Service with the server's port stands for it.
-async fn ensure_server_service(ctx: &Ctx, gw: &Gateway, wg_owner: OwnerReference) -> Result<()> {
+/// Liqo's WgGatewayServer controller renders Service `gw-<gateway>` beside the Deployment from the server's
+/// template (the provider checks for it: a Deployment without its Service is the half-made render Liqo 1.2.0 never
+/// repairs) and publishes the endpoint from that Service. The simulator does both the same way, so the endpoint
+/// names a port the Service serves: the API server allocates the node port unless `spec.endpoint.nodePort` asks
+/// for one. A Service of another shape (the server's endpoint changed) is made again.
+async fn ensure_server_service(
+    ctx: &Ctx,
+    gw: &Gateway,
+    shape: &ServiceShape,
+    wg_owner: OwnerReference,
+) -> Result<Service> {
     let name = format!("gw-{}", gw.name);
     let services: Api<Service> = Api::namespaced(ctx.cluster.client.clone(), &gw.namespace);
-    if services.get_opt(&name).await.with_context(|| format!("reading Service {name}"))?.is_some() {
-        return Ok(());
+    if let Some(existing) = services.get_opt(&name).await.with_context(|| format!("reading Service {name}"))? {
+        if shape.fits(&existing) {
+            return Ok(existing);
+        }
+        ops::delete_and_check(&services, &name).await?;
     }
     let service = json!({
         "metadata": {"name": name, "namespace": gw.namespace, "ownerReferences": [wg_owner],
                      "annotations": ops::simulated_annotations(), "labels": {REMOTE_CLUSTER_ID: gw.peer}},
-        "spec": {"type": "ClusterIP", "selector": gateway_selector(gw),
-                 "ports": [{"name": "wireguard", "port": 51840, "protocol": "UDP"}]},
+        "spec": {"type": shape.type_, "selector": gateway_selector(gw),
+                 "ports": [{"name": "wireguard", "port": shape.port, "nodePort": shape.node_port, "protocol": "UDP"}]},
     });
-    ops::create_or_get(&services, &serde_json::from_value(service)?).await?;
-    Ok(())
+    ops::create_or_get(&services, &serde_json::from_value(service)?).await
 }
 
 async fn reconcile_client(gc: Arc<GatewayClient>, ctx: Arc<Ctx>) -> Result<Action> {
@@ -519,36 +529,57 @@ fn generated_keys(gw: &Gateway, name: &str) -> Secret {
     }
 }
 
-/// What Liqo's endpoint discovery would publish for the gateway Service, on a loopback ground.
-fn server_endpoint(gs: &GatewayServer) -> Result<EndpointStatus, String> {
+/// The gateway Service a server's `spec.endpoint` asks Liqo's template for.
+struct ServiceShape {
+    type_: String,
+    port: i32,
+    node_port: Option<i32>,
+    load_balancer_ip: Option<String>,
+}
+
+impl ServiceShape {
+    /// Whether `service` is of this shape (a node port the API server allocated fits any).
+    fn fits(&self, service: &Service) -> bool {
+        let spec = service.spec.as_ref();
+        let first = spec.and_then(|s| s.ports.as_ref()).and_then(|p| p.first());
+        spec.and_then(|s| s.type_.as_deref()) == Some(self.type_.as_str())
+            && first.map(|p| p.port) == Some(self.port)
+            && (self.node_port.is_none() || first.and_then(|p| p.node_port) == self.node_port)
+    }
+}
+
+fn service_shape(gs: &GatewayServer) -> Result<ServiceShape, String> {
     let spec = gs.spec.endpoint.clone().unwrap_or_default();
     let port = spec
         .port
         .filter(|p| *p > 0)
         .ok_or_else(|| "spec.endpoint.port is not set; Liqo's template cannot render the gateway Service".to_owned())?;
-    let (address, port) = match spec.service_type.as_deref().unwrap_or("ClusterIP") {
-        "NodePort" => {
-            let node_port = match spec.node_port {
-                Some(p) if NODE_PORT_RANGE.contains(&p) => p,
-                Some(p) => {
-                    return Err(format!("spec.endpoint.nodePort {p} is outside the node port range 30000-32767"));
-                }
-                None => derived_node_port(gs.uid().as_deref().unwrap_or_default()),
-            };
-            (LOOPBACK.to_owned(), node_port)
-        }
-        "LoadBalancer" => (spec.load_balancer_ip.filter(|ip| !ip.is_empty()).unwrap_or_else(|| LOOPBACK.into()), port),
-        "ClusterIP" => (LOOPBACK.to_owned(), port),
+    let type_ = spec.service_type.unwrap_or_else(|| "ClusterIP".into());
+    match type_.as_str() {
+        "NodePort" | "LoadBalancer" | "ClusterIP" => {}
         other => return Err(format!("spec.endpoint.serviceType {other} is not supported by Liqo's gateway")),
-    };
-    Ok(EndpointStatus { addresses: Some(vec![address]), port: Some(port), protocol: Some("UDP".into()) })
+    }
+    let node_port = spec.node_port.filter(|_| type_ == "NodePort");
+    if let Some(p) = node_port.filter(|p| !NODE_PORT_RANGE.contains(p)) {
+        return Err(format!("spec.endpoint.nodePort {p} is outside the node port range 30000-32767"));
+    }
+    Ok(ServiceShape { type_, port, node_port, load_balancer_ip: spec.load_balancer_ip.filter(|ip| !ip.is_empty()) })
 }
 
-/// The node port Kubernetes would allocate, made stable by deriving it from the gateway's UID.
-fn derived_node_port(uid: &str) -> i32 {
-    let hash = uid.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    let span = (NODE_PORT_RANGE.end() - NODE_PORT_RANGE.start() + 1) as u64;
-    NODE_PORT_RANGE.start() + (hash % span) as i32
+/// What Liqo's `handleEndpointStatus` publishes for the gateway Service, on a loopback ground: the first port's
+/// node port for NodePort, its port otherwise.
+fn server_endpoint(shape: &ServiceShape, service: &Service) -> Result<EndpointStatus> {
+    let first = service.spec.as_ref().and_then(|s| s.ports.as_ref()).and_then(|p| p.first());
+    let first = first.with_context(|| format!("Service {} has no ports", service.name_any()))?;
+    let (address, port) = match shape.type_.as_str() {
+        "NodePort" => (
+            LOOPBACK.to_owned(),
+            first.node_port.with_context(|| format!("NodePort Service {} has no node port", service.name_any()))?,
+        ),
+        "LoadBalancer" => (shape.load_balancer_ip.clone().unwrap_or_else(|| LOOPBACK.into()), first.port),
+        _ => (LOOPBACK.to_owned(), first.port),
+    };
+    Ok(EndpointStatus { addresses: Some(vec![address]), port: Some(port), protocol: Some("UDP".into()) })
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -758,32 +789,38 @@ mod tests {
     use super::*;
 
     #[test]
-    fn derived_node_ports_stay_in_range_and_are_stable() {
-        for uid in ["", "a", "0b7c4a1e-1111-2222-3333-444455556666"] {
-            let port = derived_node_port(uid);
-            assert!(NODE_PORT_RANGE.contains(&port), "{port}");
-            assert_eq!(port, derived_node_port(uid));
-        }
-    }
-
-    #[test]
     fn endpoint_follows_service_type() {
         let mut gs = GatewayServer::new("s", Default::default());
-        assert!(server_endpoint(&gs).is_err(), "no port");
+        assert!(service_shape(&gs).is_err(), "no port");
         gs.spec.endpoint = Some(liqo_schema::liqo::GatewayServerEndpoint {
             port: Some(51840),
             service_type: Some("NodePort".into()),
             node_port: Some(30742),
             load_balancer_ip: None,
         });
-        let ep = server_endpoint(&gs).unwrap();
+        let shape = service_shape(&gs).unwrap();
+        let service = |type_: &str, node_port: Option<i32>| -> Service {
+            serde_json::from_value(json!({"metadata": {"name": "gw-s"}, "spec": {"type": type_,
+                "ports": [{"port": 51840, "nodePort": node_port, "protocol": "UDP"}]}}))
+            .unwrap()
+        };
+        assert!(shape.fits(&service("NodePort", Some(30742))));
+        assert!(!shape.fits(&service("NodePort", Some(30001))), "another node port than asked for");
+        assert!(!shape.fits(&service("ClusterIP", None)));
+        let ep = server_endpoint(&shape, &service("NodePort", Some(30742))).unwrap();
         assert_eq!((ep.addresses.unwrap(), ep.port), (vec![LOOPBACK.to_owned()], Some(30742)));
+        // A node port the API server allocated fits a shape that asks for none, and is the endpoint's port.
+        gs.spec.endpoint.as_mut().unwrap().node_port = None;
+        let allocated = service_shape(&gs).unwrap();
+        assert!(allocated.fits(&service("NodePort", Some(31999))));
+        assert_eq!(server_endpoint(&allocated, &service("NodePort", Some(31999))).unwrap().port, Some(31999));
         gs.spec.endpoint.as_mut().unwrap().node_port = Some(80);
-        assert!(server_endpoint(&gs).unwrap_err().contains("node port range"));
+        assert!(service_shape(&gs).err().unwrap().contains("node port range"));
         let e = gs.spec.endpoint.as_mut().unwrap();
         e.service_type = Some("LoadBalancer".into());
         e.load_balancer_ip = Some("10.0.0.9".into());
-        let ep = server_endpoint(&gs).unwrap();
+        let shape = service_shape(&gs).unwrap();
+        let ep = server_endpoint(&shape, &service("LoadBalancer", Some(31000))).unwrap();
         assert_eq!((ep.addresses.unwrap(), ep.port), (vec!["10.0.0.9".to_owned()], Some(51840)));
     }
 }

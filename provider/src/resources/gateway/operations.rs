@@ -21,8 +21,8 @@ use super::objects::{
 use super::schema::attr;
 use super::status::{
     ConnPhase, ERROR_GRACE, FRESH_MEASUREMENT, PING_INTERVAL, SETTLE, WaitPhase, client_rendered_check,
-    configuration_check, connection_check, connection_error, endpoint_check, key_secret_check, pick_connection,
-    status_value,
+    configuration_check, connection_check, connection_error, endpoint_check, endpoint_served, key_secret_check,
+    pick_connection, status_value,
 };
 use super::{GatewayResource, plan, schema};
 use crate::attributes::{Decl, Key};
@@ -40,6 +40,8 @@ const SECRET_WAIT: Duration = Duration::from_secs(30);
 
 /// How often a wait for a server's endpoint looks for a gateway Liqo left half-made.
 const HALF_MADE_CHECK: Duration = Duration::from_secs(15);
+/// How often a server's endpoint that names no port of its Service (see [`endpoint_served`]) is read again.
+const STALE_ENDPOINT_RECHECK: Duration = Duration::from_secs(1);
 
 /// Kube handles for the tenant namespace.
 struct Apis {
@@ -450,7 +452,24 @@ impl GatewayResource {
             )
             .await;
             let Err(OpError::Timeout { object, waiting_for, last_seen, .. }) = waited else {
-                return waited.map(|endpoint| (endpoint, repaired));
+                let endpoint = waited?;
+                let service = crate::kube::get_opt(ctx, &apis.services, &format!("gw-{name}")).await?;
+                match endpoint_served(&endpoint, service.as_ref(), name) {
+                    Ok(()) => return Ok((endpoint, repaired)),
+                    Err(seen) if last => {
+                        return Err(OpError::Timeout {
+                            object: format!("GatewayServer {}/{name}", apis.namespace),
+                            waiting_for: "status.endpoint to name the port of the gateway's Service".into(),
+                            last_seen: seen,
+                            after: start.elapsed(),
+                        });
+                    }
+                    // Liqo writes the status again once its watch of Services is back.
+                    Err(_) => {
+                        tokio::time::sleep(STALE_ENDPOINT_RECHECK.min(deadline.left())).await;
+                        continue;
+                    }
+                }
             };
             let after = start.elapsed();
             match half_made(ctx, apis, name).await? {

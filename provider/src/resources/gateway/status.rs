@@ -2,7 +2,7 @@
 //! failure reported for a Connection that stays in `Error`.
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::jiff::Timestamp;
 use liqo_schema::liqo::{
     CONNECTION_CONNECTED, CONNECTION_ERROR, Configuration, Connection, EndpointStatus, GatewayClient, GatewayServer,
@@ -67,6 +67,37 @@ pub fn endpoint_check(g: Option<&GatewayServer>, service_type: &str) -> Verdict<
             "no status.endpoint yet: Liqo renders the WgGatewayServerTemplate into a gateway Deployment and Service `gw-<name>`; check they exist and the template is installed".into(),
         ),
     }
+}
+
+/// Liqo's WgGatewayServer controller fills `status.endpoint` from its informer's copy of the Service `gw-<name>`
+/// (`handleEndpointStatus` in Liqo 1.2.0): the first port's node port for a NodePort Service, else its port. After
+/// the cluster's API server restarts, that copy may be a Service that is gone until the controller's watch of
+/// Services comes back (client-go backs off for up to a minute): seen on real Liqo, a server made in a tenant
+/// namespace deleted and recreated meanwhile got the deleted Service's node port, its updates of the Service
+/// failed with 409, and the peer's client dialled a port nothing served. An endpoint counts only once the Service
+/// the API server holds offers that port; `Err` says what is seen instead.
+pub fn endpoint_served(endpoint: &EndpointStatus, service: Option<&Service>, name: &str) -> Result<(), String> {
+    let Some(service) = service else {
+        return Err(format!(
+            "status.endpoint names port {:?}, but Service gw-{name} does not exist (Liqo's cache of Services lags \
+             behind the API server, e.g. after it restarted)",
+            endpoint.port
+        ));
+    };
+    let spec = service.spec.as_ref();
+    let first = spec.and_then(|s| s.ports.as_ref()).and_then(|p| p.first());
+    let served = match spec.and_then(|s| s.type_.as_deref()) {
+        Some("NodePort") => first.and_then(|p| p.node_port),
+        _ => first.map(|p| p.port),
+    };
+    if served.is_some() && served == endpoint.port {
+        return Ok(());
+    }
+    Err(format!(
+        "status.endpoint names port {:?}, but Service gw-{name} serves {:?} (Liqo's cache of Services lags behind \
+         the API server, e.g. after it restarted)",
+        endpoint.port, served
+    ))
 }
 
 pub fn client_rendered_check(g: Option<&GatewayClient>) -> Verdict<()> {

@@ -1,7 +1,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
@@ -19,8 +19,8 @@ use super::objects::{
 use super::plan::server_needs_recreate;
 use super::schema::attr;
 use super::status::{
-    ConnPhase, WaitPhase, configuration_check, connection_check, connection_error, endpoint_check, key_secret_check,
-    pick_connection,
+    ConnPhase, WaitPhase, configuration_check, connection_check, connection_error, endpoint_check, endpoint_served,
+    key_secret_check, pick_connection,
 };
 use crate::attributes::Key;
 use crate::kube::{OpError, Verdict};
@@ -712,6 +712,28 @@ fn configuration_readiness() {
     );
     c.metadata.generation = Some(1);
     assert!(is_ready(&configuration_check(Some(&c))));
+}
+
+/// The endpoint Liqo wrote counts only when the Service the API server holds serves its port: a node port for a
+/// NodePort Service, the Service's port otherwise (what Liqo's `handleEndpointStatus` reads).
+#[test]
+fn endpoint_counts_only_when_its_service_serves_the_port() {
+    let endpoint = EndpointStatus { addresses: Some(vec!["10.0.0.5".into()]), port: Some(32158), protocol: None };
+    let service = |type_: &str, port: i32, node_port: Option<i32>| -> Service {
+        serde_json::from_value(json!({"metadata": {"name": "gw-rome"}, "spec": {"type": type_,
+            "ports": [{"port": port, "nodePort": node_port, "protocol": "UDP"}]}}))
+        .unwrap()
+    };
+    let gone = endpoint_served(&endpoint, None, "rome").unwrap_err();
+    assert!(gone.contains("Service gw-rome does not exist"), "{gone}");
+    let other = endpoint_served(&endpoint, Some(&service("NodePort", 51840, Some(31007))), "rome").unwrap_err();
+    assert!(other.contains("serves Some(31007)") && other.contains("Some(32158)"), "{other}");
+    assert_eq!(endpoint_served(&endpoint, Some(&service("NodePort", 51840, Some(32158))), "rome"), Ok(()));
+    // A NodePort Service whose port (not node port) happens to match does not count.
+    assert!(endpoint_served(&endpoint, Some(&service("NodePort", 32158, Some(31007))), "rome").is_err());
+    assert_eq!(endpoint_served(&endpoint, Some(&service("LoadBalancer", 32158, None)), "rome"), Ok(()));
+    assert_eq!(endpoint_served(&endpoint, Some(&service("ClusterIP", 32158, None)), "rome"), Ok(()));
+    assert!(endpoint_served(&endpoint, Some(&service("ClusterIP", 51840, None)), "rome").is_err());
 }
 
 #[test]
