@@ -17,11 +17,10 @@ MODULE=github.com/hashicorp/terraform-provider-kubernetes
 MODULE_VERSION=v1.13.4-0.20260821094251-3a33fb6cc605
 KUBERNETES_PROVIDER_VERSION=3.2.1
 
-cache=${LIQO_TEST_CACHE:-$HOME/.cache/terraform-provider-liqo}
-bin="$cache/bin"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"  # the cache's bin directory and the Go build settings
 out="$bin/terraform-provider-kubernetes-$KUBERNETES_PROVIDER_VERSION"
-mkdir -p "$bin"
-export GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
 if [ ! -x "$out" ]; then
   printf '[build-kubernetes-provider] building %s %s (first run only, several minutes)\n' "$MODULE" "$MODULE_VERSION" >&2

@@ -8,8 +8,10 @@ cache=${LIQO_TEST_CACHE:-$HOME/.cache/terraform-provider-liqo}
 bin="$cache/bin"
 logs="$cache/logs"
 mkdir -p "$bin" "$logs"
-# Static binaries that do not depend on the machine's libc; no VCS stamping (module copies have no .git).
-export GOFLAGS=-buildvcs=false CGO_ENABLED=0
+# Static binaries that do not depend on the machine's libc; no VCS stamping (module copies have no .git). No DWARF
+# from the compiler: every build links with -s -w, which drops it anyway, and making it cost 7.5% of a build's CPU
+# (etcd from an empty build cache: 86 CPU-seconds with it, 80 without).
+export GOFLAGS='-buildvcs=false -gcflags=all=-dwarf=false' CGO_ENABLED=0
 
 # Module versions the Go checksum database does not list (the proxy serves them, sum.golang.org answers 404), with
 # the h1: hash of the module as first downloaded and checked by hand. Go then skips the database for that module
