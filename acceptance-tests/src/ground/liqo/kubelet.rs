@@ -27,7 +27,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Container, Pod, Secret, Service, Ser
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::config::Kubeconfig;
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 use tokio::sync::Notify;
 
@@ -320,14 +320,16 @@ async fn until_change(changed: &Notify, running: &mut HashMap<String, Running>) 
 }
 
 /// Watches `api` and notifies `changed` on every event (an error too: the next list says what is wrong). The
-/// watch stops when the returned task is dropped.
+/// watch stops when the returned task is dropped. Backing off between failed watches: without it the watcher
+/// retried at once, so a kubelet whose API server was killed (connections refused) spun on reconnects for as long
+/// as it was down; the loop lists again every RESYNC whatever the watch does.
 fn notify_on_change<K>(api: Api<K>, config: watcher::Config, changed: &Arc<Notify>) -> Task
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
 {
     let changed = changed.clone();
     Task(tokio::spawn(async move {
-        let mut events = std::pin::pin!(watcher(api, config));
+        let mut events = std::pin::pin!(watcher(api, config).default_backoff());
         while events.next().await.is_some() {
             changed.notify_one();
         }
