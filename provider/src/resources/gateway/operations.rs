@@ -456,7 +456,7 @@ impl GatewayResource {
                 let service = crate::kube::get_opt(ctx, &apis.services, &format!("gw-{name}")).await?;
                 match endpoint_served(&endpoint, service.as_ref(), name) {
                     Ok(()) => return Ok((endpoint, repaired)),
-                    Err(seen) if last => {
+                    Err(seen) if deadline.left().is_zero() => {
                         return Err(OpError::Timeout {
                             object: format!("GatewayServer {}/{name}", apis.namespace),
                             waiting_for: "status.endpoint to name the port of the gateway's Service".into(),
