@@ -20,7 +20,7 @@ use liqo_schema::liqo::{
     CONNECTION_CONNECTED, CONNECTION_CONNECTING, CONNECTION_ERROR, ClusterConfig, ClusterConfigCidr, Configuration,
     ConfigurationStatus, Connection, ConnectionSpec, EndpointStatus, GatewayClient, GatewayClientStatus, GatewayServer,
     GatewayServerStatus, NETWORK_CIDRS_CONFIGURED, Network, PublicKey, SecretReference, WgGatewayClient,
-    WgGatewayClientSpec, WgGatewayServer, WgGatewayServerSpec,
+    WgGatewayClientSpec, WgGatewayServer, WgGatewayServerSpec, published_port,
 };
 use serde_json::json;
 use x25519_dalek::{PublicKey as WgPublicKey, StaticSecret};
@@ -566,18 +566,13 @@ fn service_shape(gs: &GatewayServer) -> Result<ServiceShape, String> {
     Ok(ServiceShape { type_, port, node_port, load_balancer_ip: spec.load_balancer_ip.filter(|ip| !ip.is_empty()) })
 }
 
-/// What Liqo's `handleEndpointStatus` publishes for the gateway Service, on a loopback ground: the first port's
-/// node port for NodePort, its port otherwise.
+/// What Liqo's `handleEndpointStatus` publishes for the gateway Service, on a loopback ground: its published port,
+/// at the load balancer's address or at loopback (the node's address on this ground).
 fn server_endpoint(shape: &ServiceShape, service: &Service) -> Result<EndpointStatus> {
-    let first = service.spec.as_ref().and_then(|s| s.ports.as_ref()).and_then(|p| p.first());
-    let first = first.with_context(|| format!("Service {} has no ports", service.name_any()))?;
-    let (address, port) = match shape.type_.as_str() {
-        "NodePort" => (
-            LOOPBACK.to_owned(),
-            first.node_port.with_context(|| format!("NodePort Service {} has no node port", service.name_any()))?,
-        ),
-        "LoadBalancer" => (shape.load_balancer_ip.clone().unwrap_or_else(|| LOOPBACK.into()), first.port),
-        _ => (LOOPBACK.to_owned(), first.port),
+    let port = published_port(service).with_context(|| format!("Service {} has no port yet", service.name_any()))?;
+    let address = match shape.type_.as_str() {
+        "LoadBalancer" => shape.load_balancer_ip.clone().unwrap_or_else(|| LOOPBACK.into()),
+        _ => LOOPBACK.to_owned(),
     };
     Ok(EndpointStatus { addresses: Some(vec![address]), port: Some(port), protocol: Some("UDP".into()) })
 }

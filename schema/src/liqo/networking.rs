@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::core::v1::{ObjectReference, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::CustomResource;
 use serde::{Deserialize, Serialize};
@@ -170,6 +170,18 @@ impl EndpointStatus {
     /// Liqo's readiness for a server endpoint: at least one non-empty address and a non-zero port.
     pub fn is_ready(&self) -> bool {
         self.addresses.as_ref().is_some_and(|a| a.iter().any(|s| !s.is_empty())) && self.port.unwrap_or(0) != 0
+    }
+}
+
+/// The port Liqo's WgGatewayServer controller publishes as a server's `status.endpoint.port` for its gateway Service
+/// (`handleEndpointStatus` in Liqo 1.2.0): the first port's node port for a NodePort Service, its port otherwise;
+/// `None` for a Service without ports (or a NodePort one with no node port yet).
+pub fn published_port(service: &Service) -> Option<i32> {
+    let spec = service.spec.as_ref()?;
+    let first = spec.ports.as_ref()?.first()?;
+    match spec.type_.as_deref() {
+        Some("NodePort") => first.node_port,
+        _ => Some(first.port),
     }
 }
 

@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::jiff::Timestamp;
 use liqo_schema::liqo::{
     CONNECTION_CONNECTED, CONNECTION_ERROR, Configuration, Connection, EndpointStatus, GatewayClient, GatewayServer,
-    NETWORK_CIDRS_CONFIGURED, find_condition, labels,
+    NETWORK_CIDRS_CONFIGURED, find_condition, labels, published_port,
 };
 
 use crate::kube::{OpError, Verdict};
@@ -84,12 +84,7 @@ pub fn endpoint_served(endpoint: &EndpointStatus, service: Option<&Service>, nam
             endpoint.port
         ));
     };
-    let spec = service.spec.as_ref();
-    let first = spec.and_then(|s| s.ports.as_ref()).and_then(|p| p.first());
-    let served = match spec.and_then(|s| s.type_.as_deref()) {
-        Some("NodePort") => first.and_then(|p| p.node_port),
-        _ => first.map(|p| p.port),
-    };
+    let served = published_port(service);
     if served.is_some() && served == endpoint.port {
         return Ok(());
     }
