@@ -177,13 +177,6 @@ min_idle = env_number("LIQO_TEST_MIN_IDLE", 0.35, float)
 SPACING = {"real": 8.0, "light": 1.0}
 IDLE_WINDOW = 5
 MIN_GIB = 4.0
-# Go's collector for every Go program the test binaries start (grounds, Terraform, OpenTofu, Helm, the Kubernetes
-# provider) unless the environment or a ground's own spec sets one (a simulated ground's API servers keep their
-# tighter heap): the runs are CPU-bound on two cores with memory to spare, and GOGC=200 collects half as often for
-# about a third more heap. Measured on a real milan + rome ground: its first 60 s 12.7 -> 11.3 CPU-seconds, its two
-# API servers 690 -> 957 MB RSS; a cold run of the test command had at most 20 real API servers at once, 7.9 GB,
-# with 13.7 GB of memory still available (CONTRIBUTING.md, "Where the test command's time goes").
-GO_GC = "200"
 # Every control plane process and gateway holds an inotify instance (fs.inotify.max_user_instances, often 128); a
 # wireguard-go that gets none exits and its tunnel never carries traffic. A real-Liqo binary may start five
 # two-cluster grounds (one per client) or a hub of four clusters: about six instances a cluster.
@@ -384,7 +377,6 @@ def start(job):
     # and a value cargo did not set made the doc-test job rebuild half the dependency tree, and the next run's
     # builds rebuild it back.
     env = dict(os.environ) if job["command"][0] == "cargo" else dict(os.environ, CARGO_MANIFEST_DIR=job["dir"])
-    env.setdefault("GOGC", GO_GC)
     if pool and job["lane"] == "real":
         env["LIQO_GROUND_POOL"] = pool.dir
     job["log"] = log
