@@ -41,7 +41,7 @@ pub struct NodeAgents<'a> {
     pub logs: &'a Path,
 }
 
-/// Starts kube-scheduler and kwok, creates the worker Node and waits until it is Ready and schedulable.
+/// Starts kwok, creates the worker Node, waits until it is Ready and schedulable, then starts kube-scheduler.
 pub async fn start(
     agents: &NodeAgents<'_>,
     client: &Client,
@@ -82,7 +82,6 @@ pub async fn start(
         env: vec![("HOME".into(), kwok_home.display().to_string())],
         log: agents.logs.join(format!("{name}-kwok.log")),
     };
-    started.lock().expect("process list").push(process::spawn(&scheduler, lifetime)?);
     started.lock().expect("process list").push(process::spawn(&kwok, lifetime)?);
 
     let worker = worker_name(name);
@@ -136,11 +135,18 @@ pub async fn start(
         .await
     {
         Ok(result) => {
-            result.map(|_| ()).with_context(|| format!("watching the Lease of Node {worker} in cluster {name}"))
+            result.map(|_| ()).with_context(|| format!("watching the Lease of Node {worker} in cluster {name}"))?
         }
         Err(_) => bail!(
             "kwok wrote no Lease for the fake worker Node {worker} of cluster {name} within {READY_TIMEOUT:?}; see \
              {name}-kwok.log in the ground's logs"
         ),
     }
+    // The scheduler starts only now, once kwok manages the Node, so every binding comes after kwok follows the
+    // Node's pods. Seen in a ground start that timed out (milan's audit log): kwok listed milan-worker's pods (none
+    // yet) and patched the Node's status, the scheduler bound Liqo's five pods 18 to 41 ms later, and kwok never
+    // marked them Running nor listed them again, so the ground's kubelet never started Liqo there and the start
+    // failed after 120 s waiting for the webhook.
+    started.lock().expect("process list").push(process::spawn(&scheduler, lifetime)?);
+    Ok(())
 }
