@@ -9,7 +9,7 @@ use kube::api::{Api, ListParams, PostParams};
 use liqo_schema::liqo::ResourceSlice;
 use serde_json::Value;
 
-use crate::tf::{Plan, Workdir};
+use crate::tf::{Plan, Run, Workdir};
 
 /// Polls `check` every 200 ms until it returns `Some`, failing with `what` after `timeout`.
 pub async fn eventually<T, F, Fut>(timeout: Duration, what: &str, mut check: F) -> Result<T>
@@ -109,11 +109,16 @@ pub fn attributes(work: &Workdir, address: &str) -> Result<Value> {
     Ok(instance(work, address)?.with_context(|| format!("{address} is not in the state"))?["attributes"].clone())
 }
 
-/// The change planned for `address` (from a saved plan, as JSON: `actions`, `before`, `after`).
+/// The saved plan [`planned_change`] reads and [`apply_planned`] applies.
+const SAVED_PLAN: &str = "change.tfplan";
+
+/// The change planned for `address` (from a saved plan, as JSON: `actions`, `before`, `after`). The plan stays
+/// saved for [`apply_planned`].
 pub async fn planned_change(work: &Workdir, address: &str) -> Result<Value> {
-    let plan = work.run(&["plan", "-out=change.tfplan", "-input=false", "-no-color"]).await?;
+    let out = format!("-out={SAVED_PLAN}");
+    let plan = work.run(&["plan", &out, "-input=false", "-no-color"]).await?;
     ensure!(plan.success(), "{plan}");
-    let show = work.run(&["show", "-json", "-no-color", "change.tfplan"]).await?;
+    let show = work.run(&["show", "-json", "-no-color", SAVED_PLAN]).await?;
     ensure!(show.success(), "{show}");
     let doc: Value = serde_json::from_str(&show.stdout)?;
     doc["resource_changes"]
@@ -123,6 +128,14 @@ pub async fn planned_change(work: &Workdir, address: &str) -> Result<Value> {
         .find(|c| c["address"] == address)
         .map(|c| c["change"].clone())
         .with_context(|| format!("the plan has no change for {address}"))
+}
+
+/// Applies the plan [`planned_change`] saved: what the test inspected is what Terraform does, as a user's
+/// `plan -out` then `apply PLAN`, without a second refresh and plan of every resource.
+pub async fn apply_planned(work: &Workdir) -> Result<Run> {
+    let apply = work.run(&["apply", "-input=false", "-no-color", SAVED_PLAN]).await?;
+    ensure!(apply.success(), "{apply}");
+    Ok(apply)
 }
 
 /// What the plan command printed.

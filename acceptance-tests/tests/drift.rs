@@ -17,7 +17,7 @@ use kube::Api;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use liqo_acceptance::chain::full_chain;
 use liqo_acceptance::ground::{LiqoMode, pool};
-use liqo_acceptance::observe::{attributes, eventually, plan_text, planned_change};
+use liqo_acceptance::observe::{apply_planned, attributes, eventually, plan_text, planned_change};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use serde_json::{Value, json};
@@ -268,7 +268,7 @@ async fn deleted(ground: &Ground, work: &Workdir, object: Owned) -> Result<Value
     .await?;
     let why = format!("deleting {what}");
     let actions = assert_planned(work, object.address, &why).await?;
-    work.apply().await.with_context(|| format!("apply after {why}"))?;
+    apply_planned(work).await.with_context(|| format!("apply after {why}"))?;
     let after = object.get(ground).await?.with_context(|| format!("apply after {why} did not recreate it"))?;
     ensure!(after["metadata"]["uid"] != before["metadata"]["uid"], "{what}: the same object after {why}?");
     assert_plan_empty(work, &format!("recreating {what}")).await?;
@@ -288,7 +288,7 @@ async fn edited(ground: &Ground, work: &Workdir, edit: &Edit) -> Result<Value> {
     ensure!(changed.as_ref() != Some(&original), "{what}: the out-of-band change did not take ({changed:?})");
     let why = format!("changing {what} out of band");
     let actions = assert_planned(work, edit.object.address, &why).await?;
-    work.apply().await.with_context(|| format!("apply after {why}"))?;
+    apply_planned(work).await.with_context(|| format!("apply after {why}"))?;
     let repaired = edit.object.get(ground).await?.and_then(|o| o.pointer(edit.pointer).cloned());
     let expected = match edit.regenerated {
         None => original,

@@ -13,7 +13,9 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Secret};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, Client};
 use liqo_acceptance::chain::{PEER, full_chain};
-use liqo_acceptance::observe::{attributes, eventually, flat, instance, plan_text, planned_change, summary};
+use liqo_acceptance::observe::{
+    apply_planned, attributes, eventually, flat, instance, plan_text, planned_change, summary,
+};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::{GatewayClient, GatewayServer, ResourceSlice, Tenant, VirtualNode, labels};
@@ -211,7 +213,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
         quantities(&[("cpu", "8"), ("memory", "16Gi"), ("pods", "110")]),
         "{cli}: repair"
     );
-    work.apply().await?;
+    apply_planned(&work).await?;
     let spec = slices.get(SLICE).await?.spec.resources.unwrap_or_default();
     let spec: BTreeMap<String, String> = spec.into_iter().map(|(k, q)| (k, q.0)).collect();
     let expected = [("cpu", "8"), ("ephemeral-storage", "1Gi"), ("memory", "16Gi"), ("pods", "110")];

@@ -16,7 +16,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use liqo_acceptance::ground::kubeconfig::ConsumerKey;
-use liqo_acceptance::observe::{attributes, eventually, plan_text, planned_change};
+use liqo_acceptance::observe::{apply_planned, attributes, eventually, plan_text, planned_change};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels;
@@ -253,7 +253,7 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     }
     assert_eq!(change["after_unknown"]["client_certificate"], json!(true), "{cli}: import plans a new certificate");
     assert_eq!(change["after_unknown"]["certificate_expires_at"], json!(true));
-    work.apply().await?;
+    apply_planned(&work).await?;
     assert!(work.plan().await?.is_empty(), "{cli}: the plan after applying the import must be empty");
     assert_eq!(whoami(&key.client(&attributes(&work, ADDRESS)?).await?).await?.0, consumer);
 
