@@ -133,9 +133,7 @@ pub async fn planned_change(work: &Workdir, address: &str) -> Result<Value> {
 /// Applies the plan [`planned_change`] saved: what the test inspected is what Terraform does, as a user's
 /// `plan -out` then `apply PLAN`, without a second refresh and plan of every resource.
 pub async fn apply_planned(work: &Workdir) -> Result<Run> {
-    let apply = work.run(&["apply", "-input=false", "-no-color", SAVED_PLAN]).await?;
-    ensure!(apply.success(), "{apply}");
-    Ok(apply)
+    work.apply_with(&[SAVED_PLAN]).await
 }
 
 /// What the plan command printed.
