@@ -83,7 +83,7 @@ pub async fn seed_webhook_certificate(client: &Client, namespace: &str, release:
     ];
     let sans: Vec<&str> = names.iter().map(String::as_str).collect();
     let serving = ca.issue_server(&names[3], &sans)?;
-    // The ground seeds a fresh cluster, so the namespace is new; the chart's `--create-namespace` finds it made.
+    // The ground seeds a fresh cluster, so the namespace is new; Helm installs the chart into it.
     crate::observe::create_namespace(client, namespace).await?;
     let secret: Secret = serde_json::from_value(json!({
         "metadata": {

@@ -76,12 +76,15 @@ impl Helm<'_> {
         let values_file = self.work_dir.join("values.json");
         std::fs::write(&values_file, serde_json::to_vec_pretty(values)?)
             .with_context(|| format!("writing {}", values_file.display()))?;
-        let args: [&std::ffi::OsStr; 11] = [
+        // No `--create-namespace`: the ground has made Liqo's namespace already (`adapt::seed_webhook_certificate`),
+        // and with the flag Helm checks the Namespace it would create against the API server's OpenAPI v3 schema
+        // whatever `--disable-openapi-validation` says (two reads of `/openapi/v3`, the core group's document
+        // among them), then creates it and is told it exists (the API servers' audit logs of a ground's start).
+        let args: [&std::ffi::OsStr; 10] = [
             "upgrade".as_ref(),
             "--install".as_ref(),
             RELEASE.as_ref(),
             chart.as_ref(),
-            "--create-namespace".as_ref(),
             "--skip-crds".as_ref(),
             // Helm checks the rendered objects against the API server's OpenAPI schemas before sending them, which
             // the API server does again when it stores them. Skipping the client's check changes nothing that is
