@@ -190,7 +190,17 @@ pub fn provider_binary() -> Result<PathBuf> {
         return Ok(PathBuf::from(path));
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(&cargo)
+    let mut build = Command::new(&cargo);
+    // `cargo test` gives the test process the variables it sets for the crate under test (CARGO_MANIFEST_DIR,
+    // CARGO_PKG_NAME, …). Passed on, they change what some build scripts watch (ring's declares
+    // `rerun-if-env-changed=CARGO_MANIFEST_DIR`), so this build ran ring's build script again and rebuilt ring,
+    // rustls, kube and the provider (about 75 CPU-seconds), and the next `cargo test` rebuilt them back.
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(set_by_cargo_for_the_crate) {
+            build.env_remove(&name);
+        }
+    }
+    let status = build
         .args(["build", "--quiet", "-p", BINARY, "--bin", BINARY])
         .current_dir(repository_root())
         .status()
@@ -207,6 +217,20 @@ pub fn provider_binary() -> Result<PathBuf> {
     Ok(binary)
 }
 
+/// Whether `name` is one of the variables Cargo sets for the crate it builds or runs (the Cargo book, "Environment
+/// variables Cargo sets for crates"), as opposed to Cargo's own configuration (CARGO_HOME, CARGO_TARGET_DIR, …).
+fn set_by_cargo_for_the_crate(name: &str) -> bool {
+    const PREFIXES: [&str; 3] = ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_EXE_"];
+    const NAMES: [&str; 5] = [
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,5 +243,17 @@ mod tests {
                     \"registry.terraform.io/hashicorp/kubernetes\", \"registry.opentofu.org/hashicorp/kubernetes\"]";
         assert!(text.contains(&format!("include = {both}")), "{text}");
         assert!(text.contains(&format!("exclude = {both}")), "{text}");
+    }
+
+    #[test]
+    fn the_provider_build_drops_the_crate_variables_of_cargo_test_and_keeps_cargos_configuration() {
+        for name in
+            ["CARGO_MANIFEST_DIR", "CARGO_MANIFEST_PATH", "CARGO_PKG_NAME", "CARGO_CRATE_NAME", "CARGO_BIN_EXE_x"]
+        {
+            assert!(set_by_cargo_for_the_crate(name), "{name}");
+        }
+        for name in ["CARGO", "CARGO_HOME", "CARGO_TARGET_DIR", "CARGO_INCREMENTAL", "CARGO_BUILD_JOBS", "PATH"] {
+            assert!(!set_by_cargo_for_the_crate(name), "{name}");
+        }
     }
 }
