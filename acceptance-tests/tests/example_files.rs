@@ -12,8 +12,9 @@
 //! it (built from its Go module by `scripts/build-kubernetes-provider.sh`, which `acceptance-tests/test` runs), and
 //! this test fails if it is not there rather than leave that fragment out.
 //!
-//! Applied on real Liqo elsewhere: examples/peering, hub and bidirectional (tests/examples.rs), examples/adopt
-//! (tests/adopt.rs), the resource examples with provider.tf (tests/resource_examples.rs).
+//! Applied on real Liqo elsewhere: examples/peering and bidirectional (tests/examples.rs), examples/hub
+//! (tests/secrets.rs), examples/adopt (tests/adopt.rs), the resource examples with provider.tf
+//! (tests/resource_examples.rs).
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 

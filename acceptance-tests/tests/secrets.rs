@@ -2,7 +2,9 @@
 //! rome consumes) and `hub` (milan provides to rome, turin and naples), and a peering without networking, all on
 //! real Liqo (with real gateways where there is networking), each run a full
 //! plan/apply/plan/destroy cycle with `TF_LOG=TRACE` into a log file (Terraform's and the provider plugin's logs),
-//! with every client (`Cli::available`). After apply, the secrets are read from where they legitimately live, the clusters:
+//! with every client (`Cli::available`; the hub, which makes examples/hub's own checks in the middle of its cycle
+//! too, with Terraform 1.0.11 as well). After apply, the secrets are read from where they legitimately live, the
+//! clusters:
 //! * every private key held in a Secret (`privateKey`, `tls.key`, the client keys of kubeconfigs): the
 //!   WireGuard keys (raw 32 bytes), the consumers' control-plane keys (PEM, made by liqo_consumer_key) and any
 //!   key Liqo or the ground keeps;
@@ -25,6 +27,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
@@ -37,9 +40,10 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams};
 use liqo_acceptance::chain::example;
 use liqo_acceptance::ground::process;
-use liqo_acceptance::observe::{eventually, peering_up};
+use liqo_acceptance::observe::{self, eventually, peering_up};
 use liqo_acceptance::tf::{self, Cli, Run, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
+use liqo_schema::liqo::networking::Connection;
 use liqo_schema::liqo::{ResourceSlice, Tenant, VirtualNode, labels};
 use serde_json::{Value, json};
 
@@ -359,17 +363,28 @@ struct Peering<'a> {
     consumers: &'a [&'a str],
 }
 
+impl Peering<'_> {
+    fn clusters(&self) -> Vec<&str> {
+        std::iter::once(self.provider).chain(self.consumers.iter().copied()).collect()
+    }
+}
+
 /// One configuration, one client: the traced cycle, then the scan of everything it left.
 async fn cycle(ground: &Ground, cli: Cli, work: Workdir, peering: &Peering<'_>) -> Result<()> {
-    let name = &peering.what;
-    let clusters: Vec<&str> = std::iter::once(peering.provider).chain(peering.consumers.iter().copied()).collect();
     let trace = Trace::new(&work)?;
+    let (needles, _) = cycle_up(ground, cli, &trace, peering).await?;
+    cycle_down(cli, &trace, peering, &needles).await
+}
+
+/// The first half of a traced cycle: plan, apply, the secrets read from the clusters while they exist (with the
+/// positive control), the empty plan and every read-only command; returns the secrets and `output -json`.
+async fn cycle_up(ground: &Ground, cli: Cli, trace: &Trace<'_>, peering: &Peering<'_>) -> Result<(Vec<Needle>, Value)> {
     trace.ok("01-plan", &["plan", "-out=create.tfplan", "-input=false", "-no-color"]).await?;
     trace.ok("02-show-create-plan", &["show", "-json", "-no-color", "create.tfplan"]).await?;
     trace.ok("03-apply", &["apply", "-input=false", "-no-color", "create.tfplan"]).await?;
 
     // The secrets, from where they live, while they exist.
-    let needles = secrets_on(ground, &clusters).await?;
+    let needles = secrets_on(ground, &peering.clusters()).await?;
     for consumer in peering.consumers {
         positive_control(ground, consumer, peering.provider, &needles)
             .await
@@ -383,7 +398,14 @@ async fn cycle(ground: &Ground, cli: Cli, work: Workdir, peering: &Peering<'_>) 
     trace.ok("05-plan-json", &["plan", "-json", "-input=false", "-no-color"]).await?;
     trace.ok("06-show-steady-plan", &["show", "-json", "-no-color", "steady.tfplan"]).await?;
     trace.ok("07-show-state", &["show", "-json", "-no-color"]).await?;
-    trace.ok("08-output", &["output", "-json", "-no-color"]).await?;
+    let outputs = trace.ok("08-output", &["output", "-json", "-no-color"]).await?;
+    let outputs = serde_json::from_str(&outputs.stdout).with_context(|| format!("{cli}: output -json"))?;
+    Ok((needles, outputs))
+}
+
+/// The second half: the destroy plan and the destroy, then the scan of every artifact for every secret.
+async fn cycle_down(cli: Cli, trace: &Trace<'_>, peering: &Peering<'_>, needles: &[Needle]) -> Result<()> {
+    let name = &peering.what;
     trace.ok("09-plan-destroy", &["plan", "-destroy", "-out=destroy.tfplan", "-input=false", "-no-color"]).await?;
     trace.ok("10-show-destroy-plan", &["show", "-json", "-no-color", "destroy.tfplan"]).await?;
     trace.ok("11-destroy", &["destroy", "-auto-approve", "-input=false", "-no-color"]).await?;
@@ -394,7 +416,7 @@ async fn cycle(ground: &Ground, cli: Cli, work: Workdir, peering: &Peering<'_>) 
     let files = artifacts(root)?;
     for file in &files {
         let name = file.strip_prefix(root).unwrap_or(file).display().to_string();
-        scan_text(&name, &artifact_text(file)?, &needles, &mut leaks);
+        scan_text(&name, &artifact_text(file)?, needles, &mut leaks);
     }
     let states = files
         .iter()
@@ -407,7 +429,7 @@ async fn cycle(ground: &Ground, cli: Cli, work: Workdir, peering: &Peering<'_>) 
         files.len(),
         trace_text.len() / 1024,
         needles.len(),
-        clusters.len()
+        peering.clusters().len()
     );
     ensure!(leaks.is_empty(), "{cli}: secrets leaked in {name}:\n{}", leaks.join("\n"));
     Ok(())
@@ -449,17 +471,115 @@ async fn the_peering_example_leaks_no_key_and_no_token() -> Result<()> {
     Ok(())
 }
 
+/// examples/hub as a user runs it (milan serves rome, turin and naples, each on its own control plane), with
+/// every client of `Cli::all`: the traced cycle, with the example's own checks in the middle. After apply each
+/// consumer's virtual node is Ready; `destroy -target=module.rome` must leave the other two peerings up
+/// throughout (watched all along, not read once after it) and nothing of rome's behind; the destroy leaves no Liqo
+/// object on any cluster. One ground of four control planes serves both proofs, for the CPU of the test command.
 #[tokio::test]
-async fn the_hub_example_leaks_no_key_and_no_token() -> Result<()> {
+async fn the_hub_example_serves_three_consumers_targets_one_and_leaks_no_key_and_no_token() -> Result<()> {
     let all = [MILAN, "rome", "turin", "naples"];
     let ground = Ground::start(&all).await?;
     let peering = Peering { what: "examples/hub".into(), provider: MILAN, consumers: &all[1..] };
-    for cli in Cli::available() {
+    for cli in Cli::all() {
+        let what = format!("examples/hub with {cli}");
         let work = example(cli, "hub", &ground, &all).await?;
-        cycle(&ground, cli, work, &peering).await.with_context(|| format!("with {cli}"))?;
+        let trace = Trace::new(&work)?;
+        let (needles, outputs) = cycle_up(&ground, cli, &trace, &peering).await.with_context(|| what.clone())?;
+        for consumer in peering.consumers {
+            let node = outputs["virtual_nodes"]["value"][consumer].as_str().context("virtual_nodes output")?;
+            let ready = observe::node_ready_on(&ground.client(consumer).await?, node).await?;
+            ensure!(ready, "{what}: no Ready virtual node {node} on {consumer}");
+        }
+
+        let others = ["turin", "naples"];
+        let target = trace.ok(
+            "08b-destroy-target",
+            &["destroy", "-auto-approve", "-input=false", "-no-color", "-target=module.rome"],
+        );
+        let (destroyed, not_up) = watch_peerings(&ground, &others, target).await;
+        destroyed.with_context(|| format!("{what}: destroy -target"))?;
+        inventory::nothing_left(&ground, &["rome"]).await.with_context(|| format!("{what}: destroy -target"))?;
+        ensure!(
+            not_up.is_empty(),
+            "{what}: while module.rome was destroyed, the other consumers' peerings were not all up:\n{}",
+            not_up.join("\n")
+        );
+        for consumer in others {
+            let state = peering_state(&ground.client(consumer).await?).await;
+            ensure!(state == UP, "{what}: {consumer}'s peering after targeting rome: {state}");
+        }
+
+        cycle_down(cli, &trace, &peering, &needles).await.with_context(|| what.clone())?;
+        inventory::nothing_left(&ground, &all).await.with_context(|| format!("{what}: destroy"))?;
     }
     drop(ground);
     Ok(())
+}
+
+/// [`peering_state`] of a consumer whose peering is up.
+const UP: &str = "virtual node Ready=True, Connection Connected";
+
+/// One consumer's side of its peering with milan: its virtual node's Ready condition and its gateway's
+/// Connection status, as strings (a read error is a state too).
+async fn peering_state(client: &kube::Client) -> String {
+    let read = async {
+        let node = match Api::<Node>::all(client.clone()).get_opt(MILAN).await? {
+            None => "absent".to_owned(),
+            Some(node) => node
+                .status
+                .and_then(|s| s.conditions)
+                .unwrap_or_default()
+                .into_iter()
+                .find(|c| c.type_ == "Ready")
+                .map_or("no Ready condition".to_owned(), |c| format!("Ready={}", c.status)),
+        };
+        let connections: Api<Connection> = Api::namespaced(client.clone(), &format!("liqo-tenant-{MILAN}"));
+        let connection = connections.list(&ListParams::default()).await?.items.into_iter().next();
+        let connection = connection
+            .and_then(|c| c.status)
+            .map_or("no Connection status".to_owned(), |s| s.value.unwrap_or_else(|| "empty".to_owned()));
+        anyhow::Ok(format!("virtual node {node}, Connection {connection}"))
+    };
+    read.await.unwrap_or_else(|e| format!("unreadable: {e:#}"))
+}
+
+/// Runs `during` while polling every 250 ms the peerings of `consumers` with milan; returns its result and every
+/// state seen that was not Ready and Connected (time since the start, consumer, state), in order.
+async fn watch_peerings<T>(
+    ground: &Ground,
+    consumers: &[&str],
+    during: impl std::future::Future<Output = Result<T>>,
+) -> (Result<T>, Vec<String>) {
+    // One client per consumer for the whole watch: a new one per poll is a new TLS handshake on its API server.
+    let mut clients = Vec::new();
+    for consumer in consumers {
+        match ground.client(consumer).await {
+            Ok(client) => clients.push((consumer, client)),
+            Err(err) => return (Err(err.context(format!("a client of {consumer} to watch its peering"))), Vec::new()),
+        }
+    }
+    let done = AtomicBool::new(false);
+    let began = Instant::now();
+    let run = async {
+        let result = during.await;
+        done.store(true, Ordering::SeqCst);
+        result
+    };
+    let watch = async {
+        let mut not_up = Vec::new();
+        while !done.load(Ordering::SeqCst) {
+            for (consumer, client) in &clients {
+                let state = peering_state(client).await;
+                if state != UP {
+                    not_up.push(format!("{:6.1}s {consumer}: {state}", began.elapsed().as_secs_f64()));
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        not_up
+    };
+    tokio::join!(run, watch)
 }
 
 /// A peering without networking (the chain a `--networking-disabled` user writes) on a ground of its own: the
