@@ -12,7 +12,7 @@
 //! it (built from its Go module by `scripts/build-kubernetes-provider.sh`, which `acceptance-tests/test` runs), and
 //! this test fails if it is not there rather than leave that fragment out.
 //!
-//! Applied on real Liqo elsewhere: examples/peering and bidirectional (tests/examples.rs), examples/hub
+//! Applied on real Liqo elsewhere: examples/bidirectional (tests/examples.rs), examples/peering and hub
 //! (tests/secrets.rs), examples/adopt (tests/adopt.rs), the resource examples with provider.tf
 //! (tests/resource_examples.rs).
 use std::collections::BTreeSet;

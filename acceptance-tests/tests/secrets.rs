@@ -2,7 +2,7 @@
 //! rome consumes) and `hub` (milan provides to rome, turin and naples), and a peering without networking, all on
 //! real Liqo (with real gateways where there is networking), each run a full
 //! plan/apply/plan/destroy cycle with `TF_LOG=TRACE` into a log file (Terraform's and the provider plugin's logs),
-//! with every client (`Cli::available`; the hub, which makes examples/hub's own checks in the middle of its cycle
+//! with every client (`Cli::available`; the two examples, whose own checks are made in the middle of their cycles
 //! too, with Terraform 1.0.11 as well). After apply, the secrets are read from where they legitimately live, the
 //! clusters:
 //! * every private key held in a Secret (`privateKey`, `tls.key`, the client keys of kubeconfigs): the
@@ -458,15 +458,31 @@ fn the_detectors_find_what_they_look_for() {
 /// The tests on the shared ground's milan and rome run one at a time: Liqo allows one peering per pair.
 static PAIR: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// examples/peering as a user runs it, with every client of `Cli::all`: the traced cycle, with the example's own
+/// checks in the middle (rome's virtual node Ready, the `status` output Connected with liqo-demo offloaded) and
+/// nothing of the peering left after the destroy.
 #[tokio::test]
-async fn the_peering_example_leaks_no_key_and_no_token() -> Result<()> {
+async fn the_peering_example_peers_offloads_and_leaks_no_key_and_no_token() -> Result<()> {
     let _pair = PAIR.lock().await;
     let ground = Ground::shared();
     let peering = Peering { what: "examples/peering".into(), provider: MILAN, consumers: &[ROME] };
     // One after the other: one milan/rome pair, and Liqo allows one peering per pair.
-    for cli in Cli::available() {
+    for cli in Cli::all() {
+        let what = format!("examples/peering with {cli}");
         let work = example(cli, "peering", ground, &[MILAN, ROME]).await?;
-        cycle(ground, cli, work, &peering).await.with_context(|| format!("with {cli}"))?;
+        let trace = Trace::new(&work)?;
+        let (needles, outputs) = cycle_up(ground, cli, &trace, &peering).await.with_context(|| what.clone())?;
+        let node = outputs["virtual_node_name"]["value"].as_str().context("virtual_node_name output")?;
+        let ready = observe::node_ready_on(&ground.client(ROME).await?, node).await?;
+        ensure!(ready, "{what}: virtual node {node} is not Ready on rome");
+        let status = &outputs["status"]["value"];
+        ensure!(status["connection"] == "Connected", "{what}: status output {status}");
+        ensure!(
+            status["offloaded_namespaces"]["liqo-demo"]["phase"] == "Ready",
+            "{what}: offloading not Ready: {status}"
+        );
+        cycle_down(cli, &trace, &peering, &needles).await.with_context(|| what.clone())?;
+        inventory::nothing_left(ground, &[MILAN, ROME]).await.with_context(|| format!("{what}: destroy"))?;
     }
     Ok(())
 }
