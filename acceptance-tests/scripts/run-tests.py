@@ -22,12 +22,11 @@ previous start (a ground's start-up load shows only then).
 Limits, from the environment:
   LIQO_TEST_JOBS      binaries at once at most (default 8)
   LIQO_TEST_MIN_IDLE  idle CPU share needed to start one more (default 0.35)
-The short light binaries (under SHORT seconds in their last run) start first, then the longest: TIMES (a file in
-the test cache) keeps each binary's last duration, and test-times.seed.tsv beside this script (a warm run's TIMES,
-kept in the repository) stands in for a binary TIMES does not list; binaries timed in neither start before the
-others, real-Liqo binaries first. While the ground pool (below) has a ready ground, the longest binary that takes
-one starts first instead: one that held pool grounds in its last run (kept in test-grounds.tsv beside TIMES) or
-never ran.
+The longest binaries start first: TIMES (a file in the test cache) keeps each binary's last duration, and
+test-times.seed.tsv beside this script (a warm run's TIMES, kept in the repository) stands in for a binary TIMES
+does not list; binaries timed in neither start before the others, real-Liqo binaries first. While the ground
+pool (below) has a ready ground, the longest binary that takes one starts first instead: one that held pool grounds
+in its last run (kept in test-grounds.tsv beside TIMES) or never ran.
 
 Where the machine's CPU goes: as root, each binary runs in a cgroup of its own (cgroup v1 `cpuacct`, else cgroup v2),
 which its grounds' processes, Terraform and the providers inherit, so the summary gives each binary's CPU-seconds
@@ -244,21 +243,8 @@ jobs.append({
     "key": "doc tests",
     "command": ["cargo", "test", "--no-fail-fast", "--workspace", "--doc"],
 })
-# Light binaries that took less than this in their last run (unit tests, doc tests, mirror, ...) start before all
-# others: started last, as longest-first puts them, they ran in the run's last 30-70 s beside the last real-Liqo
-# binary with the cores 0-84% busy (three warm runs, 2026-12-05); first, they fill the idle of the first grounds'
-# start-up.
-SHORT = 45.0
-
-
-def short(job):
-    return job["lane"] == "light" and job["key"] in expected and expected[job["key"]] < SHORT
-
-
-# Short light ones first; then longest first; never timed first of all (a new binary may be long), real before light
-# among equals.
-jobs.sort(key=lambda j: (not short(j), j["key"] in expected, -expected.get(j["key"], 0.0), j["lane"] != "real",
-                         j["n"]))
+# Longest first; never timed first of all (a new binary may be long), real before light among equals.
+jobs.sort(key=lambda j: (j["key"] in expected, -expected.get(j["key"], 0.0), j["lane"] != "real", j["n"]))
 
 POOL_KEY = "ground pool (grounds between binaries)"
 
