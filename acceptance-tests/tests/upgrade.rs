@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
 use liqo_acceptance::chain::example;
-use liqo_acceptance::ground::{Lifetime, LiqoMode, Options};
+use liqo_acceptance::ground::{LiqoMode, Options};
 use liqo_acceptance::observe::{Seen, until};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory, offloaded_pod};
@@ -29,7 +29,7 @@ const POD: &str = "survivor";
 
 async fn ground_of(version: &str) -> Result<Ground> {
     let liqo = LiqoMode::Real { version: version.to_owned() };
-    Ground::start_with(&[MILAN, ROME], Options { dir: None, lifetime: Lifetime::Attached, liqo }).await
+    Ground::start_with(&[MILAN, ROME], Options { liqo, ..Options::default() }).await
 }
 
 /// The peering as a user checks it: the Connection on each side, the virtual node, and (when `pod`) the pod on the

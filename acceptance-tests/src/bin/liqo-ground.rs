@@ -103,7 +103,12 @@ fn main() -> ExitCode {
 async fn up(args: &Args) -> Result<()> {
     let names: Vec<&str> = args.clusters.iter().map(String::as_str).collect();
     eprintln!("[ground] starting {} in {}", names.join(", "), args.dir.display());
-    let options = Options { dir: Some(args.dir.clone()), lifetime: Lifetime::Detached, liqo: args.liqo.clone() };
+    let options = Options {
+        dir: Some(args.dir.clone()),
+        lifetime: Lifetime::Detached,
+        liqo: args.liqo.clone(),
+        ..Options::default()
+    };
     let ground = Ground::start_with(&names, options).await?;
     if ground.real_liqo().is_some() {
         liqo_acceptance::ground::pool::record_baseline(&ground).await?;

@@ -56,10 +56,24 @@ policy/v1=false,storage.k8s.io/v1=false,resource.k8s.io/v1=false",
 RuntimeClass",
 ];
 
-/// The Go heap of a lean API server: collected at 50% growth instead of 100%, and harder as it nears the soft
-/// limit. Its live heap after start-up is 110–160 MB (mostly OpenAPI and CRD schemas), so this trades some CPU at
-/// start-up for memory (263 → 217 MB RSS in the measurement above, there with a 150 MiB limit).
-const LEAN_API_SERVER_ENV: &[(&str, &str)] = &[("GOGC", "50"), ("GOMEMLIMIT", "200MiB")];
+/// The Go heap of a lean API server where memory bounds the ground ([`Heap::Tight`]): collected at 50% growth
+/// instead of 100%, and harder as it nears the soft limit. Its live heap after start-up is 110–160 MB (mostly
+/// OpenAPI and CRD schemas), so this trades CPU for memory (263 → 217 MB RSS in the measurement above, there with a
+/// 150 MiB limit).
+const TIGHT_HEAP_ENV: &[(&str, &str)] = &[("GOGC", "50"), ("GOMEMLIMIT", "200MiB")];
+
+/// How a lean API server's Go heap is collected ([`super::Options::heap`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Heap {
+    /// Go's default (`GOGC=100`, no limit): the tests' simulated grounds (at most eleven clusters, in
+    /// `tests/concurrency.rs`). Near the tight limit the collector runs every few tens of MB: `tests/concurrency.rs`
+    /// alone used 90–97 CPU-seconds with the tight heap and 72–78 with Go's default (three runs each,
+    /// interleaved), its API servers ~280 → ~400 MB RSS each.
+    #[default]
+    GoDefault,
+    /// [`TIGHT_HEAP_ENV`]: the bench's hub of up to 60 clusters, where memory, not CPU, bounds the ground.
+    Tight,
+}
 
 /// Service network of every ground cluster (never exchanged between clusters, so it may be the same).
 pub const SERVICE_CIDR: &str = "10.96.0.0/16";
@@ -314,13 +328,15 @@ impl Layout {
 /// Starts kube-apiserver on the ground's etcd, waits until it is ready, then starts the controller-manager.
 /// Every started process is pushed to `started` at once, so the caller can stop it if a later step fails.
 /// Returns how the API server was started, for [`restart_api_server`].
-/// `workloads` adds the controllers that run Deployments (see [`WORKLOAD_CONTROLLERS`]).
+/// `workloads` adds the controllers that run Deployments (see [`WORKLOAD_CONTROLLERS`]); without, the API server
+/// runs lean ([`LEAN_API_SERVER`]), its Go heap collected as `heap` says.
 pub async fn start(
     layout: &Layout,
     etcd: &Etcd,
     upstream: &Upstream,
     lifetime: Lifetime,
     workloads: bool,
+    heap: Heap,
     started: &Mutex<Vec<Supervised>>,
 ) -> Result<Spec> {
     let pki_dir = layout.dir.join("pki");
@@ -362,16 +378,14 @@ pub async fn start(
         std::fs::write(&egress, config).with_context(|| format!("writing {}", egress.display()))?;
         apiserver_args.push(format!("--egress-selector-config-file={}", egress.display()));
     }
+    if !workloads {
+        apiserver_args.extend(LEAN_API_SERVER.iter().map(|flag| flag.to_string()));
+    }
     // A real-Liqo ground's API server keeps Go's default heap. Collecting it only near 600 MiB (`GOGC=off` with a
     // soft limit) saved about 2.4 CPU-seconds a ground start, but each such API server then held ~540 MiB: a cold
     // run (no test times yet, so many binaries started close together) had 34 at once, 18 GB, and thrashed.
-    let heap: &[(&str, &str)] = if workloads {
-        &[]
-    } else {
-        apiserver_args.extend(LEAN_API_SERVER.iter().map(|flag| flag.to_string()));
-        LEAN_API_SERVER_ENV
-    };
-    let apiserver_env = heap.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let heap_env: &[(&str, &str)] = if !workloads && heap == Heap::Tight { TIGHT_HEAP_ENV } else { &[] };
+    let apiserver_env = heap_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let apiserver_spec = Spec {
         name: format!("{name}/kube-apiserver"),
         program: upstream.kube_apiserver.clone(),

@@ -38,6 +38,7 @@ use kube::api::{Patch, PatchParams};
 use serde::{Deserialize, Serialize};
 
 pub use bootstrap::{FAULTS_CONFIGMAP, LIQO_VERSION};
+pub use control_plane::Heap;
 use control_plane::{Etcd, Layout};
 use crd_seed::CrdSeed;
 pub use process::Lifetime;
@@ -133,12 +134,14 @@ pub struct Options {
     pub dir: Option<PathBuf>,
     pub lifetime: Lifetime,
     pub liqo: LiqoMode,
+    /// How the lean API servers of a ground without real Liqo collect their Go heap.
+    pub heap: Heap,
 }
 
 /// Real Liqo ([`LiqoMode::real`]) unless a test asks for the simulator.
 impl Default for Options {
     fn default() -> Self {
-        Options { dir: None, lifetime: Lifetime::Attached, liqo: LiqoMode::real() }
+        Options { dir: None, lifetime: Lifetime::Attached, liqo: LiqoMode::real(), heap: Heap::default() }
     }
 }
 
@@ -157,6 +160,7 @@ pub struct Ground {
     /// `None` for a ground this process attached to ([`Ground::attach`]): it starts no control plane.
     etcd: Option<Etcd>,
     lifetime: Lifetime,
+    heap: Heap,
     processes: Mutex<Vec<Supervised>>,
     /// How each cluster's API server was started (by cluster name), to start it again the same way.
     api_servers: Mutex<HashMap<String, process::Spec>>,
@@ -244,6 +248,7 @@ impl Ground {
             layouts,
             etcd: None,
             lifetime: Lifetime::Detached,
+            heap: Heap::default(),
             processes: Mutex::new(Vec::new()),
             api_servers: Mutex::new(HashMap::new()),
             liqo: state.liqo,
@@ -304,6 +309,7 @@ impl Ground {
             layouts,
             etcd: Some(Etcd::allocate()?),
             lifetime: options.lifetime,
+            heap: options.heap,
             processes: Mutex::new(Vec::new()),
             api_servers: Mutex::new(HashMap::new()),
             liqo: None,
@@ -437,9 +443,10 @@ impl Ground {
         began: Instant,
     ) -> Result<kube::Client> {
         let name = &layout.name;
-        let api_server = control_plane::start(layout, self.etcd()?, upstream, lifetime, workloads, &self.processes)
-            .await
-            .with_context(|| format!("cluster {name}: starting the control plane"))?;
+        let api_server =
+            control_plane::start(layout, self.etcd()?, upstream, lifetime, workloads, self.heap, &self.processes)
+                .await
+                .with_context(|| format!("cluster {name}: starting the control plane"))?;
         self.api_servers.lock().expect("API server list").insert(name.clone(), api_server);
         eprintln!("[ground] {name}: API server ready after {:.1}s", began.elapsed().as_secs_f64());
         kubeconfig::client(&layout.kubeconfig).await

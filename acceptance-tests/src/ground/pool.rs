@@ -65,7 +65,8 @@ pub async fn milan_rome(liqo: LiqoMode) -> Result<Ground> {
         let mark = pool.join("taken").join(format!("{id}.{}", std::process::id()));
         std::fs::write(&mark, "").with_context(|| format!("writing {}", mark.display()))?;
         let dir = pool.join("grounds").join(&id);
-        let options = Options { dir: Some(dir), lifetime: Lifetime::Detached, liqo: liqo.clone() };
+        let options =
+            Options { dir: Some(dir), lifetime: Lifetime::Detached, liqo: liqo.clone(), ..Options::default() };
         Ground::start_with(&[MILAN, ROME], options).await
     })
     .await?;

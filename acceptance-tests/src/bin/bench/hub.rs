@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use liqo_acceptance::ground::{Ground, process};
+use liqo_acceptance::ground::{Ground, Heap, LiqoMode, Options, process};
 use liqo_acceptance::tf::Workdir;
 
 use super::peering::{peering_module, provider_blocks, provider_requests};
@@ -58,6 +58,12 @@ pub fn plan_size(requested: usize, per_cluster_kb: u64) -> (usize, Option<String
         )
     });
     (n, why)
+}
+
+/// A simulated ground whose API servers collect their heap tightly ([`Heap::Tight`]): memory bounds how many
+/// consumers the hub gets, and the two-cluster ground that sizes it must measure the same control planes.
+pub async fn start_simulated(names: &[&str]) -> Result<Ground> {
+    Ground::start_with(names, Options { liqo: LiqoMode::Simulated, heap: Heap::Tight, ..Options::default() }).await
 }
 
 /// One apply / plan / destroy cycle of `consumers` peerings at `parallelism`.
@@ -154,9 +160,8 @@ pub async fn hub(args: &super::Args, consumers: usize, recorder: &RssRecorder, r
         std::iter::once(HUB.to_owned()).chain((1..=consumers).map(|k| format!("c{k:02}"))).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     // Fifty-one clusters with real Liqo do not fit on the machine; the simulated ones measure the provider's cost.
-    let ground = Ground::start_simulated(&refs)
-        .await
-        .with_context(|| format!("starting a ground of {} clusters", refs.len()))?;
+    let ground =
+        start_simulated(&refs).await.with_context(|| format!("starting a ground of {} clusters", refs.len()))?;
     report.add(
         "hub",
         format!("ground startup ({} clusters + simulator, load at end {})", refs.len(), load_average()),
