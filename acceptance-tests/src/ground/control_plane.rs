@@ -67,8 +67,8 @@ const TIGHT_HEAP_ENV: &[(&str, &str)] = &[("GOGC", "50"), ("GOMEMLIMIT", "200MiB
 pub enum Heap {
     /// Go's default (`GOGC=100`, no limit): the tests' simulated grounds (at most eleven clusters, in
     /// `tests/concurrency.rs`). Near the tight limit the collector runs every few tens of MB: `tests/concurrency.rs`
-    /// alone used 90–97 CPU-seconds with the tight heap and 72–78 with Go's default (three runs each,
-    /// interleaved), its API servers ~280 → ~400 MB RSS each.
+    /// alone used 82–97 CPU-seconds (90 on average) with the tight heap and 72–92 (77) with Go's default (six
+    /// interleaved pairs), its API servers ~280 → ~400 MB RSS each.
     #[default]
     GoDefault,
     /// [`TIGHT_HEAP_ENV`]: the bench's hub of up to 60 clusters, where memory, not CPU, bounds the ground.
