@@ -62,7 +62,7 @@ pub fn plan_size(requested: usize, per_cluster_kb: u64) -> (usize, Option<String
 
 /// A simulated ground whose API servers collect their heap tightly ([`Heap::Tight`]): memory bounds how many
 /// consumers the hub gets, and the two-cluster ground that sizes it must measure the same control planes.
-pub async fn start_simulated(names: &[&str]) -> Result<Ground> {
+pub async fn start_tight_simulated(names: &[&str]) -> Result<Ground> {
     Ground::start_with(names, Options { liqo: LiqoMode::Simulated, heap: Heap::Tight, ..Options::default() }).await
 }
 
@@ -161,7 +161,7 @@ pub async fn hub(args: &super::Args, consumers: usize, recorder: &RssRecorder, r
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     // Fifty-one clusters with real Liqo do not fit on the machine; the simulated ones measure the provider's cost.
     let ground =
-        start_simulated(&refs).await.with_context(|| format!("starting a ground of {} clusters", refs.len()))?;
+        start_tight_simulated(&refs).await.with_context(|| format!("starting a ground of {} clusters", refs.len()))?;
     report.add(
         "hub",
         format!("ground startup ({} clusters + simulator, load at end {})", refs.len(), load_average()),

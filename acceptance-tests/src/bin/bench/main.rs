@@ -241,7 +241,7 @@ async fn measure(args: &Args, wrapper_dir: &Path) -> Result<()> {
     // ground's memory per cluster: both need the simulated ground. The real-Liqo parts alone do not start it.
     let mut per_cluster_kb = 0;
     if ["overhead", "status", "peering", "hub"].iter().any(|part| args.runs(part)) {
-        let ground = hub::start_simulated(&[MILAN, ROME]).await.context("starting the ground")?;
+        let ground = hub::start_tight_simulated(&[MILAN, ROME]).await.context("starting the ground")?;
         report.add("ground", "startup (2 clusters + simulator)", secs(ground.startup_time()), "", None);
         per_cluster_kb = hub::ground_memory_kb(&ground)? / 2;
         report.add(
