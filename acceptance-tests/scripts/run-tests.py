@@ -213,6 +213,8 @@ previous = read_tsv(times_file, float)
 # repository order it: never timed anywhere, every binary would start in plan order, and the long light ones
 # (faults, concurrency) last of all, as in a cold run before it (its last binaries started after 1,240 s).
 SEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test-times.seed.tsv")
+# The checkout's acceptance-tests/: what liqo-ground reads as CARGO_MANIFEST_DIR to find the repository.
+acceptance_tests_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 expected = dict(read_tsv(SEED, float), **previous)
 # How many pool grounds each real-Liqo binary held in its last run (taken or started), beside TIMES.
 grounds_file = os.path.join(os.path.dirname(times_file), "test-grounds.tsv")
@@ -268,7 +270,8 @@ class GroundPool:
 
     def _run(self, command, ground):
         return subprocess.run([self.bin, command, "--dir", os.path.join(self.dir, "grounds", ground)],
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL)
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              env=dict(os.environ, CARGO_MANIFEST_DIR=acceptance_tests_dir))
 
     def _pids(self, ground):
         """The ground's recorded processes and all their descendants (the kubelet's Liqo processes)."""

@@ -3,6 +3,7 @@
 //! both, and — when a key is configured — a binary detached GPG signature of SHA256SUMS that `gpg --verify`
 //! accepts. The key is a throwaway RSA key in a private GNUPGHOME. Needs `gpg` and `unzip` (Debian packages
 //! `gnupg` and `unzip`), no test ground.
+use liqo_acceptance::ground::repository_root;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -10,10 +11,6 @@ use sha2::{Digest, Sha256};
 
 const NAME: &str = "terraform-provider-liqo";
 const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("acceptance-tests/ has a parent").to_path_buf()
-}
 
 /// A required tool, or a failure that says how to install it (skipping would hide an untested release path).
 fn tool(program: &str, debian_package: &str) -> PathBuf {
@@ -46,7 +43,7 @@ fn dummy_binary(dir: &Path) -> PathBuf {
 fn package(binary: &Path, out: &Path, os: &str, arch: &str, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new("bash");
     command
-        .arg(repo().join("release.sh"))
+        .arg(repository_root().join("release.sh"))
         .args(["package", "--binary"])
         .arg(binary)
         .arg("--out")

@@ -1,14 +1,12 @@
 //! The GitHub Actions workflows only run on GitHub, so these tests keep them well-formed and pointing at files
 //! that exist: every workflow parses, has triggers and jobs, every job has a runner and steps, and every script a
-//! step runs from the repository (`./release.sh`, `acceptance-tests/test`, …) is there and executable. They
-//! need no test ground.
+//! step runs from the repository (`./release.sh`, `acceptance-tests/test`, …) is there and executable; and the
+//! scripts they run are found in the checkout under test, not the one the tests were built in. They need no test
+//! ground.
+use liqo_acceptance::ground::repository_root;
 use serde_yaml::Value;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("acceptance-tests/ has a parent").to_path_buf()
-}
+use std::path::PathBuf;
 
 struct Workflow {
     file: String,
@@ -16,7 +14,7 @@ struct Workflow {
 }
 
 fn workflows() -> Vec<Workflow> {
-    let dir = repo().join(".github/workflows");
+    let dir = repository_root().join(".github/workflows");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot list {}: {e}", dir.display()))
         .map(|e| e.expect("directory entry").path())
@@ -175,9 +173,44 @@ fn command_words_finds_the_programs_a_script_runs() {
     );
 }
 
+/// `env!` of `CARGO_MANIFEST_DIR` is the checkout a binary was built in. The build cache is shared between checkouts
+/// and cargo reuses a binary whose checkout moved with its files' times, so that path can be another checkout's (CI
+/// once ran `release.sh` of a clone deleted before its run, and 70 tests failed). `repository_root()` reads the
+/// variable the running process is given instead; this keeps the compile-time one from coming back.
+#[test]
+fn no_rust_source_finds_the_repository_by_the_path_it_was_built_in() {
+    let needle = concat!("env!(", "\"CARGO_MANIFEST_DIR\")");
+    let mut found = Vec::new();
+    let mut todo = vec![repository_root()];
+    let mut read = 0;
+    while let Some(dir) = todo.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display())) {
+            let path = entry.expect("directory entry").path();
+            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            if path.is_dir() && !name.starts_with('.') && name != "target" {
+                todo.push(path);
+            } else if name.ends_with(".rs") {
+                read += 1;
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                found.extend(
+                    text.lines()
+                        .enumerate()
+                        .filter(|(_, line)| line.contains(needle))
+                        .map(|(n, _)| format!("{}:{}", path.display(), n + 1)),
+                );
+            }
+        }
+    }
+    assert!(read > 50, "only {read} Rust files under {}", repository_root().display());
+    assert!(
+        found.is_empty(),
+        "use liqo_acceptance::ground::repository_root() (the checkout under test) instead of {needle} in: {found:#?}"
+    );
+}
+
 #[test]
 fn scripts_and_paths_referenced_by_workflows_exist() {
-    let root = repo();
+    let root = repository_root();
     let mut problems = Vec::new();
     let mut checked = 0;
     for w in workflows() {
@@ -250,7 +283,7 @@ fn workflows_cover_checks_release_and_end_to_end() {
         key.is_some_and(|k| k.contains("steps.gpg.outputs.fingerprint")),
         "release.yml must pass the imported key's fingerprint to ./release.sh package as GPG_FINGERPRINT"
     );
-    let script = std::fs::read_to_string(repo().join("release.sh")).expect("release.sh");
+    let script = std::fs::read_to_string(repository_root().join("release.sh")).expect("release.sh");
     assert!(
         script.contains("--detach-sign") && !script.contains("--armor"),
         "release.sh must sign with a binary detached signature"

@@ -43,7 +43,7 @@ impl Upstream {
         if NAMES.iter().all(|name| bin.join(name).is_file()) {
             return Ok(Upstream::in_dir(&bin));
         }
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-upstream.sh");
+        let script = crate::ground::repository_root().join("acceptance-tests/scripts/build-upstream.sh");
         eprintln!("[ground] upstream binaries missing in {}; running {}", bin.display(), script.display());
         let output = Command::new(&script)
             .stderr(Stdio::inherit())

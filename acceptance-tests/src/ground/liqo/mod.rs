@@ -65,7 +65,7 @@ impl Binaries {
         if binaries.missing().is_empty() {
             return Ok(binaries);
         }
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/build-liqo.sh");
+        let script = crate::ground::repository_root().join("acceptance-tests/scripts/build-liqo.sh");
         eprintln!("[ground] Liqo {version} is not built yet in {}; running {}", bin.display(), script.display());
         let status = Command::new(&script)
             .args(["--no-liqoctl", version])
