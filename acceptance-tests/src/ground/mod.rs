@@ -980,15 +980,16 @@ pub fn crds_dir() -> PathBuf {
 }
 
 /// The checkout under test: the parent of `CARGO_MANIFEST_DIR` as this process was given it (by `cargo test` and
-/// `cargo run`, or by `acceptance-tests/test`, `ground` and `bench`), not as it was when the crate was built. The
-/// build cache is shared between checkouts (`~/.cache/terraform-provider-liqo/cargo-target`) and cargo does not
-/// rebuild a binary whose checkout only moved (its files keeping their times), so a path baked in at build time can
-/// name another checkout, or one deleted since (CI once ran test binaries built in a clone removed before its run).
+/// `cargo run`, or by `acceptance-tests/test`, `ground`, `bench` and `demo`), not as it was when the crate was
+/// built. The build cache is shared between checkouts (`~/.cache/terraform-provider-liqo/cargo-target`) and cargo
+/// does not rebuild a binary whose checkout only moved (its files keeping their times), so a path baked in at build
+/// time can name another checkout, or one deleted since (CI once ran test binaries built in a clone removed before
+/// its run).
 pub fn repository_root() -> PathBuf {
     let Some(crate_dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
         panic!(
             "CARGO_MANIFEST_DIR is not set: run this through `cargo test`, `cargo run` or acceptance-tests/test, \
-             ground or bench, which set it to the checkout's acceptance-tests/ folder"
+             ground, bench or demo, which set it to the checkout's acceptance-tests/ folder"
         )
     };
     Path::new(&crate_dir).parent().expect("the crate lives in the repository").to_path_buf()
