@@ -533,11 +533,11 @@ impl Launch<'_> {
         all_env.extend(plan.env);
         // Where a pod finds its cluster: the kubelet mounts a token; Liqo's binaries also read KUBECONFIG.
         all_env.push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
-        let mut empty_dirs = Vec::new();
+        let mut volumes = plan.own_files;
         for (mount_path, volume) in adapt::empty_dirs(pod, container, self.netns.is_some()) {
             let dir = pod_dir.join("volumes").join(&volume);
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            empty_dirs.push((dir, mount_path));
+            volumes.push((dir, mount_path));
         }
         let (program, args) = match self.netns {
             Some(netns) => {
@@ -545,9 +545,9 @@ impl Launch<'_> {
                 std::fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
                 let image = release.join(format!("{binary}-image"));
                 let image = image.is_dir().then_some(image.as_path());
-                adapt::in_sandbox(&release.join(binary), plan.args, netns, &root, image, &empty_dirs)
+                adapt::in_sandbox(&release.join(binary), plan.args, netns, &root, image, &volumes)
             }
-            None => adapt::with_volumes(&release.join(binary), plan.args, &empty_dirs),
+            None => adapt::with_volumes(&release.join(binary), plan.args, &volumes),
         };
         let spec = Spec {
             name: format!("{}/{namespace}/{pod_name}/{}", self.cluster.name, container.name),
