@@ -133,7 +133,8 @@ async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replic
 /// Liqo's own CLI peers rome (consumer) with milan (provider) on the ground, without networking (the gateways
 /// come with issue 15): real authentication handshake, ResourceSlice Accepted, a Ready virtual node run by the
 /// real virtual-kubelet; a pod in an offloaded namespace runs on that node, and milan gets its ShadowPod and the
-/// remote pod (which kwok runs).
+/// remote pod (which kwok runs). The virtual kubelet's serving certificate is in its pod's directory (Liqo writes it
+/// to /tmp/certs, which the ground binds there: on the host every virtual kubelet would share one).
 #[tokio::test]
 async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider() -> Result<()> {
     let ground = Ground::shared();
@@ -158,6 +159,12 @@ async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider
         Ok(node.is_some_and(|n| liqo_acceptance::observe::node_ready(&n)).then_some(()))
     })
     .await?;
+    let pods = ground.dir().join("pods").join(ROME);
+    eventually(Duration::from_secs(60), "the virtual kubelet's serving certificate in its pod's directory", || {
+        let pods = pods.clone();
+        async move { Ok(virtual_kubelet_certificate(&pods)) }
+    })
+    .await?;
 
     let namespace = "offloaded";
     create_namespace(&rome_client, namespace).await?;
@@ -171,6 +178,19 @@ async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider
     assert_eq!(pod.remote_namespace, format!("{namespace}-{ROME}"), "Liqo's default remote namespace name: {pod}");
     assert_eq!(pod.remote_node, format!("{MILAN}-worker"), "the remote pod must run on milan's worker: {pod}");
     Ok(())
+}
+
+/// A certificate file the virtual kubelet of a pod under `pods` (a cluster's pod directories) wrote to its
+/// `certs` directory: `virtual-kubelet-<time>.pem`, beside the `virtual-kubelet-current.pem` link to it.
+fn virtual_kubelet_certificate(pods: &Path) -> Option<std::path::PathBuf> {
+    std::fs::read_dir(pods).ok()?.flatten().filter(|pod| pod.file_name().to_string_lossy().contains("_vk-")).find_map(
+        |pod| {
+            std::fs::read_dir(pod.path().join("certs")).ok()?.flatten().map(|file| file.path()).find(|file| {
+                let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                name.starts_with("virtual-kubelet-") && name != "virtual-kubelet-current.pem" && file.is_file()
+            })
+        },
+    )
 }
 
 /// The client certificate and key of the consumer's control-plane identity Secret for `provider`.
