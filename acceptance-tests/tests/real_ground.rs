@@ -3,7 +3,7 @@
 //! (`scripts/build-liqo.sh`, several minutes); later runs take it from the cache.
 //!
 //! Run: `cargo test -p liqo-acceptance --test real_ground`.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
@@ -159,7 +159,7 @@ async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider
         Ok(node.is_some_and(|n| liqo_acceptance::observe::node_ready(&n)).then_some(()))
     })
     .await?;
-    let pods = ground.dir().join("pods").join(ROME);
+    let pods = ground.pod_dirs(ROME);
     eventually(Duration::from_secs(60), "the virtual kubelet's serving certificate in its pod's directory", || {
         let pods = pods.clone();
         async move { Ok(virtual_kubelet_certificate(&pods)) }
@@ -182,7 +182,7 @@ async fn liqoctl_peers_and_offloads_a_pod_that_gets_a_shadow_pod_on_the_provider
 
 /// A certificate file the virtual kubelet of a pod under `pods` (a cluster's pod directories) wrote to its
 /// `certs` directory: `virtual-kubelet-<time>.pem`, beside the `virtual-kubelet-current.pem` link to it.
-fn virtual_kubelet_certificate(pods: &Path) -> Option<std::path::PathBuf> {
+fn virtual_kubelet_certificate(pods: &Path) -> Option<PathBuf> {
     std::fs::read_dir(pods).ok()?.flatten().filter(|pod| pod.file_name().to_string_lossy().contains("_vk-")).find_map(
         |pod| {
             std::fs::read_dir(pod.path().join("certs")).ok()?.flatten().map(|file| file.path()).find(|file| {

@@ -667,6 +667,11 @@ impl Ground {
         &self.dir
     }
 
+    /// With real Liqo, the directories of `cluster`'s pods the kubelet runs: `<namespace>_<pod>/` each.
+    pub fn pod_dirs(&self, cluster: &str) -> PathBuf {
+        self.dir.join("pods").join(cluster)
+    }
+
     /// Processes of the real-Liqo binary `binary` (e.g. `wireguard`) of the version the ground was started with,
     /// that the kubelet runs for this ground's `cluster` (other grounds on the machine run the same binaries): PID
     /// and command line.
@@ -707,7 +712,7 @@ impl Ground {
         cluster: &str,
         programs: &HashMap<(u64, u64), T>,
     ) -> Vec<(T, u32, Vec<String>)> {
-        let pods = self.dir.join("pods").join(cluster);
+        let pods = self.pod_dirs(cluster);
         let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
         let split = |bytes: Vec<u8>| -> Vec<String> {
             bytes
