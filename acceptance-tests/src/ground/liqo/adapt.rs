@@ -150,7 +150,7 @@ pub struct ProcessPlan {
     /// Directories of the pod (`dir`) the process sees at a path of its container's own filesystem (`path`), bound
     /// there as its `emptyDir` volumes are ([`with_volumes`]): where Liqo writes to a fixed path that every
     /// process on the host would share.
-    pub own_files: Vec<(PathBuf, String)>,
+    pub private_dirs: Vec<(PathBuf, String)>,
 }
 
 /// Adapts `args` (already expanded as the kubelet does) of a container of `pod` running `binary`, preparing files
@@ -164,7 +164,7 @@ pub async fn adapt_process(
     pod: &Pod,
 ) -> Result<ProcessPlan> {
     let mut env = BTreeMap::new();
-    let mut own_files = Vec::new();
+    let mut private_dirs = Vec::new();
     // Temporary files go under $TMPDIR: one per pod, as each pod has its own filesystem.
     let tmp = pod_dir.join("tmp");
     std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
@@ -200,7 +200,7 @@ pub async fn adapt_process(
             // the others' certificates.
             let certs = pod_dir.join("certs");
             std::fs::create_dir_all(&certs).with_context(|| format!("creating {}", certs.display()))?;
-            own_files.push((certs, "/tmp/certs".to_owned()));
+            private_dirs.push((certs, "/tmp/certs".to_owned()));
         }
         // Runs in the pod's own network namespace (see `in_sandbox`): nothing to move. Its sibling containers
         // include geneve, which the ground does not run (no kernel Geneve); Liqo before 1.1 always waits for every
@@ -220,7 +220,7 @@ pub async fn adapt_process(
         }
         other => bail!("the ground does not know how to run Liqo binary {other:?} (runnable: {RUNNABLE:?})"),
     }
-    Ok(ProcessPlan { args, env, own_files })
+    Ok(ProcessPlan { args, env, private_dirs })
 }
 
 /// Writes the keys of the Secret volume that `pod` mounts at `mount_path` as files in `dir`.

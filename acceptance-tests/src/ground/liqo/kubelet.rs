@@ -533,7 +533,7 @@ impl Launch<'_> {
         all_env.extend(plan.env);
         // Where a pod finds its cluster: the kubelet mounts a token; Liqo's binaries also read KUBECONFIG.
         all_env.push(("KUBECONFIG".into(), kubeconfig.display().to_string()));
-        let mut volumes = plan.own_files;
+        let mut volumes = plan.private_dirs;
         for (mount_path, volume) in adapt::empty_dirs(pod, container, self.netns.is_some()) {
             let dir = pod_dir.join("volumes").join(&volume);
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
