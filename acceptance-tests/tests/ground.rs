@@ -33,7 +33,7 @@ fn object(resource: &ApiResource, namespace: &str, name: &str, spec: serde_json:
 #[tokio::test]
 async fn every_cluster_is_bootstrapped_like_a_liqo_1_2_installation() -> Result<()> {
     let ground = Ground::shared();
-    let expected_crds = std::fs::read_dir(liqo_acceptance::ground::crds_dir())?
+    let expected_crds = std::fs::read_dir(liqo_acceptance::ground::LiqoCrds::locate()?.dir)?
         .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "yaml")))
         .count();
     for cluster in ground.clusters() {

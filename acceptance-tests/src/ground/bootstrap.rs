@@ -42,7 +42,8 @@ pub struct Install<'a> {
     pub pod_cidr: &'a str,
     pub external_cidr: &'a str,
     pub api_server: &'a str,
-    pub crds_dir: &'a Path,
+    /// The file of the rules of ClusterRole `liqo-remote-controlplane` ([`super::LiqoCrds`]).
+    pub remote_controlplane_rules: &'a Path,
 }
 
 /// Installs Liqo's objects; `crds` makes the CRDs exist and waits until every one is Established (see
@@ -52,7 +53,7 @@ pub async fn install_liqo(
     install: &Install<'_>,
     crds: impl std::future::Future<Output = Result<()>>,
 ) -> Result<()> {
-    let rules = read_remote_controlplane_rules(install.crds_dir)?;
+    let rules = read_remote_controlplane_rules(install.remote_controlplane_rules)?;
     // CRDs and the plain Kubernetes objects are independent; Liqo's custom objects need both.
     let (crds_done, base_done) = tokio::join!(crds, apply_base_objects(client, install, rules));
     crds_done?;
@@ -91,17 +92,16 @@ pub(crate) async fn apply_crd_files(client: &Client, files: &[PathBuf], manager:
     apply_crds(client, crds, manager).await
 }
 
-/// Liqo's CRD files in `dir` (`LIQO_CRDS_DIR`).
+/// Liqo's CRD files in `dir` ([`super::LiqoCrds`]).
 pub fn crd_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let files = yaml_files(dir).with_context(|| {
         format!(
-            "LIQO_CRDS_DIR: cannot read Liqo's CRD directory {}; set LIQO_CRDS_DIR to the directory holding Liqo \
-             v1.2.0's CRD YAML files (and rbac/)",
+            "cannot read Liqo's CRD directory {} (LIQO_CRDS_DIR, else Liqo's chart in its Go module)",
             dir.display()
         )
     })?;
     if files.is_empty() {
-        bail!("LIQO_CRDS_DIR: no *.yaml CRD files in {}; point LIQO_CRDS_DIR at Liqo v1.2.0's CRDs", dir.display());
+        bail!("no *.yaml CRD files in {} (LIQO_CRDS_DIR, else Liqo's chart in its Go module)", dir.display());
     }
     Ok(files)
 }
@@ -122,14 +122,13 @@ fn read_crd(file: &Path) -> Result<CustomResourceDefinition> {
     serde_yaml::from_str(&text).with_context(|| format!("{} is not a CustomResourceDefinition", file.display()))
 }
 
-fn read_remote_controlplane_rules(dir: &Path) -> Result<Vec<PolicyRule>> {
+fn read_remote_controlplane_rules(file: &Path) -> Result<Vec<PolicyRule>> {
     #[derive(Deserialize)]
     struct Fragment {
         rules: Vec<PolicyRule>,
     }
-    let file = dir.join("rbac/liqo-remote-controlplane-ClusterRole.yaml");
-    let text = std::fs::read_to_string(&file)
-        .with_context(|| format!("LIQO_CRDS_DIR: cannot read {} (Liqo's ClusterRole rules)", file.display()))?;
+    let text = std::fs::read_to_string(file)
+        .with_context(|| format!("cannot read {} (Liqo's ClusterRole rules)", file.display()))?;
     let fragment: Fragment =
         serde_yaml::from_str(&text).with_context(|| format!("parsing the rules in {}", file.display()))?;
     Ok(fragment.rules)

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::Api;
 use kube::api::{Patch, PatchParams};
@@ -259,7 +259,6 @@ impl Ground {
     async fn start_once(names: &[&str], options: &Options) -> Result<Ground> {
         let began = Instant::now();
         validate_names(names)?;
-        let crds_dir = crds_dir();
         let real = match &options.liqo {
             LiqoMode::Real { version } | LiqoMode::Installable { version } => {
                 let version = version.clone();
@@ -271,13 +270,11 @@ impl Ground {
             }
             LiqoMode::Simulated | LiqoMode::ObjectsOnly => None,
         };
-        if real.is_none() && !crds_dir.is_dir() {
-            bail!(
-                "LIQO_CRDS_DIR: Liqo's CRD directory {} does not exist; set LIQO_CRDS_DIR to the directory holding \
-                 Liqo v1.2.0's CRD YAML files and rbac/ (default: ../shared/liqo-crds next to the repository)",
-                crds_dir.display()
-            );
-        }
+        // Before anything starts: a ground without real Liqo installs the CRDs of Liqo's chart.
+        let crds = match real {
+            None => Some(tokio::task::spawn_blocking(LiqoCrds::locate).await.context("locating Liqo's CRDs")??),
+            Some(_) => None,
+        };
         let upstream = tokio::task::spawn_blocking(Upstream::locate).await.context("locating upstream binaries")??;
         let (dir, remove_dir) = match &options.dir {
             Some(dir) => (prepare_dir(dir)?, false),
@@ -320,10 +317,12 @@ impl Ground {
         }
 
         let Some(binaries) = real else {
-            let starts =
-                ground.layouts.iter().zip(&ground.clusters).map(|(layout, cluster)| {
-                    ground.start_cluster(layout, cluster, &upstream, &crds_dir, options.lifetime)
-                });
+            let crds = crds.context("Liqo's CRDs were not located")?;
+            let starts = ground
+                .layouts
+                .iter()
+                .zip(&ground.clusters)
+                .map(|(layout, cluster)| ground.start_cluster(layout, cluster, &upstream, &crds, options.lifetime));
             let results = bounded(starts).await;
             ground.save_state()?;
             ground.check_all_started(results)?;
@@ -485,7 +484,7 @@ impl Ground {
         layout: &Layout,
         cluster: &Cluster,
         upstream: &Upstream,
-        crds_dir: &Path,
+        crds: &LiqoCrds,
         lifetime: Lifetime,
     ) -> Result<()> {
         let name = &cluster.name;
@@ -496,10 +495,10 @@ impl Ground {
             pod_cidr: &cluster.pod_cidr,
             external_cidr: &cluster.external_cidr,
             api_server: &cluster.api_server,
-            crds_dir,
+            remote_controlplane_rules: &crds.remote_controlplane_rules,
         };
-        let seed = CrdSeed::of(&bootstrap::crd_files(crds_dir)?, bootstrap::MANAGER, &upstream.kube_apiserver)?;
-        let crds = seed.install(self.etcd()?, layout, &client, bootstrap::create_crds(&client, crds_dir));
+        let seed = CrdSeed::of(&bootstrap::crd_files(&crds.dir)?, bootstrap::MANAGER, &upstream.kube_apiserver)?;
+        let crds = seed.install(self.etcd()?, layout, &client, bootstrap::create_crds(&client, &crds.dir));
         bootstrap::install_liqo(&client, &install, crds)
             .await
             .with_context(|| format!("cluster {name}: installing Liqo's CRDs and objects"))?;
@@ -976,11 +975,42 @@ pub enum Down {
     Frozen,
 }
 
-/// `LIQO_CRDS_DIR`, default `<repository>/../shared/liqo-crds`.
-pub fn crds_dir() -> PathBuf {
-    match std::env::var_os("LIQO_CRDS_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => repository_root().join("../shared/liqo-crds"),
+/// The Liqo release whose CRDs and ClusterRole rules the simulated ground installs (the simulator plays its
+/// controllers).
+pub const SIMULATED_LIQO_VERSION: &str = "v1.2.0";
+
+/// Liqo's CRD files and the rules of its remote control plane's ClusterRole: what the simulated ground installs,
+/// as Liqo's chart has them.
+pub struct LiqoCrds {
+    /// The CRD files, `*.yaml`, one CRD each (the chart's `charts/liqo-crds/crds/`).
+    pub dir: PathBuf,
+    /// The `rules:` list the chart wraps into ClusterRole `liqo-remote-controlplane`
+    /// (`files/liqo-remote-controlplane-ClusterRole.yaml`).
+    pub remote_controlplane_rules: PathBuf,
+}
+
+impl LiqoCrds {
+    /// `LIQO_CRDS_DIR` when set (the CRD files, the rules in its `rbac/`); else the chart of Liqo
+    /// [`SIMULATED_LIQO_VERSION`] in its Go module, as the real ground takes its chart (`go mod download`: once per
+    /// machine, then from Go's module cache).
+    pub fn locate() -> Result<LiqoCrds> {
+        if let Some(dir) = std::env::var_os("LIQO_CRDS_DIR").map(PathBuf::from) {
+            ensure!(
+                dir.is_dir(),
+                "LIQO_CRDS_DIR: Liqo's CRD directory {} does not exist; point LIQO_CRDS_DIR at a directory holding \
+                 Liqo {SIMULATED_LIQO_VERSION}'s CRD YAML files and rbac/, or unset it to use Liqo's chart from its \
+                 Go module",
+                dir.display()
+            );
+            let remote_controlplane_rules = dir.join("rbac/liqo-remote-controlplane-ClusterRole.yaml");
+            return Ok(LiqoCrds { dir, remote_controlplane_rules });
+        }
+        let chart =
+            upstream::go_module_dir("github.com/liqotech/liqo", SIMULATED_LIQO_VERSION)?.join("deployments/liqo");
+        Ok(LiqoCrds {
+            dir: chart.join("charts/liqo-crds/crds"),
+            remote_controlplane_rules: chart.join("files/liqo-remote-controlplane-ClusterRole.yaml"),
+        })
     }
 }
 

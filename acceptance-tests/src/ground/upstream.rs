@@ -93,3 +93,24 @@ pub fn cache_dir() -> Result<PathBuf> {
             .join(".cache/terraform-provider-liqo"),
     })
 }
+
+/// The directory of `module@version` in Go's module cache, downloaded first if it is not there
+/// (`go mod download -json`, as the build scripts do): Liqo's chart, say, without building Liqo.
+pub fn go_module_dir(module: &str, version: &str) -> Result<PathBuf> {
+    let spec = format!("{module}@{version}");
+    // Outside any Go module, so that no go.mod around the working directory takes part.
+    let output = Command::new("go")
+        .args(["mod", "download", "-json", &spec])
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::null())
+        .output()
+        .with_context(|| format!("running `go mod download {spec}` (Go is needed: README, Needs)"))?;
+    let info: serde_json::Value = serde_json::from_slice(&output.stdout).with_context(|| {
+        format!("`go mod download -json {spec}` printed no JSON: {}", String::from_utf8_lossy(&output.stderr))
+    })?;
+    if let Some(error) = info["Error"].as_str() {
+        bail!("go mod download {spec}: {error}");
+    }
+    let dir = info["Dir"].as_str().with_context(|| format!("go mod download {spec}: no Dir in {info}"))?;
+    Ok(PathBuf::from(dir))
+}
