@@ -19,6 +19,8 @@ and a binary may start several (one per client, the hub's four clusters). So the
 machine has room, measured rather than guessed: at least MIN_IDLE of the CPU idle over the last seconds, at least
 4 GiB of memory available, for a real-Liqo binary MIN_INOTIFY free inotify instances, and some seconds after the
 previous start (a ground's start-up load shows only then).
+The client matrix: LIQO_TEST_MATRIX (`one`, each real-Liqo scenario with the client acceptance-tests/src/tf/
+assignment.rs gives it; `full`, every client) reaches the real-Liqo binaries only; the light ones run every client.
 Limits, from the environment:
   LIQO_TEST_JOBS      binaries at once at most (default 8)
   LIQO_TEST_MIN_IDLE  idle CPU share needed to start one more (default 0.35)
@@ -217,7 +219,8 @@ SEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "test-times.seed
 acceptance_tests_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 expected = dict(read_tsv(SEED, float), **previous)
 # How many pool grounds each real-Liqo binary held in its last run (taken or started), beside TIMES.
-grounds_file = os.path.join(os.path.dirname(times_file), "test-grounds.tsv")
+# (A run of the whole matrix keeps its own TIMES, test-times-full.tsv, and so its own files beside it.)
+grounds_file = times_file.replace("test-times", "test-grounds")
 held_before = read_tsv(grounds_file, int)
 held = {}
 
@@ -382,6 +385,11 @@ def start(job):
     env = dict(os.environ) if job["command"][0] == "cargo" else dict(os.environ, CARGO_MANIFEST_DIR=job["dir"])
     if pool and job["lane"] == "real":
         env["LIQO_GROUND_POOL"] = pool.dir
+    # The tests record their lane beside each client they run (the summary's scenario list); the client matrix
+    # (LIQO_TEST_MATRIX, src/tf/assignment.rs) narrows the real-Liqo binaries only: the light lane runs every client.
+    env["LIQO_TEST_LANE"] = job["lane"]
+    if job["lane"] != "real":
+        env.pop("LIQO_TEST_MATRIX", None)
     job["log"] = log
     job["began"] = time.monotonic()
     job["process"] = subprocess.Popen(job["command"], cwd=job["dir"], env=env, stdout=log, stderr=subprocess.STDOUT,
@@ -517,7 +525,7 @@ cpu_seconds = cpu.collect()
 lanes = {j["key"]: j["lane"] for j in jobs}
 if cpu_seconds:
     # Every binary's CPU of the last run, beside its time (the summary prints the costliest ten).
-    costs_file = os.path.join(os.path.dirname(times_file), "test-cpu.tsv")
+    costs_file = times_file.replace("test-times", "test-cpu")
     write_tsv(costs_file, dict(read_tsv(costs_file, float), **cpu_seconds), lambda seconds: f"{seconds:.0f}")
 
 

@@ -9,9 +9,9 @@
 //!   peering; the gone cluster's resources leave the state, each with the command that cleans up after them.
 //!
 //! Each case has a ground of its own (its API server is taken away); the test command runs each as a process of
-//! its own. Both directions, both faults; each client runs two cases; the provider-gone case with Terraform also
-//! brings the cluster back, runs the cleanup the warnings print and peers again; the consumer-gone case with
-//! Terraform then peers milan with a fresh cluster of the same name in rome's place.
+//! its own. Both directions, both faults, each case once, with the client `tf::assignment` gives it (two cases
+//! each); the provider-gone killed case also brings the cluster back, runs the cleanup the warnings print and peers
+//! again; the consumer-gone frozen case then peers milan with a fresh cluster of the same name in rome's place.
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
@@ -131,6 +131,12 @@ async fn gone_case(cli: Cli, ground: &Ground, gone: &str, down: Down) -> Result<
     Ok((work, destroyed))
 }
 
+/// The one client `tf::assignment` gives the running case: each case runs once, in the whole matrix too.
+fn the_client() -> Cli {
+    let [cli] = tf::assignment::assigned()[..] else { panic!("tf::assignment gives a peer_gone case one client") };
+    cli
+}
+
 /// The same configuration, without the opt-in, peers the two clusters again, re-plans empty and destroys clean.
 async fn peers_again(work: &Workdir, ground: &Ground, what: &str) -> Result<()> {
     work.apply().await.with_context(|| format!("{what}: apply"))?;
@@ -141,9 +147,9 @@ async fn peers_again(work: &Workdir, ground: &Ground, what: &str) -> Result<()> 
 }
 
 #[tokio::test]
-async fn provider_gone_killed_then_back_terraform() -> Result<()> {
+async fn provider_gone_killed_then_back() -> Result<()> {
     let ground = Ground::start(&[MILAN, ROME]).await?;
-    let (work, _) = gone_case(Cli::Terraform, &ground, MILAN, Down::Killed).await?;
+    let (work, _) = gone_case(the_client(), &ground, MILAN, Down::Killed).await?;
 
     // milan comes back with what it had; the cleanup the warnings print, run there, leaves nothing; then the
     // same configuration peers again.
@@ -183,21 +189,21 @@ async fn provider_gone_killed_then_back_terraform() -> Result<()> {
 }
 
 #[tokio::test]
-async fn provider_gone_frozen_opentofu() -> Result<()> {
+async fn provider_gone_frozen() -> Result<()> {
     let ground = Ground::start(&[MILAN, ROME]).await?;
-    gone_case(Cli::OpenTofu, &ground, MILAN, Down::Frozen).await.map(|_| ())
+    gone_case(the_client(), &ground, MILAN, Down::Frozen).await.map(|_| ())
 }
 
 #[tokio::test]
-async fn consumer_gone_killed_opentofu() -> Result<()> {
+async fn consumer_gone_killed() -> Result<()> {
     let ground = Ground::start(&[MILAN, ROME]).await?;
-    gone_case(Cli::OpenTofu, &ground, ROME, Down::Killed).await.map(|_| ())
+    gone_case(the_client(), &ground, ROME, Down::Killed).await.map(|_| ())
 }
 
 #[tokio::test]
-async fn consumer_gone_frozen_then_made_anew_terraform() -> Result<()> {
+async fn consumer_gone_frozen_then_made_anew() -> Result<()> {
     let mut ground = Ground::start(&[MILAN, ROME]).await?;
-    let (work, _) = gone_case(Cli::Terraform, &ground, ROME, Down::Frozen).await?;
+    let (work, _) = gone_case(the_client(), &ground, ROME, Down::Frozen).await?;
 
     // A fresh cluster of the same name (and so the same Liqo cluster ID) takes rome's place: the same
     // configuration peers milan with it, re-plans empty and destroys clean.

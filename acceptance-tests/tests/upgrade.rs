@@ -2,7 +2,7 @@
 //! version installed on a cluster"; docs/guides/day-2.md): on each cluster the new chart's CRDs, then `helm
 //! upgrade` of the release, then a restart of the controller-manager (why: the guide). The ground's kubelet runs each rolled pod from the build its image names, so old and
 //! new Liqo run side by side while Deployments roll, as on a real cluster.
-//! - The chain 1.0.3 → 1.1.2 → 1.2.0, once per client: `examples/peering` up with a pod running on the virtual node;
+//! - The chain 1.0.3 → 1.1.2 → 1.2.0, once per client, each on a ground of its own: `examples/peering` up with a pod running on the virtual node;
 //!   after each step the Connection is Connected on both clusters, the virtual node Ready, the pod and its remote
 //!   copy Running, and `terraform plan` empty; at the end `destroy` leaves nothing.
 //! - A peering across versions: consumer 1.1.2, provider upgraded to 1.2.0 before the peering is made; each client
@@ -16,7 +16,7 @@ use kube::api::ListParams;
 use liqo_acceptance::chain::example;
 use liqo_acceptance::ground::{LiqoMode, Options};
 use liqo_acceptance::observe::{Seen, until};
-use liqo_acceptance::tf::{Cli, Workdir};
+use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory, offloaded_pod};
 use liqo_schema::liqo::networking::Connection;
 
@@ -154,14 +154,10 @@ async fn upgrade_chain(cli: Cli) -> Result<()> {
     inventory::nothing_left(&ground, &[MILAN, ROME]).await
 }
 
+/// Each client's chain on a ground of its own, side by side.
 #[tokio::test]
-async fn liqo_upgraded_under_a_live_peering_terraform() -> Result<()> {
-    upgrade_chain(Cli::Terraform).await
-}
-
-#[tokio::test]
-async fn liqo_upgraded_under_a_live_peering_opentofu() -> Result<()> {
-    upgrade_chain(Cli::OpenTofu).await
+async fn liqo_upgraded_under_a_live_peering() -> Result<()> {
+    tf::each_client(Cli::available().into_iter().map(|cli| (cli, upgrade_chain(cli)))).await.map(drop)
 }
 
 /// Provider on 1.2.0, consumer on 1.1.2: each client peers, re-plans empty and destroys, one after the other.
@@ -178,7 +174,7 @@ async fn a_peering_across_liqo_versions() -> Result<()> {
         })
     })
     .await?;
-    for cli in [Cli::Terraform, Cli::OpenTofu] {
+    for cli in Cli::available() {
         let what = format!("the peering across versions with {}", cli.name());
         let work = example(cli, "peering", &ground, &[MILAN, ROME]).await?;
         work.apply().await.with_context(|| format!("{what}: apply"))?;

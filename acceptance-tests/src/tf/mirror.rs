@@ -92,9 +92,14 @@ fn build() -> Result<Mirror> {
     }
     let cli_config = root.join("cli.tfrc");
     std::fs::write(&cli_config, cli_config_text(&dir)).with_context(|| format!("writing {}", cli_config.display()))?;
-    // Which clients (and versions) the tests of this process run is part of their result.
-    let clients: Vec<String> =
-        super::Cli::all().into_iter().map(|cli| cli.version().unwrap_or_else(|e| format!("{cli}: {e}"))).collect();
+    // Which clients (and versions) the tests of this process may run is part of their result (each real-Liqo test
+    // runs the ones tf::assignment gives it; this may run on a thread of no test, so not Cli::all).
+    use super::Cli;
+    let clients: Vec<String> = super::named_clients()
+        .unwrap_or_else(|| vec![Cli::Terraform, Cli::Terraform10, Cli::OpenTofu])
+        .into_iter()
+        .map(|cli| cli.version().unwrap_or_else(|e| format!("{cli}: {e}")))
+        .collect();
     let also = match &kubernetes {
         Some(path) => format!("; hashicorp/kubernetes {KUBERNETES_PROVIDER_VERSION} from {}", path.display()),
         None => format!("; not hashicorp/kubernetes (not built: {KUBERNETES_BUILD_SCRIPT})"),

@@ -15,6 +15,7 @@
 //! }
 //! # Ok(()) }
 //! ```
+pub mod assignment;
 mod counting;
 pub mod mirror;
 
@@ -54,20 +55,22 @@ pub enum Cli {
 }
 
 impl Cli {
-    /// The clients every acceptance test runs with: Terraform 1.16.4 and OpenTofu 1.11.7. `LIQO_TEST_CLIENTS`
-    /// (names, comma-separated: `terraform`, `terraform10`, `tofu`) replaces that list, so CI can give a client
-    /// a job of its own.
+    /// The clients a test runs with: Terraform 1.16.4 and OpenTofu 1.11.7; for a real-Liqo test in a run of each
+    /// scenario once (`LIQO_TEST_MATRIX=one`), the ones [`assignment`] gives it. `LIQO_TEST_CLIENTS` (names,
+    /// comma-separated: `terraform`, `terraform10`, `tofu`) replaces either, so CI can give a client a job of its own.
     ///
     /// Terraform 1.0 is not in the default list: some tests use language features of later releases
     /// (`terraform_data`, postconditions). The tests that hold on it use [`Cli::all`].
     pub fn available() -> Vec<Cli> {
-        named_clients().unwrap_or_else(|| vec![Cli::Terraform, Cli::OpenTofu])
+        named_clients().unwrap_or_else(|| assignment::clients_for_current_test(vec![Cli::Terraform, Cli::OpenTofu]))
     }
 
-    /// [`Cli::available`] plus Terraform 1.0.11, the oldest client line the provider supports;
-    /// `LIQO_TEST_CLIENTS` still decides when set.
+    /// [`Cli::available`] plus Terraform 1.0.11, the oldest client line the provider supports; the assignment and
+    /// `LIQO_TEST_CLIENTS` still decide when they apply.
     pub fn all() -> Vec<Cli> {
-        named_clients().unwrap_or_else(|| vec![Cli::Terraform, Cli::Terraform10, Cli::OpenTofu])
+        named_clients().unwrap_or_else(|| {
+            assignment::clients_for_current_test(vec![Cli::Terraform, Cli::Terraform10, Cli::OpenTofu])
+        })
     }
 
     /// A short name, also used in Kubernetes object names (so a DNS label: no dots).
@@ -136,12 +139,14 @@ fn named_clients() -> Option<Vec<Cli>> {
     Some(clis)
 }
 
-/// Appends `<client>\t<test>` to the file `LIQO_CLIENT_LEDGER` names (the test command sets it), so that its
-/// summary can say how many tests each client ran. The test is the current thread's name, which libtest sets to
-/// the test's path (`#[tokio::test]` bodies run on that thread).
+/// Appends `<client>\t<file>::<test>\t<lane>` to the file `LIQO_CLIENT_LEDGER` names (the test command sets it),
+/// so that its summary can say how many tests each client ran and which client ran each real-Liqo scenario. The
+/// lane is `LIQO_TEST_LANE` (`real` or `light`, set by `scripts/run-tests.py`).
 fn record_use(cli: Cli) {
-    let test = std::thread::current().name().unwrap_or("unnamed").to_owned();
-    crate::session::append_to_ledger("LIQO_CLIENT_LEDGER", &format!("{}\t{test}\n", cli.name()), "the client");
+    let (file, test) = assignment::current_test();
+    let lane = std::env::var("LIQO_TEST_LANE").unwrap_or_default();
+    let line = format!("{}\t{file}::{test}\t{lane}\n", cli.name());
+    crate::session::append_to_ledger("LIQO_CLIENT_LEDGER", &line, "the client");
 }
 
 /// Runs `run` once per client, all at once, each on a milan + rome ground of its own: the first client on
