@@ -77,7 +77,7 @@ impl ClusterApi {
     /// The Kubernetes client, built on first use from the provider block, once the API server has answered. A
     /// cluster marked `permanently_unreachable` is never contacted.
     pub async fn client(&self) -> Result<kube::Client, Diagnostic> {
-        if self.gone().this_cluster {
+        if self.gone_for_good().this_cluster {
             return Err(Diagnostic::error(
                 "This cluster is marked permanently unreachable",
                 format!(
@@ -123,7 +123,7 @@ impl ClusterApi {
     }
 
     /// What the provider block says about clusters gone for good.
-    pub fn gone(&self) -> Gone {
+    pub fn gone_for_good(&self) -> Gone {
         self.gone.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -167,7 +167,8 @@ impl ClusterApi {
         }
     }
 
-    pub(crate) fn set_gone(&self, gone: Gone, source: String) {
+    /// Stores what the provider block says about clusters gone for good, and where its connection comes from.
+    pub(crate) fn set_gone_for_good(&self, gone: Gone, source: String) {
         *self.gone.write().unwrap_or_else(|e| e.into_inner()) = gone;
         *self.source.write().unwrap_or_else(|e| e.into_inner()) = source;
     }
@@ -177,7 +178,8 @@ impl ClusterApi {
         matches!(**self.access.read().unwrap_or_else(|e| e.into_inner()), Access::Unknown(_))
     }
 
-    pub(crate) fn set(&self, access: Access, liqo_namespace: Option<String>) {
+    /// Stores how to reach the cluster and the Liqo namespace (the default one when `None`); contacts nothing.
+    pub(crate) fn set_access(&self, access: Access, liqo_namespace: Option<String>) {
         *self.access.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(access);
         *self.liqo_namespace.write().unwrap_or_else(|e| e.into_inner()) =
             liqo_namespace.unwrap_or_else(|| DEFAULT_LIQO_NAMESPACE.to_string());

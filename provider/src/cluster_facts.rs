@@ -282,7 +282,7 @@ mod tests {
     fn cluster_at(url: &str) -> ClusterApi {
         let cluster = ClusterApi::default();
         let config = kube::Config::new(url.parse().unwrap());
-        cluster.set(
+        cluster.set_access(
             crate::cluster_api::Access::Ready {
                 config: Box::new(config),
                 client: Default::default(),

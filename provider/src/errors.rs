@@ -28,8 +28,8 @@ pub fn op_error(e: &OpError) -> Diagnostic {
             ),
         ),
         OpError::StuckDelete { object, holds, after } => stuck_delete(object, holds, *after),
-        OpError::WaitsForGonePeer { object, holds, peer, peer_seen } => {
-            waits_for_gone_peer(object, holds, peer, peer_seen)
+        OpError::WaitsForUnreachablePeer { object, holds, peer, peer_seen } => {
+            waits_for_unreachable_peer(object, holds, peer, peer_seen)
         }
     }
 }
@@ -224,7 +224,7 @@ pub fn unreachable_cluster(source: &str, last: &str, after: std::time::Duration)
 }
 
 /// A delete on this cluster that waits for a peer whose API server Liqo reports unreachable.
-fn waits_for_gone_peer(object: &str, holds: &Holds, peer: &str, peer_seen: &str) -> Diagnostic {
+fn waits_for_unreachable_peer(object: &str, holds: &Holds, peer: &str, peer_seen: &str) -> Diagnostic {
     Diagnostic::error(
         format!("{object} cannot be deleted while peer cluster {peer} is unreachable"),
         format!(

@@ -53,7 +53,7 @@ impl Provider for LiqoProvider {
 async fn configure(cluster: &ClusterApi, config: &Value, env: connection::Env<'_>) -> Diagnostics {
     let unknown = connection::unknown_attributes(config);
     if !unknown.is_empty() {
-        cluster.set(Access::Unknown(unknown), None);
+        cluster.set_access(Access::Unknown(unknown), None);
         return Diagnostics::new();
     }
     let mut diags = validate_declared(config);
@@ -68,9 +68,9 @@ async fn configure(cluster: &ClusterApi, config: &Value, env: connection::Env<'_
     };
     let built = connection::build(config, env).await;
     let server = built.as_ref().ok().map(crate::cluster_api::server_url);
-    cluster.set_gone(gone.clone(), connection::describe_source(config, server.as_deref()));
+    cluster.set_gone_for_good(gone.clone(), connection::describe_source(config, server.as_deref()));
     match built {
-        Ok(cfg) if !diags.has_errors() => cluster.set(
+        Ok(cfg) if !diags.has_errors() => cluster.set_access(
             Access::Ready { config: Box::new(cfg), client: OnceCell::new(), facts: OnceCell::new() },
             config.get(attr::liqo_namespace).as_str().map(str::to_string),
         ),

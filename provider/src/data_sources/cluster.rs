@@ -86,7 +86,7 @@ impl DataSource for ClusterDataSource {
     }
 
     async fn read(&self, ctx: &Ctx, _config: Value) -> (Value, Diagnostics) {
-        if self.cluster.gone().this_cluster {
+        if self.cluster.gone_for_good().this_cluster {
             // Nothing to read, and a data source has no prior value to keep: null facts, so that a destroy (whose
             // first step reads every data source) goes on; resources that use them plan a replacement, which the
             // warning explains.
@@ -130,7 +130,7 @@ mod tests {
     async fn a_gone_cluster_reads_as_null_facts_with_a_warning() {
         let cluster = Arc::new(ClusterApi::default());
         let gone = crate::cluster_api::Gone { this_cluster: true, peers: Default::default() };
-        cluster.set_gone(gone, "https://127.0.0.1:1".into());
+        cluster.set_gone_for_good(gone, "https://127.0.0.1:1".into());
         let ctx = Ctx { cancel: tokio_util::sync::CancellationToken::new() };
         let (state, d) = ClusterDataSource::new(cluster).read(&ctx, Value::Null).await;
         assert!(!d.has_errors() && d.iter().count() == 1, "{d:?}");

@@ -91,10 +91,10 @@ pub fn is_terminating<K: Resource>(o: &K) -> bool {
     o.meta().deletion_timestamp.is_some()
 }
 
-/// The one "is it gone" verdict: the object with this UID no longer exists (kube-runtime's
-/// `conditions::is_deleted`), so a new object under the same name counts as gone. Without a UID (the object was
+/// The one "is it deleted" verdict: the object with this UID no longer exists (kube-runtime's
+/// `conditions::is_deleted`), so a new object under the same name counts as deleted. Without a UID (the object was
 /// never seen), any object of that name counts as present. Pending says what holds it.
-pub fn gone<'a, K: Resource + Serialize + 'a>(uid: Option<&'a str>) -> impl Fn(Option<&K>) -> Verdict<()> + 'a {
+pub fn deleted<'a, K: Resource + Serialize + 'a>(uid: Option<&'a str>) -> impl Fn(Option<&K>) -> Verdict<()> + 'a {
     let present = |o: Option<&K>| match o {
         None => "no longer present".to_string(),
         Some(o) => format!(
@@ -120,7 +120,7 @@ where
 {
     match get_opt(ctx, api, name).await? {
         None => Ok(()),
-        Some(o) => wait_for(ctx, api, name, waiting_for, timeout, gone(o.meta().uid.as_deref())).await,
+        Some(o) => wait_for(ctx, api, name, waiting_for, timeout, deleted(o.meta().uid.as_deref())).await,
     }
 }
 
@@ -134,7 +134,7 @@ where
     match get_opt(ctx, api, name).await? {
         Some(o) if is_terminating(&o) => {
             let uid = o.meta().uid.as_deref();
-            wait_for(ctx, api, name, "the deletion in progress to finish", timeout, gone(uid)).await?;
+            wait_for(ctx, api, name, "the deletion in progress to finish", timeout, deleted(uid)).await?;
             Ok(None)
         }
         other => Ok(other),
@@ -150,7 +150,7 @@ where
 {
     let object = describe_api(api, name);
     let params = DeleteParams::background();
-    let deleted = with_retry(ctx, "delete", &object, || async {
+    let remaining = with_retry(ctx, "delete", &object, || async {
         match api.delete(name, &params).await {
             // Left: still there (finalizers, background deletion), so wait for this object, by its UID.
             // Right: a Status, the object is gone already.
@@ -160,11 +160,11 @@ where
         }
     })
     .await?;
-    let Some(uid) = deleted else {
+    let Some(uid) = remaining else {
         return Ok(());
     };
     let start = Instant::now();
-    let verdict = gone(uid.as_deref());
+    let verdict = deleted(uid.as_deref());
     // The wait is cut in slices: between two, a deletion still held is checked for a peer that Liqo reports
     // unreachable, whose finalizers would hold it until the whole timeout is spent.
     let mut slice = PEER_CHECK_AFTER;
@@ -180,7 +180,12 @@ where
                     }
                     let client = api.clone().into_client();
                     if let Some((peer, peer_seen)) = crate::gone::unreachable_peer_of(ctx, &client, &o).await {
-                        return Err(OpError::WaitsForGonePeer { object, holds: Box::new(holds), peer, peer_seen });
+                        return Err(OpError::WaitsForUnreachablePeer {
+                            object,
+                            holds: Box::new(holds),
+                            peer,
+                            peer_seen,
+                        });
                     }
                     slice = PEER_CHECK_EVERY;
                 }

@@ -67,7 +67,7 @@ pub enum OpError {
     #[error("{object} is still present after {after:?}, held by {}", holds.summary())]
     StuckDelete { object: String, holds: Holds, after: Duration },
     #[error("{object} is held by {} while peer {peer} is unreachable ({peer_seen})", holds.summary())]
-    WaitsForGonePeer { object: String, holds: Box<Holds>, peer: String, peer_seen: String },
+    WaitsForUnreachablePeer { object: String, holds: Box<Holds>, peer: String, peer_seen: String },
 }
 
 /// `Kind namespace/name` (or `Kind name` for cluster-scoped objects), the way errors name objects.

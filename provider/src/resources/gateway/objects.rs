@@ -37,7 +37,7 @@ pub struct ClientSpec {
 }
 
 /// The gateway's side of the tunnel, WireGuard server or client, with what that side has: its settings
-/// ([`Role`]), its object as read from the cluster ([`GatewayObj`]), or nothing ([`Kind`], which one to look for).
+/// ([`Role`]), its object as read from the cluster ([`GatewayObj`]), or nothing (plain `Side`, which one to look for).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Side<S = (), C = ()> {
     Server(S),
@@ -48,8 +48,6 @@ pub enum Side<S = (), C = ()> {
 pub type Role = Side<ServerSpec, ClientSpec>;
 /// The gateway object of either side as read from the cluster.
 pub type GatewayObj = Side<GatewayServer, GatewayClient>;
-/// Which side of gateway to look for.
-pub type Kind = Side;
 
 /// Everything apply needs, read from a wholly known planned (or prior) state.
 #[derive(Clone, Debug, PartialEq)]
@@ -420,6 +418,6 @@ pub fn fill_outputs(planned: &Value, out: &Outputs) -> Value {
     unknown_as_null(&state)
 }
 
-pub fn kind_of(state: &Value) -> Kind {
+pub fn side_of(state: &Value) -> Side {
     if state.get(attr::server).is_null() { Side::Client(()) } else { Side::Server(()) }
 }

@@ -16,7 +16,7 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{Diagnostic, Value};
 
 use super::objects::{
-    GatewayObj, GatewaySpec, Kind, Observed, Outputs, Role, fill_outputs, kind_of, state_from_observed, unknown_as_null,
+    GatewayObj, GatewaySpec, Observed, Outputs, Role, Side, fill_outputs, side_of, state_from_observed, unknown_as_null,
 };
 use super::schema::attr;
 use super::status::{
@@ -497,10 +497,10 @@ impl GatewayResource {
     }
 
     /// Reads the owned objects; `None` when any of them is gone.
-    async fn find(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind) -> Result<Option<Observed>, OpError> {
-        let gateway = match kind {
-            Kind::Server(()) => crate::kube::get_opt(ctx, &apis.servers, name).await?.map(GatewayObj::Server),
-            Kind::Client(()) => crate::kube::get_opt(ctx, &apis.clients, name).await?.map(GatewayObj::Client),
+    async fn observe_gateway(ctx: &Ctx, apis: &Apis, name: &str, side: Side) -> Result<Option<Observed>, OpError> {
+        let gateway = match side {
+            Side::Server(()) => crate::kube::get_opt(ctx, &apis.servers, name).await?.map(GatewayObj::Server),
+            Side::Client(()) => crate::kube::get_opt(ctx, &apis.clients, name).await?.map(GatewayObj::Client),
         };
         let Some(gateway) = gateway else {
             return Ok(None);
@@ -520,19 +520,19 @@ impl GatewayResource {
 
     /// Deletes in Liqo's order (reference §6): gateway (and what Liqo rendered from it), PublicKey,
     /// Configuration, each waited for so finalizers are honoured.
-    async fn delete_all(ctx: &Ctx, apis: &Apis, name: &str, kind: Kind, deadline: &Deadline) -> Result<(), OpError> {
-        let uid = match kind {
-            Kind::Server(()) => crate::kube::get_opt(ctx, &apis.servers, name).await?.and_then(|g| g.metadata.uid),
-            Kind::Client(()) => crate::kube::get_opt(ctx, &apis.clients, name).await?.and_then(|g| g.metadata.uid),
+    async fn delete_all(ctx: &Ctx, apis: &Apis, name: &str, side: Side, deadline: &Deadline) -> Result<(), OpError> {
+        let uid = match side {
+            Side::Server(()) => crate::kube::get_opt(ctx, &apis.servers, name).await?.and_then(|g| g.metadata.uid),
+            Side::Client(()) => crate::kube::get_opt(ctx, &apis.clients, name).await?.and_then(|g| g.metadata.uid),
         };
-        match kind {
-            Kind::Server(()) => {
+        match side {
+            Side::Server(()) => {
                 crate::kube::delete_and_wait(ctx, &apis.servers, name, deadline.left()).await?;
                 // Garbage collection would remove it too; deleting it here waits for Liqo's
                 // clusterrolebinding finalizer and names it if Liqo never releases it.
                 crate::kube::delete_and_wait(ctx, &apis.wg_servers, name, deadline.left()).await?;
             }
-            Kind::Client(()) => {
+            Side::Client(()) => {
                 crate::kube::delete_and_wait(ctx, &apis.clients, name, deadline.left()).await?;
                 crate::kube::delete_and_wait(ctx, &apis.wg_clients, name, deadline.left()).await?;
             }
@@ -623,7 +623,7 @@ impl Lifecycle for GatewayResource {
             return Ok(());
         };
         let apis = self.apis(ns).await?;
-        Ok(Self::delete_all(op.ctx, &apis, name, kind_of(prior), &op.deadline).await?)
+        Ok(Self::delete_all(op.ctx, &apis, name, side_of(prior), &op.deadline).await?)
     }
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
@@ -631,11 +631,11 @@ impl Lifecycle for GatewayResource {
             return Ok(Value::Null.into());
         };
         let apis = self.apis(ns).await?;
-        let kind = kind_of(state);
-        let Some(obs) = Self::find(ctx, &apis, name, kind).await? else {
+        let side = side_of(state);
+        let Some(obs) = Self::observe_gateway(ctx, &apis, name, side).await? else {
             return Ok(Value::Null.into());
         };
-        if matches!(kind, Kind::Server(()))
+        if matches!(side, Side::Server(()))
             && let Some(seen) = half_made(ctx, &apis, name).await?
         {
             // Planned as a create: its apply writes the same objects again and repairs the render while it waits
@@ -674,8 +674,8 @@ impl Lifecycle for GatewayResource {
         let [ns, name] = Self::IMPORT_ID.parse(Self::TYPE_NAME, id)?;
         let apis = self.apis(&ns).await?;
         let mut found = None;
-        for kind in [Kind::Server(()), Kind::Client(())] {
-            if let Some(obs) = Self::find(ctx, &apis, &name, kind).await? {
+        for side in [Side::Server(()), Side::Client(())] {
+            if let Some(obs) = Self::observe_gateway(ctx, &apis, &name, side).await? {
                 found = Some(obs);
                 break;
             }

@@ -724,8 +724,8 @@ fn endpoint_counts_only_when_its_service_serves_the_port() {
             "ports": [{"port": port, "nodePort": node_port, "protocol": "UDP"}]}}))
         .unwrap()
     };
-    let gone = endpoint_served(&endpoint, None, "rome").unwrap_err();
-    assert!(gone.contains("Service gw-rome does not exist"), "{gone}");
+    let missing = endpoint_served(&endpoint, None, "rome").unwrap_err();
+    assert!(missing.contains("Service gw-rome does not exist"), "{missing}");
     let other = endpoint_served(&endpoint, Some(&service("NodePort", 51840, Some(31007))), "rome").unwrap_err();
     assert!(other.contains("serves Some(31007)") && other.contains("Some(32158)"), "{other}");
     assert_eq!(endpoint_served(&endpoint, Some(&service("NodePort", 51840, Some(32158))), "rome"), Ok(()));

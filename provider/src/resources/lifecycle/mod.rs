@@ -258,7 +258,7 @@ impl<L: Lifecycle> Driven<L> {
     /// this resource is gone for good, this cluster is first unpeered from it as `liqoctl force unpeer` does
     /// (`crate::gone`), then the resource's own delete finds what is left.
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<Done, Failure> {
-        let gone = self.cluster.gone();
+        let gone = self.cluster.gone_for_good();
         if gone.this_cluster {
             return Ok(Done::from(Value::Null).with_warning(self.left_behind(prior)));
         }
@@ -385,7 +385,7 @@ impl<L: Lifecycle> Resource for Driven<L> {
         if let Some(warning) = Self::made_by_the_go_provider(&state, false) {
             return ReadResponse { new_state: state, private, diagnostics: warning.into() };
         }
-        if self.cluster.gone().this_cluster {
+        if self.cluster.gone_for_good().this_cluster {
             let id = state.get(ID).as_str().unwrap_or_default().to_string();
             let warning = Diagnostic::warning(
                 format!("{} {id} kept as it was: its cluster is marked permanently unreachable", L::TYPE_NAME),

@@ -647,7 +647,7 @@ async fn a_cluster_gone_for_good_keeps_its_state_at_refresh_and_leaves_it_on_des
     use crate::cluster_api::Gone;
     use crate::protocol::{ApplyRequest, Ctx};
     let cluster = Arc::new(ClusterApi::default());
-    cluster.set(
+    cluster.set_access(
         crate::cluster_api::Access::Ready {
             config: Box::new(kube::Config::new("https://127.0.0.1:1".parse().unwrap())),
             client: Default::default(),
@@ -655,7 +655,7 @@ async fn a_cluster_gone_for_good_keeps_its_state_at_refresh_and_leaves_it_on_des
         },
         None,
     );
-    cluster.set_gone(
+    cluster.set_gone_for_good(
         Gone { this_cluster: true, peers: Default::default() },
         "https://127.0.0.1:1 (kubeconfig milan)".into(),
     );
