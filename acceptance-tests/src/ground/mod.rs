@@ -1005,8 +1005,15 @@ impl LiqoCrds {
             let remote_controlplane_rules = dir.join("rbac/liqo-remote-controlplane-ClusterRole.yaml");
             return Ok(LiqoCrds { dir, remote_controlplane_rules });
         }
-        let chart =
-            upstream::go_module_dir("github.com/liqotech/liqo", SIMULATED_LIQO_VERSION)?.join("deployments/liqo");
+        // Once per process: every simulated ground a test process starts reads the same chart.
+        static CHART: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+        let chart = match CHART.get() {
+            Some(chart) => chart.clone(),
+            None => {
+                let dir = upstream::go_module_dir("github.com/liqotech/liqo", SIMULATED_LIQO_VERSION)?;
+                CHART.get_or_init(|| dir.join("deployments/liqo")).clone()
+            }
+        };
         Ok(LiqoCrds {
             dir: chart.join("charts/liqo-crds/crds"),
             remote_controlplane_rules: chart.join("files/liqo-remote-controlplane-ClusterRole.yaml"),
