@@ -5,8 +5,9 @@
 # Everything lands in a cache outside the repository keyed by version; a binary already there is reused.
 #
 # Layout of $bin/liqo-<VERSION>/: liqo-controller-manager, webhook, ipam, crd-replicator, virtual-kubelet, gateway,
-# wireguard, geneve, fabric, liqoctl, chart/ (a copy of that version's deployments/liqo, CRD subchart included) and
-# wireguard-image/usr/bin/wireguard-go (what Liqo's wireguard image adds; see build_wireguard_go).
+# wireguard, geneve, fabric, uninstaller (the chart's pre-delete hook), liqoctl, chart/ (a copy of that version's
+# deployments/liqo, CRD subchart included) and wireguard-image/usr/bin/wireguard-go (what Liqo's wireguard image
+# adds; see build_wireguard_go).
 # $bin/helm and $bin/kwok point at the pinned builds.
 #
 # Usage: build-liqo.sh [--no-liqoctl] [VERSION]
@@ -34,13 +35,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/lib.sh"
 
 liqo="$bin/liqo-$LIQO_VERSION"
-# The binaries a cluster with Liqo runs (the chart's Deployments, the per-VirtualNode virtual-kubelet and the
-# gateway pods' containers). Built in one `go build` so the packages they share compile once.
+# The binaries a cluster with Liqo runs (the chart's Deployments, the per-VirtualNode virtual-kubelet, the
+# gateway pods' containers and the uninstaller of the chart's pre-delete hook Job, which `helm uninstall` runs).
+# Built in one `go build` so the packages they share compile once.
 COMPONENTS=(liqo-controller-manager webhook ipam crd-replicator virtual-kubelet gateway gateway/wireguard
-  gateway/geneve fabric)
+  gateway/geneve fabric uninstaller)
 
 # OUT is the controller-manager; the other components land beside it first, so a cached controller-manager means
-# all of them are there. The chart is copied (writable) from the same module directory as the binaries.
+# all of them are there (but the uninstaller in a cache built before it was a component: build_uninstaller). The
+# chart is copied (writable) from the same module directory as the binaries.
 build_liqo_components() {
   local out=$1 work=$2 packages=() name
   for name in "${COMPONENTS[@]}"; do packages+=("./cmd/$name"); done
@@ -54,6 +57,12 @@ build_liqo_components() {
     [ "$name" = liqo-controller-manager ] || mv "$work/out/$name" "$liqo/$name"
   done
   mv "$work/out/liqo-controller-manager" "$out"
+}
+
+# The uninstaller on its own, for caches whose components were built before it joined COMPONENTS: their cached
+# controller-manager skips the components' build. Where the components were just built, it is there already.
+build_uninstaller() {
+  build_in_module_copy "github.com/liqotech/liqo@$LIQO_VERSION" ./cmd/uninstaller "-s -w" "$1" "$2"
 }
 
 # liqoctl on its own: it takes as long as all the components together and the ground does not need it to start.
@@ -93,6 +102,7 @@ build_kwok() {
 
 mkdir -p "$liqo"
 cached_build "Liqo $LIQO_VERSION components" "$liqo/liqo-controller-manager" build_liqo_components
+cached_build "Liqo $LIQO_VERSION uninstaller" "$liqo/uninstaller" build_uninstaller
 cached_build "wireguard-go for Liqo $LIQO_VERSION" "$liqo/wireguard-image/usr/bin/wireguard-go" build_wireguard_go
 [ "$with_liqoctl" = 0 ] || cached_build "liqoctl $LIQO_VERSION" "$liqo/liqoctl" build_liqoctl
 cached_build "Helm $HELM_VERSION" "$bin/helm-$HELM_VERSION" build_helm

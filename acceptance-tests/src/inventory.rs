@@ -5,6 +5,8 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 use serde_json::Value;
 
+use liqo_schema::liqo::labels;
+
 use crate::Ground;
 
 /// One object found on a cluster.
@@ -92,6 +94,95 @@ pub async fn leftovers(ground: &Ground, clusters: &[&str]) -> Result<Vec<Row>> {
         rows.extend(list(cluster, &ground.client(cluster).await?).await?);
     }
     Ok(rows)
+}
+
+/// Everything of Liqo still on a cluster, one line per object, `Kind namespace/name [finalizers]` (`Kind name
+/// [finalizers]` when cluster-scoped): what `helm uninstall` of Liqo's chart must not leave behind. Unlike [`list`],
+/// which shows what a peering made, this looks for any trace of Liqo, kinds found from the API rather than named:
+/// * every object of every CRD whose group ends in `liqo.io` (the CRDs themselves stay: Helm never deletes a
+///   chart's CRDs);
+/// * Liqo's namespaces: `liqo`, `liqo-storage`, `liqo-tenant-*` and any labelled as a tenant namespace;
+/// * Mutating and ValidatingWebhookConfigurations whose name starts with `liqo`;
+/// * the pods in Liqo's namespaces, and any object there holding a finalizer of Liqo's (containing `liqo.io`),
+///   whatever its kind: those block the namespace's deletion.
+pub async fn liqo_left(client: &kube::Client) -> Result<Vec<String>> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::discovery::{Discovery, Scope, verbs};
+
+    const WHERE: &str = "the cluster";
+    let mut left = Vec::new();
+    let line = |kind: &str, name: &str, object: &DynamicObject| {
+        format!("{kind} {name} [{}]", object.metadata.finalizers.clone().unwrap_or_default().join(", "))
+    };
+
+    let mut namespaces = Vec::new();
+    for (name, namespace) in objects(WHERE, client, ["", "v1", "Namespace", "namespaces"], None, None).await? {
+        let tenant = namespace.metadata.labels.as_ref().is_some_and(|l| l.contains_key(labels::TENANT_NAMESPACE));
+        if name == labels::DEFAULT_LIQO_NAMESPACE
+            || name == "liqo-storage"
+            || name.starts_with("liqo-tenant-")
+            || tenant
+        {
+            left.push(line("Namespace", &name, &namespace));
+            namespaces.push(name);
+        }
+    }
+    for (kind, plural) in [
+        ("MutatingWebhookConfiguration", "mutatingwebhookconfigurations"),
+        ("ValidatingWebhookConfiguration", "validatingwebhookconfigurations"),
+    ] {
+        let resource = ["admissionregistration.k8s.io", "v1", kind, plural];
+        for (name, object) in objects(WHERE, client, resource, None, None).await? {
+            if name.starts_with("liqo") {
+                left.push(line(kind, &name, &object));
+            }
+        }
+    }
+
+    let crds = Api::<CustomResourceDefinition>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .context("listing CustomResourceDefinitions")?;
+    for crd in crds.items.iter().filter(|crd| crd.spec.group.ends_with("liqo.io")) {
+        let versions = &crd.spec.versions;
+        let Some(version) = versions.iter().find(|v| v.storage).or_else(|| versions.iter().find(|v| v.served)) else {
+            continue;
+        };
+        let names = &crd.spec.names;
+        let resource = [crd.spec.group.as_str(), version.name.as_str(), names.kind.as_str(), names.plural.as_str()];
+        for (name, object) in objects(WHERE, client, resource, None, None).await? {
+            left.push(line(&names.kind, &name, &object));
+        }
+    }
+
+    // Every namespaced kind the API serves, listed once across namespaces (a request a kind, not a kind and a
+    // namespace), kept when in Liqo's namespaces: pods all, anything else when a finalizer of Liqo's holds it.
+    let discovery = match Discovery::new(client.clone()).run_aggregated().await {
+        Ok(discovery) => discovery,
+        Err(_) => Discovery::new(client.clone()).run().await.context("discovering the API's resources")?,
+    };
+    for group in discovery.groups() {
+        for (resource, capabilities) in group.recommended_resources() {
+            if capabilities.scope != Scope::Namespaced || !capabilities.supports_operation(verbs::LIST) {
+                continue;
+            }
+            let gvkp =
+                [resource.group.as_str(), resource.version.as_str(), resource.kind.as_str(), resource.plural.as_str()];
+            let pods = resource.group.is_empty() && resource.kind == "Pod";
+            for (name, object) in objects(WHERE, client, gvkp, None, None).await? {
+                let namespace = object.metadata.namespace.as_deref().unwrap_or_default();
+                let finalized =
+                    object.metadata.finalizers.iter().flatten().any(|finalizer| finalizer.contains("liqo.io"));
+                if namespaces.iter().any(|n| n == namespace) && (pods || finalized) {
+                    left.push(line(&resource.kind, &name, &object));
+                }
+            }
+        }
+    }
+    // A Liqo object in Liqo's namespace with Liqo's finalizer is found twice (as a CRD's object and as held).
+    let mut seen = std::collections::HashSet::new();
+    left.retain(|entry| seen.insert(entry.clone()));
+    Ok(left)
 }
 
 /// Fails with the table of what is left when any Liqo-related object is left on the given clusters (after a

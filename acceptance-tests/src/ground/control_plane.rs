@@ -31,9 +31,12 @@ clusterrole-aggregation-controller,root-ca-certificate-publisher-controller";
 /// pods kube-scheduler places on kwok's fake node; the node-lifecycle controller removes the `not-ready` taint the
 /// API server puts on every new Node (kwok's and the virtual kubelets') once the node reports Ready, as in a
 /// cluster. The job controller completes Jobs, which `helm uninstall` of Liqo's chart waits for (its pre-delete
-/// hook). The taint-eviction controller stays off: the ground never evicts.
+/// hook). The daemonset controller runs the chart's `liqo-fabric` DaemonSet (a pod on kwok's node, which the
+/// kubelet does not run: see `liqo::adapt::RUNNABLE`) and reports its status, which a waiting installer checks:
+/// hashicorp/helm's `helm_release` (`wait`, its default) waits until the DaemonSet's observed generation is its
+/// generation. The taint-eviction controller stays off: the ground never evicts.
 const WORKLOAD_CONTROLLERS: &str =
-    "deployment-controller,replicaset-controller,node-lifecycle-controller,job-controller";
+    "deployment-controller,replicaset-controller,daemonset-controller,node-lifecycle-controller,job-controller";
 
 /// kube-apiserver flags of every ground, made for its few clients:
 /// - API priority and fairness queues requests of many tenants; the ground's few clients need no fairness, and

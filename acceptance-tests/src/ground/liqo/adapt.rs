@@ -116,8 +116,11 @@ pub struct FixedPorts {
 
 /// The Liqo binaries the ground's kubelet runs, by the base name of the container's command. Other containers
 /// (the proxy's Envoy, the fabric and the gateways' geneve, which need kernel Geneve and real nodes) are left to
-/// kwok, which reports them Running without running anything.
-pub const RUNNABLE: [&str; 5] = ["liqo-controller-manager", "webhook", "ipam", "crd-replicator", "virtual-kubelet"];
+/// kwok, which reports them Running without running anything. The uninstaller is the chart's pre-delete hook Job
+/// (`helm uninstall` waits for it): it runs to completion (`restartPolicy: Never`), and kwok leaves such pods to
+/// the kubelet (`super::nodes`).
+pub const RUNNABLE: [&str; 6] =
+    ["liqo-controller-manager", "webhook", "ipam", "crd-replicator", "virtual-kubelet", "uninstaller"];
 
 /// The gateway pods' containers the kubelet runs. Their images have no command (the image's entrypoint runs the
 /// binary), so they are known by image (see [`gateway_binary`]). The gateway runs without the geneve container:
@@ -218,6 +221,10 @@ pub async fn adapt_process(
             write_secret_volume(client, pod, "/etc/wireguard/keys", &keys).await?;
             set_flag(&mut args, "--keys-dir", &keys.display().to_string());
         }
+        // Nothing to adapt: it listens on no port and writes no file; it finds its cluster by $KUBECONFIG (the
+        // kubelet's, with the pod's ServiceAccount token) and its namespace by POD_NAMESPACE (the chart's
+        // fieldRef, which the kubelet resolves).
+        "uninstaller" => {}
         other => bail!("the ground does not know how to run Liqo binary {other:?} (runnable: {RUNNABLE:?})"),
     }
     Ok(ProcessPlan { args, env, private_dirs })

@@ -2,8 +2,12 @@
 //! cluster of a ground): for each pod bound to a cluster's fake worker node whose container runs a Liqo binary
 //! (see [`adapt::RUNNABLE`]), it starts that binary with the container's command line and environment, resolved
 //! as a kubelet does, and a kubeconfig holding a token of the pod's ServiceAccount (TokenRequest, bound to the
-//! pod), so Liqo works with exactly the rights its chart gives it. The process is stopped when the pod goes away
-//! and restarted (with back-off) when it exits, like `restartPolicy: Always`.
+//! pod), so Liqo works with exactly the rights its chart gives it. The process is stopped when the pod goes away.
+//! When it exits, the pod's `restartPolicy` decides, as a kubelet's does: `Always` (Liqo's Deployments) restarts it
+//! with back-off; `Never` (the chart's pre-delete hook Job, Liqo's uninstaller) and `OnFailure` after a clean exit
+//! leave it finished, never started again for that pod, and once every container of the pod has finished the
+//! kubelet writes the pod's terminal status (`Succeeded` or `Failed`, the containers' exit codes), which the Job
+//! controller and `helm uninstall --wait` read. kwok leaves completing such pods to the kubelet (see `super::nodes`).
 //!
 //! Gateway pods get a network namespace of their own on the ground's wire (see [`wire`]), and the kubelet
 //! serves their Services' node ports there; where the ground cannot make namespaces ([`Gateways::Simulated`]),
@@ -16,7 +20,9 @@
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddrV4};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -29,6 +35,8 @@ use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::config::Kubeconfig;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 use tokio::sync::Notify;
 
 use super::adapt::{self, FixedPorts};
@@ -102,8 +110,17 @@ struct Running {
     /// Runs in a gateway sandbox (network, mount and PID namespaces of its pod).
     sandboxed: bool,
     started: Instant,
+    /// When it started, for the container's status once it has finished.
+    started_at: OffsetDateTime,
     backoff: Duration,
     restart_at: Option<Instant>,
+}
+
+/// A container that ran to completion (see [`runs_to_completion`]); it is not started again for its pod.
+struct Finished {
+    exit_code: i32,
+    started_at: OffsetDateTime,
+    finished_at: OffsetDateTime,
 }
 
 /// A gateway pod's network namespace on the wire.
@@ -132,6 +149,10 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
     let mut node_ports: HashMap<u16, (SocketAddrV4, Task)> = HashMap::new();
     // Gateway pods whose Connection the kubelet reported (simulated gateways), by UID.
     let mut played: HashSet<String> = HashSet::new();
+    // Containers that ran to completion, by `<pod UID>/<container>`, and the pods whose terminal status the kubelet
+    // wrote, by UID; both kept for as long as the pod is listed.
+    let mut finished: HashMap<String, Finished> = HashMap::new();
+    let mut reported: HashSet<String> = HashSet::new();
     let _pod_network =
         pod_network::serve(client.clone(), cluster.node.clone(), pod_network::socket(&dir.join(&cluster.name)))?;
     say(&cluster.name, &format!("serving Liqo's pods on node {}", cluster.node));
@@ -164,7 +185,11 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
         };
         let mut wanted: HashMap<String, (&Pod, &Container, String)> = HashMap::new();
         for pod in &listed {
+            // A pod in a terminal phase never runs again, whoever finished it (a kubelet started anew, too).
+            let terminal =
+                matches!(pod.status.as_ref().and_then(|s| s.phase.as_deref()), Some(PHASE_SUCCEEDED | PHASE_FAILED));
             let ready_to_run = pod.metadata.deletion_timestamp.is_none()
+                && !terminal
                 && pod.status.as_ref().and_then(|s| s.pod_ip.as_ref()).is_some();
             let Some(uid) = pod.metadata.uid.as_ref().filter(|_| ready_to_run) else { continue };
             let containers = pod.spec.iter().flat_map(|s| s.containers.iter());
@@ -210,8 +235,30 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
         }
         let listed_uids: HashSet<&str> = listed.iter().filter_map(|p| p.metadata.uid.as_deref()).collect();
         played.retain(|uid| listed_uids.contains(uid.as_str()));
+        finished.retain(|key, _| key.split('/').next().is_some_and(|uid| listed_uids.contains(uid)));
+        reported.retain(|uid| listed_uids.contains(uid.as_str()));
 
         for (key, (pod, container, binary)) in wanted {
+            if finished.contains_key(&key) {
+                continue;
+            }
+            if let Some(status) = running.get_mut(&key).and_then(|entry| entry.process.exited())
+                && runs_to_completion(pod, status)
+            {
+                let Some(ended) = running.remove(&key) else { continue };
+                say(
+                    &cluster.name,
+                    &format!(
+                        "{} exited ({status}); not restarted (restartPolicy {}); log: {}",
+                        ended.process.record().name,
+                        restart_policy(pod),
+                        ended.process.record().log.display()
+                    ),
+                );
+                let (started_at, finished_at) = (ended.started_at, OffsetDateTime::now_utc());
+                finished.insert(key, Finished { exit_code: exit_code(status), started_at, finished_at });
+                continue;
+            }
             let restart_backoff = match running.get_mut(&key) {
                 None => None,
                 Some(entry) => {
@@ -281,14 +328,26 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
                     say(&cluster.name, &format!("started {} (pid {})", process.record().name, process.record().pid));
                     let backoff = restart_backoff.unwrap_or(Duration::from_secs(1));
                     let sandboxed = sandboxes.contains_key(&uid);
-                    running.insert(
-                        key,
-                        Running { process, sandboxed, started: Instant::now(), backoff, restart_at: None },
-                    );
+                    let (started, started_at) = (Instant::now(), OffsetDateTime::now_utc());
+                    running.insert(key, Running { process, sandboxed, started, started_at, backoff, restart_at: None });
                 }
                 Err(err) => {
                     retry_soon = true;
                     say(&cluster.name, &format!("cannot start {binary} yet (retrying): {err:#}"));
+                }
+            }
+        }
+        for pod in &listed {
+            let Some(uid) = pod.metadata.uid.as_deref().filter(|uid| !reported.contains(*uid)) else { continue };
+            let Some(status) = terminal_status(pod, &finished) else { continue };
+            match report_terminal(&client, pod, status).await {
+                Ok(phase) => {
+                    say(&cluster.name, &format!("{} finished: phase {phase}", pod_name(pod)));
+                    reported.insert(uid.to_owned());
+                }
+                Err(err) => {
+                    retry_soon = true;
+                    say(&cluster.name, &format!("cannot report the end of {} yet (retrying): {err:#}", pod_name(pod)));
                 }
             }
         }
@@ -304,6 +363,106 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
             until_change(&changed, &mut running).await;
         }
     }
+}
+
+const PHASE_SUCCEEDED: &str = "Succeeded";
+const PHASE_FAILED: &str = "Failed";
+
+/// The pod's `restartPolicy` (`Always` when unset, the API server's default).
+fn restart_policy(pod: &Pod) -> &str {
+    pod.spec.as_ref().and_then(|s| s.restart_policy.as_deref()).unwrap_or("Always")
+}
+
+/// Whether a container of `pod` that exited with `status` stays finished rather than restarted: a kubelet restarts
+/// it under `Always`, under `OnFailure` only after a non-zero exit, never under `Never`.
+fn runs_to_completion(pod: &Pod, status: ExitStatus) -> bool {
+    match restart_policy(pod) {
+        "Never" => true,
+        "OnFailure" => status.success(),
+        _ => false,
+    }
+}
+
+/// The exit code a kubelet reports: the process's, or 128 + the signal that killed it.
+fn exit_code(status: ExitStatus) -> i32 {
+    status.code().or_else(|| status.signal().map(|signal| 128 + signal)).unwrap_or(-1)
+}
+
+/// A Kubernetes timestamp (RFC 3339, whole seconds, as the API server keeps them).
+fn timestamp(at: OffsetDateTime) -> String {
+    let at = at.replace_nanosecond(0).unwrap_or(at);
+    at.format(&Rfc3339).unwrap_or_default()
+}
+
+/// The status a kubelet writes for `pod` once all its containers have terminated, when every container the ground
+/// runs has finished (else `None`): phase `Succeeded` when every container exited 0, else `Failed`
+/// (`getPhase` in the kubelet); each container `terminated` with its exit code and reason `Completed` or
+/// `Error`; conditions Ready and ContainersReady `False`, reason `PodCompleted` or `PodFailed` (the kubelet's
+/// `generate*ConditionForTerminalPhase`). Containers the ground does not run count as exited 0 when the pod
+/// ends, as kwok's pod-complete stage (which no longer applies to such pods) would report them.
+fn terminal_status(pod: &Pod, finished: &HashMap<String, Finished>) -> Option<serde_json::Value> {
+    let uid = pod.metadata.uid.as_deref()?;
+    let containers = &pod.spec.as_ref()?.containers;
+    let ended = |container: &Container| finished.get(&format!("{uid}/{}", container.name));
+    let run: Vec<&Container> = containers.iter().filter(|c| adapt::runnable(c).is_some()).collect();
+    if run.is_empty() || !run.iter().all(|c| ended(c).is_some()) {
+        return None;
+    }
+    let now = OffsetDateTime::now_utc();
+    let restarts = |name: &str| {
+        pod.status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref())
+            .and_then(|statuses| statuses.iter().find(|s| s.name == name))
+            .map_or(0, |s| s.restart_count)
+    };
+    let mut failed = false;
+    let statuses: Vec<serde_json::Value> = containers
+        .iter()
+        .map(|container| {
+            let (exit_code, started_at, finished_at) =
+                ended(container).map_or((0, now, now), |f| (f.exit_code, f.started_at, f.finished_at));
+            failed |= exit_code != 0;
+            serde_json::json!({
+                "name": container.name,
+                "image": container.image,
+                "ready": false,
+                "started": false,
+                "restartCount": restarts(&container.name),
+                "state": {"terminated": {
+                    "exitCode": exit_code,
+                    "reason": if exit_code == 0 { "Completed" } else { "Error" },
+                    "startedAt": timestamp(started_at),
+                    "finishedAt": timestamp(finished_at),
+                }},
+            })
+        })
+        .collect();
+    let (phase, reason) = if failed { (PHASE_FAILED, "PodFailed") } else { (PHASE_SUCCEEDED, "PodCompleted") };
+    let condition = |type_: &str| serde_json::json!({"type": type_, "status": "False", "reason": reason, "lastTransitionTime": timestamp(now)});
+    Some(serde_json::json!({
+        // The API server refuses the patch if the pod was replaced by one of the same name since (the kubelet's
+        // status manager sends its UID the same way).
+        "metadata": {"uid": uid},
+        "status": {
+            "phase": phase,
+            "conditions": [condition("Ready"), condition("ContainersReady")],
+            "containerStatuses": statuses,
+        },
+    }))
+}
+
+/// Writes `patch` ([`terminal_status`]) to the pod's status as a kubelet does (strategic merge: the conditions
+/// merge by type, the container statuses are replaced), and returns the phase written.
+async fn report_terminal(client: &Client, pod: &Pod, patch: serde_json::Value) -> Result<String> {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    let name = pod.metadata.name.as_deref().unwrap_or_default();
+    let phase = patch["status"]["phase"].as_str().unwrap_or_default().to_owned();
+    Api::<Pod>::namespaced(client.clone(), namespace)
+        .patch_status(name, &PatchParams::default(), &Patch::Strategic(patch))
+        .await
+        .with_context(|| format!("writing the status of pod {namespace}/{name}"))?;
+    Ok(phase)
 }
 
 /// Returns when `changed` is notified, a process in `running` has exited, or [`RESYNC`] has passed.
@@ -687,6 +846,57 @@ mod tests {
         let env = BTreeMap::from([("A".to_owned(), "x".to_owned())]);
         assert_eq!(expand("--id=$(A)", &env), "--id=x");
         assert_eq!(expand("$(B)-$$(A)-$", &env), "$(B)-$(A)-$");
+    }
+
+    fn job_pod(restart_policy: &str) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "liqo-pre-delete-x", "namespace": "liqo", "uid": "u1"},
+            "spec": {"restartPolicy": restart_policy, "containers": [
+                {"name": "pre-delete-job", "image": "ghcr.io/liqotech/uninstaller:v1.2.0", "command": ["/usr/bin/uninstaller"]},
+                {"name": "sidecar", "image": "envoy"},
+            ]},
+            "status": {"phase": "Running", "containerStatuses": [{"name": "pre-delete-job", "image": "", "imageID": "", "ready": true, "restartCount": 2}]},
+        }))
+        .expect("a pod")
+    }
+
+    #[test]
+    fn restart_policy_decides_what_runs_to_completion() {
+        let (ok, failed) = (ExitStatus::from_raw(0), ExitStatus::from_raw(1 << 8));
+        assert!(runs_to_completion(&job_pod("Never"), ok) && runs_to_completion(&job_pod("Never"), failed));
+        assert!(runs_to_completion(&job_pod("OnFailure"), ok) && !runs_to_completion(&job_pod("OnFailure"), failed));
+        assert!(!runs_to_completion(&job_pod("Always"), ok) && !runs_to_completion(&job_pod("Always"), failed));
+        assert_eq!(exit_code(failed), 1);
+        assert_eq!(exit_code(ExitStatus::from_raw(9)), 137, "SIGKILL");
+    }
+
+    #[test]
+    fn a_finished_pod_reports_as_a_kubelet_does() {
+        let pod = job_pod("Never");
+        let mut finished = HashMap::new();
+        assert!(terminal_status(&pod, &finished).is_none(), "nothing has run yet");
+        let at = OffsetDateTime::UNIX_EPOCH;
+        finished.insert("u1/pre-delete-job".to_owned(), Finished { exit_code: 0, started_at: at, finished_at: at });
+        let status = terminal_status(&pod, &finished).expect("finished");
+        assert_eq!(status["metadata"]["uid"], "u1");
+        assert_eq!(status["status"]["phase"], "Succeeded");
+        let ready = &status["status"]["conditions"][0];
+        assert_eq!(
+            (&ready["type"], &ready["status"], &ready["reason"]),
+            (&"Ready".into(), &"False".into(), &"PodCompleted".into())
+        );
+        let ran = &status["status"]["containerStatuses"][0];
+        assert_eq!(ran["restartCount"], 2);
+        assert_eq!(ran["state"]["terminated"]["reason"], "Completed");
+        assert_eq!(ran["state"]["terminated"]["startedAt"], "1970-01-01T00:00:00Z");
+        // The container the ground does not run ends with the pod, as kwok's pod-complete would end it.
+        assert_eq!(status["status"]["containerStatuses"][1]["state"]["terminated"]["exitCode"], 0);
+
+        finished.insert("u1/pre-delete-job".to_owned(), Finished { exit_code: 1, started_at: at, finished_at: at });
+        let status = terminal_status(&pod, &finished).expect("finished");
+        assert_eq!(status["status"]["phase"], "Failed");
+        assert_eq!(status["status"]["conditions"][1]["reason"], "PodFailed");
+        assert_eq!(status["status"]["containerStatuses"][0]["state"]["terminated"]["reason"], "Error");
     }
 
     #[test]

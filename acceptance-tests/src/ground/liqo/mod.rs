@@ -48,7 +48,11 @@ pub struct Binaries {
 
 /// The name of Liqo's controller-manager Deployment (and of its binary).
 const CONTROLLER_MANAGER: &str = "liqo-controller-manager";
-const COMPONENTS: [&str; 5] = [CONTROLLER_MANAGER, "webhook", "ipam", "crd-replicator", "virtual-kubelet"];
+/// The binaries [`Binaries::locate`] requires (the gateways' are checked beside them). The uninstaller too: a cache
+/// built before `build-liqo.sh` built it has every other one, and `helm uninstall` would then wait for a hook whose
+/// pod the kubelet cannot run.
+const COMPONENTS: [&str; 6] =
+    [CONTROLLER_MANAGER, "webhook", "ipam", "crd-replicator", "virtual-kubelet", "uninstaller"];
 
 impl Binaries {
     /// Finds the version's build in the cache, running `scripts/build-liqo.sh --no-liqoctl VERSION` first when any
@@ -148,10 +152,12 @@ pub async fn install_base(
     let name = &install.cluster.name;
     let work = install.layout.dir.join("liqo-chart");
     std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
-    adapt::seed_webhook_certificate(client, labels::DEFAULT_LIQO_NAMESPACE, chart::RELEASE)
-        .await
-        .with_context(|| format!("cluster {name}"))?;
     if install.chart {
+        // Not where the test installs Liqo: its namespace is the test's to make (by `helm --create-namespace` or a
+        // Terraform resource), and Liqo's webhook then makes its certificate itself, as on any cluster.
+        adapt::seed_webhook_certificate(client, labels::DEFAULT_LIQO_NAMESPACE, chart::RELEASE)
+            .await
+            .with_context(|| format!("cluster {name}"))?;
         let values = adapt::values(install.cluster, &install.binaries.version, install.ports);
         helm_release(install.layout, install.binaries, values).await?;
     }

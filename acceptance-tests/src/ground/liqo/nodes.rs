@@ -1,6 +1,13 @@
 //! What stands in for a cluster's nodes: kube-scheduler (real), kwok (fakes one worker Node, keeps it Ready with
 //! its Lease, and reports the pods bound to it Running with an IP) and the Node object itself.
-use std::path::Path;
+//!
+//! kwok runs its default stages (`sigs.k8s.io/kwok/kustomize/stage/...` in its Go module, which its binary embeds)
+//! but for one change ([`kwok_stage_files`]): its pod-complete stage, which marks every Running pod a Job owns
+//! `Succeeded` as if its containers had exited 0, leaves alone the pods whose container the ground's kubelet runs
+//! (Liqo's uninstaller, the chart's pre-delete hook): the kubelet runs those to completion and reports how they
+//! ended.
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -13,6 +20,7 @@ use kube::{Api, Client};
 use serde_json::json;
 
 use super::super::process::{self, Lifetime, Spec, Supervised};
+use super::adapt;
 
 /// kwok manages only Nodes with this annotation, so the virtual kubelets' Nodes stay theirs.
 const KWOK_ANNOTATION: (&str, &str) = ("kwok.x-k8s.io/node", "fake");
@@ -63,6 +71,11 @@ pub async fn start(
     };
     let kwok_home = agents.work_dir.join("kwok");
     std::fs::create_dir_all(&kwok_home).with_context(|| format!("creating {}", kwok_home.display()))?;
+    let (kwok_bin, home) = (agents.kwok.to_path_buf(), kwok_home.clone());
+    let stages = tokio::task::spawn_blocking(move || kwok_stage_files(&kwok_bin, &home))
+        .await
+        .context("reading kwok's stages")?
+        .with_context(|| format!("cluster {name}: kwok's stages"))?;
     let kwok = Spec {
         name: format!("{name}/kwok"),
         program: agents.kwok.to_path_buf(),
@@ -77,7 +90,10 @@ pub async fn start(
             // Node Unknown 50 s after start and marks every pod on it NotReady (kwok then sets the Node Ready again,
             // never the pods): Liqo's ForeignCluster then reports the virtual kubelet's VirtualNode not ready.
             format!("--node-lease-duration-seconds={}", LEASE_DURATION.as_secs()),
-        ],
+        ]
+        .into_iter()
+        .chain(stages.iter().map(|file| format!("--config={}", file.display())))
+        .collect(),
         // kwok reads its configuration from ~/.kwok; the ground's own directory, not the user's.
         env: vec![("HOME".into(), kwok_home.display().to_string())],
         log: agents.logs.join(format!("{name}-kwok.log")),
@@ -149,4 +165,85 @@ pub async fn start(
     // failed after 120 s waiting for the webhook.
     started.lock().expect("process list").push(process::spawn(&scheduler, lifetime)?);
     Ok(())
+}
+
+/// kwok's stage that completes the pods of Jobs.
+const POD_COMPLETE: &str = "pod-complete.yaml";
+
+/// The `--config` files of kwok's stages: its default pod stages, each file as its Go module holds it but
+/// pod-complete, which the ground writes into `home` with one more selector expression: no container of the pod
+/// runs a binary the kubelet runs ([`adapt::RUNNABLE`], by the base name of its command, as the kubelet picks them).
+///
+/// Why files at all: kwok has no flag to change one stage. It takes Stage documents from `--config`, grouped by
+/// the kind they act on (`pkg/kwok/cmd/root.go`, kwok v0.7.0): any Pod stage given replaces all of its default Pod
+/// stages, and its default Node stages stay only while no Node stage is given. So every default Pod stage is
+/// given — from kwok's own files in its module (`kustomize/stage/pod/fast/`, what its binary embeds as its
+/// defaults), not copies — and no Node stage, which keeps kwok's default Node stages (initialize, heartbeat) as
+/// they were. The module is that of the kwok binary the ground runs (`$bin/kwok` links to `kwok-<version>`).
+///
+/// Why the expression reads the base name: kwok's selector keys are jq queries, and `NotIn` matches when none of
+/// the query's values is listed; a container without a command yields no value (`strings` drops the null), and a
+/// query that fails yields none either, so every other Job's pod completes as before.
+fn kwok_stage_files(kwok: &Path, home: &Path) -> Result<Vec<PathBuf>> {
+    let stages = default_pod_stages(kwok)?;
+    let kustomization = stages.join("kustomization.yaml");
+    let listed: serde_yaml::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(&kustomization).with_context(|| format!("reading {}", kustomization.display()))?,
+    )
+    .with_context(|| format!("parsing {}", kustomization.display()))?;
+    let resources: Vec<&str> =
+        listed["resources"].as_sequence().into_iter().flatten().filter_map(|r| r.as_str()).collect();
+    if !resources.contains(&POD_COMPLETE) {
+        bail!("{} lists no {POD_COMPLETE}: kwok's default pod stages changed; see nodes.rs", kustomization.display());
+    }
+    let mut files = Vec::new();
+    for resource in resources {
+        let file = stages.join(resource);
+        if resource != POD_COMPLETE {
+            files.push(file);
+            continue;
+        }
+        let mut stage: serde_yaml::Value = serde_yaml::from_str(
+            &std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?,
+        )
+        .with_context(|| format!("parsing {}", file.display()))?;
+        let expressions = stage["spec"]["selector"]["matchExpressions"]
+            .as_sequence_mut()
+            .with_context(|| format!("{} has no spec.selector.matchExpressions", file.display()))?;
+        expressions.push(serde_yaml::to_value(serde_json::json!({
+            "key": ".spec.containers[].command[0] | strings | split(\"/\") | last",
+            "operator": "NotIn",
+            "values": adapt::RUNNABLE,
+        }))?);
+        let written = home.join(POD_COMPLETE);
+        std::fs::write(&written, serde_yaml::to_string(&stage)?)
+            .with_context(|| format!("writing {}", written.display()))?;
+        files.push(written);
+    }
+    Ok(files)
+}
+
+/// `kustomize/stage/pod/fast` in the Go module of the kwok build `kwok` links to (once per process and version:
+/// `go mod download` finds it in Go's module cache, where building kwok put it).
+fn default_pod_stages(kwok: &Path) -> Result<PathBuf> {
+    static MODULES: Mutex<Option<HashMap<String, PathBuf>>> = Mutex::new(None);
+    let target =
+        std::fs::read_link(kwok).with_context(|| format!("{} is not a link to a kwok build", kwok.display()))?;
+    let version = target
+        .file_name()
+        .and_then(|name| name.to_str())
+        .and_then(|name| name.strip_prefix("kwok-"))
+        .with_context(|| format!("{} links to {}, not kwok-<version>", kwok.display(), target.display()))?
+        .to_owned();
+    let mut modules = MODULES.lock().expect("kwok module directories");
+    let modules = modules.get_or_insert_with(HashMap::new);
+    let module = match modules.get(&version) {
+        Some(module) => module.clone(),
+        None => {
+            let module = crate::ground::upstream::go_module_dir("sigs.k8s.io/kwok", &version)?;
+            modules.insert(version, module.clone());
+            module
+        }
+    };
+    Ok(module.join("kustomize/stage/pod/fast"))
 }
