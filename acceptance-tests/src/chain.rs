@@ -42,19 +42,37 @@ pub async fn example(cli: Cli, name: &str, ground: &Ground, clusters: &[&str]) -
     Ok(work)
 }
 
-/// Writes `examples/<name>/main.tf` and the peering module into `work`, the module source rewritten to the copy.
-pub fn copy_example(work: &Workdir, name: &str) -> Result<()> {
+/// Writes the `.tf` files of `examples/<name>` and the peering module into `work`, the module source rewritten to
+/// the copy. Returns the example's files, relative to `examples/`.
+pub fn copy_example(work: &Workdir, name: &str) -> Result<Vec<String>> {
     let examples = crate::ground::repository_root().join("examples");
     let module_dir = work.path().join("modules/peering");
     std::fs::create_dir_all(&module_dir)?;
-    for entry in std::fs::read_dir(examples.join("modules/peering"))? {
+    for path in tf_files(&examples.join("modules/peering"))? {
+        std::fs::copy(&path, module_dir.join(path.file_name().context("file name")?))?;
+    }
+    let mut copied = Vec::new();
+    for path in tf_files(&examples.join(name))? {
+        let file = path.file_name().context("file name")?.to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        work.write(&file, &text.replace("\"../modules/peering\"", "\"./modules/peering\""))?;
+        copied.push(format!("{name}/{file}"));
+    }
+    ensure!(!copied.is_empty(), "examples/{name} holds no .tf file");
+    Ok(copied)
+}
+
+/// The `.tf` files directly in `dir`, sorted.
+fn tf_files(dir: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).with_context(|| format!("listing {}", dir.display()))? {
         let path = entry?.path();
         if path.extension().is_some_and(|e| e == "tf") {
-            std::fs::copy(&path, module_dir.join(path.file_name().context("file name")?))?;
+            files.push(path);
         }
     }
-    let main = std::fs::read_to_string(examples.join(name).join("main.tf"))?;
-    work.write("main.tf", &main.replace("\"../modules/peering\"", "\"./modules/peering\""))
+    files.sort();
+    Ok(files)
 }
 
 /// A WireGuard public key that belongs to no cluster of any ground: a gateway given it never connects.

@@ -8,13 +8,14 @@
 //! fragments define is checked as the fragment itself writes it). `.tfquery.hcl` files (Terraform's `terraform
 //! query`, which OpenTofu lacks) are validated by Terraform with `validate -query`.
 //!
-//! `examples/resources/liqo_offload` also uses hashicorp/kubernetes (`kubernetes_namespace`): the test mirror serves
-//! it (built from its Go module by `scripts/build-kubernetes-provider.sh`, which `acceptance-tests/test` runs), and
-//! this test fails if it is not there rather than leave that fragment out.
+//! `examples/resources/liqo_offload` also uses hashicorp/kubernetes (`kubernetes_namespace`), and
+//! `examples/provision-with-terraform` hashicorp/kubernetes and hashicorp/helm: the test mirror serves them (built by
+//! `scripts/build-kubernetes-provider.sh` and `scripts/build-helm-provider.sh`, which `acceptance-tests/test` runs),
+//! and this test fails if one is not there rather than leave those examples out.
 //!
 //! Applied on real Liqo elsewhere: examples/bidirectional (tests/examples.rs), examples/peering and hub
-//! (tests/secrets.rs), examples/adopt (tests/adopt.rs), the resource examples with provider.tf
-//! (tests/resource_examples.rs).
+//! (tests/secrets.rs), examples/provision-with-terraform (tests/provision_with_terraform.rs), examples/adopt
+//! (tests/adopt.rs), the resource examples with provider.tf (tests/resource_examples.rs).
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -98,16 +99,17 @@ async fn every_example_file_validates_with_both_clients() -> Result<()> {
     let queries: Vec<&String> = all.iter().filter(|f| f.ends_with(".tfquery.hcl")).collect();
     let mut checked: BTreeSet<String> = BTreeSet::new();
     let mirror = tokio::task::spawn_blocking(mirror::get).await??;
-    ensure!(
-        mirror.serves_kubernetes,
-        "examples/{NEEDS_KUBERNETES} needs hashicorp/kubernetes, which the test mirror serves only once built: run \
-         {}",
-        mirror::KUBERNETES_BUILD_SCRIPT
-    );
+    mirror.require(&mirror::KUBERNETES).with_context(|| format!("examples/{NEEDS_KUBERNETES}"))?;
+    mirror.require(&mirror::HELM).context("examples/provision-with-terraform")?;
     for cli in Cli::available() {
-        for name in ["peering", "hub", "bidirectional"] {
-            validate(cli, &format!("examples/{name}"), |w| copy_example(w, name), &[]).await?;
-            checked.insert(format!("{name}/main.tf"));
+        for name in ["peering", "hub", "bidirectional", "provision-with-terraform"] {
+            let mut copied = Vec::new();
+            let write = |w: &Workdir| {
+                copied = copy_example(w, name)?;
+                Ok(())
+            };
+            validate(cli, &format!("examples/{name}"), write, &[]).await?;
+            checked.extend(copied);
         }
         // `validate` checks the modules a configuration calls: examples/modules/peering through the three above
         // (alone it cannot be validated: its provider blocks are the caller's, `configuration_aliases`).

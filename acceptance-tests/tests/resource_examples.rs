@@ -302,11 +302,7 @@ async fn import_as_documented(work: &Workdir, what: &str) -> Result<()> {
 #[tokio::test(flavor = "multi_thread")]
 async fn resource_examples_apply_replan_empty_and_destroy_cleanly() -> Result<()> {
     let mirror = tokio::task::spawn_blocking(mirror::get).await??;
-    ensure!(
-        mirror.serves_kubernetes,
-        "the liqo_offload example needs hashicorp/kubernetes, which the test mirror serves only once built: run {}",
-        mirror::KUBERNETES_BUILD_SCRIPT
-    );
+    mirror.require(&mirror::KUBERNETES).context("the liqo_offload example")?;
     let ground = Ground::shared();
     for cli in Cli::available() {
         let what = format!("examples/resources with {cli}");

@@ -60,7 +60,12 @@ const ASSIGNED: &[(&str, &str, &[Cli])] = &[
     ("upgrade", "liqo_upgraded_under_a_live_peering", &[OpenTofu]),
     ("upgrade", "a_peering_across_liqo_versions", &[Terraform]),
     ("real_ground", "provider_peers_two_real_liqo_clusters_without_networking", &[OpenTofu]),
-    ("liqo_installed", "liqo_installed_and_peered_in_one_apply", &[Terraform]),
+    // Liqo's tutorial: the issue asks for both clients (Liqo installed by hashicorp/helm under each).
+    (
+        "provision_with_terraform",
+        "liqos_terraform_tutorial_installs_peers_and_uninstalls_cleanly",
+        &[Terraform, OpenTofu],
+    ),
     ("renamed_liqo", "a_renamed_liqo_installation_gets_a_binding_to_its_own_role", &[OpenTofu]),
     // The deferral build joins Terraform (tests/one_run.rs); OpenTofu's depends_on path runs in the whole matrix.
     ("one_run", "clusters_and_peering_in_one_apply", &[Terraform]),

@@ -16,13 +16,56 @@ pub const PROVIDER_SOURCE: &str = "liqotech/liqo";
 /// serves the same archive under both.
 const ADDRESSES: [&str; 2] = ["registry.terraform.io/liqotech/liqo", "registry.opentofu.org/liqotech/liqo"];
 const BINARY: &str = "terraform-provider-liqo";
-/// hashicorp/kubernetes, which one documentation example uses (`kubernetes_namespace` in
-/// `examples/resources/liqo_offload`), under both clients' default registries.
-const KUBERNETES_ADDRESSES: [&str; 2] =
-    ["registry.terraform.io/hashicorp/kubernetes", "registry.opentofu.org/hashicorp/kubernetes"];
-/// The version `scripts/build-kubernetes-provider.sh` builds (its `KUBERNETES_PROVIDER_VERSION`, also the
-/// benchmark's) and the mirror serves.
-pub const KUBERNETES_PROVIDER_VERSION: &str = "3.2.1";
+
+/// A HashiCorp provider that users run beside this one, built from its Go source by a script of the test command
+/// (cached by version) and served by the mirror as `hashicorp/<name>` under both clients' default registries.
+pub struct Companion {
+    /// The provider's type name: `hashicorp/<name>`, binary `terraform-provider-<name>`.
+    pub name: &'static str,
+    /// The version its script builds and the mirror serves.
+    pub version: &'static str,
+    /// What builds it (`acceptance-tests/test` runs it; by hand, run it once).
+    pub build_script: &'static str,
+    /// Names another binary of that version instead of the cache's (the test command sets it to what it built).
+    pub env: &'static str,
+}
+
+/// hashicorp/kubernetes (`kubernetes_namespace` in `examples/resources/liqo_offload` and in
+/// `examples/provision-with-terraform`); the version is also the benchmark's.
+pub const KUBERNETES: Companion = Companion {
+    name: "kubernetes",
+    version: "3.2.1",
+    build_script: "acceptance-tests/scripts/build-kubernetes-provider.sh",
+    env: "LIQO_KUBERNETES_PROVIDER_BIN",
+};
+
+/// hashicorp/helm (`helm_release` in `examples/provision-with-terraform`, Liqo's tutorial).
+pub const HELM: Companion = Companion {
+    name: "helm",
+    version: "3.1.2",
+    build_script: "acceptance-tests/scripts/build-helm-provider.sh",
+    env: "LIQO_HELM_PROVIDER_BIN",
+};
+
+const COMPANIONS: [&Companion; 2] = [&KUBERNETES, &HELM];
+
+impl Companion {
+    fn addresses(&self) -> [String; 2] {
+        ["registry.terraform.io", "registry.opentofu.org"].map(|host| format!("{host}/hashicorp/{}", self.name))
+    }
+
+    /// The binary its script built into the cache (`terraform-provider-<name>-<version>`), or the one its
+    /// environment variable names; `None` when there is none.
+    pub fn binary(&self) -> Option<PathBuf> {
+        let path = match std::env::var_os(self.env) {
+            Some(path) => PathBuf::from(path),
+            None => {
+                crate::ground::cache_bin_dir().ok()?.join(format!("terraform-provider-{}-{}", self.name, self.version))
+            }
+        };
+        path.is_file().then_some(path)
+    }
+}
 
 /// A filesystem mirror holding the provider archive and the CLI configuration that installs from it.
 pub struct Mirror {
@@ -32,9 +75,23 @@ pub struct Mirror {
     pub zip: PathBuf,
     /// `release.sh`'s `terraform-provider-liqo_VERSION_SHA256SUMS` covering [`Mirror::zip`].
     pub sha256sums: PathBuf,
-    /// Whether the mirror also serves hashicorp/kubernetes [`KUBERNETES_PROVIDER_VERSION`] (when
-    /// `scripts/build-kubernetes-provider.sh` has built it); see [`kubernetes_provider_binary`].
-    pub serves_kubernetes: bool,
+    /// The companion providers the mirror serves (those built; see [`Companion::binary`]), by name.
+    serves: Vec<&'static str>,
+}
+
+impl Mirror {
+    /// Fails, naming the script that builds it, unless the mirror serves `companion` (it serves those built).
+    pub fn require(&self, companion: &Companion) -> Result<()> {
+        if !self.serves.contains(&companion.name) {
+            bail!(
+                "this needs hashicorp/{} {}, which the test mirror serves only once built: run {}",
+                companion.name,
+                companion.version,
+                companion.build_script
+            );
+        }
+        Ok(())
+    }
 }
 
 /// This machine's platform in Terraform's `OS_ARCH` spelling (Go's names), e.g. `linux_amd64`: the archive
@@ -77,18 +134,25 @@ fn build() -> Result<Mirror> {
             .or_else(|_| std::fs::copy(&zip, target.join(file_name)).map(|_| ()))
             .with_context(|| format!("copying {} into the mirror", zip.display()))?;
     }
-    let kubernetes = kubernetes_provider_binary();
-    if let Some(binary) = &kubernetes {
+    let mut serves = Vec::new();
+    let mut also = Vec::new();
+    for companion in COMPANIONS {
+        let Some(binary) = companion.binary() else {
+            also.push(format!("not hashicorp/{} (not built: {})", companion.name, companion.build_script));
+            continue;
+        };
         // The unpacked layout (HOST/NAMESPACE/TYPE/VERSION/OS_ARCH/terraform-provider-TYPE_vVERSION): no archive
-        // to make of a binary of ~100 MB.
-        for address in KUBERNETES_ADDRESSES {
-            let target = dir.join(address).join(KUBERNETES_PROVIDER_VERSION).join(&platform);
+        // to make of a binary of ~70 MB.
+        for address in companion.addresses() {
+            let target = dir.join(address).join(companion.version).join(&platform);
             std::fs::create_dir_all(&target).with_context(|| format!("creating {}", target.display()))?;
-            let file = target.join(format!("terraform-provider-kubernetes_v{KUBERNETES_PROVIDER_VERSION}"));
-            std::fs::hard_link(binary, &file)
-                .or_else(|_| std::fs::copy(binary, &file).map(|_| ()))
+            let file = target.join(format!("terraform-provider-{}_v{}", companion.name, companion.version));
+            std::fs::hard_link(&binary, &file)
+                .or_else(|_| std::fs::copy(&binary, &file).map(|_| ()))
                 .with_context(|| format!("copying {} into the mirror", binary.display()))?;
         }
+        serves.push(companion.name);
+        also.push(format!("hashicorp/{} {} from {}", companion.name, companion.version, binary.display()));
     }
     let cli_config = root.join("cli.tfrc");
     std::fs::write(&cli_config, cli_config_text(&dir)).with_context(|| format!("writing {}", cli_config.display()))?;
@@ -100,17 +164,14 @@ fn build() -> Result<Mirror> {
         .into_iter()
         .map(|cli| cli.version().unwrap_or_else(|e| format!("{cli}: {e}")))
         .collect();
-    let also = match &kubernetes {
-        Some(path) => format!("; hashicorp/kubernetes {KUBERNETES_PROVIDER_VERSION} from {}", path.display()),
-        None => format!("; not hashicorp/kubernetes (not built: {KUBERNETES_BUILD_SCRIPT})"),
-    };
     eprintln!(
-        "[tf] provider {PROVIDER_VERSION} from {} mirrored{also}; clients: {}",
+        "[tf] provider {PROVIDER_VERSION} from {} mirrored; {}; clients: {}",
         slim.display(),
+        also.join("; "),
         clients.join(", ")
     );
     let sha256sums = dist.join(format!("{BINARY}_{PROVIDER_VERSION}_SHA256SUMS"));
-    Ok(Mirror { dir, cli_config, zip, sha256sums, serves_kubernetes: kubernetes.is_some() })
+    Ok(Mirror { dir, cli_config, zip, sha256sums, serves })
 }
 
 /// The binary packaged (`binary` without debug info, or `binary` itself where it could not be stripped), the
@@ -150,21 +211,6 @@ fn packaged(binary: &Path, dir: &Path, platform: &str) -> Result<(PathBuf, PathB
     Ok((slim, dist, PathBuf::from(zip)))
 }
 
-/// What builds hashicorp/kubernetes (`acceptance-tests/test` runs it; by hand, run it once).
-pub const KUBERNETES_BUILD_SCRIPT: &str = "acceptance-tests/scripts/build-kubernetes-provider.sh";
-
-/// The hashicorp/kubernetes binary `scripts/build-kubernetes-provider.sh` built into the cache
-/// (`terraform-provider-kubernetes-<version>`), or `$LIQO_KUBERNETES_PROVIDER_BIN`; `None` when there is none.
-pub fn kubernetes_provider_binary() -> Option<PathBuf> {
-    let path = match std::env::var_os("LIQO_KUBERNETES_PROVIDER_BIN") {
-        Some(path) => PathBuf::from(path),
-        None => crate::ground::cache_bin_dir()
-            .ok()?
-            .join(format!("terraform-provider-kubernetes-{KUBERNETES_PROVIDER_VERSION}")),
-    };
-    path.is_file().then_some(path)
-}
-
 /// A copy of the binary at `slim` without DWARF debug info (symbols stay, so panics still name functions): a debug
 /// build is ~250 MB, which every `init` would unzip and hash. Falls back to the binary itself without `strip`.
 fn without_debug_info(binary: &Path, slim: &Path) -> PathBuf {
@@ -175,12 +221,17 @@ fn without_debug_info(binary: &Path, slim: &Path) -> PathBuf {
     }
 }
 
-/// The provider and hashicorp/kubernetes come only from the mirror (if hashicorp/kubernetes was not built, a
-/// configuration that needs it fails at `init` instead of downloading it); anything else would come from the
-/// registries directly (the tests use no other provider, so nothing is ever downloaded).
+/// The provider and its companions come only from the mirror (if a companion was not built, a configuration that
+/// needs it fails at `init` instead of downloading it); anything else would come from the registries directly
+/// (the tests use no other provider, so nothing is ever downloaded).
 fn cli_config_text(mirror: &Path) -> String {
-    let addresses =
-        ADDRESSES.iter().chain(&KUBERNETES_ADDRESSES).map(|a| format!("\"{a}\"")).collect::<Vec<_>>().join(", ");
+    let addresses = ADDRESSES
+        .map(str::to_owned)
+        .into_iter()
+        .chain(COMPANIONS.iter().flat_map(|c| c.addresses()))
+        .map(|a| format!("\"{a}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
         "provider_installation {{\n  filesystem_mirror {{\n    path    = \"{}\"\n    include = [{addresses}]\n  }}\n  \
          direct {{\n    exclude = [{addresses}]\n  }}\n}}\n",
@@ -241,11 +292,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cli_config_mirrors_both_providers_at_both_registries_and_excludes_them_from_direct() {
+    fn cli_config_mirrors_every_provider_at_both_registries_and_excludes_them_from_direct() {
         let text = cli_config_text(Path::new("/m"));
         assert!(text.contains("path    = \"/m\""), "{text}");
         let both = "[\"registry.terraform.io/liqotech/liqo\", \"registry.opentofu.org/liqotech/liqo\", \
-                    \"registry.terraform.io/hashicorp/kubernetes\", \"registry.opentofu.org/hashicorp/kubernetes\"]";
+                    \"registry.terraform.io/hashicorp/kubernetes\", \"registry.opentofu.org/hashicorp/kubernetes\", \
+                    \"registry.terraform.io/hashicorp/helm\", \"registry.opentofu.org/hashicorp/helm\"]";
         assert!(text.contains(&format!("include = {both}")), "{text}");
         assert!(text.contains(&format!("exclude = {both}")), "{text}");
     }

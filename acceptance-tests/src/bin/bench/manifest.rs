@@ -16,7 +16,7 @@ use liqo_acceptance::ground::{Ground, repository_root};
 use liqo_acceptance::tf::Cli;
 
 /// The version the mirror serves and `main.tf` requires; the build script names its binary after it.
-pub const KUBERNETES_PROVIDER_VERSION: &str = "3.2.1";
+pub const KUBERNETES_PROVIDER_VERSION: &str = liqo_acceptance::tf::mirror::KUBERNETES.version;
 /// hashicorp/kubernetes under both CLIs' default registries.
 const ADDRESSES: [&str; 2] =
     ["registry.terraform.io/hashicorp/kubernetes", "registry.opentofu.org/hashicorp/kubernetes"];
