@@ -33,7 +33,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         rest = &rest[unit_len..];
         total += n * factor;
     }
-    Ok(Duration::from_secs_f64(total))
+    // A value past what a Duration holds (about 5.8e11 years) is refused rather than panicking the provider.
+    Duration::try_from_secs_f64(total).map_err(|_| format!("`{s}` is too long a duration"))
 }
 
 /// Where a configuration written for the Go provider 0.x is sent.
@@ -411,15 +412,51 @@ pub fn check_wireguard_key(s: &str) -> Result<(), String> {
     }
 }
 
+/// A URL as written, split where the provider's checks look: the scheme before the first `://`, the authority up
+/// to the first `/` after it. The one reading of a URL for the provider block (`host`, `proxy_url`) and the
+/// resources' API server URLs; whether kube can use it at all is [`Url::is_valid`], which `http::Uri` decides.
+pub struct Url<'a> {
+    /// Before `://`, as written: `http::Uri` would lowercase it, and the checks and their messages go by what the
+    /// user wrote (`HTTPS://` is refused where `https://` is asked for).
+    pub scheme: &'a str,
+    /// Everything after `://`.
+    pub rest: &'a str,
+    /// `rest` up to its first `/`: user, host and port.
+    pub authority: &'a str,
+    text: &'a str,
+}
+
+impl<'a> Url<'a> {
+    /// `None` when `text` has no `://`, i.e. no scheme.
+    pub fn split(text: &'a str) -> Option<Url<'a>> {
+        let (scheme, rest) = text.split_once("://")?;
+        Some(Url { scheme, rest, authority: rest.split('/').next().unwrap_or_default(), text })
+    }
+
+    /// Whether kube can hold it: `http::Uri` (the type kube's `Config` keeps the server in) takes it, and it has
+    /// something after `://`.
+    pub fn is_valid(&self) -> bool {
+        !self.rest.is_empty() && self.text.parse::<http::Uri>().is_ok()
+    }
+}
+
 /// `https://host[:port][/path]`: what a kubeconfig `server` may hold. Plain HTTP is refused because the
 /// consumer authenticates with a client certificate, which only works over TLS.
+///
+/// The scheme and authority come from [`Url::split`]; the host and port rules below stay here rather than being
+/// asked of `http::Uri`, for two reasons. `http::Uri` is more lenient than a kubeconfig server may be (it takes
+/// ports `0`, `99999` or `x`, any text in brackets, `_` in host names), so it cannot decide them; and each message
+/// names the part that is wrong, which its errors do not. Nor is [`Url::is_valid`] asked at the end: this check has
+/// always taken paths `http::Uri` refuses (`<`, `>`, a backquote), and refusing them now would change which
+/// configurations plan.
 pub fn check_api_server_url(url: &str) -> Result<(), String> {
-    let rest =
-        url.strip_prefix("https://").ok_or("does not start with `https://` (API servers are served over TLS)")?;
-    if rest.contains(['?', '#', '@']) || rest.contains(char::is_whitespace) {
+    let url = Url::split(url)
+        .filter(|u| u.scheme == "https")
+        .ok_or("does not start with `https://` (API servers are served over TLS)")?;
+    if url.rest.contains(['?', '#', '@']) || url.rest.contains(char::is_whitespace) {
         return Err("contains a query, fragment, user name or space".into());
     }
-    let authority = rest.split('/').next().unwrap_or_default();
+    let authority = url.authority;
     let port = if let Some(v6) = authority.strip_prefix('[') {
         let (addr, after) = v6.split_once(']').ok_or("has an unclosed `[` in an IPv6 address")?;
         addr.parse::<std::net::Ipv6Addr>().map_err(|_| format!("has an invalid IPv6 address `{addr}`"))?;
@@ -458,6 +495,7 @@ mod tests {
         assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert!(parse_duration("10").unwrap_err().contains("without a unit"));
+        assert!(parse_duration("99999999999999999999999h").unwrap_err().contains("too long"));
         assert!(parse_duration("5 minutes").is_err());
     }
 
@@ -494,6 +532,37 @@ mod tests {
         let paths: Vec<String> = d.iter().map(|d| d.attribute.as_ref().unwrap().to_string()).collect();
         assert_eq!(paths, ["remote_cluster_id", "remote_public_key", "server.port", "mode"]);
         assert!(d.0[1].detail.contains("decodes to 9 bytes"));
+    }
+
+    #[test]
+    fn urls_split_as_written() {
+        let url = Url::split("HTTPS://[::1]:6443/prefix").unwrap();
+        assert_eq!((url.scheme, url.authority, url.rest), ("HTTPS", "[::1]:6443", "[::1]:6443/prefix"));
+        assert!(Url::split("10.0.0.1:6443").is_none());
+        assert!(Url::split("socks5://proxy:1080").unwrap().is_valid());
+        for invalid in ["https://", "https://h:1:2", "https://[::1", "https://h/a<b"] {
+            assert!(!Url::split(invalid).unwrap().is_valid(), "{invalid}");
+        }
+    }
+
+    /// Each rule of an API server URL, with the message that names it.
+    #[test]
+    fn api_server_url_messages() {
+        for (bad, why) in [
+            ("HTTPS://h", "does not start with `https://` (API servers are served over TLS)"),
+            ("https://h/x?y", "contains a query, fragment, user name or space"),
+            ("https://[::1", "has an unclosed `[` in an IPv6 address"),
+            ("https://[zz]:1", "has an invalid IPv6 address `zz`"),
+            ("https://[::1]x", "has text after the IPv6 address that is not `:port`"),
+            ("https:///prefix", "has no host"),
+            ("https://h_1", "has an invalid host `h_1` (IPv6 addresses go in brackets: `https://[fd00::1]:6443`)"),
+            ("https://h:0", "has an invalid port `0` (1–65535)"),
+            ("https://h:1:2", "has an invalid port `1:2` (1–65535)"),
+        ] {
+            assert_eq!(check_api_server_url(bad), Err(why.to_string()), "{bad}");
+        }
+        // Paths are taken as written, also where `http::Uri` would refuse them.
+        assert_eq!(check_api_server_url("https://h:6443/a<b"), Ok(()));
     }
 
     #[test]

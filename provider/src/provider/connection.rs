@@ -14,6 +14,7 @@
 //! formed) is checked here, and each error points at the attribute (or names the environment variable) it
 //! came from.
 use super::attr::{self, kubernetes, kubernetes::exec};
+use crate::validate::Url;
 use kube::config::{
     AuthInfo, Cluster as KubeCluster, Context, ExecConfig, ExecInteractiveMode, KubeConfigOptions, Kubeconfig,
     KubeconfigError, NamedAuthInfo, NamedCluster, NamedContext,
@@ -224,10 +225,11 @@ fn check_exec_api_version(v: &str) -> Diagnostics {
     }
 }
 
+/// `host` / `proxy_url`: a URL ([`Url`]) with one of `schemes` that kube can use.
 fn check_url(s: &Setting<String>, schemes: &[&str]) -> Diagnostics {
     let what = s.path.to_string();
-    let (scheme, rest) = match s.value.split_once("://") {
-        Some(x) => x,
+    let url = match Url::split(&s.value) {
+        Some(url) => url,
         None => {
             return s
                 .error(
@@ -241,6 +243,7 @@ fn check_url(s: &Setting<String>, schemes: &[&str]) -> Diagnostics {
                 .into();
         }
     };
+    let scheme = url.scheme;
     if !schemes.contains(&scheme) {
         return s
             .error(
@@ -253,7 +256,7 @@ fn check_url(s: &Setting<String>, schemes: &[&str]) -> Diagnostics {
             )
             .into();
     }
-    if rest.is_empty() || s.value.parse::<http::Uri>().is_err() {
+    if !url.is_valid() {
         return s
             .error(
                 format!("Invalid URL in `{what}`"),

@@ -23,8 +23,6 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
-pub use objects::{PRIVATE_KEY, key_secret_name};
-
 pub struct ConsumerKeyResource {
     cluster: Arc<ClusterApi>,
 }

@@ -7,15 +7,7 @@ use kube::api::ObjectMeta;
 use liqo_schema::liqo::labels;
 
 use crate::crypto;
-
-/// Data keys of the key Secret.
-pub const PRIVATE_KEY: &str = "privateKey";
-pub const CSR: &str = "csr";
-
-/// Name of the key Secret for `provider`.
-pub fn key_secret_name(provider: &str) -> String {
-    format!("controlplane-key-{provider}")
-}
+use crate::resources::shared::control_plane_key::{CSR, PRIVATE_KEY, key_secret_name};
 
 /// The key Secret: labelled for the peer like every per-peer object (without `liqo.io/identity-type`, so Liqo's
 /// crd-replicator never takes it for an identity) and as this provider's.

@@ -8,7 +8,7 @@ use kube::api::Api;
 use liqo_schema::liqo::labels;
 use liqo_schema::tf::{Diagnostic, Value};
 
-use super::objects::{CSR, PRIVATE_KEY, key_secret, key_secret_name, sound};
+use super::objects::{key_secret, sound};
 use super::schema::attr;
 use super::{ConsumerKeyResource, plan, schema};
 use crate::attributes::{Decl, Key};
@@ -20,6 +20,7 @@ use crate::kube::OpError;
 use crate::kube::is_terminating;
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts};
+use crate::resources::shared::control_plane_key::{CSR, PRIVATE_KEY, key_secret_name};
 
 impl ConsumerKeyResource {
     /// The key Secret's CSR and common name, if the Secret is there and sound.

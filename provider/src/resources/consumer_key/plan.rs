@@ -2,9 +2,9 @@
 //! known once the key is made.
 use liqo_schema::tf::Value;
 
-use super::objects::key_secret_name;
 use super::schema::attr;
 use crate::resources::lifecycle::{Plan, PlanRules, no_hook};
+use crate::resources::shared::control_plane_key::key_secret_name;
 
 pub const RULES: PlanRules = PlanRules { repair_missing_in_place: false, defaults: no_hook, refine };
 

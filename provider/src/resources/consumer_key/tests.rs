@@ -2,11 +2,12 @@ use liqo_schema::liqo::labels;
 use liqo_schema::tf::{AttributePath, Value};
 
 use super::ConsumerKeyResource;
-use super::objects::{PRIVATE_KEY, key_secret, sound};
+use super::objects::{key_secret, sound};
 use super::schema::attr;
 use crate::crypto;
 use crate::resources::lifecycle::Plan;
 use crate::resources::lifecycle::TIMEOUTS;
+use crate::resources::shared::control_plane_key::PRIVATE_KEY;
 
 crate::resources::lifecycle::test_helpers!(super::ConsumerKeyResource, 2);
 

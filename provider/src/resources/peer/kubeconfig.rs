@@ -6,7 +6,7 @@ use k8s_openapi::api::core::v1::Secret;
 
 use crate::crypto;
 use crate::kube::{OpError, is_terminating};
-use crate::resources::consumer_key;
+use crate::resources::shared::control_plane_key;
 
 /// Names in the assembled kubeconfig (Liqo's `GenerateKubeconfig` shape: one cluster, one user, one context).
 const KUBECONFIG_CONTEXT: &str = "default-context";
@@ -73,18 +73,18 @@ pub fn key_for_certificate(
     let key = secret
         .data
         .as_ref()
-        .and_then(|d| d.get(consumer_key::PRIVATE_KEY))
+        .and_then(|d| d.get(control_plane_key::PRIVATE_KEY))
         .and_then(|b| String::from_utf8(b.0.clone()).ok())
         .map(zeroize::Zeroizing::new)
         .ok_or_else(|| {
             failed(
-                format!("it has no `{}` entry", consumer_key::PRIVATE_KEY),
+                format!("it has no `{}` entry", control_plane_key::PRIVATE_KEY),
                 "Pass the Secret liqo_consumer_key wrote (`key_secret_name`).",
             )
         })?;
     let ours = crypto::private_key_public_key(&key).map_err(|why| {
         failed(
-            format!("`{}`: {why}", consumer_key::PRIVATE_KEY),
+            format!("`{}`: {why}", control_plane_key::PRIVATE_KEY),
             "Pass the Secret liqo_consumer_key wrote (`key_secret_name`).",
         )
     })?;

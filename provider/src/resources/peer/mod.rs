@@ -43,9 +43,6 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use operations::wait_for_virtual_node;
-pub(crate) use status::node_check;
-
 pub struct PeerResource {
     cluster: Arc<ClusterApi>,
 }

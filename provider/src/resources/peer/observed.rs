@@ -10,8 +10,8 @@ use super::objects::minted_by_liqo;
 use super::schema::ISSUED;
 use super::schema::attr;
 use crate::quantity;
-use crate::resources::consumer_key;
 use crate::resources::lifecycle::{TIMEOUTS, observed_map};
+use crate::resources::shared::control_plane_key;
 
 /// The state as the cluster has it. `prior` is the previous state (Null on import): values the cluster does
 /// not hold (timeouts, wait flag) come from it, and quantities equal in value keep the user's spelling.
@@ -73,7 +73,7 @@ pub fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Val
         if prior.is_null() {
             s.set(
                 attr::client_key_secret,
-                Value::string(consumer_key::key_secret_name(provider.as_deref().unwrap_or_default())),
+                Value::string(control_plane_key::key_secret_name(provider.as_deref().unwrap_or_default())),
             );
         }
     }

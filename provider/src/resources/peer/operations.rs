@@ -7,16 +7,14 @@ use std::time::Duration;
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Node, Secret};
 use kube::api::Api;
-use liqo_schema::liqo::{Connection, Identity, ResourceSlice, VirtualNode, labels};
+use liqo_schema::liqo::{Identity, ResourceSlice, VirtualNode, labels};
 use liqo_schema::tf::{Diagnostic, Diagnostics, Value};
 
 use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate};
 use super::objects::{Credentials, Peering, identity_secret_name, owning_identity};
 use super::observed::observed_state;
 use super::schema::attr;
-use super::status::{
-    AUTHENTICATION_DENIAL_GRACE, OnAuthDenial, network_note, node_check, slice_check, virtual_node_check,
-};
+use super::status::{AUTHENTICATION_DENIAL_GRACE, OnAuthDenial, slice_check};
 use super::{PeerResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
@@ -24,6 +22,7 @@ use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label, n
 use crate::kube::{OpError, is_terminating};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
+use crate::resources::shared::virtual_node_wait::wait_for_virtual_node;
 use crate::validate::Validator;
 use secrecy::ExposeSecret;
 
@@ -299,46 +298,4 @@ impl Lifecycle for PeerResource {
     fn upgrade(version: i64, state: &serde_json::Value) -> Option<Result<serde_json::Value, Diagnostics>> {
         upgrade_dropping_v0("kubeconfig", version, state)
     }
-}
-
-/// The VirtualNode `name` running, then (if Liqo makes one) its Node `Ready`; a Node that stays NotReady is
-/// explained by the Connection to `provider` when that is the cause. liqo_peer waits so for Liqo's node,
-/// liqo_virtual_node for its own.
-pub(crate) async fn wait_for_virtual_node(
-    op: &Op<'_>,
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-    provider: &str,
-) -> Result<(), OpError> {
-    let vns: Api<VirtualNode> = Api::namespaced(client.clone(), namespace);
-    let create_node = crate::kube::wait_for(
-        op.ctx,
-        &vns,
-        name,
-        "conditions VirtualKubelet and Node = Running",
-        op.deadline.left(),
-        virtual_node_check,
-    )
-    .await?;
-    if !create_node {
-        return Ok(());
-    }
-    let nodes: Api<Node> = Api::all(client.clone());
-    let ready =
-        crate::kube::wait_for(op.ctx, &nodes, name, "condition Ready = True", op.deadline.left(), node_check).await;
-    if let Err(OpError::Timeout { object, waiting_for, last_seen, after }) = ready {
-        // Name the Connection in the error: the most common reason a new virtual node stays NotReady.
-        let connections: Api<Connection> = Api::all(client.clone());
-        let selector = format!("{}={}", labels::REMOTE_CLUSTER_ID, provider);
-        let last_seen = match crate::kube::list(op.ctx, &connections, &selector).await {
-            Ok(found) => match network_note(&found, provider) {
-                Some(note) => format!("{last_seen}. {note}"),
-                None => last_seen,
-            },
-            Err(_) => last_seen,
-        };
-        return Err(OpError::Timeout { object, waiting_for, last_seen, after });
-    }
-    ready
 }

@@ -18,12 +18,13 @@ use super::objects::{Credentials, Peering, minted_by_liqo, owning_identity};
 use super::observed::observed_state;
 use super::schema::ISSUED;
 use super::schema::attr;
-use super::status::{OnAuthDenial, network_note, node_check, slice_check, virtual_node_check};
+use super::status::{OnAuthDenial, slice_check};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::kube::{OpError, Verdict};
-use crate::resources::consumer_key;
 use crate::resources::lifecycle::{Driven, Plan, TIMEOUTS};
+use crate::resources::shared::control_plane_key;
+use crate::resources::shared::virtual_node_wait::{network_note, node_check, virtual_node_check};
 use secrecy::ExposeSecret;
 
 crate::resources::lifecycle::test_helpers!(super::PeerResource, 2);
@@ -75,7 +76,10 @@ fn issued() -> &'static Issued {
 
 fn key_secret(key_pem: &str) -> Secret {
     Secret {
-        data: Some(BTreeMap::from([(consumer_key::PRIVATE_KEY.to_string(), ByteString(key_pem.as_bytes().to_vec()))])),
+        data: Some(BTreeMap::from([(
+            control_plane_key::PRIVATE_KEY.to_string(),
+            ByteString(key_pem.as_bytes().to_vec()),
+        )])),
         ..Default::default()
     }
 }

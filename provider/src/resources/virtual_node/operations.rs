@@ -19,7 +19,7 @@ use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, label, namespaced
 use crate::kube::{OpError, Verdict, is_terminating};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
-use crate::resources::peer::{node_check, wait_for_virtual_node};
+use crate::resources::shared::virtual_node_wait::{node_check, wait_for_virtual_node};
 use crate::validate::Validator;
 
 impl VirtualNodeResource {
