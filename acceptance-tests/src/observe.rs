@@ -2,7 +2,7 @@
 //! diagnostics, and polling for what Liqo or the simulator does asynchronously.
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::{Namespace, Node};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams, PostParams};
@@ -19,7 +19,7 @@ where
 {
     until(timeout, Duration::from_millis(200), what, || {
         let looked = check();
-        async move { Ok(looked.await?.map_or_else(|| Seen::NotYet(String::new()), Seen::Done)) }
+        async move { Ok(looked.await?.into()) }
     })
     .await
 }
@@ -30,8 +30,38 @@ pub enum Seen<T> {
     NotYet(String),
 }
 
-/// Polls `look` every `every` until it is done, failing after `timeout` with `what` and the last state seen: the
-/// one polling loop of the tests.
+/// `Some` is done; `None` is not yet, with nothing worth showing of what was seen.
+impl<T> From<Option<T>> for Seen<T> {
+    fn from(found: Option<T>) -> Self {
+        found.map_or_else(|| Seen::NotYet(String::new()), Seen::Done)
+    }
+}
+
+/// The error [`until`] and [`until_blocking`] fail with when time runs out: what was awaited, for how long, and
+/// the last state seen. A caller to whom running out of time is no failure (a grace period before SIGKILL), or who
+/// adds what is worth reading only then (a log's tail), tells it from a look's own error by
+/// `err.is::<TimedOut>()`.
+#[derive(Debug)]
+pub struct TimedOut {
+    pub what: String,
+    pub timeout: Duration,
+    pub last: String,
+}
+
+impl std::fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let TimedOut { what, timeout, last } = self;
+        match last.is_empty() {
+            true => write!(f, "{what} did not happen within {timeout:?}"),
+            false => write!(f, "{what} did not happen within {timeout:?}; last seen: {last}"),
+        }
+    }
+}
+
+impl std::error::Error for TimedOut {}
+
+/// Polls `look` every `every` until it is done, failing after `timeout` with [`TimedOut`] (`what` and the last
+/// state seen); an error of `look` ends it at once. The one polling loop of the tests, with [`until_blocking`].
 pub async fn until<T, F, Fut>(timeout: Duration, every: Duration, what: &str, mut look: F) -> Result<T>
 where
     F: FnMut() -> Fut,
@@ -39,17 +69,30 @@ where
 {
     let deadline = Instant::now() + timeout;
     loop {
-        let last = match look().await? {
+        match look().await? {
             Seen::Done(value) => return Ok(value),
-            Seen::NotYet(last) => last,
-        };
-        if Instant::now() > deadline {
-            match last.is_empty() {
-                true => bail!("{what} did not happen within {timeout:?}"),
-                false => bail!("{what} did not happen within {timeout:?}; last seen: {last}"),
+            Seen::NotYet(last) if Instant::now() > deadline => {
+                return Err(TimedOut { what: what.into(), timeout, last }.into());
             }
+            Seen::NotYet(_) => tokio::time::sleep(every).await,
         }
-        tokio::time::sleep(every).await;
+    }
+}
+
+/// [`until`] for code that is not async (a `#[test]`, a blocking task): sleeps the thread between looks.
+pub fn until_blocking<T, F>(timeout: Duration, every: Duration, what: &str, mut look: F) -> Result<T>
+where
+    F: FnMut() -> Result<Seen<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        match look()? {
+            Seen::Done(value) => return Ok(value),
+            Seen::NotYet(last) if Instant::now() > deadline => {
+                return Err(TimedOut { what: what.into(), timeout, last }.into());
+            }
+            Seen::NotYet(_) => std::thread::sleep(every),
+        }
     }
 }
 
@@ -160,4 +203,49 @@ pub async fn create_namespace(client: &kube::Client, name: &str) -> Result<()> {
 /// Diagnostics as one line of text: Terraform frames and wraps them, which must not split a phrase.
 pub fn flat(text: &str) -> String {
     text.replace('│', " ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn until_returns_what_is_done_and_fails_with_the_last_state_seen() {
+        let mut looks = 0;
+        let found = until(Duration::from_secs(5), Duration::from_millis(1), "the third look", || {
+            looks += 1;
+            let seen = if looks == 3 { Seen::Done(looks) } else { Seen::NotYet(format!("look {looks}")) };
+            async move { Ok(seen) }
+        })
+        .await
+        .unwrap();
+        assert_eq!(found, 3);
+
+        let mut looks = 0;
+        let err = until(Duration::from_millis(30), Duration::from_millis(5), "a thing", || {
+            looks += 1;
+            let seen = Seen::<()>::NotYet(format!("look {looks}"));
+            async move { Ok(seen) }
+        })
+        .await
+        .unwrap_err();
+        let timed_out = err.downcast_ref::<TimedOut>().expect("running out of time is a TimedOut");
+        assert_eq!(timed_out.last, format!("look {looks}"), "the error shows the last look");
+        assert_eq!(err.to_string(), format!("a thing did not happen within 30ms; last seen: look {looks}"));
+    }
+
+    #[test]
+    fn until_blocking_ends_at_a_looks_error_and_says_when_nothing_was_seen() {
+        let err = until_blocking(Duration::from_secs(5), Duration::from_millis(1), "never", || -> Result<Seen<()>> {
+            anyhow::bail!("the look failed")
+        })
+        .unwrap_err();
+        assert!(!err.is::<TimedOut>(), "{err}");
+        assert_eq!(err.to_string(), "the look failed");
+
+        let err =
+            until_blocking(Duration::ZERO, Duration::from_millis(1), "nothing", || Ok(None::<()>.into())).unwrap_err();
+        assert!(err.is::<TimedOut>(), "{err}");
+        assert_eq!(err.to_string(), "nothing did not happen within 0ns");
+    }
 }

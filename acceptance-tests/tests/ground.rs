@@ -15,7 +15,7 @@ use kube::api::{
 };
 use kube::{Api, Client};
 use liqo_acceptance::ground::{FAULTS_CONFIGMAP, LiqoMode, Options, audit, kubeconfig, pki, process};
-use liqo_acceptance::observe::{create_namespace, eventually};
+use liqo_acceptance::observe::{Seen, create_namespace, eventually, until_blocking};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::labels;
 use serde_json::json;
@@ -318,14 +318,21 @@ fn the_processes_of_a_crashed_test_process_die_with_it() -> Result<()> {
     assert!(!dir.is_empty(), "the child must have started a ground before crashing:\n{output}");
     let processes = Ground::recorded_processes(std::path::Path::new(&dir))?;
     assert!(processes.len() >= 4, "the crashed ground recorded its processes: {processes:?}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while processes.iter().any(process::is_running) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let survivors: Vec<&str> = processes.iter().filter(|p| process::is_running(p)).map(|p| p.name.as_str()).collect();
+    let ended = until_blocking(
+        Duration::from_secs(10),
+        Duration::from_millis(100),
+        "the crashed test process's ground processes to end with it",
+        || {
+            let survivors: Vec<&str> =
+                processes.iter().filter(|p| process::is_running(p)).map(|p| p.name.as_str()).collect();
+            Ok(match survivors.is_empty() {
+                true => Seen::Done(()),
+                false => Seen::NotYet(format!("processes outlived the crashed test process: {survivors:?}")),
+            })
+        },
+    );
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(survivors.is_empty(), "processes outlived the crashed test process: {survivors:?}");
-    Ok(())
+    ended
 }
 
 #[tokio::test]

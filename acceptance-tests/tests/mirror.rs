@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use base64::Engine;
+use liqo_acceptance::observe::until_blocking;
 use liqo_acceptance::tf::{self, Cli, PROVIDER_VERSION, Workdir, mirror};
 use sha2::{Digest, Sha256};
 
@@ -241,16 +242,12 @@ fn the_debug_mode_line_attaches_every_cli() -> Result<()> {
 
     // Ctrl-C ends debug mode cleanly.
     Command::new("kill").args(["-INT", &provider.0.id().to_string()]).status()?;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = provider.0.try_wait()? {
-            break status;
-        }
-        if Instant::now() > deadline {
-            bail!("the debug provider did not exit within 10 s of SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = until_blocking(
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        "the debug provider's exit on SIGINT",
+        || Ok(provider.0.try_wait()?.into()),
+    )?;
     assert!(status.success(), "debug provider exit after SIGINT: {status}");
     Ok(())
 }

@@ -40,7 +40,7 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams};
 use liqo_acceptance::chain::example;
 use liqo_acceptance::ground::process;
-use liqo_acceptance::observe::{self, eventually, peering_up};
+use liqo_acceptance::observe::{self, TimedOut, eventually, peering_up};
 use liqo_acceptance::tf::{self, Cli, Run, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
 use liqo_schema::liqo::networking::Connection;
@@ -186,17 +186,16 @@ async fn traced(work: &Workdir, dir: &Path, trace: &Path, label: &str, args: &[&
     let description = format!("TF_LOG=TRACE {} {}", work.cli().name(), args.join(" "));
     let started = Instant::now();
     let mut child = process::spawn_attached(command).with_context(|| format!("starting `{description}`"))?;
-    let status = tokio::task::spawn_blocking(move || -> std::io::Result<(ExitStatus, bool)> {
-        let deadline = Instant::now() + COMMAND_TIMEOUT;
-        loop {
-            if let Some(status) = child.try_wait()? {
-                return Ok((status, false));
-            }
-            if Instant::now() > deadline {
+    let status = tokio::task::spawn_blocking(move || -> Result<(ExitStatus, bool)> {
+        let exited = observe::until_blocking(COMMAND_TIMEOUT, Duration::from_millis(50), "the command to end", || {
+            Ok(child.try_wait()?.into())
+        });
+        match exited {
+            Err(err) if err.is::<TimedOut>() => {
                 child.kill()?;
-                return Ok((child.wait()?, true));
+                Ok((child.wait()?, true))
             }
-            std::thread::sleep(Duration::from_millis(50));
+            exited => Ok((exited?, false)),
         }
     })
     .await??;

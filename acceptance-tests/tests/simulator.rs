@@ -740,20 +740,17 @@ async fn resource_slice_is_replicated_accepted_and_becomes_a_virtual_node() -> R
             rv(&nodes.get("milan-accept").await?.metadata),
         ])
     };
-    let mut before = versions().await?;
-    let settle_by = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = std::cell::Cell::new(None);
+    let settled = "slice, provider copy, VirtualNode and Node to stop changing for 2 s (a write loop?)";
+    until(Duration::from_secs(30), Duration::from_secs(2), settled, || async {
         let after = versions().await?;
-        if after == before {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < settle_by,
-            "slice, provider copy, VirtualNode and Node still change after 30 s (a write loop?): {before:?} -> {after:?}"
-        );
-        before = after;
-    }
+        Ok(match before.replace(Some(after.clone())) {
+            Some(before) if before == after => Seen::Done(()),
+            Some(before) => Seen::NotYet(format!("{before:?} -> {after:?}")),
+            None => Seen::NotYet(format!("{after:?}")),
+        })
+    })
+    .await?;
 
     // A resource change flows to status.resources, the VirtualNode quota and the Node capacity.
     let patch = json!({"spec": {"resources": {"cpu": "3", "memory": "4Gi"}}});

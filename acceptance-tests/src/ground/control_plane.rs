@@ -10,7 +10,7 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use base64::Engine as _;
@@ -21,6 +21,7 @@ use super::pki::{self, Ca};
 use super::process::{self, Lifetime, Spec, Supervised};
 use super::upstream::Upstream;
 use super::{audit, kubeconfig};
+use crate::observe::{Seen, TimedOut, until};
 
 /// Controllers the ground's controller-manager runs (names as `kube-controller-manager --controllers` takes them).
 const CONTROLLERS: &str = "namespace-controller,garbage-collector-controller,\
@@ -545,8 +546,8 @@ fn write_pki(layout: &Layout, pki_dir: &Path) -> Result<PkiFiles> {
 /// failing fast with the log tail when etcd or the API server exits.
 pub(super) async fn wait_ready(layout: &Layout, started: &Mutex<Vec<Supervised>>) -> Result<()> {
     let client = kubeconfig::client(&layout.kubeconfig).await?;
-    let deadline = Instant::now() + READY_TIMEOUT;
-    loop {
+    let what = format!("the API server of cluster {} ({}) to be ready", layout.name, layout.api_server());
+    let ready = until(READY_TIMEOUT, Duration::from_millis(200), &what, || async {
         {
             let mut started = started.lock().expect("process list");
             let prefix = format!("{}/", layout.name);
@@ -565,23 +566,20 @@ pub(super) async fn wait_ready(layout: &Layout, started: &Mutex<Vec<Supervised>>
             }
         }
         let request = http::Request::get("/readyz").body(Vec::new()).expect("a static request is valid");
-        let answer = match client.request_text(request).await {
-            Ok(body) if body.trim() == "ok" => return Ok(()),
-            Ok(body) => body,
-            Err(err) => err.to_string(),
-        };
-        if Instant::now() > deadline {
+        Ok(match client.request_text(request).await {
+            Ok(body) if body.trim() == "ok" => Seen::Done(()),
+            Ok(body) => Seen::NotYet(format!("answer {body:?}")),
+            Err(err) => Seen::NotYet(format!("answer {err}")),
+        })
+    })
+    .await;
+    match ready {
+        // The API server's log says why, read once the wait is over.
+        Err(err) if err.is::<TimedOut>() => {
             let log = layout.apiserver_log();
-            bail!(
-                "the API server of cluster {} ({}) was not ready after {:?}; last answer: {answer}; last lines of {}:\n{}",
-                layout.name,
-                layout.api_server(),
-                READY_TIMEOUT,
-                log.display(),
-                process::log_tail(&log, 20)
-            );
+            bail!("{err}; last lines of {}:\n{}", log.display(), process::log_tail(&log, 20))
         }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        other => other,
     }
 }
 

@@ -16,11 +16,13 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow};
 use rustix::process::{Pid, Signal};
 use serde::{Deserialize, Serialize};
+
+use crate::observe::{self, Seen};
 
 /// How long the ground's processes may outlive the process that starts them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,11 +173,14 @@ pub fn stop_owned(children: &mut [Supervised], grace: Duration) {
             let _ = supervised.thaw();
         }
     }
-    let deadline = Instant::now() + grace;
+    // Running out of grace is no failure: what still runs then gets SIGKILL.
+    let _ = observe::until_blocking(grace, Duration::from_millis(50), "the processes to exit on SIGTERM", || {
+        Ok(match children.iter_mut().all(|s| s.exited().is_some()) {
+            true => Seen::Done(()),
+            false => Seen::NotYet(String::new()),
+        })
+    });
     for supervised in children.iter_mut() {
-        while supervised.exited().is_none() && Instant::now() < deadline {
-            thread::sleep(Duration::from_millis(50));
-        }
         if supervised.exited().is_none() {
             supervised.kill();
         }
@@ -189,10 +194,13 @@ pub fn stop_recorded(records: &[Record], grace: Duration) -> Vec<String> {
     for record in &running {
         let _ = signal(record.pid, Signal::TERM);
     }
-    let deadline = Instant::now() + grace;
-    while running.iter().any(|r| is_running(r)) && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(50));
-    }
+    // Running out of grace is no failure: what still runs then gets SIGKILL.
+    let _ = observe::until_blocking(grace, Duration::from_millis(50), "the processes to exit on SIGTERM", || {
+        Ok(match running.iter().any(|r| is_running(r)) {
+            true => Seen::NotYet(String::new()),
+            false => Seen::Done(()),
+        })
+    });
     for record in running.iter().filter(|r| is_running(r)) {
         let _ = signal(record.pid, Signal::KILL);
     }

@@ -22,6 +22,7 @@ use super::SimCluster;
 use super::faults::Faults;
 use super::log::Events;
 use crate::ground::kubeconfig;
+use crate::observe::{Seen, until};
 
 /// Kinds of change a controller may depend on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,9 +170,13 @@ pub struct Ctx {
 async fn read_cluster_id(name: &str, client: &Client) -> Result<String> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), labels::DEFAULT_LIQO_NAMESPACE);
     let selector = format!("{}={}", labels::APP_NAME, labels::CLUSTER_ID_CONFIGMAP_APP_NAME);
-    let deadline = tokio::time::Instant::now() + CLUSTER_ID_WAIT;
-    loop {
-        let last = match api.list(&ListParams::default().labels(&selector)).await {
+    let what = format!(
+        "cluster {name}: a Liqo cluster ID to appear (ConfigMap liqo/{} labelled {selector}, key {})",
+        labels::CLUSTER_ID_CONFIGMAP,
+        labels::CLUSTER_ID_KEY
+    );
+    until(CLUSTER_ID_WAIT, Duration::from_millis(500), &what, || async {
+        Ok(match api.list(&ListParams::default().labels(&selector)).await {
             Ok(list) => {
                 let ids: Vec<String> = list
                     .items
@@ -180,21 +185,13 @@ async fn read_cluster_id(name: &str, client: &Client) -> Result<String> {
                     .filter(|id| !id.is_empty())
                     .collect();
                 match ids.as_slice() {
-                    [id] => return Ok(id.clone()),
-                    [] => "no ConfigMap with a CLUSTER_ID".to_owned(),
+                    [id] => Seen::Done(id.clone()),
+                    [] => Seen::NotYet("no ConfigMap with a CLUSTER_ID".to_owned()),
                     _ => bail!("cluster {name}: several cluster-ID ConfigMaps ({selector}) in namespace liqo: {ids:?}"),
                 }
             }
-            Err(err) => err.to_string(),
-        };
-        if tokio::time::Instant::now() > deadline {
-            bail!(
-                "cluster {name}: no Liqo cluster ID after {}s (ConfigMap liqo/{} labelled {selector}, key {}): {last}",
-                CLUSTER_ID_WAIT.as_secs(),
-                labels::CLUSTER_ID_CONFIGMAP,
-                labels::CLUSTER_ID_KEY
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+            Err(err) => Seen::NotYet(err.to_string()),
+        })
+    })
+    .await
 }

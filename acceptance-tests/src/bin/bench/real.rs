@@ -14,8 +14,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use kube::{Api, Resource};
 use liqo_acceptance::ground::{Ground, MILAN, ROME};
-use liqo_acceptance::offloaded_pod;
 use liqo_acceptance::tf::Workdir;
+use liqo_acceptance::{observe, offloaded_pod};
 use liqo_schema::liqo::GatewayServer;
 use serde::de::DeserializeOwned;
 use time::OffsetDateTime;
@@ -240,17 +240,15 @@ async fn status_write(
     name: &str,
     prior: &str,
 ) -> Result<OffsetDateTime> {
-    for _ in 0..50 {
-        let text = std::fs::read_to_string(log).with_context(|| format!("reading {}", log.display()))?;
-        if let Some(at) = find_status_write(&text, resource, namespace, name, prior) {
-            return Ok(at);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    bail!(
-        "{}: no successful status update of {resource} {namespace}/{name} from resourceVersion {prior}",
+    let what = format!(
+        "{}: a successful status update of {resource} {namespace}/{name} from resourceVersion {prior}",
         log.display()
-    )
+    );
+    observe::until(Duration::from_secs(5), Duration::from_millis(100), &what, || async {
+        let text = std::fs::read_to_string(log).with_context(|| format!("reading {}", log.display()))?;
+        Ok(find_status_write(&text, resource, namespace, name, prior).into())
+    })
+    .await
 }
 
 fn find_status_write(audit: &str, resource: &str, namespace: &str, name: &str, prior: &str) -> Option<OffsetDateTime> {

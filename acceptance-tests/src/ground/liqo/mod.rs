@@ -270,35 +270,38 @@ fn pod_ip_range(pod_cidr: &str) -> String {
 /// Waits until Liqo works: its webhook listens, and its IPAM has given the pod-CIDR and external-CIDR Networks a
 /// status (what a peering reads first), which takes the controller-manager and the IPAM together.
 pub async fn finish_install(install: &Install<'_>, client: &Client) -> Result<()> {
+    use crate::observe::{Seen, until};
     let name = &install.cluster.name;
-    let deadline = Instant::now() + INSTALL_TIMEOUT;
+    let began = Instant::now();
     let webhook = format!("127.0.0.1:{}", install.ports.webhook);
-    while tokio::net::TcpStream::connect(&webhook).await.is_err() {
-        if Instant::now() > deadline {
-            bail!(
-                "Liqo's webhook of cluster {name} did not listen on {webhook} within {INSTALL_TIMEOUT:?}; see \
-                 logs/kubelet.log and logs/{name}-liqo-webhook-*.log in the ground's directory"
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let what = format!("Liqo's webhook of cluster {name} to listen on {webhook}");
+    until(INSTALL_TIMEOUT, Duration::from_millis(200), &what, || async {
+        Ok(tokio::net::TcpStream::connect(&webhook).await.ok().map(drop).into())
+    })
+    .await
+    .with_context(|| {
+        format!("Liqo did not start on cluster {name} (see logs/kubelet.log and logs/{name}-liqo-webhook-*.log)")
+    })?;
+    // Both waits share INSTALL_TIMEOUT.
     let namespace = labels::DEFAULT_LIQO_NAMESPACE;
     let networks: Api<Network> = Api::namespaced(client.clone(), namespace);
     for network in [labels::NETWORK_TYPE_POD_CIDR, labels::NETWORK_TYPE_EXTERNAL_CIDR] {
-        loop {
+        let what = format!("Liqo of cluster {name} to give Network {namespace}/{network} a status");
+        until(INSTALL_TIMEOUT.saturating_sub(began.elapsed()), Duration::from_millis(300), &what, || async {
             let read = networks.get_opt(network).await.with_context(|| format!("reading Network {network}"))?;
-            if read.and_then(|n| n.status).and_then(|s| s.cidr).is_some() {
-                break;
-            }
-            if Instant::now() > deadline {
-                bail!(
-                    "Liqo of cluster {name} did not give Network {namespace}/{network} a status within \
-                     {INSTALL_TIMEOUT:?}: the controller-manager or the IPAM is not working; see logs/kubelet.log \
-                     and logs/{name}-liqo-controller-manager-*.log, logs/{name}-liqo-ipam-*.log"
-                );
-            }
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
+            Ok(match read {
+                Some(n) if n.status.as_ref().and_then(|s| s.cidr.as_ref()).is_some() => Seen::Done(()),
+                Some(_) => Seen::NotYet("the Network without a CIDR in its status".into()),
+                None => Seen::NotYet("no such Network".into()),
+            })
+        })
+        .await
+        .with_context(|| {
+            format!(
+                "Liqo's controller-manager or IPAM is not working on cluster {name} (see logs/kubelet.log, \
+                 logs/{name}-liqo-controller-manager-*.log and logs/{name}-liqo-ipam-*.log)"
+            )
+        })?;
     }
     Ok(())
 }

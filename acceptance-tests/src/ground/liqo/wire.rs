@@ -21,7 +21,7 @@ use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use rustix::thread::LinkNameSpaceType;
@@ -150,13 +150,10 @@ impl Netns {
         let netns = Netns { holder, path };
         // `unshare` makes the namespace just before it becomes `sleep`; until then the holder is in ours.
         let ours = std::fs::read_link("/proc/self/ns/net").context("reading this process's network namespace")?;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::fs::read_link(&netns.path).ok().is_none_or(|ns| ns == ours) {
-            if Instant::now() > deadline {
-                bail!("the holder of network namespace {name} did not enter a new namespace within 10s");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let what = format!("the holder of network namespace {name} to enter a new namespace");
+        crate::observe::until_blocking(Duration::from_secs(10), Duration::from_millis(10), &what, || {
+            Ok((std::fs::read_link(&netns.path).ok().is_some_and(|ns| ns != ours)).then_some(()).into())
+        })?;
         netns.ip(&["link", "set", "lo", "up"])?;
         Ok(netns)
     }
@@ -344,6 +341,7 @@ fn udp_in_path(path: &Path, address: SocketAddrV4) -> Result<UdpSocket> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observe::Seen;
 
     /// The wire bridge's MAC and how many ports it has, read inside the wire's namespace.
     fn bridge(wire: &Wire) -> Result<(String, usize)> {
@@ -352,19 +350,13 @@ mod tests {
         Ok((mac, wire.netns().ip(&["-o", "link", "show", "master", BRIDGE])?.lines().count()))
     }
 
+    /// A namespace's links go once the kernel has torn it down, a little after its holder ended.
     fn wait_for_ports(wire: &Wire, ports: usize) -> Result<String> {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
+        let what = format!("the wire to have {ports} ports");
+        crate::observe::until_blocking(Duration::from_secs(20), Duration::from_millis(50), &what, || {
             let (mac, now) = bridge(wire)?;
-            if now == ports {
-                return Ok(mac);
-            }
-            // A namespace's links go once the kernel has torn it down, a little after its holder ended.
-            if Instant::now() > deadline {
-                bail!("the wire still has {now} ports, not {ports}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+            Ok(if now == ports { Seen::Done(mac) } else { Seen::NotYet(format!("{now} ports")) })
+        })
     }
 
     /// Gateway pods come and go while other tunnels run over the wire: the node addresses must keep answering
