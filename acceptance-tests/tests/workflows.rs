@@ -1,12 +1,13 @@
 //! The GitHub Actions workflows only run on GitHub, so these tests keep them well-formed and pointing at files
 //! that exist: every workflow parses, has triggers and jobs, every job has a runner and steps, and every script a
 //! step runs from the repository (`./release.sh`, `acceptance-tests/test`, …) is there and executable; and the
-//! scripts they run are found in the checkout under test, not the one the tests were built in. They need no test
-//! ground.
+//! scripts they run are found in the checkout under test, not the one the tests were built in; and the provider's
+//! resource folders keep to their layering. They need no test ground.
 use liqo_acceptance::ground::repository_root;
 use serde_yaml::Value;
+use std::collections::BTreeSet;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 struct Workflow {
     file: String,
@@ -322,4 +323,80 @@ fn workflows_cover_checks_release_and_end_to_end() {
     ] {
         assert!(e2e.contains(needle), "e2e.yml does not do `{needle}`");
     }
+}
+
+// The layering rule of the provider's resource folders (provider/src/lib.rs, DESIGN.md): a type's folder never
+// imports another type's folder, and the modules below them (`lifecycle`, `shared`) import none. What two types
+// share moves to `shared`. Checked here, on the checkout's sources, like the rest of this file.
+/// The modules of `resources/` that are not a resource type: the driver and what the types share.
+const BELOW_THE_TYPES: [&str; 2] = ["lifecycle", "shared"];
+
+/// The modules of `resources/` that `text` reaches through `prefix` (a path to `resources/` as the file spells
+/// it): `resources::peer::…` and each name of a `resources::{peer, shared::…}` group.
+fn reached(text: &str, prefix: &str) -> BTreeSet<String> {
+    let ident = |s: &str| s.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect::<String>();
+    let mut found = BTreeSet::new();
+    for (at, _) in text.match_indices(prefix) {
+        let rest = &text[at + prefix.len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = &group[..group.find('}').unwrap_or(group.len())];
+            found.extend(group.split(',').map(|item| ident(item.trim())).filter(|n| !n.is_empty()));
+        } else {
+            found.insert(ident(rest));
+        }
+    }
+    found
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_resource_scanner_sees_paths_and_groups() {
+    let text = "use crate::resources::peer::node_check;\nuse crate::resources::{gateway, shared::x};\n// [`crate::resources::all`]";
+    assert_eq!(
+        reached(text, "resources::"),
+        BTreeSet::from(["peer".into(), "gateway".into(), "shared".into(), "all".into()])
+    );
+    assert_eq!(reached("use super::super::peer::x;", "super::super::"), BTreeSet::from(["peer".into()]));
+}
+
+#[test]
+fn no_resource_folder_imports_another() {
+    let root = repository_root().join("provider/src/resources");
+    let folders: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let types: BTreeSet<&str> = folders.iter().map(String::as_str).filter(|f| !BELOW_THE_TYPES.contains(f)).collect();
+    assert!(types.contains("peer") && types.contains("virtual_node"), "resource folders not found: {folders:?}");
+    let mut sideways = Vec::new();
+    for folder in &folders {
+        let mut files = Vec::new();
+        rust_files(&root.join(folder), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            // `resources/` is `crate::resources`, `super::super` from a folder's file and `super` from its mod.rs.
+            let parent = if file.ends_with("mod.rs") { "super::" } else { "super::super::" };
+            let mut modules = reached(&text, "resources::");
+            modules.extend(reached(&text, parent));
+            for other in modules.iter().filter(|m| types.contains(m.as_str()) && *m != folder) {
+                sideways.push(format!("{} uses resources::{other}", file.strip_prefix(&root).unwrap().display()));
+            }
+        }
+    }
+    assert!(
+        sideways.is_empty(),
+        "a resource folder imports another (move what they share to resources/shared/): {sideways:#?}"
+    );
 }

@@ -6,7 +6,7 @@
 //!   sources and list resources;
 //! - `resources`, `data_sources` and `list` hold one module per Terraform type; none reaches into another
 //!   layer's module of the same height: what two of them share lives below (what resource types share:
-//!   `resources::shared`, below the type folders; `resources/tests.rs` checks the folders keep to it);
+//!   `resources::shared`, below the type folders; a test of `acceptance-tests/tests/workflows.rs` checks it);
 //! - below them: `attributes` (each type's attributes, declared once), `import_id` (each type's import ID, declared once), `cluster_api` (the lazily connected API
 //!   of the cluster one provider block points at), `cluster_facts` (cluster ID and CIDRs, as liqoctl reads them),
 //!   `validate` (plan-time validators), `quantity` (Kubernetes resource quantities), `kube` (the only place that

@@ -1,6 +1,6 @@
 //! One folder per managed resource type (schema, plan rules, objects, operations, tests), each served through the
 //! one lifecycle driver in `lifecycle/`. A type's folder imports no other type's folder: what two types share lives
-//! in `shared/`, below them (checked by `tests.rs`).
+//! in `shared/`, below them (checked by acceptance-tests/tests/workflows.rs).
 use crate::cluster_api::ClusterApi;
 use lifecycle::{Driven, Managed};
 use std::sync::Arc;
@@ -13,8 +13,6 @@ pub mod offload;
 pub mod peer;
 pub mod shared;
 pub mod tenant;
-#[cfg(test)]
-mod tests;
 pub mod virtual_node;
 
 /// Every managed resource type of the provider, bound to the provider block's cluster: the one list of types. The

@@ -1,5 +1,6 @@
 //! What several resource types share, below their folders: a type's folder never imports another type's folder
-//! (the test in `resources/tests.rs` holds every folder to it), so a fact two types need is decided here once.
+//! (a test in acceptance-tests/tests/workflows.rs holds every folder to it), so a fact two types need is decided
+//! here once.
 //! Each module is one such fact, named for what it is.
 pub mod control_plane_key;
 pub mod virtual_node_wait;
