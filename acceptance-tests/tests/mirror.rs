@@ -1,7 +1,9 @@
 //! The provider under test is installed the way users get it: from its release archive in a filesystem
 //! mirror, by every client (Terraform 1.16.4, OpenTofu 1.11.7 and Terraform 1.0.11, pinned in the ground's
 //! cache). The lock file's hashes are the ones users will commit, so they are checked against the release files
-//! and recomputed here independently. `--debug` mode is checked with every client too. No test ground needed.
+//! and recomputed here independently. `--debug` mode is checked with every client too. And the build of
+//! hashicorp/helm, which the mirror serves beside it, says what it needs when its source is missing or not the
+//! release. No test ground needed.
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -249,5 +251,54 @@ fn the_debug_mode_line_attaches_every_cli() -> Result<()> {
         || Ok(provider.0.try_wait()?.into()),
     )?;
     assert!(status.success(), "debug provider exit after SIGINT: {status}");
+    Ok(())
+}
+
+/// `scripts/build-helm-provider.sh` (hashicorp/helm from its source archive, for the mirror) run on an empty cache
+/// with `source` as `LIQO_HELM_PROVIDER_SOURCE`: its exit status and what it printed.
+fn helm_provider_build(args: &[&str], source: &Path) -> Result<(bool, String)> {
+    let cache = tempfile::tempdir()?;
+    let script = liqo_acceptance::ground::repository_root().join(mirror::HELM.build_script);
+    let output = Command::new(&script)
+        .args(args)
+        .env("LIQO_TEST_CACHE", cache.path())
+        .env("LIQO_HELM_PROVIDER_SOURCE", source)
+        // A failed build keeps its work directory for inspection: here, inside the throwaway cache.
+        .env("TMPDIR", cache.path())
+        .output()
+        .with_context(|| format!("running {}", script.display()))?;
+    let printed = String::from_utf8_lossy(&[output.stdout, output.stderr].concat()).into_owned();
+    Ok((output.status.success(), printed))
+}
+
+/// Without its source archive, the test command stops before any build, naming the file, how to make it and the
+/// variable that points at another copy (not a Go error later).
+#[test]
+fn a_missing_helm_provider_source_is_named_with_the_way_to_get_it() -> Result<()> {
+    let missing = Path::new("/nonexistent/terraform-provider-helm-3.1.2.tar.gz");
+    let (ok, printed) = helm_provider_build(&["--check"], missing)?;
+    assert!(!ok, "--check passed without the archive:\n{printed}");
+    for needed in [
+        "/nonexistent/terraform-provider-helm-3.1.2.tar.gz",
+        "git archive --format=tar --prefix=terraform-provider-helm-3.1.2/ v3.1.2",
+        "github.com/hashicorp/terraform-provider-helm",
+        "LIQO_HELM_PROVIDER_SOURCE",
+    ] {
+        assert!(printed.contains(needed), "the message does not name {needed:?}:\n{printed}");
+    }
+    Ok(())
+}
+
+/// An archive whose tar stream is not the v3.1.2 tag's is refused before anything of it is unpacked or built.
+#[test]
+fn a_helm_provider_source_that_is_not_the_release_is_refused() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let fake = dir.path().join("terraform-provider-helm-3.1.2.tar.gz");
+    let status =
+        Command::new("sh").arg("-c").arg(format!("echo not the release | gzip -n >{}", fake.display())).status()?;
+    assert!(status.success());
+    let (ok, printed) = helm_provider_build(&[], &fake)?;
+    assert!(!ok, "a fake archive was built:\n{printed}");
+    assert!(printed.contains("refusing to build it"), "no refusal in:\n{printed}");
     Ok(())
 }
