@@ -632,15 +632,16 @@ impl Ground {
     /// Runs the liqoctl of the Liqo this ground runs with `args`; fails with its output. Returns how long it took.
     pub async fn liqoctl(&self, args: &[&str]) -> Result<Duration> {
         let state = self.liqo.as_ref().context("liqoctl needs a real-Liqo ground")?;
+        let (dir, version) = (state.bin.clone(), state.version.clone());
+        let liqoctl =
+            tokio::task::spawn_blocking(move || liqo::liqoctl(&dir, &version)).await.context("finding liqoctl")??;
+        // Timed from here: the first call may wait for liqoctl's build.
         let started = Instant::now();
-        let liqoctl = state.bin.join("liqoctl");
-        let output = tokio::process::Command::new(&liqoctl).args(args).output().await.with_context(|| {
-            format!(
-                "running {} (the test command builds it; alone: acceptance-tests/scripts/build-liqo.sh {})",
-                liqoctl.display(),
-                state.version
-            )
-        })?;
+        let output = tokio::process::Command::new(&liqoctl)
+            .args(args)
+            .output()
+            .await
+            .with_context(|| format!("running {}", liqoctl.display()))?;
         if !output.status.success() {
             bail!(
                 "liqoctl {} failed ({}):\n{}{}",

@@ -57,7 +57,7 @@ const COMPONENTS: [&str; 6] =
 impl Binaries {
     /// Finds the version's build in the cache, running `scripts/build-liqo.sh --no-liqoctl VERSION` first when any
     /// piece is missing (the first build of a version takes several minutes; one already under way, e.g. the test
-    /// command's, is waited for). Without liqoctl, which the ground does not run: `Ground::liqoctl` says how to build it.
+    /// command's, is waited for). Without liqoctl, which the ground does not run: [`liqoctl`] finds that.
     pub fn locate(version: &str) -> Result<Binaries> {
         let bin = super::upstream::cache_bin_dir()?;
         let binaries = Binaries {
@@ -69,23 +69,10 @@ impl Binaries {
         if binaries.missing().is_empty() {
             return Ok(binaries);
         }
-        let script = crate::ground::repository_root().join("acceptance-tests/scripts/build-liqo.sh");
-        eprintln!("[ground] Liqo {version} is not built yet in {}; running {}", bin.display(), script.display());
-        let status = Command::new(&script)
-            .args(["--no-liqoctl", version])
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .status()
-            .with_context(|| format!("running {}", script.display()))?;
-        if !status.success() {
-            bail!(
-                "{} --no-liqoctl {version} failed ({status}); its output above says which build broke",
-                script.display()
-            );
-        }
+        build(&["--no-liqoctl", version])?;
         let missing = binaries.missing();
         if !missing.is_empty() {
-            bail!("{} --no-liqoctl {version} finished but {} is missing", script.display(), missing.join(", "));
+            bail!("build-liqo.sh --no-liqoctl {version} finished but {} is missing", missing.join(", "));
         }
         Ok(binaries)
     }
@@ -102,6 +89,36 @@ impl Binaries {
         ]);
         paths.into_iter().filter(|p| !p.exists()).map(|p| p.display().to_string()).collect()
     }
+}
+
+/// liqoctl of `version`, in `dir` (the version's build directory), built by `scripts/build-liqo.sh VERSION` first
+/// when it is missing. The test command builds it after what every test needs, beside the first tests, and this
+/// waits for that build (`cached_build` builds a binary once at a time).
+pub fn liqoctl(dir: &Path, version: &str) -> Result<PathBuf> {
+    let liqoctl = dir.join("liqoctl");
+    if !liqoctl.exists() {
+        build(&[version])?;
+    }
+    if !liqoctl.exists() {
+        bail!("build-liqo.sh {version} finished but {} is missing", liqoctl.display());
+    }
+    Ok(liqoctl)
+}
+
+/// Runs `scripts/build-liqo.sh ARGS`; its progress goes to this process's stderr.
+fn build(args: &[&str]) -> Result<()> {
+    let script = crate::ground::repository_root().join("acceptance-tests/scripts/build-liqo.sh");
+    eprintln!("[ground] running {} {} (a piece of Liqo is not built yet)", script.display(), args.join(" "));
+    let status = Command::new(&script)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()
+        .with_context(|| format!("running {}", script.display()))?;
+    if !status.success() {
+        bail!("{} {} failed ({status}); its output above says which build broke", script.display(), args.join(" "));
+    }
+    Ok(())
 }
 
 /// What `ground.json` records about real Liqo, so that the kubelet can work from the directory alone.
