@@ -1,7 +1,8 @@
 //! `data "liqo_peering"` against the test ground, once per client (Terraform 1.16.4 and
 //! OpenTofu 1.11.7). The peer IDs are made up per test and client; the objects that name them on `milan` are written with
 //! the admin client the way the provider's resources write them, and real Liqo's ForeignCluster controller makes
-//! and keeps the ForeignCluster. Every output is compared with the ForeignCluster read directly from the cluster.
+//! and keeps the ForeignCluster. Every output is compared with the ForeignCluster (and the peer's Configuration)
+//! read directly from the cluster.
 //! Each field's mapping is checked on a ground without Liqo's controllers, where a written status stays as written.
 //! A healthy peering (every module Healthy) is read in `real_fabric`, over a real tunnel.
 use std::collections::BTreeMap;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail, ensure};
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use liqo_acceptance::ground::{LiqoMode, Options};
 use liqo_acceptance::observe::{Seen, flat, until};
@@ -71,7 +72,13 @@ fn module_json(module: &Module, status: &str) -> Json {
 }
 
 /// Everything the data source outputs, from the ForeignCluster and the module statuses the test expects.
-fn expected(fc: &ForeignCluster, role: &str, statuses: [&str; 3], healthy: bool) -> Result<Json> {
+fn expected(
+    fc: &ForeignCluster,
+    remapped: Option<&ClusterConfigCidr>,
+    role: &str,
+    statuses: [&str; 3],
+    healthy: bool,
+) -> Result<Json> {
     let status = fc.status.as_ref().context("ForeignCluster without status")?;
     let m = status.modules.as_ref().context("ForeignCluster without modules")?;
     let ns = status.tenant_namespace.clone().unwrap_or_default();
@@ -84,6 +91,8 @@ fn expected(fc: &ForeignCluster, role: &str, statuses: [&str; 3], healthy: bool)
         "api_server_url": status.api_server_url,
         "tenant_namespace_local": ns.local,
         "tenant_namespace_remote": ns.remote,
+        "remapped_pod_cidrs": remapped.map(ClusterConfigCidr::pods),
+        "remapped_external_cidr": remapped.and_then(ClusterConfigCidr::first_external),
         "networking": module_json(&m.networking, statuses[0]),
         "authentication": module_json(&m.authentication, statuses[1]),
         "offloading": module_json(&m.offloading, statuses[2]),
@@ -91,6 +100,15 @@ fn expected(fc: &ForeignCluster, role: &str, statuses: [&str; 3], healthy: bool)
         "permanently_unreachable": fc.metadata.annotations.as_ref().and_then(|a| a.get("liqo.io/foreign-cluster-permanently-unreachable")).is_some_and(|v| v == "true"),
         "healthy": healthy,
     }))
+}
+
+/// The peer's CIDRs as Liqo remapped them on the cluster of `client`: the status of the one Configuration labelled
+/// for the peer, if there is one.
+async fn remapped(client: &Client, peer: &str) -> Result<Option<ClusterConfigCidr>> {
+    let api: Api<Configuration> = Api::all(client.clone());
+    let found = api.list(&ListParams::default().labels(&format!("{REMOTE_CLUSTER_ID}={peer}"))).await?.items;
+    ensure!(found.len() <= 1, "{} Configurations are labelled for {peer}", found.len());
+    Ok(found.first().map(Configuration::remapped))
 }
 
 async fn output(work: &Workdir) -> Result<Json> {
@@ -185,6 +203,14 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     conf.metadata.labels = Some(BTreeMap::from([(REMOTE_CLUSTER_ID.to_owned(), peer.clone())]));
     let confs: Api<Configuration> = Api::namespaced(client.clone(), &namespace);
     confs.create(&PostParams::default(), &conf).await?;
+    // Liqo's IPAM maps the peer's CIDRs: wait for it, so that the read sees what Liqo settled on.
+    until(TIMEOUT, POLL, &format!("Configuration {namespace}/{peer}: CIDRs configured"), || async {
+        Ok(match confs.get(&peer).await? {
+            c if c.cidrs_configured() => Seen::Done(()),
+            c => Seen::NotYet(format!("{:?}", c.status)),
+        })
+    })
+    .await?;
     wait_fc(&fcs, &peer, "networking enabled, connection NotReady", |fc| {
         modules(fc).is_some_and(|m| {
             m.networking.enabled
@@ -197,7 +223,12 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     })
     .await?;
     let (out, fc) = apply_and_read(&work, &fcs, &peer).await?;
-    let want = expected(&fc, ROLE_UNKNOWN, ["Unhealthy", "Disabled", "Disabled"], false)?;
+    let written = remapped(&client, &peer).await?;
+    ensure!(
+        written.as_ref().is_some_and(|r| !r.pods().is_empty()),
+        "{cli}: Liqo wrote no remapped pod CIDR: {written:?}"
+    );
+    let want = expected(&fc, written.as_ref(), ROLE_UNKNOWN, ["Unhealthy", "Disabled", "Disabled"], false)?;
     assert_eq!(out, want, "{cli}: outputs while networking is not ready");
     // Liqo records no tenant namespace for networking objects.
     for field in ["api_server_url", "tenant_namespace_local", "tenant_namespace_remote"] {
@@ -250,7 +281,13 @@ async fn lifecycle(ground: &Ground, cli: Cli) -> Result<()> {
     let (out, fc) = apply_and_read(&work, &fcs, &peer).await?;
     assert_eq!(
         out,
-        expected(&fc, ROLE_CONSUMER, ["Unhealthy", "Healthy", "Disabled"], false)?,
+        expected(
+            &fc,
+            remapped(&client, &peer).await?.as_ref(),
+            ROLE_CONSUMER,
+            ["Unhealthy", "Healthy", "Disabled"],
+            false
+        )?,
         "{cli}: outputs with a Tenant"
     );
     assert_eq!(out["tenant_namespace_local"], namespace.as_str(), "{cli}: the Tenant's status.tenantNamespace");
@@ -294,13 +331,28 @@ async fn written_status(ground: &Ground, cli: Cli) -> Result<()> {
         },
     });
     fcs.patch_status(&peer, &PatchParams::default(), &Patch::Merge(json!({"status": status}))).await?;
+    // The peer's Configuration, with the remapping as Liqo's IPAM would write it.
+    let namespace = format!("liqo-tenant-{peer}");
+    create_tenant_namespace(&client, &namespace, &peer).await?;
+    let mut conf = Configuration::new(&peer, ConfigurationSpec::default());
+    conf.metadata.labels = Some(BTreeMap::from([(REMOTE_CLUSTER_ID.to_owned(), peer.clone())]));
+    let confs: Api<Configuration> = Api::namespaced(client.clone(), &namespace);
+    confs.create(&PostParams::default(), &conf).await?;
+    let remote = json!({"cidr": {"pod": ["10.71.0.0/18"], "external": ["10.72.0.0/16"]}});
+    confs.patch_status(&peer, &PatchParams::default(), &Patch::Merge(json!({"status": {"remote": remote}}))).await?;
 
     let result = async {
         let work = workdir(ground, cli, &peer).await?;
         work.apply().await?;
         let out = output(&work).await?;
         let fc = fcs.get(&peer).await?;
-        assert_eq!(out, expected(&fc, ROLE_PROVIDER, ["Disabled", "Healthy", "Unhealthy"], false)?, "{cli}");
+        let written = remapped(&client, &peer).await?;
+        assert_eq!(written.as_ref().map(ClusterConfigCidr::pods), Some(vec!["10.71.0.0/18".to_owned()]), "{cli}");
+        assert_eq!(
+            out,
+            expected(&fc, written.as_ref(), ROLE_PROVIDER, ["Disabled", "Healthy", "Unhealthy"], false)?,
+            "{cli}"
+        );
         assert_eq!(out["api_server_url"], "https://203.0.113.7:6443");
         assert_eq!(out["tenant_namespace_remote"], "liqo-tenant-milan");
         assert_eq!(
@@ -332,6 +384,7 @@ async fn written_status(ground: &Ground, cli: Cli) -> Result<()> {
     }
     .await;
     fcs.delete(&peer, &DeleteParams::default()).await?;
+    Api::<Namespace>::all(client.clone()).delete(&namespace, &DeleteParams::default()).await?;
     result
 }
 

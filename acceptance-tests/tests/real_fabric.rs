@@ -4,7 +4,8 @@
 //! finish and the virtual node Ready.
 //!
 //! The tests share one ground (milan and rome) and run one at a time (`SERIAL`): each builds and destroys the
-//! same peering. Where the ground cannot make network namespaces (not root), it simulates the gateways and says
+//! same peering; `overlapping_pod_cidrs_are_remapped_and_reported` starts a ground of its own, whose clusters share
+//! one pod CIDR. Where the ground cannot make network namespaces (not root), it simulates the gateways and says
 //! so; the assertions about the gateways' processes and the tunnel's latency then fail, as they should.
 //!
 //! Run: `cargo test -p liqo-acceptance --test real_fabric`.
@@ -15,12 +16,13 @@ use k8s_openapi::api::core::v1::Node;
 use kube::Api;
 use kube::api::ListParams;
 use liqo_acceptance::chain::full_chain;
+use liqo_acceptance::ground::{Options, PodCidrs};
 use liqo_acceptance::inventory;
 use liqo_acceptance::observe::{eventually, flat};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::networking::{CONNECTION_CONNECTED, Connection};
-use liqo_schema::liqo::{ForeignCluster, GatewayServer, ResourceSlice};
+use liqo_schema::liqo::{Configuration, ForeignCluster, GatewayServer, ResourceSlice};
 use rustix::process::{Pid, Signal};
 
 /// The tests build the same peering on the one shared ground.
@@ -104,6 +106,57 @@ async fn provider_peering_connects_over_a_real_tunnel() -> Result<()> {
         ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
         peerings_read_as_liqo_wrote(ground, &work, &what).await?;
         destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// Two clusters with the same pod CIDR, as two kind clusters have (10.244.0.0/16): each cluster's Liqo gives the
+/// peer's pod CIDR another range, the tunnel connects and the virtual node is Ready. Both liqo_gateway resources'
+/// `remapped_pod_cidrs` and `remapped_external_cidr`, and liqo_peering's on both sides, are what Liqo wrote in the
+/// Configuration's `status.remote`; the remapped pod CIDR is not the peer's own; the re-plan is empty.
+/// (The ground's pods are kwok's, with no network behind their addresses: no packet to a remapped address is
+/// sent.)
+#[tokio::test(flavor = "multi_thread")]
+async fn overlapping_pod_cidrs_are_remapped_and_reported() -> Result<()> {
+    let options = Options { pod_cidrs: PodCidrs::Same, ..Options::default() };
+    let ground = Ground::start_with(&[MILAN, ROME], options).await?;
+    let pod_cidr = ground.cluster(MILAN).pod_cidr.clone();
+    ensure!(ground.cluster(ROME).pod_cidr == pod_cidr, "the ground's clusters were given different pod CIDRs");
+    for cli in Cli::available() {
+        let what = format!("overlapping pod CIDRs ({pod_cidr} on both clusters) with {}", cli.name());
+        let config = format!("{}\n{}", full_chain(&ground, RESOURCES), include_str!("real_fabric/remapped.tf"));
+        let work = Workdir::new(cli, &config).await?;
+        work.apply().await.with_context(|| format!("{what}: apply"))?;
+        ensure!(virtual_node_ready(&ground).await?, "{what}: the virtual node on {ROME} is not Ready");
+        let remapped = &work.output_json().await?["remapped"]["value"];
+        for (cluster, namespace, peer, gateway, peering) in
+            [(MILAN, MILAN_NS, ROME, "server", "on_milan"), (ROME, ROME_NS, MILAN, "client", "on_rome")]
+        {
+            let configurations: Api<Configuration> = Api::namespaced(ground.client(cluster).await?, namespace);
+            let written = configurations.get(peer).await?.remapped();
+            let pods = written.pods();
+            eprintln!(
+                "[real_fabric] {what}: {cluster} sees {peer}'s pods at {pods:?}, external {:?}",
+                written.first_external()
+            );
+            ensure!(
+                !pods.is_empty() && !pods.contains(&pod_cidr),
+                "{what}: Liqo on {cluster} did not remap {peer}'s pod CIDR {pod_cidr}: status.remote.cidr.pod is {pods:?}"
+            );
+            let want = serde_json::json!({ "pods": pods, "external": written.first_external() });
+            for (source, got) in [
+                (format!("liqo_gateway.{gateway}"), &remapped[gateway]),
+                (format!("liqo_peering {peering}"), &remapped[peering]),
+            ] {
+                ensure!(
+                    *got == want,
+                    "{what}: {source} reports {got}, Liqo wrote {want} in Configuration {namespace}/{peer}"
+                );
+            }
+        }
+        let plan = work.plan().await?;
+        ensure!(plan.is_empty(), "{what}: the plan after apply is not empty:\n{}", plan.run().stdout);
+        destroy_leaves_nothing(&ground, &work, &what).await?;
     }
     Ok(())
 }

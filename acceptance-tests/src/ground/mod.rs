@@ -127,6 +127,16 @@ impl LiqoMode {
     }
 }
 
+/// The pod CIDRs of a ground's clusters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PodCidrs {
+    /// 10.(100+k).0.0/16 for the k-th cluster: no two overlap.
+    #[default]
+    Distinct,
+    /// 10.100.0.0/16 on every cluster, as kind gives every cluster 10.244.0.0/16: Liqo remaps each peer's.
+    Same,
+}
+
 /// How to start a ground.
 pub struct Options {
     /// Ground directory; `None` = a fresh directory in this process's session directory, removed on drop once the
@@ -136,12 +146,19 @@ pub struct Options {
     pub liqo: LiqoMode,
     /// How the lean API servers of a ground without real Liqo collect their Go heap.
     pub heap: Heap,
+    pub pod_cidrs: PodCidrs,
 }
 
 /// Real Liqo ([`LiqoMode::real`]) unless a test asks for the simulator.
 impl Default for Options {
     fn default() -> Self {
-        Options { dir: None, lifetime: Lifetime::Attached, liqo: LiqoMode::real(), heap: Heap::default() }
+        Options {
+            dir: None,
+            lifetime: Lifetime::Attached,
+            liqo: LiqoMode::real(),
+            heap: Heap::default(),
+            pod_cidrs: PodCidrs::default(),
+        }
     }
 }
 
@@ -293,7 +310,10 @@ impl Ground {
                 name: layout.name.clone(),
                 kubeconfig: layout.kubeconfig.clone(),
                 api_server: layout.api_server(),
-                pod_cidr: format!("10.{}.0.0/16", 100 + k),
+                pod_cidr: match options.pod_cidrs {
+                    PodCidrs::Distinct => format!("10.{}.0.0/16", 100 + k),
+                    PodCidrs::Same => "10.100.0.0/16".to_owned(),
+                },
                 external_cidr: format!("10.{}.0.0/16", 160 + k),
             })
             .collect();

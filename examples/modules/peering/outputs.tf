@@ -36,3 +36,11 @@ output "status" {
     }
   }
 }
+
+output "remapped_cidrs" {
+  description = "Where each cluster reaches the other's pods and external CIDR, as its Liqo remapped them (liqo_gateway's remapped_pod_cidrs and remapped_external_cidr): on_consumer is the provider as the consumer sees it, on_provider the consumer as the provider sees it."
+  value = {
+    on_consumer = { pod_cidrs = liqo_gateway.client.remapped_pod_cidrs, external_cidr = liqo_gateway.client.remapped_external_cidr }
+    on_provider = { pod_cidrs = liqo_gateway.server.remapped_pod_cidrs, external_cidr = liqo_gateway.server.remapped_external_cidr }
+  }
+}

@@ -14,7 +14,7 @@ use crate::validate::Validator;
 use async_trait::async_trait;
 use kube::api::Api;
 use liqo_schema::liqo::core::ROLE_UNKNOWN;
-use liqo_schema::liqo::{ForeignCluster, LiqoCondition, Module, Modules};
+use liqo_schema::liqo::{Configuration, ForeignCluster, LiqoCondition, Module, Modules, labels};
 use liqo_schema::tf::{Diagnostic, Diagnostics, Schema, Value};
 use std::sync::Arc;
 
@@ -62,11 +62,14 @@ fn module_value(module: &Module) -> Value {
 
 /// The data source's state from the ForeignCluster. A status Liqo has not written yet reads as role `Unknown`
 /// with every module disabled (what Liqo's own defaults say).
-fn state(remote_cluster_id: &str, fc: &ForeignCluster) -> Value {
+fn state(remote_cluster_id: &str, fc: &ForeignCluster, configuration: Option<&Configuration>) -> Value {
     let status = fc.status.clone().unwrap_or_default();
     let modules = status.modules.unwrap_or_default();
     let role = Some(status.role).filter(|r| !r.is_empty()).unwrap_or_else(|| ROLE_UNKNOWN.to_string());
     let namespaces = status.tenant_namespace.unwrap_or_default();
+    let remapped = configuration.map(Configuration::remapped);
+    let pods = remapped.as_ref().map(|r| Value::string_list(r.pods())).unwrap_or(Value::Null);
+    let external = Value::opt_string(remapped.as_ref().and_then(|r| r.first_external()));
     Value::object([
         (attr::id, Value::string(remote_cluster_id)),
         (attr::remote_cluster_id, Value::string(remote_cluster_id)),
@@ -74,6 +77,8 @@ fn state(remote_cluster_id: &str, fc: &ForeignCluster) -> Value {
         (attr::api_server_url, Value::opt_string(status.api_server_url.filter(|u| !u.is_empty()))),
         (attr::tenant_namespace_local, Value::opt_string(namespaces.local.filter(|n| !n.is_empty()))),
         (attr::tenant_namespace_remote, Value::opt_string(namespaces.remote.filter(|n| !n.is_empty()))),
+        (attr::remapped_pod_cidrs, pods),
+        (attr::remapped_external_cidr, external),
         (attr::networking, module_value(&modules.networking)),
         (attr::authentication, module_value(&modules.authentication)),
         (attr::offloading, module_value(&modules.offloading)),
@@ -98,6 +103,25 @@ fn unreachable_warning(fc: &ForeignCluster) -> Diagnostics {
         )
         .into(),
     }
+}
+
+/// Liqo keeps one Configuration per peer; with several, which one holds the peer's addresses is not known (liqoctl
+/// refuses too), so the remapped CIDRs stay null and the read says which.
+fn several_configurations(remote_cluster_id: &str, found: &[Configuration]) -> Diagnostic {
+    let names: Vec<String> = found
+        .iter()
+        .map(|c| {
+            format!("{}/{}", c.metadata.namespace.as_deref().unwrap_or(""), c.metadata.name.as_deref().unwrap_or(""))
+        })
+        .collect();
+    Diagnostic::warning(
+        format!("Several Configurations for peer {remote_cluster_id}"),
+        format!(
+            "Configurations {} are all labelled liqo.io/remote-cluster-id={remote_cluster_id}; Liqo expects one per \
+             peer, so `remapped_pod_cidrs` and `remapped_external_cidr` are null. Delete the ones no gateway uses.",
+            names.join(", ")
+        ),
+    )
 }
 
 fn not_found(remote_cluster_id: &str) -> Diagnostic {
@@ -165,6 +189,16 @@ pub mod attr {
              handshake-based peering), so it is **always null for peerings made with this provider**: \
              liqo_peer's control-plane Secret names the provider's tenant namespace in an annotation that \
              Liqo does not copy here. Use `liqo_tenant.tenant_namespace` instead.",
+        );
+        remapped_pod_cidrs: computed(Type::list(Type::String)).describe(
+            "The addresses this cluster reaches the peer's pods at: the peer's pod CIDRs as Liqo's IPAM mapped them \
+             (`status.remote.cidr.pod` of the Configuration labelled `liqo.io/remote-cluster-id` with the peer's ID, \
+             as `liqoctl info peer` shows them). Overlapping ones are given another range. Null without a \
+             Configuration for the peer (no networking on this cluster).",
+        );
+        remapped_external_cidr: computed(Type::String).describe(
+            "The peer's external CIDR as Liqo's IPAM mapped it on this cluster (`status.remote.cidr.external` of \
+             the same Configuration); null without one.",
         );
         networking: module("networking", "The networking module (Configuration, gateway and Connection).");
         authentication: module("authentication", "The authentication module (Tenant, identity towards the peer's API server).");
@@ -270,12 +304,29 @@ impl DataSource for PeeringDataSource {
             Ok(c) => c,
             Err(d) => return (Value::Null, d.into()),
         };
-        let api: Api<ForeignCluster> = Api::all(client);
-        match crate::kube::get_opt(ctx, &api, &remote).await {
-            Ok(Some(fc)) => (state(&remote, &fc), unreachable_warning(&fc)),
-            Ok(None) => (Value::Null, not_found(&remote).into()),
-            Err(e) => (Value::Null, op_diags(&e)),
-        }
+        let api: Api<ForeignCluster> = Api::all(client.clone());
+        let fc = match crate::kube::get_opt(ctx, &api, &remote).await {
+            Ok(Some(fc)) => fc,
+            Ok(None) => return (Value::Null, not_found(&remote).into()),
+            Err(e) => return (Value::Null, op_diags(&e)),
+        };
+        // The peer's Configuration, found as liqoctl finds it: by its label, in any namespace.
+        let configurations: Api<Configuration> = Api::all(client);
+        let selector = format!("{}={remote}", labels::REMOTE_CLUSTER_ID);
+        let found = match crate::kube::list(ctx, &configurations, &selector).await {
+            Ok(found) => found,
+            Err(e) => return (Value::Null, op_diags(&e)),
+        };
+        let mut diags = unreachable_warning(&fc);
+        let configuration = match found.as_slice() {
+            [] => None,
+            [one] => Some(one),
+            many => {
+                diags.push(several_configurations(&remote, many));
+                None
+            }
+        };
+        (state(&remote, &fc, configuration), diags)
     }
 }
 
@@ -316,7 +367,7 @@ mod tests {
             api_server_url: Some("https://127.0.0.1:6443".into()),
             ..Default::default()
         });
-        let v = state("milan", &fc);
+        let v = state("milan", &fc, None);
         assert_eq!(v.get(attr::api_server_status).as_str(), Some(STATUS_ERROR));
         assert_eq!(v.get(attr::healthy).as_bool(), Some(false), "healthy modules, unreachable API server");
         assert_eq!(v.get(attr::permanently_unreachable).as_bool(), Some(false));
@@ -331,7 +382,7 @@ mod tests {
 
         fc.metadata.annotations =
             Some([("liqo.io/foreign-cluster-permanently-unreachable".to_string(), "true".to_string())].into());
-        assert_eq!(state("milan", &fc).get(attr::permanently_unreachable).as_bool(), Some(true));
+        assert_eq!(state("milan", &fc, None).get(attr::permanently_unreachable).as_bool(), Some(true));
         assert!(unreachable_warning(&fc).is_empty(), "marked gone: Liqo no longer waits for it");
     }
 
@@ -405,7 +456,7 @@ mod tests {
             tenant_namespace: Some(TenantNamespaces { local: Some("liqo-tenant-rome".into()), remote: None }),
             ..Default::default()
         });
-        let s = state("rome", &fc);
+        let s = state("rome", &fc, None);
         assert_eq!(s.get(attr::id).as_str(), Some("rome"));
         assert_eq!(s.get(attr::role).as_str(), Some(ROLE_CONSUMER));
         assert_eq!(s.get(attr::api_server_url).as_str(), Some("https://rome.example:6443"));
@@ -433,7 +484,7 @@ mod tests {
     #[test]
     fn a_status_not_written_yet_reads_as_unknown_and_disabled() {
         let fc = ForeignCluster::new("rome", ForeignClusterSpec { cluster_id: Some("rome".into()) });
-        let s = state("rome", &fc);
+        let s = state("rome", &fc, None);
         assert_eq!(s.get(attr::role).as_str(), Some(ROLE_UNKNOWN));
         assert!(s.get(attr::api_server_url).is_null() && s.get(attr::tenant_namespace_local).is_null());
         for m in [attr::networking, attr::authentication, attr::offloading] {
@@ -442,10 +493,38 @@ mod tests {
         assert_eq!(s.get(attr::healthy).as_bool(), Some(false));
     }
 
+    /// The remapped CIDRs are the peer's Configuration's `status.remote`; null without a Configuration, and with
+    /// several the read warns, naming them.
+    #[test]
+    fn remapped_cidrs_come_from_the_peers_configuration() {
+        use liqo_schema::liqo::{ClusterConfig, ClusterConfigCidr, ConfigurationSpec, ConfigurationStatus};
+        let fc = ForeignCluster::new("milan", ForeignClusterSpec { cluster_id: Some("milan".into()) });
+        let mut c = Configuration::new("milan", ConfigurationSpec::default());
+        c.metadata.namespace = Some("liqo-tenant-milan".into());
+        c.status = Some(ConfigurationStatus {
+            remote: Some(ClusterConfig {
+                cidr: Some(ClusterConfigCidr {
+                    pod: Some(vec!["10.71.0.0/18".into()]),
+                    external: Some(vec!["10.72.0.0/16".into()]),
+                }),
+            }),
+            conditions: None,
+        });
+        let s = state("milan", &fc, Some(&c));
+        assert_eq!(s.get(attr::remapped_pod_cidrs), &Value::string_list(["10.71.0.0/18"]));
+        assert_eq!(s.get(attr::remapped_external_cidr).as_str(), Some("10.72.0.0/16"));
+        let none = state("milan", &fc, None);
+        assert!(none.get(attr::remapped_pod_cidrs).is_null() && none.get(attr::remapped_external_cidr).is_null());
+        let mut other = c.clone();
+        other.metadata.namespace = Some("default".into());
+        let w = several_configurations("milan", &[c, other]);
+        assert!(w.detail.contains("liqo-tenant-milan/milan, default/milan"), "{}", w.detail);
+    }
+
     #[test]
     fn state_matches_the_schema() {
         let fc = ForeignCluster::new("rome", ForeignClusterSpec { cluster_id: Some("rome".into()) });
-        let s = state("rome", &fc);
+        let s = state("rome", &fc, None);
         let schema = schema();
         let mut names: Vec<&str> = schema.block.attributes.iter().map(|a| a.name.as_str()).collect();
         names.sort_unstable();

@@ -78,6 +78,24 @@ impl Configuration {
         let first = |v: Option<&Vec<String>>| v.and_then(|v| v.first()).is_some_and(|s| !s.is_empty());
         cidr.is_some_and(|c| first(c.pod.as_ref()) && first(c.external.as_ref()))
     }
+
+    /// How this cluster sees the peer's CIDRs (`status.remote.cidr`, index-aligned with `spec.remote.cidr`): where
+    /// Liqo's IPAM remapped one, the range it gave in its place. Empty until Liqo has written it.
+    pub fn remapped(&self) -> ClusterConfigCidr {
+        self.status.as_ref().and_then(|s| s.remote.as_ref()).and_then(|r| r.cidr.clone()).unwrap_or_default()
+    }
+}
+
+impl ClusterConfigCidr {
+    /// The pod CIDRs, without the positions Liqo left empty.
+    pub fn pods(&self) -> Vec<String> {
+        self.pod.iter().flatten().filter(|c| !c.is_empty()).cloned().collect()
+    }
+
+    /// The first external CIDR (a cluster has one), if any.
+    pub fn first_external(&self) -> Option<String> {
+        self.external.iter().flatten().find(|c| !c.is_empty()).cloned()
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

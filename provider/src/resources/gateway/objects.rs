@@ -263,6 +263,8 @@ pub struct Observed {
 pub struct Outputs {
     pub endpoint: Option<EndpointStatus>,
     pub connection_status: String,
+    /// The peer's CIDRs as Liqo remapped them (the Configuration's status once configured).
+    pub remapped: ClusterConfigCidr,
 }
 
 /// Replaces every unknown with null: the state of a failed create must be wholly known.
@@ -323,6 +325,9 @@ pub fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name:
         attr::remote_external_cidr,
         Value::opt_string(cidr.and_then(|c| c.external.as_ref()).and_then(|e| e.first().cloned())),
     );
+    let remapped = obs.configuration.remapped();
+    state.set(attr::remapped_pod_cidrs, Value::string_list(remapped.pods()));
+    state.set(attr::remapped_external_cidr, Value::opt_string(remapped.first_external()));
     state.set(
         attr::remote_public_key,
         Value::opt_string(
@@ -410,6 +415,12 @@ pub fn fill_outputs(planned: &Value, out: &Outputs) -> Value {
     }
     if state.get(attr::connection_status).is_unknown() {
         state.set(attr::connection_status, Value::string(out.connection_status.clone()));
+    }
+    if state.get(attr::remapped_pod_cidrs).is_unknown() {
+        state.set(attr::remapped_pod_cidrs, Value::string_list(out.remapped.pods()));
+    }
+    if state.get(attr::remapped_external_cidr).is_unknown() {
+        state.set(attr::remapped_external_cidr, Value::opt_string(out.remapped.first_external()));
     }
     if state.get(attr::id).is_unknown() {
         let id = <super::GatewayResource as crate::resources::lifecycle::Lifecycle>::IMPORT_ID.value(&state);

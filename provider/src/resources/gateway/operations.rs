@@ -259,10 +259,13 @@ impl GatewayResource {
             configuration_check,
         )
         .await;
-        if let Err(e) = configured {
-            let about = regarding("Configuration", spec.name().to_string());
-            return Err(explain_timeout(ctx, apis, e, about).await);
-        }
+        let remapped = match configured {
+            Ok(remapped) => remapped,
+            Err(e) => {
+                let about = regarding("Configuration", spec.name().to_string());
+                return Err(explain_timeout(ctx, apis, e, about).await);
+            }
+        };
 
         crate::kube::apply(ctx, &apis.public_keys, &spec.public_key()).await?;
         Self::wait_key_secret(ctx, apis, spec, deadline).await?;
@@ -306,7 +309,7 @@ impl GatewayResource {
                     .flatten()
                     .map(status_value)
                     .unwrap_or_default();
-                Ok(Outputs { endpoint: Some(endpoint), connection_status })
+                Ok(Outputs { endpoint: Some(endpoint), connection_status, remapped })
             }
             Role::Client(c) => {
                 let applied = crate::kube::apply(ctx, &apis.clients, &spec.gateway_client(c, &liqo_ns)).await?;
@@ -315,7 +318,7 @@ impl GatewayResource {
                     let endpoint =
                         format!("{}:{}/{}", c.addresses.first().cloned().unwrap_or_default(), c.port, c.protocol);
                     Self::wait_connected(ctx, apis, spec, uid.as_deref(), preexisting, &endpoint, deadline).await?;
-                    return Ok(Outputs { endpoint: None, connection_status: CONNECTION_CONNECTED.into() });
+                    return Ok(Outputs { endpoint: None, connection_status: CONNECTION_CONNECTED.into(), remapped });
                 }
                 let rendered = crate::kube::wait_for(
                     ctx,
@@ -333,7 +336,7 @@ impl GatewayResource {
                 let conns = crate::kube::list(ctx, &apis.connections, &spec.selector()).await?;
                 let connection_status =
                     pick_connection(&conns, uid.as_deref()).ok().flatten().map(status_value).unwrap_or_default();
-                Ok(Outputs { endpoint: None, connection_status })
+                Ok(Outputs { endpoint: None, connection_status, remapped })
             }
         }
     }

@@ -15,6 +15,9 @@ pub const RULES: PlanRules = PlanRules { repair_missing_in_place: false, default
 const SERVER_RECREATE_FIELDS: [Key; 4] =
     [server::service_type, server::port, server::node_port, server::load_balancer_ip];
 
+/// The inputs Liqo's IPAM maps into `remapped_pod_cidrs` and `remapped_external_cidr`.
+const REMAPPED_FROM: [Key; 2] = [attr::remote_pod_cidrs, attr::remote_external_cidr];
+
 /// The server's Service shape changed: Liqo needs a new GatewayServer (and the endpoint may move).
 pub fn server_needs_recreate(prior: &Value, planned: &Value) -> bool {
     let (p, n) = (prior.get(attr::server), planned.get(attr::server));
@@ -51,7 +54,14 @@ pub fn refine(plan: &mut Plan) {
         plan.planned.set(attr::endpoint_addresses, endpoint.clone());
         plan.planned.set(attr::endpoint_port, endpoint);
         plan.recompute(attr::connection_status);
+        plan.recompute(attr::remapped_pod_cidrs);
+        plan.recompute(attr::remapped_external_cidr);
         return;
+    }
+    // New peer CIDRs: Liqo's IPAM maps them anew.
+    if REMAPPED_FROM.iter().any(|k| plan.prior.get(*k) != plan.planned.get(*k)) {
+        plan.recompute(attr::remapped_pod_cidrs);
+        plan.recompute(attr::remapped_external_cidr);
     }
     if server_needs_recreate(plan.prior, &plan.planned) {
         plan.recompute(attr::endpoint_addresses);

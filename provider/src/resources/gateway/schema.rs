@@ -67,6 +67,12 @@ pub mod attr {
         endpoint_port: computed(Type::Number).output().describe(
             "Server side: the port Liqo exposes the gateway on (`status.endpoint.port`, the node port for `NodePort`); feed it to the peer's `client.port`. Null on the client side.",
         );
+        remapped_pod_cidrs: computed(Type::list(Type::String)).output().describe(
+            "The addresses this cluster reaches the peer's pods at: `remote_pod_cidrs` as Liqo's IPAM mapped them, in the same order (the Configuration's `status.remote.cidr.pod`, as `liqoctl info peer` shows it). A CIDR that overlaps one this cluster uses (two clusters made with kind's default pod CIDR) is given another range; one that does not is kept as it is. Use them for routes and firewall rules towards the peer. Refreshed on every read.",
+        );
+        remapped_external_cidr: computed(Type::String).output().describe(
+            "`remote_external_cidr` as Liqo's IPAM mapped it on this cluster (the Configuration's `status.remote.cidr.external`), like `remapped_pod_cidrs`. Refreshed on every read.",
+        );
         connection_status: computed(Type::String).output().describe(
             "`status.value` of the gateway's Connection: `Connecting`, `Connected` or `Error`; empty while the gateway has not created it yet. Refreshed on every read.",
         );

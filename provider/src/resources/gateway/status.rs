@@ -5,8 +5,8 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Secret, Service};
 use k8s_openapi::jiff::Timestamp;
 use liqo_schema::liqo::{
-    CONNECTION_CONNECTED, CONNECTION_ERROR, Configuration, Connection, EndpointStatus, GatewayClient, GatewayServer,
-    NETWORK_CIDRS_CONFIGURED, find_condition, labels, published_port,
+    CONNECTION_CONNECTED, CONNECTION_ERROR, ClusterConfigCidr, Configuration, Connection, EndpointStatus,
+    GatewayClient, GatewayServer, NETWORK_CIDRS_CONFIGURED, find_condition, labels, published_port,
 };
 
 use crate::kube::{OpError, Verdict};
@@ -28,12 +28,12 @@ pub const FRESH_MEASUREMENT: Duration = Duration::from_secs(30);
 /// `--ping-interval`): a ping sent just before Liqo's wireguard applied the change proves nothing.
 pub const PING_INTERVAL: Duration = Duration::from_secs(2);
 
-pub fn configuration_check(c: Option<&Configuration>) -> Verdict<()> {
+pub fn configuration_check(c: Option<&Configuration>) -> Verdict<ClusterConfigCidr> {
     let Some(c) = c else {
         return Verdict::Pending("the Configuration does not exist".into());
     };
     if c.cidrs_configured() {
-        return Verdict::Ready(());
+        return Verdict::Ready(c.remapped());
     }
     let conditions = c.status.as_ref().and_then(|s| s.conditions.as_deref());
     let seen = match find_condition(conditions, NETWORK_CIDRS_CONFIGURED) {

@@ -7,7 +7,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::ObjectMeta;
 use liqo_schema::liqo::{
-    Connection, ConnectionLatency, ConnectionStatus, EndpointStatus, GatewayServerStatus, SecretReference, labels,
+    ClusterConfig, ClusterConfigCidr, ConfigurationStatus, Connection, ConnectionLatency, ConnectionStatus,
+    EndpointStatus, GatewayServerStatus, SecretReference, labels,
 };
 use liqo_schema::tf::{AttributePath, Diagnostics, Type, Value};
 use serde_json::json;
@@ -66,6 +67,8 @@ fn config(role: &str) -> Value {
         (attr::wait_for_connection, Value::Null),
         (attr::endpoint_addresses, Value::Null),
         (attr::endpoint_port, Value::Null),
+        (attr::remapped_pod_cidrs, Value::Null),
+        (attr::remapped_external_cidr, Value::Null),
         (attr::connection_status, Value::Null),
         (TIMEOUTS, Value::Null),
     ])
@@ -103,8 +106,15 @@ fn applied(cfg: &Value) -> Value {
     let out = Outputs {
         endpoint: Some(EndpointStatus { addresses: Some(vec!["10.0.0.5".into()]), port: Some(30742), protocol: None }),
         connection_status: "Connected".into(),
+        remapped: remapped(),
     };
     fill_outputs(&planned, &out)
+}
+
+/// The peer's CIDRs as Liqo's IPAM remapped them in these tests (the peer's pod CIDR overlapped; its external
+/// CIDR did not).
+fn remapped() -> ClusterConfigCidr {
+    ClusterConfigCidr { pod: Some(vec!["10.71.0.0/18".into()]), external: Some(vec!["10.70.0.0/16".into()]) }
 }
 
 fn plan_update(prior: &Value, cfg: &Value) -> Planned {
@@ -132,7 +142,13 @@ fn schema_is_documented_and_well_formed() {
     }
     let schema_of = |key: Key| s.block.attribute(key).unwrap();
     assert!(schema_of(attr::id).computed && !schema_of(attr::id).optional);
-    for out in [attr::endpoint_addresses, attr::endpoint_port, attr::connection_status] {
+    for out in [
+        attr::endpoint_addresses,
+        attr::endpoint_port,
+        attr::connection_status,
+        attr::remapped_pod_cidrs,
+        attr::remapped_external_cidr,
+    ] {
         assert!(schema_of(out).computed && !schema_of(out).optional, "{out} is an output");
     }
     for default in [attr::key_secret_name, attr::mtu, attr::wait_for_connection] {
@@ -246,6 +262,7 @@ fn create_fills_defaults_and_leaves_outputs_unknown() {
     assert_eq!(p.get(attr::server).get(attr::server::service_type), &Value::string("NodePort"));
     assert!(p.get(attr::endpoint_addresses).is_unknown() && p.get(attr::endpoint_port).is_unknown());
     assert!(p.get(attr::connection_status).is_unknown());
+    assert!(p.get(attr::remapped_pod_cidrs).is_unknown() && p.get(attr::remapped_external_cidr).is_unknown());
 
     let c = plan_create(&config("client")).planned;
     assert_eq!(c.get(attr::client).get(attr::client::protocol), &Value::string("UDP"));
@@ -502,8 +519,11 @@ fn observed(s: &GatewaySpec, status_value: Option<&str>) -> Observed {
         }
         Role::Client(cs) => GatewayObj::Client(s.gateway_client(cs, "liqo")),
     };
+    let mut configuration = s.configuration();
+    configuration.status =
+        Some(ConfigurationStatus { remote: Some(ClusterConfig { cidr: Some(remapped()) }), conditions: None });
     Observed {
-        configuration: s.configuration(),
+        configuration,
         public_key: s.public_key(),
         gateway,
         connection: status_value.map(|v| conn("gw-rome", Some("uid-1"), v)),
@@ -712,6 +732,39 @@ fn configuration_readiness() {
     );
     c.metadata.generation = Some(1);
     assert!(is_ready(&configuration_check(Some(&c))));
+    // Ready with what Liqo's IPAM made of the peer's CIDRs: the outputs of the apply.
+    c.status.as_mut().unwrap().remote = Some(ClusterConfig { cidr: Some(remapped()) });
+    assert!(matches!(configuration_check(Some(&c)), Verdict::Ready(r) if r == remapped()));
+}
+
+/// The remapped CIDRs are planned unknown on create and whenever the peer's CIDRs change (Liqo maps them anew),
+/// kept on any other update, filled by the apply from the Configuration's status and read back from it.
+#[test]
+fn remapped_cidrs_follow_the_peers_cidrs() {
+    let prior = applied(&config("client"));
+    assert_eq!(prior.get(attr::remapped_pod_cidrs), &Value::string_list(["10.71.0.0/18"]));
+    assert_eq!(prior.get(attr::remapped_external_cidr), &Value::string("10.70.0.0/16"));
+    for (path, v) in [
+        ("remote_pod_cidrs", Value::string_list(["10.244.0.0/16"])),
+        ("remote_external_cidr", Value::string("10.72.0.0/16")),
+    ] {
+        let r = plan_update(&prior, &with(config("client"), path, v));
+        assert!(r.replace.is_empty(), "{path} updates in place");
+        assert!(r.planned.get(attr::remapped_pod_cidrs).is_unknown(), "{path}: Liqo remaps the peer's CIDRs");
+        assert!(r.planned.get(attr::remapped_external_cidr).is_unknown(), "{path}");
+    }
+    let r = plan_update(&prior, &with(config("client"), "mtu", Value::Number(1400.0)));
+    assert_eq!(r.planned.get(attr::remapped_pod_cidrs), prior.get(attr::remapped_pod_cidrs), "an MTU keeps them");
+    assert_eq!(r.planned.get(attr::remapped_external_cidr), prior.get(attr::remapped_external_cidr));
+
+    let s = GatewaySpec::from_value(&prior).unwrap();
+    let mut obs = observed(&s, Some("Connected"));
+    obs.configuration.status.as_mut().unwrap().remote = Some(ClusterConfig {
+        cidr: Some(ClusterConfigCidr { pod: Some(vec!["10.72.0.0/18".into()]), external: None }),
+    });
+    let read = state_from_observed(&prior, &obs, "liqo-tenant-rome", "rome");
+    assert_eq!(read.get(attr::remapped_pod_cidrs), &Value::string_list(["10.72.0.0/18"]), "read from the status");
+    assert_eq!(read.get(attr::remapped_external_cidr), &Value::Null, "none written yet");
 }
 
 /// The endpoint Liqo wrote counts only when the Service the API server holds serves its port: a node port for a
@@ -750,7 +803,11 @@ fn endpoint_needs_an_address_and_a_port() {
     g.status.as_mut().unwrap().endpoint.as_mut().unwrap().addresses = Some(vec!["".into(), "10.0.0.5".into()]);
     assert!(is_ready(&endpoint_check(Some(&g), "NodePort")));
     // Only the non-empty addresses become outputs.
-    let out = Outputs { endpoint: g.status.unwrap().endpoint, connection_status: String::new() };
+    let out = Outputs {
+        endpoint: g.status.unwrap().endpoint,
+        connection_status: String::new(),
+        remapped: ClusterConfigCidr::default(),
+    };
     let state = fill_outputs(&plan_create(&config("server")).planned, &out);
     assert_eq!(state.get(attr::endpoint_addresses), &Value::string_list(["10.0.0.5"]));
     assert!(state.is_wholly_known());
