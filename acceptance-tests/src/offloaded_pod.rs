@@ -46,7 +46,9 @@ impl std::fmt::Display for OffloadedPod {
     }
 }
 
-fn shadow_pods(client: Client, namespace: &str) -> Api<DynamicObject> {
+/// ShadowPods (offloading.liqo.io) in `namespace` of the provider cluster: what the consumer's virtual kubelet asks
+/// the provider to run.
+pub fn shadow_pods(client: Client, namespace: &str) -> Api<DynamicObject> {
     Api::namespaced_with(
         client,
         namespace,

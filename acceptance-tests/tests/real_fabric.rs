@@ -12,17 +12,18 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::Api;
-use kube::api::ListParams;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use liqo_acceptance::chain::full_chain;
 use liqo_acceptance::ground::{Options, PodCidrs};
 use liqo_acceptance::inventory;
 use liqo_acceptance::observe::{eventually, flat};
+use liqo_acceptance::offloaded_pod::shadow_pods;
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::networking::{CONNECTION_CONNECTED, Connection};
-use liqo_schema::liqo::{Configuration, ForeignCluster, GatewayServer, ResourceSlice};
+use liqo_schema::liqo::{Configuration, ForeignCluster, GatewayServer, NamespaceOffloading, Quota, ResourceSlice};
 use rustix::process::{Pid, Signal};
 
 /// The tests build the same peering on the one shared ground.
@@ -325,6 +326,145 @@ async fn the_apply_completes_after_the_controller_manager_restarts() -> Result<(
         eprintln!("[real_fabric] {what}: applied in {:.1}s across the restart", applied.duration.as_secs_f64());
         destroy_leaves_nothing(ground, &work, &what).await?;
     }
+    Ok(())
+}
+
+/// rome consumes milan through two ResourceSlices, `milan` and `milan-b`, each with its virtual node. liqo_tenant's
+/// `cordoned_resource_slices = ["milan-b"]` cordons the second as `liqoctl cordon resourceslice` does: Liqo marks its
+/// Quota cordoned and not the other's; a new pod bound to virtual node `milan-b` is refused by milan's webhook (the
+/// virtual kubelet's FailedReflection event quotes "user is cordoned", and no ShadowPod appears), while one bound to
+/// `milan` runs on milan. The re-plan is empty; an out-of-band uncordon shows as drift and the next apply cordons
+/// again; an empty set uncordons, and a new pod on `milan-b` then runs. Destroy leaves nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn one_cordoned_slice_refuses_new_pods_while_the_other_serves() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("one ResourceSlice cordoned on real Liqo with {}", cli.name());
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        work.write("second_slice.tf", include_str!("real_fabric/second_slice.tf"))?;
+        work.apply().await.with_context(|| format!("{what}: apply of two slices"))?;
+        work.write("cordon_override.tf", CORDON_B)?;
+        work.apply().await.with_context(|| format!("{what}: apply of the cordon"))?;
+        let (milan, rome) = (ground.client(MILAN).await?, ground.client(ROME).await?);
+        let quotas: Api<Quota> = Api::namespaced(milan.clone(), MILAN_NS);
+        let cordoned: Vec<(String, bool)> = quotas
+            .list(&ListParams::default())
+            .await?
+            .items
+            .iter()
+            .filter_map(|q| {
+                let slice = q.metadata.owner_references.iter().flatten().find(|o| o.kind == "ResourceSlice")?;
+                Some((slice.name.clone(), q.spec.cordoned.unwrap_or(false)))
+            })
+            .collect();
+        ensure!(
+            cordoned.contains(&("milan-b".into(), true)) && cordoned.contains(&("milan".into(), false)),
+            "{what}: Liqo's Quotas on milan are (slice, cordoned) {cordoned:?}, not milan-b alone cordoned"
+        );
+        let remote_ns = remote_namespace(&rome, SLICES_NS).await?;
+        let refused = pod_on(&rome, "on-b", "milan-b").await?;
+        let event =
+            eventually(Duration::from_secs(60), "the virtual kubelet's FailedReflection event for on-b", || async {
+                let events: Api<Event> = Api::namespaced(rome.clone(), SLICES_NS);
+                let listed = events.list(&ListParams::default().fields("involvedObject.name=on-b")).await?.items;
+                Ok(listed.into_iter().filter_map(|e| e.message).find(|m| m.contains("user is cordoned")))
+            })
+            .await
+            .with_context(|| format!("{what}: a pod on the cordoned slice's virtual node"))?;
+        eprintln!("[real_fabric] {what}: pod {} refused: {event}", refused);
+        // Liqo 1.2.0 enforces the cordon on the provider only: the consumer's virtual node stays schedulable and the
+        // refused pod stays Pending there (the docs say so).
+        let node = Api::<Node>::all(rome.clone()).get("milan-b").await?;
+        ensure!(
+            !node.spec.and_then(|s| s.unschedulable).unwrap_or(false),
+            "{what}: virtual node milan-b is unschedulable: Liqo now cordons the node too, update the docs"
+        );
+        let phase = Api::<Pod>::namespaced(rome.clone(), SLICES_NS).get("on-b").await?.status.and_then(|s| s.phase);
+        ensure!(phase.as_deref() == Some("Pending"), "{what}: the refused pod on-b is {phase:?}, not Pending");
+        ensure!(
+            shadow_pods(milan.clone(), &remote_ns).get_opt("on-b").await?.is_none(),
+            "{what}: milan has a ShadowPod for on-b although its slice is cordoned"
+        );
+        running_on_milan(&rome, &milan, &remote_ns, "on-a", "milan")
+            .await
+            .with_context(|| format!("{what}: the other slice"))?;
+        let plan = work.plan().await?;
+        ensure!(plan.is_empty(), "{what}: the plan after the cordon is not empty:\n{}", plan.run().stdout);
+
+        // Uncordoned out of band (`liqoctl uncordon resourceslice`): drift.
+        let slices: Api<ResourceSlice> = Api::namespaced(milan.clone(), MILAN_NS);
+        let patch = serde_json::json!({"metadata": {"annotations": {"liqo.io/cordon": null}}});
+        slices.patch("milan-b", &PatchParams::default(), &Patch::Merge(patch)).await?;
+        let plan = work.plan().await?;
+        ensure!(
+            plan.run().stdout.contains("cordoned_resource_slices"),
+            "{what}: an out-of-band uncordon is not shown as drift:\n{}",
+            plan.run().stdout
+        );
+        work.apply().await.with_context(|| format!("{what}: apply repairing the cordon"))?;
+        let (cordon, _) = slices.get("milan-b").await?.cordons();
+        ensure!(cordon, "{what}: the apply after the out-of-band uncordon did not cordon milan-b again");
+
+        work.write("cordon_override.tf", UNCORDON)?;
+        work.apply().await.with_context(|| format!("{what}: apply of the uncordon"))?;
+        running_on_milan(&rome, &milan, &remote_ns, "on-b-again", "milan-b")
+            .await
+            .with_context(|| format!("{what}: the uncordoned slice"))?;
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// The override files of `one_cordoned_slice_refuses_new_pods_while_the_other_serves` (Terraform merges them into
+/// the full chain's liqo_tenant).
+const CORDON_B: &str = "resource \"liqo_tenant\" \"rome\" {\n  cordoned_resource_slices = [\"milan-b\"]\n}\n";
+const UNCORDON: &str = "resource \"liqo_tenant\" \"rome\" {\n  cordoned_resource_slices = []\n}\n";
+/// The namespace tests/real_fabric/second_slice.tf offloads to both slices.
+const SLICES_NS: &str = "slice-cordon";
+
+/// The name Liqo gave the offloaded `namespace` on the provider.
+async fn remote_namespace(consumer: &kube::Client, namespace: &str) -> Result<String> {
+    let offloadings: Api<NamespaceOffloading> = Api::namespaced(consumer.clone(), namespace);
+    eventually(
+        Duration::from_secs(60),
+        &format!("NamespaceOffloading {namespace}/offloading's remote namespace"),
+        || async {
+            Ok(offloadings.get_opt("offloading").await?.and_then(|o| o.status).and_then(|s| s.remote_namespace_name))
+        },
+    )
+    .await
+}
+
+/// Creates pod `name` in the offloaded namespace, bound to `node` (a virtual node); returns its name.
+async fn pod_on(consumer: &kube::Client, name: &str, node: &str) -> Result<String> {
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "namespace": SLICES_NS},
+        "spec": {"nodeName": node, "containers": [{"name": name, "image": "nginx"}]},
+    }))?;
+    Api::<Pod>::namespaced(consumer.clone(), SLICES_NS).create(&PostParams::default(), &pod).await?;
+    Ok(name.to_owned())
+}
+
+/// A pod bound to virtual node `node` runs: its ShadowPod and remote pod exist on milan, the remote pod Running.
+async fn running_on_milan(
+    consumer: &kube::Client,
+    provider: &kube::Client,
+    remote_ns: &str,
+    name: &str,
+    node: &str,
+) -> Result<()> {
+    pod_on(consumer, name, node).await?;
+    let remote: Api<Pod> = Api::namespaced(provider.clone(), remote_ns);
+    eventually(Duration::from_secs(90), &format!("pod {name} on {node} to run on milan"), || async {
+        let phase = remote.get_opt(name).await?.and_then(|p| p.status).and_then(|s| s.phase);
+        Ok(phase.filter(|p| p == "Running"))
+    })
+    .await?;
+    ensure!(
+        shadow_pods(provider.clone(), remote_ns).get_opt(name).await?.is_some(),
+        "no ShadowPod for {name} on milan"
+    );
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use crate::cluster_api::ClusterApi;
 use crate::kube::OpError;
 use crate::protocol::Ctx;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::Api;
 use liqo_schema::liqo::core::{API_SERVER_STATUS, STATUS_ESTABLISHED};
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{ForeignCluster, LiqoCondition};
@@ -118,12 +118,8 @@ pub async fn force_unpeer(ctx: &Ctx, cluster: &ClusterApi, peer: &str, timeout: 
     let left = || deadline.saturating_duration_since(tokio::time::Instant::now());
     let foreign: Api<ForeignCluster> = Api::all(client.clone());
     if crate::kube::get_opt(ctx, &foreign, peer).await?.is_some() {
-        let object = format!("ForeignCluster {peer}");
-        let patch = Patch::Merge(serde_json::json!({
-            "metadata": {"annotations": {labels::FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE: labels::TRUE}}
-        }));
-        let params = PatchParams::default();
-        crate::kube::with_retry(ctx, "annotate", &object, || foreign.patch(peer, &params, &patch)).await?;
+        let (key, value) = (labels::FOREIGN_CLUSTER_PERMANENTLY_UNREACHABLE, Some(labels::TRUE));
+        crate::kube::annotate(ctx, &foreign, peer, key, value).await?;
     }
     let namespaces: Api<Namespace> = Api::all(client);
     let selector = format!("{}={peer},{}", labels::REMOTE_CLUSTER_ID, labels::TENANT_NAMESPACE);

@@ -180,6 +180,18 @@ pub async fn approve_csr(
     with_retry(ctx, "approve", &object, || api.patch_approval(name, &params, &patch)).await.map(|_| ())
 }
 
+/// Sets the annotation `key` of an object to `value`, or removes it (`None`), leaving the rest of the object as it
+/// is: a merge patch, as `kubectl annotate` sends.
+pub async fn annotate<K>(ctx: &Ctx, api: &Api<K>, name: &str, key: &str, value: Option<&str>) -> Result<(), OpError>
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + Debug,
+{
+    let object = describe_api(api, name);
+    let patch = Patch::Merge(serde_json::json!({"metadata": {"annotations": {key: value}}}));
+    let params = PatchParams::default();
+    with_retry(ctx, "annotate", &object, || api.patch(name, &params, &patch)).await.map(|_| ())
+}
+
 /// Lists objects matching a label selector.
 pub async fn list<K>(ctx: &Ctx, api: &Api<K>, label_selector: &str) -> Result<Vec<K>, OpError>
 where

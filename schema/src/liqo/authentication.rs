@@ -148,6 +148,21 @@ pub struct ResourceSliceStatus {
     pub node_selector: Option<BTreeMap<String, String>>,
 }
 
+impl ResourceSlice {
+    /// Liqo's rule for a ResourceSlice's cordons (`hasToBeCordoned` of its quota creator): the annotation is there
+    /// and not `false`, `False` or `0`. Returns (the slice's own, its tenant's).
+    pub fn cordons(&self) -> (bool, bool) {
+        let set = |key: &str| {
+            self.metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(key))
+                .is_some_and(|v| !matches!(v.as_str(), "false" | "False" | "0"))
+        };
+        (set(super::labels::CORDON), set(super::labels::CORDON_TENANT))
+    }
+}
+
 impl ResourceSliceStatus {
     pub fn condition(&self, type_: &str) -> Option<&LiqoCondition> {
         find_condition(self.conditions.as_deref(), type_)

@@ -134,3 +134,23 @@ pub struct NamespaceOffloadingStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
 }
+
+/// What Liqo enforces for one ResourceSlice on the provider (made by its quota creator, owned by the slice): the
+/// ShadowPod webhook refuses new pods of `user` while `cordoned` is true (the slice's `liqo.io/cordon` annotation, or
+/// its tenant's cordon).
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[kube(
+    group = "offloading.liqo.io",
+    version = "v1beta1",
+    kind = "Quota",
+    plural = "quotas",
+    namespaced,
+    schema = "disabled"
+)]
+#[serde(rename_all = "camelCase")]
+pub struct QuotaSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cordoned: Option<bool>,
+}

@@ -1,6 +1,6 @@
 //! The objects `liqo_tenant` writes on the provider cluster (Tenant, RoleBinding, CertificateSigningRequest) and
 //! what it reads back from the ones it finds (the control-plane ClusterRole, a RoleBinding still in place).
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use k8s_openapi::ByteString;
@@ -9,7 +9,8 @@ use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
-    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_DRAINED, Tenant, TenantSpec,
+    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_DRAINED, Tenant,
+    TenantSpec,
 };
 use liqo_schema::tf::Value;
 
@@ -164,4 +165,44 @@ pub fn csr_object(name: &str, consumer: &str, csr_pem: &str, validity: Duration)
 /// CSRs are immutable and every certificate needs its own: a random suffix keeps names unique.
 pub fn csr_name(consumer: &str) -> String {
     format!("liqo-tenant-{consumer}-{:08x}", rand::random::<u32>())
+}
+
+/// The provider's copies of the consumer's ResourceSlices (labelled by Liqo's crd-replicator): the ones
+/// `cordoned_resource_slices` names. A cluster that also consumes from its peer keeps its own slices for that
+/// peer in the same tenant namespace, without these labels.
+pub fn consumer_slices_selector(consumer: &str) -> String {
+    format!("{}={},{}={consumer}", labels::REPLICATED, labels::TRUE, labels::ORIGIN_ID)
+}
+
+/// The names a set of strings holds (none for null or unknown).
+pub fn names(v: &Value) -> BTreeSet<String> {
+    v.elements().iter().filter_map(|e| e.as_str().map(str::to_owned)).collect()
+}
+
+/// What cordoning `wanted` changes among `slices`, as (slice, cordoned after): each wanted slice not cordoned yet,
+/// and each cordoned one this resource answers for (`answer_for`) and no longer wants.
+pub fn cordon_changes(
+    slices: &[ResourceSlice],
+    wanted: &BTreeSet<String>,
+    answer_for: &BTreeSet<String>,
+) -> Vec<(String, bool)> {
+    slices
+        .iter()
+        .filter_map(|slice| {
+            let name = slice.metadata.name.clone()?;
+            let (cordoned, _) = slice.cordons();
+            let want = wanted.contains(&name);
+            (want != cordoned && (want || answer_for.contains(&name))).then_some((name, want))
+        })
+        .collect()
+}
+
+/// `cordoned_resource_slices` as the cluster has it: the consumer's slices cordoned now, and the names of `prior`
+/// whose slice is gone (nothing left to cordon: not drift).
+pub fn cordoned_read(slices: &[ResourceSlice], prior: &Value) -> Value {
+    let present: BTreeSet<String> = slices.iter().filter_map(|s| s.metadata.name.clone()).collect();
+    let cordoned = slices.iter().filter(|s| s.cordons().0).filter_map(|s| s.metadata.name.clone());
+    let gone = names(prior).into_iter().filter(|n| !present.contains(n));
+    let all: BTreeSet<String> = cordoned.chain(gone).collect();
+    Value::Set(all.into_iter().map(Value::string).collect())
 }

@@ -1,5 +1,6 @@
 //! `liqo_tenant` on the provider cluster: check the tenant namespace and the endpoint, have the consumer's CSR
 //! signed, write RoleBinding and Tenant and wait for Liqo, tear them down in Liqo's order, check them, import them.
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,27 +11,28 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use kube::api::Api;
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
-    AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE,
+    AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, Quota, ResourceSlice, TENANT_CONDITION_ACTIVE,
     TENANT_CONDITION_DRAINED, Tenant,
 };
 use liqo_schema::tf::{Diagnostic, Diagnostics, Severity, Value};
 
 use super::objects::{
-    Inputs, binds_consumer, control_plane_role_selector, csr_name, csr_object, csr_selector, pick_control_plane_role,
-    role_binding, role_binding_name, tenant_object,
+    Inputs, binds_consumer, consumer_slices_selector, control_plane_role_selector, cordon_changes, cordoned_read,
+    csr_name, csr_object, csr_selector, names, pick_control_plane_role, role_binding, role_binding_name, tenant_object,
 };
 use super::schema::attr;
 use super::schema::{DEFAULT_RENEW_BEFORE, effective_duration};
 use super::state::{Issued, handshake_state, imported_state, set_certificate};
 use super::status::{
-    Endpoint, ROOT_CA_KEY, capped, csr_issued, root_ca_published, slices_drained, tenant_ready, tls_verdict,
+    Endpoint, ROOT_CA_KEY, capped, csr_issued, quotas_follow, root_ca_published, slices_drained, tenant_ready,
+    tls_verdict,
 };
 use super::{TenantResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, namespaced_id};
-use crate::kube::OpError;
+use crate::kube::{OpError, WaitTarget};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, upgrade_dropping_v0};
 use crate::validate::Validator;
@@ -325,6 +327,63 @@ impl TenantResource {
     }
 }
 
+/// The provider's copies of the consumer's ResourceSlices, in the tenant namespace.
+async fn consumer_slices(ctx: &Ctx, client: &kube::Client, inputs: &Inputs) -> Result<Vec<ResourceSlice>, OpError> {
+    let api: Api<ResourceSlice> = Api::namespaced(client.clone(), &inputs.namespace);
+    crate::kube::list(ctx, &api, &consumer_slices_selector(&inputs.consumer)).await
+}
+
+/// Cordons the slices `planned` names and uncordons the others this resource answers for (every slice of the
+/// consumer while the set is given; those of `prior` when it was taken away), as `liqoctl cordon|uncordon
+/// resourceslice` do (the `liqo.io/cordon` annotation on the provider's copy), then waits until Liqo's Quota of each
+/// changed slice follows: from then on Liqo's webhook refuses (or admits again) that slice's new pods.
+async fn cordon_slices(
+    op: &Op<'_>,
+    client: &kube::Client,
+    inputs: &Inputs,
+    prior: &Value,
+    planned: &Value,
+) -> Result<(), Failure> {
+    let slices = consumer_slices(op.ctx, client, inputs).await?;
+    let wanted = names(planned);
+    let present: BTreeSet<String> = slices.iter().filter_map(|s| s.metadata.name.clone()).collect();
+    let missing: Vec<&String> = wanted.difference(&present).collect();
+    if !missing.is_empty() {
+        let found =
+            if present.is_empty() { "none".to_owned() } else { present.iter().cloned().collect::<Vec<_>>().join(", ") };
+        return Err(Diagnostic::error(
+            "No such ResourceSlice to cordon",
+            format!(
+                "The consumer {} has no ResourceSlice named {} in {} on this cluster (its slices here: {found}). A \
+                 slice is the consumer's liqo_peer `resource_slice_name`, copied here by Liqo once that liqo_peer is \
+                 applied. Fix the name, or remove it from `cordoned_resource_slices`.",
+                inputs.consumer,
+                missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+                inputs.namespace
+            ),
+        )
+        .at(attr::cordoned_resource_slices.path())
+        .into());
+    }
+    let answer_for = if planned.is_null() { names(prior) } else { present };
+    let changes = cordon_changes(&slices, &wanted, &answer_for);
+    let api: Api<ResourceSlice> = Api::namespaced(client.clone(), &inputs.namespace);
+    for (name, cordon) in &changes {
+        crate::kube::annotate(op.ctx, &api, name, labels::CORDON, cordon.then_some(labels::TRUE)).await?;
+    }
+    if changes.is_empty() {
+        return Ok(());
+    }
+    let slices = consumer_slices(op.ctx, client, inputs).await?;
+    let quotas: Api<Quota> = Api::namespaced(client.clone(), &inputs.namespace);
+    let target = WaitTarget::labelled(&quotas, "", "Liqo's Quota of each changed ResourceSlice to follow its cordon");
+    crate::kube::wait_until(op.ctx, &quotas, target, op.deadline.left(), |all: &[Quota]| {
+        quotas_follow(all, &changes, &slices)
+    })
+    .await?;
+    Ok(())
+}
+
 /// `renew_before` as planned, for the check of the lifetime the cluster issued.
 fn renew_before(planned: &Value) -> Duration {
     effective_duration(planned, attr::renew_before, DEFAULT_RENEW_BEFORE).unwrap_or_default()
@@ -418,6 +477,11 @@ impl Lifecycle for TenantResource {
             state.set(attr::certificate_validity, planned.get(attr::certificate_validity).clone());
             self.ensure_tenant(op, &client, &inputs).await?;
             state.set(attr::tenant_condition, Value::string(&inputs.condition));
+            let cordons = attr::cordoned_resource_slices;
+            if planned.get(cordons) != prior.get(cordons) {
+                cordon_slices(op, &client, &inputs, prior.get(cordons), planned.get(cordons)).await?;
+                state.set(cordons, planned.get(cordons).clone());
+            }
             if let Some(keep) = signed {
                 // The previous certificate stays valid until it expires (Kubernetes has no revocation); its CSR is
                 // just clutter now.
@@ -459,6 +523,12 @@ impl Lifecycle for TenantResource {
         };
         let mut state = state.clone();
         state.set(attr::tenant_condition, Value::string(condition));
+        // Unset, the slices' cordons are not this resource's to report.
+        if !state.get(attr::cordoned_resource_slices).is_null() {
+            let slices = consumer_slices(ctx, &client, &inputs).await?;
+            state
+                .set(attr::cordoned_resource_slices, cordoned_read(&slices, state.get(attr::cordoned_resource_slices)));
+        }
         // Before `authz_policy` existed, every Tenant in state was created by this resource.
         if state.get(attr::authz_policy).is_null() {
             state.set(attr::authz_policy, Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));

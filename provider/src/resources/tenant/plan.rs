@@ -35,6 +35,20 @@ pub fn refine(plan: &mut Plan) {
         plan.planned = Value::Null;
         return;
     }
+    // The consumer's ResourceSlices are made by its liqo_peer, which depends on this resource: a new tenant has none.
+    if plan.fresh() && !plan.planned.get(attr::cordoned_resource_slices).elements().is_empty() {
+        plan.diagnostics.push(
+            Diagnostic::error(
+                "`cordoned_resource_slices` needs an existing tenant",
+                "The consumer's ResourceSlices are made by its liqo_peer, which depends on this tenant, so none \
+                 exists while the tenant is created (or replaced). Apply without `cordoned_resource_slices` first, \
+                 then add the slices to cordon.",
+            )
+            .at(attr::cordoned_resource_slices.path()),
+        );
+        plan.planned = Value::Null;
+        return;
+    }
     let prior = plan.prior;
     // A Tenant imported from Liqo's handshake keeps the identity Liqo minted: never sign anything for it.
     let handshake =

@@ -20,6 +20,7 @@ pub const MIN_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(600);
 const RENEWAL_MARGIN: Duration = Duration::from_secs(600);
 /// `spec.expirationSeconds` is an int32.
 const MAX_CERTIFICATE_VALIDITY: Duration = Duration::from_secs(i32::MAX as u64);
+const SLICE_FIX: &str = "Give the name of one of the consumer's ResourceSlices: its liqo_peer's `resource_slice_name` (`kubectl get resourceslices -n <tenant_namespace>` on this cluster lists them).";
 const TENANT_CONDITIONS: [&str; 3] = [TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED];
 
 /// `liqo_tenant`'s attributes.
@@ -44,6 +45,18 @@ pub mod attr {
             "`Active` (default), `Cordoned` (existing ResourceSlices keep their resources, new ones are denied) or \
              `Drained` (the consumer's RoleBinding is removed and Liqo deletes its ResourceSlices and NamespaceMaps). \
              Updated in place.",
+        );
+        cordoned_resource_slices: optional(Type::set(Type::String))
+            .check(Check::ObjectName { kind: "ResourceSlice", fix: SLICE_FIX })
+            .describe(
+            "Names of the consumer's ResourceSlices to cordon on this cluster, as `liqoctl cordon resourceslice` \
+             does: each gets the annotation `liqo.io/cordon=true`, Liqo marks its Quota cordoned, and Liqo's webhook \
+             refuses new pods of that slice while its running pods and the consumer's other slices carry on. A name \
+             taken out of the set is uncordoned (`liqoctl uncordon resourceslice`). The slices exist only once the \
+             consumer's `liqo_peer` made them, after this resource, so the set is for an existing tenant: leave it \
+             out when the tenant is created. Unset, cordons made with liqoctl are left alone; set (even to `[]`), it \
+             is the set of the consumer's cordoned slices, and one cordoned out of band shows as drift. Updated in \
+             place.",
         );
         api_server_url: optional_computed(Type::String).check(Check::ApiServerUrl("Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`.")).describe(
             "URL of this cluster's API server as the consumer cluster's control plane (its crd-replicator) reaches \

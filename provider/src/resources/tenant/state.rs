@@ -34,6 +34,7 @@ pub fn imported_state(namespace: &str, consumer: &str, condition: String, api_se
         (attr::tenant_namespace, Value::string(namespace)),
         (attr::consumer_cluster_id, Value::string(consumer)),
         (attr::tenant_condition, Value::string(condition)),
+        (attr::cordoned_resource_slices, Value::Null),
         (attr::api_server_url, Value::opt_string(api_server_url)),
         // Not recoverable from the provider cluster (only the consumer's identity Secret holds it): the default.
         (attr::api_server_ca, Value::Null),
@@ -60,6 +61,7 @@ pub fn handshake_state(tenant: &Tenant, namespace: &str, consumer: &str, conditi
         (attr::tenant_namespace, Value::string(namespace)),
         (attr::consumer_cluster_id, Value::string(consumer)),
         (attr::tenant_condition, Value::string(condition)),
+        (attr::cordoned_resource_slices, Value::Null),
         (attr::api_server_url, Value::opt_string(auth.and_then(|a| a.api_server.clone()))),
         (attr::api_server_ca, Value::Null),
         (attr::certificate_validity, Value::string(DEFAULT_CERTIFICATE_VALIDITY)),

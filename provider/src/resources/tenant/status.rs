@@ -4,7 +4,7 @@
 use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::ConfigMap;
 use liqo_schema::liqo::labels;
-use liqo_schema::liqo::{ResourceSlice, Tenant};
+use liqo_schema::liqo::{Quota, ResourceSlice, Tenant};
 use liqo_schema::tf::Diagnostic;
 use std::time::Duration;
 use time::OffsetDateTime;
@@ -173,4 +173,29 @@ pub fn capped(issued: &Issued, renew: Duration) -> Option<Diagnostic> {
         )
         .at(attr::renew_before.path())
     })
+}
+
+/// Liqo has followed each cordon change: the Quota its quota creator keeps for each changed slice (owned by it)
+/// says `cordoned` as Liqo's rule does for the slice now (its own cordon or its tenant's). A slice without a
+/// Quota (its resources not accepted yet) has nothing to enforce: Liqo makes the Quota from the slice as it is.
+pub fn quotas_follow(quotas: &[Quota], changes: &[(String, bool)], slices: &[ResourceSlice]) -> Verdict<()> {
+    let lagging: Vec<String> = changes
+        .iter()
+        .filter_map(|(name, cordoned)| {
+            let tenant_cordon =
+                slices.iter().find(|s| s.metadata.name.as_ref() == Some(name)).is_some_and(|s| s.cordons().1);
+            let want = *cordoned || tenant_cordon;
+            let quota = quotas.iter().find(|q| {
+                q.metadata.owner_references.iter().flatten().any(|o| o.kind == "ResourceSlice" && &o.name == name)
+            })?;
+            let is = quota.spec.cordoned.unwrap_or(false);
+            (is != want).then(|| {
+                format!(
+                    "Quota {} of ResourceSlice {name}: cordoned {is}, {want} expected",
+                    quota.metadata.name.as_deref().unwrap_or("")
+                )
+            })
+        })
+        .collect();
+    if lagging.is_empty() { Verdict::Ready(()) } else { Verdict::Pending(lagging.join("; ")) }
 }

@@ -5,20 +5,20 @@ use std::time::Duration;
 use k8s_openapi::ByteString;
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
-    AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE, Tenant,
-    TenantSpec,
+    AUTHZ_POLICY_KEYS_EXCHANGE, AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, Quota, QuotaSpec, ResourceSlice,
+    TENANT_CONDITION_ACTIVE, Tenant, TenantSpec,
 };
 use liqo_schema::tf::{AttributePath, Diagnostics, Severity, Value};
 use time::OffsetDateTime;
 
 use super::TenantResource;
 use super::objects::{
-    Inputs, binds_consumer, control_plane_role_selector, csr_name, csr_object, csr_selector, pick_control_plane_role,
-    role_binding, tenant_object,
+    Inputs, binds_consumer, control_plane_role_selector, cordon_changes, cordoned_read, csr_name, csr_object,
+    csr_selector, pick_control_plane_role, role_binding, tenant_object,
 };
 use super::schema::attr;
 use super::state::{handshake_state, rfc3339};
-use super::status::{Endpoint, csr_issued, slices_drained, tenant_ready, tls_verdict};
+use super::status::{Endpoint, csr_issued, quotas_follow, slices_drained, tenant_ready, tls_verdict};
 use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
@@ -32,6 +32,7 @@ fn config(pairs: &[(Key, Value)]) -> Value {
         (attr::tenant_namespace, Value::string("liqo-tenant-rome")),
         (attr::consumer_cluster_id, Value::string("rome")),
         (attr::tenant_condition, Value::Null),
+        (attr::cordoned_resource_slices, Value::Null),
         (attr::api_server_url, Value::Null),
         (attr::api_server_ca, Value::Null),
         (attr::certificate_validity, Value::Null),
@@ -718,4 +719,88 @@ async fn a_denial_from_liqos_stale_cache_is_retried() {
     let err = TenantResource::apply_tenant(&op, &tenants(&url), &inputs).await.unwrap_err();
     assert!(err.to_string().contains("forbidden") || format!("{err:?}").contains("already exists"), "{err:?}");
     assert_eq!(seen.lock().unwrap().len(), 2, "a Tenant the API server shows is a real conflict: not retried");
+}
+
+fn slice_set(names: &[&str]) -> Value {
+    Value::Set(names.iter().map(|n| Value::string(*n)).collect())
+}
+
+/// The provider's copy of one of rome's ResourceSlices, with the cordon annotations given.
+fn slice(name: &str, annotations: &[(&str, &str)]) -> ResourceSlice {
+    let mut s = ResourceSlice::new(name, Default::default());
+    s.metadata.annotations = Some(annotations.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+    s
+}
+
+/// A tenant being created has no slices yet: a set of them is refused at plan, naming the attribute and the
+/// two-step way; an existing tenant plans the change in place.
+#[test]
+fn slices_are_cordoned_only_on_an_existing_tenant() {
+    let cfg = config(&[(attr::cordoned_resource_slices, slice_set(&["rome-a"]))]);
+    let p = Plan::run::<TenantResource>(&Value::Null, cfg.clone(), &cfg);
+    assert_eq!(error_paths(&p.diagnostics), vec!["cordoned_resource_slices"]);
+    assert!(p.diagnostics.iter().any(|d| d.detail.contains("Apply without `cordoned_resource_slices` first")));
+    let empty = config(&[(attr::cordoned_resource_slices, slice_set(&[]))]);
+    assert!(error_paths(&Plan::run::<TenantResource>(&Value::Null, empty.clone(), &empty).diagnostics).is_empty());
+
+    let prior = applied_state(&in_days(300));
+    let mut proposed = prior.clone();
+    proposed.set(attr::cordoned_resource_slices, slice_set(&["rome-a"]));
+    let p = Plan::run::<TenantResource>(&prior, proposed.clone(), &cfg);
+    assert!(error_paths(&p.diagnostics).is_empty(), "{:?}", p.diagnostics);
+    assert!(p.replace.is_empty(), "a cordon is updated in place");
+    assert_eq!(p.planned.get(attr::cordoned_resource_slices), &slice_set(&["rome-a"]));
+    assert!(!p.planned.get(attr::client_certificate).is_unknown(), "a cordon signs nothing");
+}
+
+/// Liqo's rule for a cordon annotation, and what a change of the set does: cordon what is wanted, uncordon only
+/// what this resource answers for.
+#[test]
+fn cordon_changes_follow_the_set_and_liqos_annotation_rule() {
+    assert_eq!(slice("a", &[(labels::CORDON, "true")]).cordons(), (true, false));
+    for off in ["false", "False", "0"] {
+        assert_eq!(slice("a", &[(labels::CORDON, off)]).cordons(), (false, false), "{off} is Liqo's no");
+    }
+    assert_eq!(slice("a", &[(labels::CORDON_TENANT, "true")]).cordons(), (false, true));
+
+    let slices = [slice("a", &[]), slice("b", &[(labels::CORDON, "true")]), slice("c", &[(labels::CORDON, "true")])];
+    let set = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<std::collections::BTreeSet<_>>();
+    // The set is given: a and nothing else.
+    let changes = cordon_changes(&slices, &set(&["a"]), &set(&["a", "b", "c"]));
+    assert_eq!(changes, vec![("a".into(), true), ("b".into(), false), ("c".into(), false)]);
+    // The set was taken away: only what it named is uncordoned (c was cordoned with liqoctl).
+    assert_eq!(cordon_changes(&slices, &set(&[]), &set(&["b"])), vec![("b".into(), false)]);
+    // Nothing to change.
+    assert!(cordon_changes(&slices, &set(&["b", "c"]), &set(&["a", "b", "c"])).is_empty());
+
+    // Read: the cordoned slices, and a named slice that is gone (not drift).
+    let read = cordoned_read(&slices, &slice_set(&["a", "gone"]));
+    assert_eq!(read, slice_set(&["b", "c", "gone"]));
+}
+
+/// The wait ends once each changed slice's Quota says what Liqo's rule says for the slice; a tenant's cordon keeps
+/// the Quota cordoned; a slice without a Quota has nothing to wait for.
+#[test]
+fn quotas_follow_the_cordons() {
+    let quota = |slice: &str, cordoned: Option<bool>| {
+        let mut q = Quota::new(&format!("{slice}-0a1b2c"), QuotaSpec { user: None, cordoned });
+        q.metadata.owner_references = Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+            api_version: "authentication.liqo.io/v1beta1".into(),
+            kind: "ResourceSlice".into(),
+            name: slice.into(),
+            uid: "uid".into(),
+            ..Default::default()
+        }]);
+        q
+    };
+    let slices = [slice("a", &[(labels::CORDON, "true")]), slice("b", &[(labels::CORDON_TENANT, "true")])];
+    let changes = vec![("a".to_string(), true), ("b".to_string(), false)];
+    let lagging = quotas_follow(&[quota("a", None), quota("b", Some(true))], &changes, &slices);
+    let Verdict::Pending(m) = lagging else { panic!("a Quota that lags is waited for") };
+    assert!(m.contains("ResourceSlice a: cordoned false, true expected"), "{m}");
+    assert!(matches!(
+        quotas_follow(&[quota("a", Some(true)), quota("b", Some(true))], &changes, &slices),
+        Verdict::Ready(())
+    ));
+    assert!(matches!(quotas_follow(&[], &changes, &slices), Verdict::Ready(())), "no Quota yet: nothing enforced");
 }
