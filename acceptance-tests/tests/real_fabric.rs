@@ -416,6 +416,99 @@ async fn one_cordoned_slice_refuses_new_pods_while_the_other_serves() -> Result<
     Ok(())
 }
 
+/// Where offloaded pods land, chosen on a liqo_virtual_node (tests/real_fabric/placement.tf): its taint keeps a pod
+/// that does not tolerate it off the node (Pending, the scheduler's reason naming the taint) while a tolerating pod
+/// is scheduled there, and that pod's copy on milan carries the node's selector and toleration (Liqo's offloading
+/// patch) and runs. The re-plan is empty; the taint taken away in place, the waiting pod is scheduled and runs.
+/// Destroy leaves nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() -> Result<()> {
+    let _serial = SERIAL.lock().await;
+    let ground = ground();
+    for cli in Cli::available() {
+        let what = format!("a virtual node's placement on real Liqo with {}", cli.name());
+        let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
+        work.write("placement.tf", include_str!("real_fabric/placement.tf"))?;
+        work.apply().await.with_context(|| format!("{what}: apply"))?;
+        let plan = work.plan().await?;
+        ensure!(plan.is_empty(), "{what}: the plan after the apply is not empty:\n{}", plan.run().stdout);
+        let (milan, rome) = (ground.client(MILAN).await?, ground.client(ROME).await?);
+        let remote_ns = remote_namespace(&rome, PLACEMENT_NS).await?;
+
+        // Both pods select the GPU node by its label; only one tolerates its taint.
+        let gpu_toleration = serde_json::json!([{"key": "example.com/gpu", "operator": "Exists"}]);
+        placed_pod(&rome, "tolerating", gpu_toleration).await?;
+        placed_pod(&rome, "intolerant", serde_json::json!([])).await?;
+        let pods: Api<Pod> = Api::namespaced(rome.clone(), PLACEMENT_NS);
+        let reason = eventually(Duration::from_secs(60), "the scheduler's reason for pod intolerant", || async {
+            let pod = pods.get("intolerant").await?;
+            let unscheduled = pod.status.and_then(|s| s.conditions).unwrap_or_default().into_iter().find(|c| {
+                c.type_ == "PodScheduled" && c.status == "False" && c.reason.as_deref() == Some("Unschedulable")
+            });
+            Ok(unscheduled.and_then(|c| c.message))
+        })
+        .await
+        .with_context(|| format!("{what}: a pod that does not tolerate the node's taint"))?;
+        ensure!(reason.contains("untolerated taint"), "{what}: pod intolerant is unschedulable for: {reason}");
+        let remote: Api<Pod> = Api::namespaced(milan.clone(), &remote_ns);
+        let copy = eventually(Duration::from_secs(90), "pod tolerating to run on milan", || async {
+            let copy = remote.get_opt("tolerating").await?;
+            let running = copy.as_ref().and_then(|p| p.status.as_ref()?.phase.as_deref()) == Some("Running");
+            Ok(copy.filter(|_| running))
+        })
+        .await
+        .with_context(|| format!("{what}: a pod that tolerates the taint"))?;
+        let spec = copy.spec.unwrap_or_default();
+        let selector = spec.node_selector.unwrap_or_default();
+        ensure!(
+            selector.get("kubernetes.io/os").map(String::as_str) == Some("linux"),
+            "{what}: the copy of pod tolerating on milan has the node selector {selector:?}, without the virtual \
+             node's kubernetes.io/os=linux"
+        );
+        let tolerations = spec.tolerations.unwrap_or_default();
+        ensure!(
+            tolerations.iter().any(|t| t.key.as_deref() == Some("example.com/dedicated")
+                && t.value.as_deref() == Some("liqo")
+                && t.effect.as_deref() == Some("NoSchedule")),
+            "{what}: the copy of pod tolerating on milan lacks the virtual node's toleration: {tolerations:?}"
+        );
+        let node = spec.node_name.unwrap_or_default();
+        eprintln!("[real_fabric] {what}: pod tolerating runs on milan's {node}; intolerant waits: {reason}");
+
+        // The taint taken away in place: the waiting pod is scheduled on the GPU node and runs on milan.
+        work.write("placement_override.tf", UNTAINTED)?;
+        let apply = work.apply().await.with_context(|| format!("{what}: apply without the taint"))?;
+        ensure!(apply.stdout.contains("0 added, 1 changed, 0 destroyed"), "{what}: not in place:\n{}", apply.stdout);
+        eventually(Duration::from_secs(90), "pod intolerant to run on milan once the taint is gone", || async {
+            let phase = remote.get_opt("intolerant").await?.and_then(|p| p.status).and_then(|s| s.phase);
+            Ok(phase.filter(|p| p == "Running"))
+        })
+        .await
+        .with_context(|| format!("{what}: the taint taken away"))?;
+        destroy_leaves_nothing(ground, &work, &what).await?;
+    }
+    Ok(())
+}
+
+/// The namespace tests/real_fabric/placement.tf offloads.
+const PLACEMENT_NS: &str = "placement";
+const UNTAINTED: &str = "resource \"liqo_virtual_node\" \"gpu\" {\n  taints = []\n}\n";
+
+/// Creates pod `name` in the offloaded namespace of placement.tf, selecting the GPU virtual node by its label, with
+/// `tolerations`.
+async fn placed_pod(consumer: &kube::Client, name: &str, tolerations: serde_json::Value) -> Result<()> {
+    let pod: Pod = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "namespace": PLACEMENT_NS},
+        "spec": {
+            "nodeSelector": {"example.com/accelerator": "gpu"},
+            "tolerations": tolerations,
+            "containers": [{"name": name, "image": "nginx"}],
+        },
+    }))?;
+    Api::<Pod>::namespaced(consumer.clone(), PLACEMENT_NS).create(&PostParams::default(), &pod).await?;
+    Ok(())
+}
+
 /// The override files of `one_cordoned_slice_refuses_new_pods_while_the_other_serves` (Terraform merges them into
 /// the full chain's liqo_tenant).
 const CORDON_B: &str = "resource \"liqo_tenant\" \"rome\" {\n  cordoned_resource_slices = [\"milan-b\"]\n}\n";

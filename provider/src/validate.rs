@@ -55,7 +55,8 @@ impl<'a> Validator<'a> {
     }
 
     /// The declared [`Check`]s of `decls` on `object`, a block's value at `at` (`None`: the configuration's root),
-    /// descending into single nested objects. A check of a list or set attribute applies to each element.
+    /// descending into nested objects (each element of a nested list or set). A check of a list or set attribute
+    /// applies to each element.
     pub fn declared(&mut self, decls: &[Decl], object: &Value, at: Option<&AttributePath>) {
         for d in decls {
             let path = match at {
@@ -73,8 +74,14 @@ impl<'a> Validator<'a> {
                     _ => self.check(check, path.clone(), value),
                 }
             }
-            if d.nesting() == Some(Nesting::Single) {
-                self.declared(d.children(), value, Some(&path));
+            match d.nesting() {
+                Some(Nesting::Single) => self.declared(d.children(), value, Some(&path)),
+                Some(Nesting::List | Nesting::Set) => {
+                    for (i, item) in value.elements().iter().enumerate() {
+                        self.declared(d.children(), item, Some(&path.clone().index(i as i64)));
+                    }
+                }
+                _ => {}
             }
         }
     }

@@ -53,6 +53,7 @@ const ASSIGNED: &[(&str, &str, &[Cli])] = &[
     ("real_fabric", "an_api_server_restart_mid_apply_converges_without_orphans", &[OpenTofu]),
     ("real_fabric", "overlapping_pod_cidrs_are_remapped_and_reported", &[Terraform]),
     ("real_fabric", "one_cordoned_slice_refuses_new_pods_while_the_other_serves", &[OpenTofu]),
+    ("real_fabric", "virtual_node_placement_reaches_the_pods_and_taints_keep_others_off", &[Terraform]),
     // peer_gone: each case a process and a ground of its own, and one client even in the whole matrix.
     ("peer_gone", "provider_gone_killed_then_back", &[Terraform]),
     ("peer_gone", "provider_gone_frozen", &[OpenTofu]),

@@ -1,7 +1,7 @@
 //! `offloading.liqo.io/v1beta1`: VirtualNode and NamespaceOffloading (both consumer side).
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::NodeSelector;
+use k8s_openapi::api::core::v1::{NodeSelector, Taint, Toleration};
 use kube::CustomResource;
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +57,28 @@ pub struct VirtualNodeSpec {
     pub labels: Option<BTreeMap<String, String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
+    /// Taints of the Node, besides the one Liqo's virtual kubelet always adds ([`VIRTUAL_NODE_TAINT`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taints: Option<Vec<Taint>>,
+    /// What the virtual kubelet adds to each pod's copy on the provider.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offloading_patch: Option<OffloadingPatch>,
+}
+
+/// The taint Liqo's virtual kubelet puts on every virtual node (`consts.VirtualNodeTolerationKey`, value `true`,
+/// `NoExecute`); Liqo's webhook gives the pods of offloaded namespaces its toleration.
+pub const VIRTUAL_NODE_TAINT: &str = "virtual-node.liqo.io/not-allowed";
+
+/// The part of a VirtualNode's `spec.offloadingPatch` this provider sets: the virtual kubelet adds `nodeSelector` to
+/// each offloaded pod's copy on the provider and appends `tolerations` to its tolerations. (Liqo's webhook fills the
+/// patch's `labelsNotReflected`/`annotationsNotReflected` from the VkOptionsTemplate.)
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OffloadingPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<BTreeMap<String, String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerations: Option<Vec<Toleration>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -1,9 +1,10 @@
 //! The VirtualNode `liqo_virtual_node` writes, built from a plan, and the state read back from a live one.
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::{Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use liqo_schema::liqo::networking::SecretReference;
-use liqo_schema::liqo::{ResourceQuotaSpec, VirtualNode, VirtualNodeSpec, labels};
+use liqo_schema::liqo::{OffloadingPatch, ResourceQuotaSpec, VirtualNode, VirtualNodeSpec, labels};
 use liqo_schema::tf::{Diagnostic, Value};
 
 use super::VirtualNodeResource;
@@ -19,6 +20,9 @@ pub struct Wanted {
     pub resource_slice_name: String,
     resources: BTreeMap<String, String>,
     pub labels: BTreeMap<String, String>,
+    pub taints: Vec<Taint>,
+    node_selector: BTreeMap<String, String>,
+    tolerations: Vec<Toleration>,
 }
 
 impl Wanted {
@@ -32,7 +36,15 @@ impl Wanted {
             resource_slice_name: s(attr::resource_slice_name)?,
             resources: map(attr::resources),
             labels: map(attr::labels),
+            taints: Wanted::taints_of(v),
+            node_selector: map(attr::node_selector),
+            tolerations: v.get(attr::tolerations).elements().iter().map(toleration_from_value).collect(),
         })
+    }
+
+    /// The taints a plan or state gives the node (none for null).
+    pub fn taints_of(v: &Value) -> Vec<Taint> {
+        v.get(attr::taints).elements().iter().map(taint_from_value).collect()
     }
 
     /// The VirtualNode as `liqoctl create virtualnode --resource-slice-name` forges it: the provider's ID as a label
@@ -53,6 +65,13 @@ impl Wanted {
             }),
             labels: Some(node_labels),
             annotations: None,
+            taints: (!self.taints.is_empty()).then(|| self.taints.clone()),
+            offloading_patch: (!self.node_selector.is_empty() || !self.tolerations.is_empty()).then(|| {
+                OffloadingPatch {
+                    node_selector: (!self.node_selector.is_empty()).then(|| self.node_selector.clone()),
+                    tolerations: (!self.tolerations.is_empty()).then(|| self.tolerations.clone()),
+                }
+            }),
         };
         let mut vn = VirtualNode::new(&self.name, spec);
         vn.metadata.namespace = Some(self.tenant_namespace.clone());
@@ -83,5 +102,60 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     let mut node_labels = vn.spec.labels.clone().unwrap_or_default();
     node_labels.remove(labels::REMOTE_CLUSTER_ID);
     s.set(attr::labels, observed_map(managed(attr::labels), node_labels, |a, b| a == b));
+    // The taints, selector and tolerations are this resource's whole: read as Liqo has them.
+    let taints = vn.spec.taints.as_deref().unwrap_or_default();
+    s.set(attr::taints, or_empty_as_written(prior.get(attr::taints), taints.iter().map(taint_to_value).collect()));
+    let patch = vn.spec.offloading_patch.clone().unwrap_or_default();
+    let selector = patch.node_selector.unwrap_or_default();
+    let selector = match selector.is_empty() {
+        true => or_empty_as_written(prior.get(attr::node_selector), vec![]),
+        false => Value::string_map(selector),
+    };
+    s.set(attr::node_selector, selector);
+    let tolerations = patch.tolerations.unwrap_or_default().iter().map(toleration_to_value).collect();
+    s.set(attr::tolerations, or_empty_as_written(prior.get(attr::tolerations), tolerations));
     s
+}
+
+/// None live: an empty list or map the user wrote stays as written (Liqo treats it as absent), otherwise null.
+fn or_empty_as_written(prior: &Value, live: Vec<Value>) -> Value {
+    match live.is_empty() {
+        false => Value::List(live),
+        true if matches!(prior, Value::List(l) if l.is_empty()) || matches!(prior, Value::Map(m) if m.is_empty()) => {
+            prior.clone()
+        }
+        true => Value::Null,
+    }
+}
+
+fn taint_from_value(v: &Value) -> Taint {
+    use attr::taints::{effect, key, value};
+    Taint {
+        key: v.get(key).as_str().unwrap_or_default().to_owned(),
+        value: v.get(value).as_str().map(str::to_owned),
+        effect: v.get(effect).as_str().unwrap_or_default().to_owned(),
+        time_added: None,
+    }
+}
+
+fn taint_to_value(t: &Taint) -> Value {
+    use attr::taints::{effect, key, value};
+    let value_ = t.value.clone().filter(|v| !v.is_empty());
+    Value::object([
+        (key, Value::string(&t.key)),
+        (value, Value::opt_string(value_)),
+        (effect, Value::string(&t.effect)),
+    ])
+}
+
+fn toleration_from_value(v: &Value) -> Toleration {
+    use attr::tolerations::{effect, key, operator, value};
+    let s = |k: Key| v.get(k).as_str().map(str::to_owned);
+    Toleration { key: s(key), operator: s(operator), value: s(value), effect: s(effect), toleration_seconds: None }
+}
+
+fn toleration_to_value(t: &Toleration) -> Value {
+    use attr::tolerations::{effect, key, operator, value};
+    let s = |v: &Option<String>| Value::opt_string(v.clone().filter(|v| !v.is_empty()));
+    Value::object([(key, s(&t.key)), (operator, s(&t.operator)), (value, s(&t.value)), (effect, s(&t.effect))])
 }

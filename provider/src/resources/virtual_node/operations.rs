@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Taint};
 use kube::api::Api;
 use liqo_schema::liqo::{Identity, ResourceSlice, VirtualNode, labels};
 use liqo_schema::tf::{Diagnostic, Value};
@@ -47,14 +47,19 @@ impl VirtualNodeResource {
             .map(|(k, _)| k.clone())
             .filter(|k| !wanted.labels.contains_key(k))
             .collect();
+        let prior_taints = Wanted::taints_of(prior);
+        let untainted: Vec<&Taint> = prior_taints.iter().filter(|t| !wanted.taints.contains(t)).collect();
         let nodes: Api<Node> = Api::all(client);
         crate::kube::wait_for(
             op.ctx,
             &nodes,
             &wanted.name,
-            "the labels of liqo_virtual_node",
+            "the labels and taints of liqo_virtual_node",
             op.deadline.left(),
-            |n| labels_check(n, &wanted.labels, &removed),
+            |n| match labels_check(n, &wanted.labels, &removed) {
+                Verdict::Ready(()) => taints_check(n, &wanted.taints, &untainted),
+                pending => pending,
+            },
         )
         .await
         .map_err(written)?;
@@ -147,6 +152,21 @@ pub(super) fn labels_check(node: Option<&Node>, wanted: &BTreeMap<String, String
     }
     Verdict::Pending(format!(
         "Ready, but the virtual kubelet has not relabelled it yet (missing: {missing:?}; still present: {left:?})"
+    ))
+}
+
+/// Every wanted taint on the Node and none of the removed ones (compared by key, value and effect).
+pub(super) fn taints_check(node: Option<&Node>, wanted: &[Taint], removed: &[&Taint]) -> Verdict<()> {
+    let have = node.and_then(|n| n.spec.as_ref()?.taints.clone()).unwrap_or_default();
+    let same = |a: &Taint, b: &Taint| a.key == b.key && a.effect == b.effect && a.value == b.value;
+    let show = |t: &Taint| format!("{}={}:{}", t.key, t.value.as_deref().unwrap_or_default(), t.effect);
+    let missing: Vec<String> = wanted.iter().filter(|w| !have.iter().any(|h| same(h, w))).map(show).collect();
+    let left: Vec<String> = removed.iter().filter(|r| have.iter().any(|h| same(h, r))).map(|t| show(t)).collect();
+    if missing.is_empty() && left.is_empty() {
+        return Verdict::Ready(());
+    }
+    Verdict::Pending(format!(
+        "Ready, but the virtual kubelet has not retainted it yet (missing: {missing:?}; still present: {left:?})"
     ))
 }
 

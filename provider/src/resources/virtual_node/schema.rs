@@ -1,8 +1,9 @@
 //! `liqo_virtual_node`'s attributes and its plan-time checks.
+use liqo_schema::liqo::VIRTUAL_NODE_TAINT;
 use liqo_schema::liqo::labels;
-use liqo_schema::tf::Type;
+use liqo_schema::tf::{Nesting, Type};
 
-use crate::validate::{Validator, check_dns_label};
+use crate::validate::{Validator, check_dns_label, check_qualified_name};
 
 /// `liqo_virtual_node`'s attributes.
 pub mod attr {
@@ -42,18 +43,118 @@ pub mod attr {
              affinity) and what liqo_offload's `cluster_selector` matches. Updated in place: Liqo's virtual kubelet \
              relabels the Node.",
         );
+        taints: nested(Nesting::List, taints::declared()).describe(
+            "Taints of the Node (`liqoctl create virtualnode` has none; Liqo's VirtualNode `spec.taints`): only pods \
+             that tolerate them are scheduled on this node, e.g. `{ key = \"example.com/gpu\", value = \"true\", \
+             effect = \"NoSchedule\" }` keeps every other workload off a GPU slice. Liqo's own taint \
+             (`virtual-node.liqo.io/not-allowed`, tolerated by the pods of offloaded namespaces) stays. Updated in \
+             place: Liqo's virtual kubelet retaints the Node.",
+        );
+        node_selector: optional(Type::map(Type::String)).check(Check::Labels).describe(
+            "Labels of the **provider's** nodes that every pod offloaded through this node must run on, e.g. \
+             `{ \"example.com/pool\" = \"liqo\" }` (`liqoctl create virtualnode --node-selector`; Liqo's \
+             `offloadingPatch.nodeSelector`): Liqo's virtual kubelet adds them to the `nodeSelector` of each pod's \
+             copy on the provider cluster. Updated in place: Liqo restarts the node's virtual kubelet, and pods \
+             offloaded from then on get the new selector.",
+        );
+        tolerations: nested(Nesting::List, tolerations::declared()).describe(
+            "Tolerations Liqo's virtual kubelet appends to each pod's copy on the **provider** cluster (Liqo's \
+             `offloadingPatch.tolerations`), so that offloaded pods may run on provider nodes tainted for them. \
+             Updated in place, as `node_selector`.",
+        );
+    }
+
+    /// A taint of the virtual node.
+    pub mod taints {
+        use super::*;
+
+        attributes! {
+            key: required(Type::String).describe("Taint key, a qualified name such as `example.com/gpu`.");
+            value: optional(Type::String).describe("Taint value (a label value; may be left out).");
+            effect: required(Type::String).check(Check::OneOf(&TAINT_EFFECTS)).describe(
+                "`NoSchedule`, `PreferNoSchedule` or `NoExecute` (also evicts running pods that do not tolerate it).",
+            );
+        }
+    }
+
+    /// A toleration added to the pods' copies on the provider.
+    pub mod tolerations {
+        use super::*;
+
+        attributes! {
+            key: optional(Type::String).describe(
+                "Taint key the toleration matches; left out with `operator = \"Exists\"`, it matches every taint.",
+            );
+            operator: optional(Type::String).check(Check::OneOf(&TOLERATION_OPERATORS)).describe(
+                "`Equal` (the default: the taint's value must be `value`) or `Exists` (any value; leave `value` out).",
+            );
+            value: optional(Type::String).describe("Taint value the toleration matches, with `operator = \"Equal\"`.");
+            effect: optional(Type::String).check(Check::OneOf(&TAINT_EFFECTS)).describe(
+                "Taint effect matched: `NoSchedule`, `PreferNoSchedule` or `NoExecute`; left out, every effect.",
+            );
+        }
     }
 }
 
-pub const DESCRIPTION: &str = "A virtual node of this (consumer) cluster for a provider's ResourceSlice, with labels of your \
-             choice, as `liqoctl create virtualnode --resource-slice-name` makes: writes Liqo's VirtualNode and waits \
-             for its Node to be Ready with those labels. Use it with a liqo_peer whose `create_virtual_node` is \
+/// Kubernetes' taint effects.
+pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
+/// Kubernetes' toleration operators.
+pub const TOLERATION_OPERATORS: [&str; 2] = ["Equal", "Exists"];
+
+pub const DESCRIPTION: &str = "A virtual node of this (consumer) cluster for a provider's ResourceSlice, with labels, taints and \
+             a placement of its pods on the provider of your choice, as `liqoctl create virtualnode \
+             --resource-slice-name` makes: writes Liqo's VirtualNode and waits for its Node to be Ready with those \
+             labels and taints. Use it with a liqo_peer whose `create_virtual_node` is \
              `false`, e.g. to give each of several slices of one provider (a GPU slice) a node that workloads can \
              select. Destroying it removes the node (Liqo drains it first); the slice stays.";
 
-/// The node's name is a Node name Liqo also gives the virtual kubelet's Deployment; Liqo owns its own label.
+/// The node's name is a Node name Liqo also gives the virtual kubelet's Deployment; Liqo owns its own label and
+/// taint; taints and tolerations follow Kubernetes' rules, which the API server would otherwise apply mid-apply.
 pub fn validate(c: &mut Validator<'_>) {
     let config = c.config;
+    for (i, taint) in config.get(attr::taints).elements().iter().enumerate() {
+        let path = attr::taints.path().index(i as i64).attr(attr::taints::key);
+        match taint.get(attr::taints::key).as_str() {
+            Some(VIRTUAL_NODE_TAINT) => c.error(
+                path,
+                format!("`{VIRTUAL_NODE_TAINT}` is Liqo's taint"),
+                "Liqo's virtual kubelet puts it on every virtual node (and Liqo's webhook makes offloaded pods \
+                 tolerate it); choose a key of your own, e.g. `example.com/gpu`.",
+            ),
+            Some(key) => {
+                if let Err(why) = check_qualified_name(key) {
+                    c.error(path, "Invalid taint key", format!("`{key}` {why}. Use a key such as `example.com/gpu`."));
+                }
+            }
+            None => {}
+        }
+    }
+    for (i, toleration) in config.get(attr::tolerations).elements().iter().enumerate() {
+        use attr::tolerations::{key, operator, value};
+        let at = attr::tolerations.path().index(i as i64);
+        let exists = toleration.get(operator).as_str() == Some("Exists");
+        let operator_known = !toleration.get(operator).is_unknown();
+        if let Some(k) = toleration.get(key).as_str()
+            && let Err(why) = check_qualified_name(k)
+        {
+            c.error(at.clone().attr(key), "Invalid toleration key", format!("`{k}` {why}."));
+        }
+        if exists && toleration.get(value).as_str().is_some_and(|v| !v.is_empty()) {
+            c.error(
+                at.clone().attr(value),
+                "A toleration with `operator = \"Exists\"` takes no `value`",
+                "`Exists` matches the taint's key whatever its value: remove `value`, or use `operator = \"Equal\"`.",
+            );
+        }
+        if !exists && operator_known && toleration.get(key).is_null() {
+            c.error(
+                at.attr(key),
+                "A toleration without `key` needs `operator = \"Exists\"`",
+                "Kubernetes matches an empty key only with `Exists` (it then tolerates every taint): give the \
+                 taint's `key`, or set `operator = \"Exists\"`.",
+            );
+        }
+    }
     if let Some(name) = config.get(attr::name).as_str()
         && let Err(why) = check_dns_label(name)
     {

@@ -1,12 +1,12 @@
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeStatus};
+use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeSpec, NodeStatus, Taint, Toleration};
 use liqo_schema::liqo::{VirtualNode, labels};
 use liqo_schema::tf::{AttributePath, Value};
 
 use super::VirtualNodeResource;
 use super::objects::{Wanted, observed_state};
-use super::operations::labels_check;
+use super::operations::{labels_check, taints_check};
 use super::schema::attr;
 use crate::kube::Verdict;
 use crate::resources::lifecycle::{Plan, TIMEOUTS};
@@ -22,6 +22,9 @@ fn config() -> Value {
         (attr::resource_slice_name, Value::string("gpu")),
         (attr::resources, Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
         (attr::labels, Value::string_map([("example.com/accelerator", "gpu")])),
+        (attr::taints, Value::Null),
+        (attr::node_selector, Value::Null),
+        (attr::tolerations, Value::Null),
         (TIMEOUTS, Value::Null),
     ])
 }
@@ -190,4 +193,158 @@ fn the_node_is_done_when_ready_with_the_labels() {
 fn import_ids_are_namespace_slash_name() {
     assert_eq!(parse_import_id("liqo-tenant-milan/milan-gpu").unwrap(), ["liqo-tenant-milan", "milan-gpu"]);
     assert!(parse_import_id("milan-gpu").is_err());
+}
+
+fn taint(key: &str, value: Option<&str>, effect: &str) -> Value {
+    use attr::taints as t;
+    Value::object([
+        (t::key, Value::string(key)),
+        (t::value, Value::opt_string(value)),
+        (t::effect, Value::string(effect)),
+    ])
+}
+
+fn toleration(key: Option<&str>, operator: Option<&str>, value: Option<&str>, effect: Option<&str>) -> Value {
+    use attr::tolerations as t;
+    Value::object([
+        (t::key, Value::opt_string(key)),
+        (t::operator, Value::opt_string(operator)),
+        (t::value, Value::opt_string(value)),
+        (t::effect, Value::opt_string(effect)),
+    ])
+}
+
+/// Where offloaded pods land: the taints on the node, the selector and tolerations of the pods' copies.
+fn placed() -> Value {
+    let mut c = config();
+    c.set(attr::taints, Value::List(vec![taint("example.com/gpu", Some("true"), "NoSchedule")]));
+    c.set(attr::node_selector, Value::string_map([("example.com/pool", "liqo")]));
+    c.set(
+        attr::tolerations,
+        Value::List(vec![
+            toleration(Some("example.com/dedicated"), Some("Equal"), Some("liqo"), Some("NoSchedule")),
+            toleration(None, Some("Exists"), None, None),
+        ]),
+    );
+    c
+}
+
+/// Kubernetes' rules for taints and tolerations, and Liqo's own taint, are checked at plan, each error on the
+/// element's attribute.
+#[test]
+fn taints_and_tolerations_are_checked_at_plan() {
+    assert!(validate(&placed()).is_empty(), "{:?}", validate(&placed()));
+    let mut c = config();
+    c.set(
+        attr::taints,
+        Value::List(vec![
+            taint("virtual-node.liqo.io/not-allowed", Some("true"), "NoExecute"),
+            taint("bad key", None, "NoSchedule"),
+            taint("example.com/gpu", None, "Sometimes"),
+        ]),
+    );
+    c.set(
+        attr::tolerations,
+        Value::List(vec![
+            toleration(Some("example.com/a"), Some("Exists"), Some("x"), None),
+            toleration(None, None, Some("x"), None),
+            toleration(Some("example.com/b"), Some("Maybe"), None, Some("NoRun")),
+        ]),
+    );
+    let found: Vec<(String, String)> =
+        validate(&c).iter().map(|d| (d.attribute.as_ref().unwrap().to_string(), d.summary.clone())).collect();
+    let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+    for path in [
+        "taints[0].key",
+        "taints[1].key",
+        "taints[2].effect",
+        "tolerations[0].value",
+        "tolerations[1].key",
+        "tolerations[2].operator",
+        "tolerations[2].effect",
+    ] {
+        assert!(paths.contains(&path), "no error on {path}: {found:?}");
+    }
+    assert_eq!(found.len(), 7, "{found:?}");
+    let summary = |path: &str| found.iter().find(|(p, _)| p == path).map(|(_, s)| s.clone()).unwrap();
+    assert!(summary("taints[0].key").contains("is Liqo's taint"));
+    assert!(summary("tolerations[0].value").contains("`operator = \"Exists\"` takes no `value`"));
+    assert!(summary("tolerations[1].key").contains("needs `operator = \"Exists\"`"));
+}
+
+/// The taints go to the VirtualNode's spec, the selector and tolerations to its offloading patch, as Liqo reads
+/// them; each changes in place; read back from Liqo they are the plan (no drift), and a change out of band shows.
+#[test]
+fn placement_is_written_updated_in_place_and_read_back() {
+    let vn = Wanted::from_value(&placed()).unwrap().virtual_node("kubeconfig-gpu");
+    let taints = vn.spec.taints.clone().unwrap();
+    assert_eq!(
+        taints,
+        [Taint {
+            key: "example.com/gpu".into(),
+            value: Some("true".into()),
+            effect: "NoSchedule".into(),
+            time_added: None
+        }]
+    );
+    let patch = vn.spec.offloading_patch.clone().unwrap();
+    assert_eq!(patch.node_selector, Some(BTreeMap::from([("example.com/pool".into(), "liqo".into())])));
+    let tolerations = patch.tolerations.unwrap();
+    assert_eq!(tolerations.len(), 2);
+    assert_eq!(
+        tolerations[1],
+        Toleration { operator: Some("Exists".into()), ..Default::default() },
+        "an empty key with Exists tolerates every taint"
+    );
+    let json = serde_json::to_value(&vn.spec).unwrap();
+    assert_eq!(json["offloadingPatch"]["nodeSelector"]["example.com/pool"], "liqo");
+    assert_eq!(json["taints"][0]["effect"], "NoSchedule");
+    let none = Wanted::from_value(&config()).unwrap().virtual_node("kubeconfig-gpu");
+    assert!(none.spec.taints.is_none() && none.spec.offloading_patch.is_none(), "nothing set, nothing written");
+
+    let (prior, _) = plan(&Value::Null, &placed());
+    for (key, changed) in [
+        (attr::taints, Value::List(vec![])),
+        (attr::node_selector, Value::string_map([("example.com/pool", "other")])),
+        (attr::tolerations, Value::Null),
+    ] {
+        let mut c = prior.clone();
+        c.set(key, changed);
+        let (_, replace) = plan(&prior, &c);
+        assert!(replace.is_empty(), "{key:?} changes in place: {replace:?}");
+    }
+
+    let seen = observed_state(&prior, &vn);
+    for key in [attr::taints, attr::node_selector, attr::tolerations] {
+        assert_eq!(seen.get(key), prior.get(key), "{key:?} read back as planned");
+    }
+    let mut edited = vn.clone();
+    edited.spec.taints = None;
+    edited.spec.offloading_patch.as_mut().unwrap().node_selector = None;
+    let seen = observed_state(&prior, &edited);
+    assert!(seen.get(attr::taints).is_null() && seen.get(attr::node_selector).is_null(), "removed out of band: drift");
+    // Empty collections the user wrote stay as written (Liqo keeps nothing for them).
+    let mut empty = prior.clone();
+    empty.set(attr::taints, Value::List(vec![]));
+    empty.set(attr::node_selector, Value::string_map::<[(&str, &str); 0], _, _>([]));
+    let seen = observed_state(&empty, &edited);
+    assert_eq!(seen.get(attr::taints), &Value::List(vec![]));
+    assert_eq!(seen.get(attr::node_selector), empty.get(attr::node_selector));
+}
+
+#[test]
+fn the_node_is_done_when_retainted() {
+    let t = |key: &str, effect: &str| Taint { key: key.into(), value: None, effect: effect.into(), time_added: None };
+    let with = |taints: Vec<Taint>| {
+        let mut n = node("True", &[]);
+        n.spec = Some(NodeSpec { taints: Some(taints), ..Default::default() });
+        n
+    };
+    let (gpu, old) = (t("example.com/gpu", "NoSchedule"), t("example.com/old", "NoSchedule"));
+    let liqo = t("virtual-node.liqo.io/not-allowed", "NoExecute");
+    let wanted = [gpu.clone()];
+    let pending = |v: Verdict<()>| matches!(v, Verdict::Pending(_));
+    assert!(pending(taints_check(Some(&with(vec![liqo.clone()])), &wanted, &[&old])));
+    assert!(pending(taints_check(Some(&with(vec![liqo.clone(), gpu.clone(), old.clone()])), &wanted, &[&old])));
+    assert!(matches!(taints_check(Some(&with(vec![liqo, gpu])), &wanted, &[&old]), Verdict::Ready(())));
 }
