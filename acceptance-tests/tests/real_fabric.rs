@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use liqo_acceptance::chain::full_chain;
@@ -418,8 +419,8 @@ async fn one_cordoned_slice_refuses_new_pods_while_the_other_serves() -> Result<
 
 /// Where offloaded pods land, chosen on a liqo_virtual_node (tests/real_fabric/placement.tf): its taint keeps a pod
 /// that does not tolerate it off the node (Pending, the scheduler's reason naming the taint) while a tolerating pod
-/// is scheduled there, and that pod's copy on milan carries the node's selector and toleration (Liqo's offloading
-/// patch) and runs. The re-plan is empty; the taint taken away in place, the waiting pod is scheduled and runs.
+/// is scheduled there, and that pod's copy on milan carries the node's selector, RuntimeClass and toleration (Liqo's
+/// offloading patch) and runs. The re-plan is empty; the taint taken away in place, the waiting pod is scheduled and runs.
 /// Destroy leaves nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() -> Result<()> {
@@ -434,6 +435,10 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
         ensure!(plan.is_empty(), "{what}: the plan after the apply is not empty:\n{}", plan.run().stdout);
         let (milan, rome) = (ground.client(MILAN).await?, ground.client(ROME).await?);
         let remote_ns = remote_namespace(&rome, PLACEMENT_NS).await?;
+        // The RuntimeClass the virtual node gives the copies, as milan's admin would have it.
+        let runtime_classes: Api<RuntimeClass> = Api::all(milan.clone());
+        let gvisor = serde_json::json!({"metadata": {"name": "gvisor"}, "handler": "runsc"});
+        runtime_classes.create(&PostParams::default(), &serde_json::from_value(gvisor)?).await?;
 
         // Both pods select the GPU node by its label; only one tolerates its taint.
         let gpu_toleration = serde_json::json!([{"key": "example.com/gpu", "operator": "Exists"}]);
@@ -472,6 +477,11 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
                 && t.effect.as_deref() == Some("NoSchedule")),
             "{what}: the copy of pod tolerating on milan lacks the virtual node's toleration: {tolerations:?}"
         );
+        ensure!(
+            spec.runtime_class_name.as_deref() == Some("gvisor"),
+            "{what}: the copy of pod tolerating on milan has the RuntimeClass {:?}, not the virtual node's gvisor",
+            spec.runtime_class_name
+        );
         let node = spec.node_name.unwrap_or_default();
         eprintln!("[real_fabric] {what}: pod tolerating runs on milan's {node}; intolerant waits: {reason}");
 
@@ -486,6 +496,7 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
         .await
         .with_context(|| format!("{what}: the taint taken away"))?;
         destroy_leaves_nothing(ground, &work, &what).await?;
+        runtime_classes.delete("gvisor", &Default::default()).await?;
     }
     Ok(())
 }

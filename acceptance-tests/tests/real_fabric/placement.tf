@@ -1,7 +1,7 @@
 # tests/real_fabric.rs, `virtual_node_placement_reaches_the_pods_and_taints_keep_others_off`: beside the full chain
 # (src/chain/full_chain.tf), a second ResourceSlice of rome on milan, `milan-gpu`, whose virtual node is a
-# liqo_virtual_node with a taint, a selector of milan's nodes and a toleration for the pods' copies on milan; and a
-# namespace offloaded remotely.
+# liqo_virtual_node with a taint, and a selector of milan's nodes, a RuntimeClass and a toleration for the pods'
+# copies on milan; and a namespace offloaded remotely.
 resource "liqo_peer" "rome_to_milan_gpu" {
   provider                  = liqo.rome
   tenant_namespace          = liqo_generate.rome.tenant_namespace
@@ -27,6 +27,7 @@ resource "liqo_virtual_node" "gpu" {
   labels              = { "example.com/accelerator" = "gpu" }
   taints              = [{ key = "example.com/gpu", value = "true", effect = "NoSchedule" }]
   node_selector       = { "kubernetes.io/os" = "linux" }
+  runtime_class_name  = "gvisor"
   tolerations         = [{ key = "example.com/dedicated", operator = "Equal", value = "liqo", effect = "NoSchedule" }]
 }
 

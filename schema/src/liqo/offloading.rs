@@ -68,9 +68,13 @@ pub struct VirtualNodeSpec {
 /// The taint Liqo's virtual kubelet puts on every virtual node (`consts.VirtualNodeTolerationKey`, value `true`,
 /// `NoExecute`); Liqo's webhook gives the pods of offloaded namespaces its toleration.
 pub const VIRTUAL_NODE_TAINT: &str = "virtual-node.liqo.io/not-allowed";
+/// The RuntimeClass Liqo installs to send pods to virtual nodes (`consts.LiqoRuntimeClassName`); the virtual kubelet
+/// never gives it to a pod's copy.
+pub const LIQO_RUNTIME_CLASS: &str = "liqo";
 
 /// The part of a VirtualNode's `spec.offloadingPatch` this provider sets: the virtual kubelet adds `nodeSelector` to
-/// each offloaded pod's copy on the provider and appends `tolerations` to its tolerations. (Liqo's webhook fills the
+/// each offloaded pod's copy on the provider, appends `tolerations` to its tolerations and gives it
+/// `runtimeClassName` unless the pod names one of its own. (Liqo's webhook fills the
 /// patch's `labelsNotReflected`/`annotationsNotReflected` from the VkOptionsTemplate.)
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -79,6 +83,8 @@ pub struct OffloadingPatch {
     pub node_selector: Option<BTreeMap<String, String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tolerations: Option<Vec<Toleration>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_class_name: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

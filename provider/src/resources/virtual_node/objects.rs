@@ -23,6 +23,7 @@ pub struct Wanted {
     pub taints: Vec<Taint>,
     node_selector: BTreeMap<String, String>,
     tolerations: Vec<Toleration>,
+    runtime_class_name: Option<String>,
 }
 
 impl Wanted {
@@ -39,7 +40,18 @@ impl Wanted {
             taints: Wanted::taints_of(v),
             node_selector: map(attr::node_selector),
             tolerations: v.get(attr::tolerations).elements().iter().map(toleration_from_value).collect(),
+            runtime_class_name: v.get(attr::runtime_class_name).as_str().map(str::to_owned),
         })
+    }
+
+    /// The VirtualNode's offloading patch: none when nothing of it is set.
+    fn offloading_patch(&self) -> Option<OffloadingPatch> {
+        let patch = OffloadingPatch {
+            node_selector: (!self.node_selector.is_empty()).then(|| self.node_selector.clone()),
+            tolerations: (!self.tolerations.is_empty()).then(|| self.tolerations.clone()),
+            runtime_class_name: self.runtime_class_name.clone(),
+        };
+        (patch != OffloadingPatch::default()).then_some(patch)
     }
 
     /// The taints a plan or state gives the node (none for null).
@@ -66,12 +78,7 @@ impl Wanted {
             labels: Some(node_labels),
             annotations: None,
             taints: (!self.taints.is_empty()).then(|| self.taints.clone()),
-            offloading_patch: (!self.node_selector.is_empty() || !self.tolerations.is_empty()).then(|| {
-                OffloadingPatch {
-                    node_selector: (!self.node_selector.is_empty()).then(|| self.node_selector.clone()),
-                    tolerations: (!self.tolerations.is_empty()).then(|| self.tolerations.clone()),
-                }
-            }),
+            offloading_patch: self.offloading_patch(),
         };
         let mut vn = VirtualNode::new(&self.name, spec);
         vn.metadata.namespace = Some(self.tenant_namespace.clone());
@@ -102,7 +109,7 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     let mut node_labels = vn.spec.labels.clone().unwrap_or_default();
     node_labels.remove(labels::REMOTE_CLUSTER_ID);
     s.set(attr::labels, observed_map(managed(attr::labels), node_labels, |a, b| a == b));
-    // The taints, selector and tolerations are this resource's whole: read as Liqo has them.
+    // The taints and the offloading patch's fields are this resource's whole: read as Liqo has them.
     let taints = vn.spec.taints.as_deref().unwrap_or_default();
     s.set(attr::taints, or_empty_as_written(prior.get(attr::taints), taints.iter().map(taint_to_value).collect()));
     let patch = vn.spec.offloading_patch.clone().unwrap_or_default();
@@ -112,6 +119,7 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
         false => Value::string_map(selector),
     };
     s.set(attr::node_selector, selector);
+    s.set(attr::runtime_class_name, Value::opt_string(patch.runtime_class_name.filter(|r| !r.is_empty())));
     let tolerations = patch.tolerations.unwrap_or_default().iter().map(toleration_to_value).collect();
     s.set(attr::tolerations, or_empty_as_written(prior.get(attr::tolerations), tolerations));
     s

@@ -1,6 +1,6 @@
 //! `liqo_virtual_node`'s attributes and its plan-time checks.
-use liqo_schema::liqo::VIRTUAL_NODE_TAINT;
 use liqo_schema::liqo::labels;
+use liqo_schema::liqo::{LIQO_RUNTIME_CLASS, VIRTUAL_NODE_TAINT};
 use liqo_schema::tf::{Nesting, Type};
 
 use crate::validate::{Validator, check_dns_label, check_qualified_name};
@@ -57,6 +57,13 @@ pub mod attr {
              copy on the provider cluster. Updated in place: Liqo restarts the node's virtual kubelet, and pods \
              offloaded from then on get the new selector.",
         );
+        runtime_class_name: optional(Type::String).check(Check::ObjectName { kind: "RuntimeClass", fix: RUNTIME_CLASS_FIX }).describe(
+            "RuntimeClass of each pod's copy on the **provider** cluster (`liqoctl create virtualnode \
+             --runtime-class-name`; Liqo's `offloadingPatch.runtimeClassName`), for pods that name none of their own \
+             (a pod's own `runtimeClassName`, or its `liqo.io/remote-runtime-class-name` annotation, wins). The \
+             RuntimeClass must exist on the provider, or Liqo cannot create the copies. Updated in place, as \
+             `node_selector`.",
+        );
         tolerations: nested(Nesting::List, tolerations::declared()).describe(
             "Tolerations Liqo's virtual kubelet appends to each pod's copy on the **provider** cluster (Liqo's \
              `offloadingPatch.tolerations`), so that offloaded pods may run on provider nodes tainted for them. \
@@ -96,6 +103,9 @@ pub mod attr {
     }
 }
 
+const RUNTIME_CLASS_FIX: &str =
+    "Give the name of a RuntimeClass of the provider cluster (`kubectl get runtimeclasses` there).";
+
 /// Kubernetes' taint effects.
 pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 /// Kubernetes' toleration operators.
@@ -128,6 +138,14 @@ pub fn validate(c: &mut Validator<'_>) {
             }
             None => {}
         }
+    }
+    if config.get(attr::runtime_class_name).as_str() == Some(LIQO_RUNTIME_CLASS) {
+        c.error(
+            attr::runtime_class_name.path(),
+            format!("`{LIQO_RUNTIME_CLASS}` is Liqo's RuntimeClass"),
+            "Liqo uses it on the consumer to send pods to virtual nodes and never gives it to their copies; name a \
+             RuntimeClass of the provider cluster, or leave `runtime_class_name` out.",
+        );
     }
     for (i, toleration) in config.get(attr::tolerations).elements().iter().enumerate() {
         use attr::tolerations::{key, operator, value};

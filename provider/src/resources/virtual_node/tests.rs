@@ -25,6 +25,7 @@ fn config() -> Value {
         (attr::taints, Value::Null),
         (attr::node_selector, Value::Null),
         (attr::tolerations, Value::Null),
+        (attr::runtime_class_name, Value::Null),
         (TIMEOUTS, Value::Null),
     ])
 }
@@ -195,6 +196,10 @@ fn import_ids_are_namespace_slash_name() {
     assert!(parse_import_id("milan-gpu").is_err());
 }
 
+fn summary_of(found: &[(String, String)], path: &str) -> String {
+    found.iter().find(|(p, _)| p == path).map(|(_, s)| s.clone()).unwrap_or_default()
+}
+
 fn taint(key: &str, value: Option<&str>, effect: &str) -> Value {
     use attr::taints as t;
     Value::object([
@@ -219,6 +224,7 @@ fn placed() -> Value {
     let mut c = config();
     c.set(attr::taints, Value::List(vec![taint("example.com/gpu", Some("true"), "NoSchedule")]));
     c.set(attr::node_selector, Value::string_map([("example.com/pool", "liqo")]));
+    c.set(attr::runtime_class_name, Value::string("gvisor"));
     c.set(
         attr::tolerations,
         Value::List(vec![
@@ -251,10 +257,12 @@ fn taints_and_tolerations_are_checked_at_plan() {
             toleration(Some("example.com/b"), Some("Maybe"), None, Some("NoRun")),
         ]),
     );
+    c.set(attr::runtime_class_name, Value::string("liqo"));
     let found: Vec<(String, String)> =
         validate(&c).iter().map(|d| (d.attribute.as_ref().unwrap().to_string(), d.summary.clone())).collect();
     let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
     for path in [
+        "runtime_class_name",
         "taints[0].key",
         "taints[1].key",
         "taints[2].effect",
@@ -265,8 +273,9 @@ fn taints_and_tolerations_are_checked_at_plan() {
     ] {
         assert!(paths.contains(&path), "no error on {path}: {found:?}");
     }
-    assert_eq!(found.len(), 7, "{found:?}");
-    let summary = |path: &str| found.iter().find(|(p, _)| p == path).map(|(_, s)| s.clone()).unwrap();
+    assert_eq!(found.len(), 8, "{found:?}");
+    assert!(summary_of(&found, "runtime_class_name").contains("Liqo's RuntimeClass"));
+    let summary = |path: &str| summary_of(&found, path);
     assert!(summary("taints[0].key").contains("is Liqo's taint"));
     assert!(summary("tolerations[0].value").contains("`operator = \"Exists\"` takes no `value`"));
     assert!(summary("tolerations[1].key").contains("needs `operator = \"Exists\"`"));
@@ -289,6 +298,7 @@ fn placement_is_written_updated_in_place_and_read_back() {
     );
     let patch = vn.spec.offloading_patch.clone().unwrap();
     assert_eq!(patch.node_selector, Some(BTreeMap::from([("example.com/pool".into(), "liqo".into())])));
+    assert_eq!(patch.runtime_class_name.as_deref(), Some("gvisor"));
     let tolerations = patch.tolerations.unwrap();
     assert_eq!(tolerations.len(), 2);
     assert_eq!(
@@ -307,6 +317,7 @@ fn placement_is_written_updated_in_place_and_read_back() {
         (attr::taints, Value::List(vec![])),
         (attr::node_selector, Value::string_map([("example.com/pool", "other")])),
         (attr::tolerations, Value::Null),
+        (attr::runtime_class_name, Value::string("kata")),
     ] {
         let mut c = prior.clone();
         c.set(key, changed);
@@ -315,7 +326,7 @@ fn placement_is_written_updated_in_place_and_read_back() {
     }
 
     let seen = observed_state(&prior, &vn);
-    for key in [attr::taints, attr::node_selector, attr::tolerations] {
+    for key in [attr::taints, attr::node_selector, attr::tolerations, attr::runtime_class_name] {
         assert_eq!(seen.get(key), prior.get(key), "{key:?} read back as planned");
     }
     let mut edited = vn.clone();
