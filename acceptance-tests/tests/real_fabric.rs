@@ -417,11 +417,11 @@ async fn one_cordoned_slice_refuses_new_pods_while_the_other_serves() -> Result<
     Ok(())
 }
 
-/// Where offloaded pods land, chosen on a liqo_virtual_node (tests/real_fabric/placement.tf): its taint keeps a pod
-/// that does not tolerate it off the node (Pending, the scheduler's reason naming the taint) while a tolerating pod
-/// is scheduled there, and that pod's copy on milan carries the node's selector, RuntimeClass and toleration (Liqo's
-/// offloading patch) and runs. The re-plan is empty; the taint taken away in place, the waiting pod is scheduled and runs.
-/// Destroy leaves nothing.
+/// Where offloaded pods land, chosen on a liqo_virtual_node (tests/real_fabric/placement.tf), whose Node carries its
+/// annotation: its taint keeps a pod that does not tolerate it off the node (Pending, the scheduler's reason naming
+/// the taint) while a tolerating pod is scheduled there, and that pod's copy on milan carries the node's selector,
+/// RuntimeClass and toleration (Liqo's offloading patch) and runs. The re-plan is empty; the taint taken away in
+/// place, the waiting pod is scheduled and runs. Destroy leaves nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() -> Result<()> {
     let _serial = SERIAL.lock().await;
@@ -435,6 +435,14 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
         ensure!(plan.is_empty(), "{what}: the plan after the apply is not empty:\n{}", plan.run().stdout);
         let (milan, rome) = (ground.client(MILAN).await?, ground.client(ROME).await?);
         let remote_ns = remote_namespace(&rome, PLACEMENT_NS).await?;
+        let nodes: Api<Node> = Api::all(rome.clone());
+        eventually(Duration::from_secs(60), "virtual node milan-gpu with its annotation", || async {
+            let node = nodes.get("milan-gpu").await?;
+            let annotations = node.metadata.annotations.unwrap_or_default();
+            Ok((annotations.get("example.com/owner").map(String::as_str) == Some("gpu-team")).then_some(()))
+        })
+        .await
+        .with_context(|| format!("{what}: the virtual node's annotations"))?;
         // The RuntimeClass the virtual node gives the copies, as milan's admin would have it.
         let runtime_classes: Api<RuntimeClass> = Api::all(milan.clone());
         let gvisor = serde_json::json!({"metadata": {"name": "gvisor"}, "handler": "runsc"});

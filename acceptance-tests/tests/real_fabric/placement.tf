@@ -1,6 +1,6 @@
 # tests/real_fabric.rs, `virtual_node_placement_reaches_the_pods_and_taints_keep_others_off`: beside the full chain
 # (src/chain/full_chain.tf), a second ResourceSlice of rome on milan, `milan-gpu`, whose virtual node is a
-# liqo_virtual_node with a taint, and a selector of milan's nodes, a RuntimeClass and a toleration for the pods'
+# liqo_virtual_node with an annotation and a taint, and a selector of milan's nodes, a RuntimeClass and a toleration for the pods'
 # copies on milan; and a namespace offloaded remotely.
 resource "liqo_peer" "rome_to_milan_gpu" {
   provider                  = liqo.rome
@@ -25,6 +25,7 @@ resource "liqo_virtual_node" "gpu" {
   resource_slice_name = liqo_peer.rome_to_milan_gpu.resource_slice_name
   resources           = liqo_peer.rome_to_milan_gpu.accepted_resources
   labels              = { "example.com/accelerator" = "gpu" }
+  annotations         = { "example.com/owner" = "gpu-team" }
   taints              = [{ key = "example.com/gpu", value = "true", effect = "NoSchedule" }]
   node_selector       = { "kubernetes.io/os" = "linux" }
   runtime_class_name  = "gvisor"

@@ -20,6 +20,7 @@ pub struct Wanted {
     pub resource_slice_name: String,
     resources: BTreeMap<String, String>,
     pub labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
     pub taints: Vec<Taint>,
     node_selector: BTreeMap<String, String>,
     tolerations: Vec<Toleration>,
@@ -37,6 +38,7 @@ impl Wanted {
             resource_slice_name: s(attr::resource_slice_name)?,
             resources: map(attr::resources),
             labels: map(attr::labels),
+            annotations: map(attr::annotations),
             taints: Wanted::taints_of(v),
             node_selector: map(attr::node_selector),
             tolerations: v.get(attr::tolerations).elements().iter().map(toleration_from_value).collect(),
@@ -76,7 +78,7 @@ impl Wanted {
                 hard: Some(self.resources.iter().map(|(k, q)| (k.clone(), Quantity(q.clone()))).collect()),
             }),
             labels: Some(node_labels),
-            annotations: None,
+            annotations: (!self.annotations.is_empty()).then(|| self.annotations.clone()),
             taints: (!self.taints.is_empty()).then(|| self.taints.clone()),
             offloading_patch: self.offloading_patch(),
         };
@@ -91,8 +93,8 @@ impl Wanted {
     }
 }
 
-/// The state from a live VirtualNode. `resources` and `labels` hold the keys this resource set ([`observed_map`]; on
-/// import every node label but Liqo's own), so labels someone else adds are not drift.
+/// The state from a live VirtualNode. `resources`, `labels` and `annotations` hold the keys this resource set
+/// ([`observed_map`]; on import every one but Liqo's own label), so keys someone else adds are not drift.
 pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     let mut s = if prior.is_null() { Value::object([(TIMEOUTS, Value::Null)]) } else { prior.clone() };
     s.set(attr::name, Value::opt_string(vn.metadata.name.clone()));
@@ -109,6 +111,8 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     let mut node_labels = vn.spec.labels.clone().unwrap_or_default();
     node_labels.remove(labels::REMOTE_CLUSTER_ID);
     s.set(attr::labels, observed_map(managed(attr::labels), node_labels, |a, b| a == b));
+    let annotations = vn.spec.annotations.clone().unwrap_or_default();
+    s.set(attr::annotations, observed_map(managed(attr::annotations), annotations, |a, b| a == b));
     // The taints and the offloading patch's fields are this resource's whole: read as Liqo has them.
     let taints = vn.spec.taints.as_deref().unwrap_or_default();
     s.set(attr::taints, or_empty_as_written(prior.get(attr::taints), taints.iter().map(taint_to_value).collect()));

@@ -43,6 +43,11 @@ pub mod attr {
              affinity) and what liqo_offload's `cluster_selector` matches. Updated in place: Liqo's virtual kubelet \
              relabels the Node.",
         );
+        annotations: optional(Type::map(Type::String)).describe(
+            "Annotations of the Node, besides those Liqo and Kubernetes put there, e.g. \
+             `{ \"example.com/owner\" = \"gpu-team\" }` (Liqo's VirtualNode `spec.annotations`). Keys are qualified \
+             names; values are free. Updated in place: Liqo's virtual kubelet reannotates the Node.",
+        );
         taints: nested(Nesting::List, taints::declared()).describe(
             "Taints of the Node (`liqoctl create virtualnode` has none; Liqo's VirtualNode `spec.taints`): only pods \
              that tolerate them are scheduled on this node, e.g. `{ key = \"example.com/gpu\", value = \"true\", \
@@ -137,6 +142,15 @@ pub fn validate(c: &mut Validator<'_>) {
                 }
             }
             None => {}
+        }
+    }
+    for key in config.get(attr::annotations).entries().into_iter().flatten().map(|(k, _)| k) {
+        if let Err(why) = check_qualified_name(key) {
+            c.error(
+                attr::annotations.path().key(key),
+                format!("Invalid annotation key `{key}` in `annotations`"),
+                format!("`{key}` {why}. Use a key such as `example.com/owner`."),
+            );
         }
     }
     if config.get(attr::runtime_class_name).as_str() == Some(LIQO_RUNTIME_CLASS) {

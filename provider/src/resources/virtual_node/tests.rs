@@ -22,6 +22,7 @@ fn config() -> Value {
         (attr::resource_slice_name, Value::string("gpu")),
         (attr::resources, Value::string_map([("cpu", "4"), ("memory", "8Gi"), ("pods", "110")])),
         (attr::labels, Value::string_map([("example.com/accelerator", "gpu")])),
+        (attr::annotations, Value::Null),
         (attr::taints, Value::Null),
         (attr::node_selector, Value::Null),
         (attr::tolerations, Value::Null),
@@ -225,6 +226,7 @@ fn placed() -> Value {
     c.set(attr::taints, Value::List(vec![taint("example.com/gpu", Some("true"), "NoSchedule")]));
     c.set(attr::node_selector, Value::string_map([("example.com/pool", "liqo")]));
     c.set(attr::runtime_class_name, Value::string("gvisor"));
+    c.set(attr::annotations, Value::string_map([("example.com/owner", "gpu team: ask #gpu")]));
     c.set(
         attr::tolerations,
         Value::List(vec![
@@ -258,10 +260,12 @@ fn taints_and_tolerations_are_checked_at_plan() {
         ]),
     );
     c.set(attr::runtime_class_name, Value::string("liqo"));
+    c.set(attr::annotations, Value::string_map([("bad key", "x")]));
     let found: Vec<(String, String)> =
         validate(&c).iter().map(|d| (d.attribute.as_ref().unwrap().to_string(), d.summary.clone())).collect();
     let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
     for path in [
+        "annotations[\"bad key\"]",
         "runtime_class_name",
         "taints[0].key",
         "taints[1].key",
@@ -273,7 +277,7 @@ fn taints_and_tolerations_are_checked_at_plan() {
     ] {
         assert!(paths.contains(&path), "no error on {path}: {found:?}");
     }
-    assert_eq!(found.len(), 8, "{found:?}");
+    assert_eq!(found.len(), 9, "{found:?}");
     assert!(summary_of(&found, "runtime_class_name").contains("Liqo's RuntimeClass"));
     let summary = |path: &str| summary_of(&found, path);
     assert!(summary("taints[0].key").contains("is Liqo's taint"));
@@ -299,6 +303,8 @@ fn placement_is_written_updated_in_place_and_read_back() {
     let patch = vn.spec.offloading_patch.clone().unwrap();
     assert_eq!(patch.node_selector, Some(BTreeMap::from([("example.com/pool".into(), "liqo".into())])));
     assert_eq!(patch.runtime_class_name.as_deref(), Some("gvisor"));
+    let annotations = vn.spec.annotations.clone().unwrap();
+    assert_eq!(annotations.get("example.com/owner").map(String::as_str), Some("gpu team: ask #gpu"), "values are free");
     let tolerations = patch.tolerations.unwrap();
     assert_eq!(tolerations.len(), 2);
     assert_eq!(
@@ -318,6 +324,7 @@ fn placement_is_written_updated_in_place_and_read_back() {
         (attr::node_selector, Value::string_map([("example.com/pool", "other")])),
         (attr::tolerations, Value::Null),
         (attr::runtime_class_name, Value::string("kata")),
+        (attr::annotations, Value::Null),
     ] {
         let mut c = prior.clone();
         c.set(key, changed);
@@ -326,7 +333,7 @@ fn placement_is_written_updated_in_place_and_read_back() {
     }
 
     let seen = observed_state(&prior, &vn);
-    for key in [attr::taints, attr::node_selector, attr::tolerations, attr::runtime_class_name] {
+    for key in [attr::annotations, attr::taints, attr::node_selector, attr::tolerations, attr::runtime_class_name] {
         assert_eq!(seen.get(key), prior.get(key), "{key:?} read back as planned");
     }
     let mut edited = vn.clone();
