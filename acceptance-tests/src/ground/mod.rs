@@ -623,13 +623,7 @@ impl Ground {
     /// [`liqo::adapt::values`]).
     pub fn liqo_values(&self, cluster: &str) -> Result<serde_json::Value> {
         let state = self.liqo.as_ref().context("only a real-Liqo ground installs Liqo")?;
-        let ports = state
-            .clusters
-            .iter()
-            .find(|c| c.name == cluster)
-            .map(|c| c.ports)
-            .with_context(|| format!("no cluster {cluster}"))?;
-        Ok(liqo::adapt::values(self.cluster(cluster), &state.version, ports))
+        Ok(liqo::adapt::values(self.cluster(cluster), &state.version))
     }
 
     /// The Helm releases in Liqo's namespace on `cluster`, in any state (`helm list --all`).

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::core::v1::{Container, Pod, Secret};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::PostParams;
 use kube::{Api, Client};
 use serde_json::{Value, json};
@@ -25,7 +26,7 @@ use crate::ground::Cluster;
 use crate::ground::control_plane::SERVICE_CIDR;
 
 /// The Helm values for one cluster.
-pub fn values(cluster: &Cluster, liqo_version: &str, ports: FixedPorts) -> Value {
+pub fn values(cluster: &Cluster, liqo_version: &str) -> Value {
     json!({
         // What a user passes (`liqoctl install` sets the same from its flags). The chart in the module has no
         // appVersion (the published chart gets it when packaged), so the version goes in as the image tag.
@@ -47,8 +48,6 @@ pub fn values(cluster: &Cluster, liqo_version: &str, ports: FixedPorts) -> Value
         }}},
 
         // The ground's own choices.
-        // Every cluster's webhook listens on the one host, so each needs its own port.
-        "webhook": {"port": ports.webhook},
         // The metric agent registers an APIService backed by a pod the ground does not run; an unavailable
         // aggregated API makes discovery fail and keeps the namespace controller from finishing deletions.
         "metricAgent": {"enabled": false},
@@ -61,7 +60,7 @@ pub fn values(cluster: &Cluster, liqo_version: &str, ports: FixedPorts) -> Value
 
 /// The Secret Liqo's chart gives its webhook (`liqo-webhook-certs`, empty), with the names the chart uses.
 const WEBHOOK_SECRET: &str = "liqo-webhook-certs";
-const WEBHOOK_SERVICE: &str = "liqo-webhook";
+pub const WEBHOOK_SERVICE: &str = "liqo-webhook";
 
 /// Creates the webhook's certificate Secret before Liqo's chart is installed, by whatever installer.
 ///
@@ -106,11 +105,12 @@ pub async fn seed_webhook_certificate(client: &Client, namespace: &str, release:
     Ok(())
 }
 
-/// Per-cluster ports the ground fixes at start, because both ends of a connection must know them: the API
-/// server calls the webhook, the controller-manager calls the IPAM.
+/// Per-cluster ports the ground fixes at start, because both ends of a connection must know them: the
+/// controller-manager dials the IPAM on loopback (no cluster DNS, no Service routing for it). Ports the API server
+/// calls (the webhook's) need no fixing: it reaches them through the pod network ([`super::pod_network`]), which
+/// asks the kubelet where each pod's port listens ([`ProcessPlan::ports`]).
 #[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct FixedPorts {
-    pub webhook: u16,
     pub ipam: u16,
 }
 
@@ -146,10 +146,44 @@ pub fn runnable(container: &Container) -> Option<String> {
     RUNNABLE.contains(&binary).then(|| binary.to_owned())
 }
 
+/// The binaries whose readiness probe the ground's kubelet runs (an HTTP GET, as the chart declares it), by the
+/// flag that moves their health endpoint off its fixed container port. Until the probe passes the pod is not
+/// Ready (kwok leaves their readiness to the kubelet: `super::nodes`), so `helm --wait`, a Deployment's rollout
+/// and the Service's traffic wait for the process as on a cluster. Other containers are Ready once started, as
+/// kwok reports them.
+pub const PROBED: [(&str, &str); 2] =
+    [("liqo-controller-manager", "--health-probe-address"), ("webhook", "--health-probe-address")];
+
+/// The readiness probe the kubelet runs for `container`: an HTTP GET of `path` at container port `port`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Readiness {
+    pub port: u16,
+    pub path: String,
+}
+
+/// The readiness probe of `container` when it runs a [`PROBED`] binary and declares one (`httpGet`, its port by
+/// number or by the name of a container port).
+pub fn readiness(container: &Container) -> Option<Readiness> {
+    let binary = runnable(container)?;
+    PROBED.iter().find(|(probed, _)| *probed == binary)?;
+    let get = container.readiness_probe.as_ref()?.http_get.as_ref()?;
+    let port = match &get.port {
+        IntOrString::Int(number) => *number,
+        IntOrString::String(named) => {
+            container.ports.iter().flatten().find(|p| p.name.as_deref() == Some(named.as_str()))?.container_port
+        }
+    };
+    Some(Readiness { port: u16::try_from(port).ok()?, path: get.path.clone().unwrap_or_else(|| "/".to_owned()) })
+}
+
 /// A pod's command line and environment, adapted to run beside every other pod on the host.
 pub struct ProcessPlan {
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
+    /// Container ports that listen elsewhere on the host (container port, host port): in a pod they would be the
+    /// pod's alone; on the host each process gets a free port. The pod network and the readiness probe find
+    /// them here.
+    pub ports: Vec<(u16, u16)>,
     /// Directories of the pod (`dir`) the process sees at a path of its container's own filesystem (`path`), bound
     /// there as its `emptyDir` volumes are ([`with_volumes`]): where Liqo writes to a fixed path that every
     /// process on the host would share.
@@ -160,6 +194,7 @@ pub struct ProcessPlan {
 /// the process needs in `pod_dir`.
 pub async fn adapt_process(
     binary: &str,
+    container: &Container,
     mut args: Vec<String>,
     ports: FixedPorts,
     pod_dir: &Path,
@@ -168,6 +203,7 @@ pub async fn adapt_process(
 ) -> Result<ProcessPlan> {
     let mut env = BTreeMap::new();
     let mut private_dirs = Vec::new();
+    let mut moved = Vec::new();
     // Temporary files go under $TMPDIR: one per pod, as each pod has its own filesystem.
     let tmp = pod_dir.join("tmp");
     std::fs::create_dir_all(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
@@ -176,16 +212,23 @@ pub async fn adapt_process(
     match binary {
         "liqo-controller-manager" => {
             // Metrics and health endpoints would take fixed ports (8082, 8081) that every component shares on
-            // one host; nothing scrapes or probes them (kwok reports readiness).
+            // one host: nothing scrapes metrics; the health endpoint moves to a free port the kubelet probes.
             set_flag(&mut args, "--metrics-address", "0");
-            set_flag(&mut args, "--health-probe-address", "0");
+            move_health_endpoint(&mut args, binary, container, &mut moved)?;
             // The chart names the IPAM by its Service (`liqo-ipam.liqo:6000`); there is no cluster DNS.
             set_flag(&mut args, "--ipam-server", &format!("127.0.0.1:{}", ports.ipam));
         }
         "webhook" => {
             set_flag(&mut args, "--metrics-address", "0");
-            set_flag(&mut args, "--health-probe-address", "0");
-            // The port is the cluster's fixed webhook port already (chart value `webhook.port`). Liqo writes its
+            move_health_endpoint(&mut args, binary, container, &mut moved)?;
+            // Its serving port (chart value `webhook.port`, 9443) on a free port of the host: while a Deployment
+            // rolls, the old and the new webhook both run, as they do in pods of their own.
+            let port = flag(&args, "--webhook-port").unwrap_or_else(|| "9443".to_owned());
+            let port: u16 = port.parse().with_context(|| format!("--webhook-port={port} is not a port"))?;
+            let host = crate::ground::control_plane::free_ports(1)?[0];
+            set_flag(&mut args, "--webhook-port", &host.to_string());
+            moved.push((port, host));
+            // Liqo writes its
             // serving certificate to /tmp/k8s-webhook-server (the pod's emptyDir there, which the kubelet mounts:
             // see `with_volumes`) and controller-runtime reads it from $TMPDIR/k8s-webhook-server: in a pod both
             // are /tmp (set here: the kubelet's own $TMPDIR would be inherited).
@@ -227,7 +270,29 @@ pub async fn adapt_process(
         "uninstaller" => {}
         other => bail!("the ground does not know how to run Liqo binary {other:?} (runnable: {RUNNABLE:?})"),
     }
-    Ok(ProcessPlan { args, env, private_dirs })
+    Ok(ProcessPlan { args, env, ports: moved, private_dirs })
+}
+
+/// Points a [`PROBED`] binary's health endpoint at a free port of the host, recorded in `moved` under the probe's
+/// container port; without a readiness probe to run, the endpoint is off (`0`).
+fn move_health_endpoint(
+    args: &mut Vec<String>,
+    binary: &str,
+    container: &Container,
+    moved: &mut Vec<(u16, u16)>,
+) -> Result<()> {
+    let Some((_, name)) = PROBED.iter().find(|(probed, _)| *probed == binary) else {
+        bail!("{binary} is not among the binaries the ground probes ({PROBED:?})")
+    };
+    match readiness(container) {
+        Some(probe) => {
+            let host = crate::ground::control_plane::free_ports(1)?[0];
+            set_flag(args, name, &format!("127.0.0.1:{host}"));
+            moved.push((probe.port, host));
+        }
+        None => set_flag(args, name, "0"),
+    }
+    Ok(())
 }
 
 /// Writes the keys of the Secret volume that `pod` mounts at `mount_path` as files in `dir`.

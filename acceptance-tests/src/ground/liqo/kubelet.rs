@@ -14,7 +14,9 @@
 //! it does not run the gateways but reports their Connection as Liqo's wireguard container would once
 //! connected.
 //!
-//! kwok marks the same pods Running; this kubelet only runs what they stand for. Its children die with it
+//! kwok marks the same pods Running; this kubelet only runs what they stand for, and for the containers whose
+//! readiness probe it runs ([`adapt::PROBED`]) reports the pod Ready once the probe passes and not Ready when the
+//! process exits (kwok starts such pods not Ready: see `super::nodes`). Its children die with it
 //! (PR_SET_PDEATHSIG), so stopping the kubelet (as `ground down` does) stops every Liqo process and, with their
 //! holders, the network namespaces.
 use std::collections::hash_map::Entry;
@@ -57,6 +59,10 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// needs a restart.
 const TOKEN_SECONDS: i64 = 24 * 3600;
 const MAX_BACKOFF: Duration = Duration::from_secs(20);
+/// A probe's timeout (the kubelet's default `timeoutSeconds`). Probes are tried every [`POLL`] until one passes,
+/// more often than a kubelet's default period (10 s), which only shortens the wait; once passed, the container
+/// stays Ready until its process exits (no probing of a running process).
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// One cluster the kubelet serves.
 pub struct KubeletCluster {
@@ -107,6 +113,11 @@ pub async fn run(clusters: Vec<KubeletCluster>, liqo_bin: PathBuf, dir: PathBuf,
 /// A started container and when to restart it if it exits.
 struct Running {
     process: Supervised,
+    /// Its container ports that listen elsewhere on the host (see `adapt::ProcessPlan::ports`).
+    ports: Vec<(u16, u16)>,
+    /// Its readiness probe (host port, path), and whether it has passed since the process started.
+    probe: Option<(u16, String)>,
+    ready: bool,
     /// Runs in a gateway sandbox (network, mount and PID namespaces of its pod).
     sandboxed: bool,
     started: Instant,
@@ -153,8 +164,13 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
     // wrote, by UID; both kept for as long as the pod is listed.
     let mut finished: HashMap<String, Finished> = HashMap::new();
     let mut reported: HashSet<String> = HashSet::new();
-    let _pod_network =
-        pod_network::serve(client.clone(), cluster.node.clone(), pod_network::socket(&dir.join(&cluster.name)))?;
+    let host_ports = pod_network::HostPorts::default();
+    let _pod_network = pod_network::serve(
+        client.clone(),
+        cluster.node.clone(),
+        pod_network::socket(&dir.join(&cluster.name)),
+        host_ports.clone(),
+    )?;
     say(&cluster.name, &format!("serving Liqo's pods on node {}", cluster.node));
     let changed = Arc::new(Notify::new());
     let _watches = (
@@ -324,12 +340,29 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
                 netns: sandboxes.get(&uid).map(|s| s.netns.path()),
             };
             match launch.start(pod, container, &binary).await {
-                Ok(process) => {
+                Ok((process, ports)) => {
                     say(&cluster.name, &format!("started {} (pid {})", process.record().name, process.record().pid));
                     let backoff = restart_backoff.unwrap_or(Duration::from_secs(1));
                     let sandboxed = sandboxes.contains_key(&uid);
                     let (started, started_at) = (Instant::now(), OffsetDateTime::now_utc());
-                    running.insert(key, Running { process, sandboxed, started, started_at, backoff, restart_at: None });
+                    let probe = adapt::readiness(container).and_then(|probe| {
+                        let host = ports.iter().find(|(port, _)| *port == probe.port).map(|(_, host)| *host)?;
+                        Some((host, probe.path))
+                    });
+                    running.insert(
+                        key,
+                        Running {
+                            process,
+                            ports,
+                            probe,
+                            ready: false,
+                            sandboxed,
+                            started,
+                            started_at,
+                            backoff,
+                            restart_at: None,
+                        },
+                    );
                 }
                 Err(err) => {
                     retry_soon = true;
@@ -337,11 +370,32 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
                 }
             }
         }
+        *host_ports.lock().expect("host ports") = host_ports_of(&running);
+        for entry in running.values_mut() {
+            if entry.process.exited().is_some() {
+                entry.ready = false;
+            } else if let Some((port, path)) = entry.probe.as_ref().filter(|_| !entry.ready) {
+                entry.ready = probe(*port, path).await;
+                retry_soon |= !entry.ready;
+            }
+        }
+        for pod in &listed {
+            let Some(patch) = readiness_patch(pod, &running) else { continue };
+            let ready = patch["status"]["conditions"][0]["status"] == "True";
+            match report(&client, pod, patch).await {
+                Ok(()) => say(&cluster.name, &format!("{} {}", pod_name(pod), if ready { "Ready" } else { "not Ready" })),
+                Err(err) => {
+                    retry_soon = true;
+                    say(&cluster.name, &format!("cannot report the readiness of {} yet: {err:#}", pod_name(pod)));
+                }
+            }
+        }
         for pod in &listed {
             let Some(uid) = pod.metadata.uid.as_deref().filter(|uid| !reported.contains(*uid)) else { continue };
             let Some(status) = terminal_status(pod, &finished) else { continue };
-            match report_terminal(&client, pod, status).await {
-                Ok(phase) => {
+            let phase = status["status"]["phase"].as_str().unwrap_or_default().to_owned();
+            match report(&client, pod, status).await {
+                Ok(()) => {
                     say(&cluster.name, &format!("{} finished: phase {phase}", pod_name(pod)));
                     reported.insert(uid.to_owned());
                 }
@@ -452,17 +506,82 @@ fn terminal_status(pod: &Pod, finished: &HashMap<String, Finished>) -> Option<se
     }))
 }
 
-/// Writes `patch` ([`terminal_status`]) to the pod's status as a kubelet does (strategic merge: the conditions
-/// merge by type, the container statuses are replaced), and returns the phase written.
-async fn report_terminal(client: &Client, pod: &Pod, patch: serde_json::Value) -> Result<String> {
+/// Writes `patch` ([`terminal_status`], [`readiness_patch`]) to the pod's status as a kubelet does (strategic
+/// merge: the conditions merge by type, the container statuses are replaced).
+async fn report(client: &Client, pod: &Pod, patch: serde_json::Value) -> Result<()> {
     let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
     let name = pod.metadata.name.as_deref().unwrap_or_default();
-    let phase = patch["status"]["phase"].as_str().unwrap_or_default().to_owned();
     Api::<Pod>::namespaced(client.clone(), namespace)
         .patch_status(name, &PatchParams::default(), &Patch::Strategic(patch))
         .await
         .with_context(|| format!("writing the status of pod {namespace}/{name}"))?;
-    Ok(phase)
+    Ok(())
+}
+
+/// Where the containers in `running` listen on the host, by pod UID (what the pod network reads).
+fn host_ports_of(running: &HashMap<String, Running>) -> HashMap<String, HashMap<u16, u16>> {
+    let mut by_pod: HashMap<String, HashMap<u16, u16>> = HashMap::new();
+    for (key, entry) in running.iter().filter(|(_, entry)| !entry.ports.is_empty()) {
+        let uid = key.split('/').next().unwrap_or_default().to_owned();
+        by_pod.entry(uid).or_default().extend(entry.ports.iter().copied());
+    }
+    by_pod
+}
+
+/// Whether an HTTP GET of `path` on loopback port `port` answers 2xx or 3xx within [`PROBE_TIMEOUT`] (a kubelet's
+/// `httpGet` probe).
+async fn probe(port: u16, path: &str) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let get = async {
+        let mut stream = tokio::net::TcpStream::connect((Ipv4Addr::LOCALHOST, port)).await.ok()?;
+        let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.ok()?;
+        // "HTTP/1.x NNN"
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.ok()?;
+        let code: u16 = std::str::from_utf8(&head[9..]).ok()?.parse().ok()?;
+        Some((200..400).contains(&code))
+    };
+    matches!(tokio::time::timeout(PROBE_TIMEOUT, get).await, Ok(Some(true)))
+}
+
+/// The status patch that makes `pod`'s readiness what its probed containers in `running` say, when it differs
+/// from what the pod shows (else `None`): the pod is Ready when every probed container is (the containers the
+/// kubelet does not probe count as ready, as kwok reports them). Conditions Ready and ContainersReady (reason
+/// `ContainersNotReady` when not), and each probed container's `ready`.
+fn readiness_patch(pod: &Pod, running: &HashMap<String, Running>) -> Option<serde_json::Value> {
+    let uid = pod.metadata.uid.as_deref()?;
+    let prefix = format!("{uid}/");
+    let probed: HashMap<&str, bool> = running
+        .iter()
+        .filter(|(_, entry)| entry.probe.is_some())
+        .filter_map(|(key, entry)| Some((key.strip_prefix(&prefix)?, entry.ready)))
+        .collect();
+    if probed.is_empty() {
+        return None;
+    }
+    let ready = probed.values().all(|ready| *ready);
+    if crate::observe::pod_ready(pod) == ready {
+        return None;
+    }
+    let statuses = pod.status.as_ref().and_then(|s| s.container_statuses.clone()).unwrap_or_default();
+    let statuses: Vec<serde_json::Value> = statuses
+        .into_iter()
+        .map(|mut status| {
+            status.ready = probed.get(status.name.as_str()).copied().unwrap_or(status.ready);
+            serde_json::to_value(status).unwrap_or_default()
+        })
+        .collect();
+    let now = timestamp(OffsetDateTime::now_utc());
+    let reason = (!ready).then_some("ContainersNotReady");
+    let status = if ready { "True" } else { "False" };
+    let condition = |type_: &str| {
+        serde_json::json!({"type": type_, "status": status, "reason": reason, "lastTransitionTime": now})
+    };
+    Some(serde_json::json!({
+        "metadata": {"uid": uid},
+        "status": {"conditions": [condition("Ready"), condition("ContainersReady")], "containerStatuses": statuses},
+    }))
 }
 
 /// Returns when `changed` is notified, a process in `running` has exited, or [`RESYNC`] has passed.
@@ -656,7 +775,8 @@ struct Launch<'a> {
 }
 
 impl Launch<'_> {
-    async fn start(&self, pod: &Pod, container: &Container, binary: &str) -> Result<Supervised> {
+    /// Starts the container's process; returns it and its container ports that listen elsewhere on the host.
+    async fn start(&self, pod: &Pod, container: &Container, binary: &str) -> Result<(Supervised, Vec<(u16, u16)>)> {
         let release = release_dir(self.liqo_bin, container.image.as_deref())?;
         let namespace = pod.metadata.namespace.clone().unwrap_or_default();
         let pod_name = pod.metadata.name.clone().unwrap_or_default();
@@ -687,7 +807,8 @@ impl Launch<'_> {
         }))?;
         std::fs::write(&kubeconfig, rendered).with_context(|| format!("writing {}", kubeconfig.display()))?;
 
-        let plan = adapt::adapt_process(binary, args, self.cluster.ports, &pod_dir, self.client, pod).await?;
+        let plan =
+            adapt::adapt_process(binary, container, args, self.cluster.ports, &pod_dir, self.client, pod).await?;
         let mut all_env: Vec<(String, String)> = env.into_iter().collect();
         all_env.extend(plan.env);
         // Where a pod finds its cluster: the kubelet mounts a token; Liqo's binaries also read KUBECONFIG.
@@ -715,7 +836,7 @@ impl Launch<'_> {
             env: all_env,
             log: self.dir.join("logs").join(format!("{}-{pod_name}-{}.log", self.cluster.name, container.name)),
         };
-        process::spawn(&spec, Lifetime::Attached)
+        Ok((process::spawn(&spec, Lifetime::Attached)?, plan.ports))
     }
 
     /// The container's environment as the kubelet resolves it (values, field references, ConfigMap and Secret

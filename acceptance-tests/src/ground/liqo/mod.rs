@@ -141,8 +141,7 @@ pub struct ClusterState {
 
 /// Picks each cluster's fixed ports at once, holding the listeners until all are chosen.
 pub fn allocate_ports(clusters: usize) -> Result<Vec<FixedPorts>> {
-    let ports = super::control_plane::free_ports(clusters * 2)?;
-    Ok(ports.chunks(2).map(|p| FixedPorts { webhook: p[0], ipam: p[1] }).collect())
+    Ok(super::control_plane::free_ports(clusters)?.into_iter().map(|ipam| FixedPorts { ipam }).collect())
 }
 
 /// One cluster's installation, from [`install_base`] to [`finish_install`].
@@ -175,7 +174,7 @@ pub async fn install_base(
         adapt::seed_webhook_certificate(client, labels::DEFAULT_LIQO_NAMESPACE, chart::RELEASE)
             .await
             .with_context(|| format!("cluster {name}"))?;
-        let values = adapt::values(install.cluster, &install.binaries.version, install.ports);
+        let values = adapt::values(install.cluster, &install.binaries.version);
         helm_release(install.layout, install.binaries, values).await?;
     }
 
@@ -284,23 +283,32 @@ fn pod_ip_range(pod_cidr: &str) -> String {
     format!("{}.{}.{}.1/24", octets[0], octets[1], octets.get(2).unwrap_or(&"0"))
 }
 
-/// Waits until Liqo works: its webhook listens, and its IPAM has given the pod-CIDR and external-CIDR Networks a
-/// status (what a peering reads first), which takes the controller-manager and the IPAM together.
+/// Waits until Liqo works: the API server reaches its webhook (through the pod network, at the webhook Service's
+/// address, as it calls it), and its IPAM has given the pod-CIDR and external-CIDR Networks a status (what a
+/// peering reads first), which takes the controller-manager and the IPAM together.
 pub async fn finish_install(install: &Install<'_>, client: &Client) -> Result<()> {
     use crate::observe::{Seen, until};
     let name = &install.cluster.name;
     let began = Instant::now();
-    let webhook = format!("127.0.0.1:{}", install.ports.webhook);
-    let what = format!("Liqo's webhook of cluster {name} to listen on {webhook}");
-    until(INSTALL_TIMEOUT, Duration::from_millis(200), &what, || async {
-        Ok(tokio::net::TcpStream::connect(&webhook).await.ok().map(drop).into())
+    let namespace = labels::DEFAULT_LIQO_NAMESPACE;
+    let services: Api<k8s_openapi::api::core::v1::Service> = Api::namespaced(client.clone(), namespace);
+    let socket = pod_network::socket(&install.layout.dir);
+    let what = format!("the API server of cluster {name} to reach Service {namespace}/{}", adapt::WEBHOOK_SERVICE);
+    until(INSTALL_TIMEOUT, Duration::from_millis(300), &what, || async {
+        let Some(service) = services.get_opt(adapt::WEBHOOK_SERVICE).await? else {
+            return Ok(Seen::NotYet("no such Service".into()));
+        };
+        let address = pod_network::service_address(&service).context("the webhook Service")?;
+        Ok(match pod_network::reaches(&socket, address).await {
+            Ok(()) => Seen::Done(()),
+            Err(err) => Seen::NotYet(format!("{err:#}")),
+        })
     })
     .await
     .with_context(|| {
         format!("Liqo did not start on cluster {name} (see logs/kubelet.log and logs/{name}-liqo-webhook-*.log)")
     })?;
     // Both waits share INSTALL_TIMEOUT.
-    let namespace = labels::DEFAULT_LIQO_NAMESPACE;
     let networks: Api<Network> = Api::namespaced(client.clone(), namespace);
     for network in [labels::NETWORK_TYPE_POD_CIDR, labels::NETWORK_TYPE_EXTERNAL_CIDR] {
         let what = format!("Liqo of cluster {name} to give Network {namespace}/{network} a status");

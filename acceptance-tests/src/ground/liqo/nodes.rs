@@ -2,10 +2,15 @@
 //! its Lease, and reports the pods bound to it Running with an IP) and the Node object itself.
 //!
 //! kwok runs its default stages (`sigs.k8s.io/kwok/kustomize/stage/...` in its Go module, which its binary embeds)
-//! but for one change ([`kwok_stage_files`]): its pod-complete stage, which marks every Running pod a Job owns
-//! `Succeeded` as if its containers had exited 0, leaves alone the pods whose container the ground's kubelet runs
-//! (Liqo's uninstaller, the chart's pre-delete hook): the kubelet runs those to completion and reports how they
-//! ended.
+//! but for two changes ([`kwok_stage_files`]):
+//! * its pod-complete stage, which marks every Running pod a Job owns `Succeeded` as if its containers had exited
+//!   0, leaves alone the pods whose container the ground's kubelet runs (Liqo's uninstaller, the chart's
+//!   pre-delete hook): the kubelet runs those to completion and reports how they ended;
+//! * its pod-ready stage, which starts a pod Running and Ready at once, starts the pods whose readiness probe the
+//!   kubelet runs ([`adapt::PROBED`]: Liqo's webhook and controller-manager) Running but not Ready: the kubelet
+//!   reports them Ready once the probe passes. Reported Ready at once, Liqo's webhook passed for serving while
+//!   its process was still starting (seen in CI: 43 s on a loaded machine), so `helm_release` returned and the
+//!   peering's first object met a webhook that did not answer.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -169,10 +174,23 @@ pub async fn start(
 
 /// kwok's stage that completes the pods of Jobs.
 const POD_COMPLETE: &str = "pod-complete.yaml";
+/// kwok's stage that starts a pod (IP, phase Running, conditions Ready), and the ground's variant of it for the
+/// pods the kubelet probes.
+const POD_READY: &str = "pod-ready.yaml";
+const POD_STARTED: &str = "pod-started.yaml";
 
-/// The `--config` files of kwok's stages: its default pod stages, each file as its Go module holds it but
-/// pod-complete, which the ground writes into `home` with one more selector expression: no container of the pod
-/// runs a binary the kubelet runs ([`adapt::RUNNABLE`], by the base name of its command, as the kubelet picks them).
+/// kwok selector key (a jq query): the base name of the command of each container that declares an HTTP readiness
+/// probe.
+const PROBED_COMMANDS: &str = ".spec.containers[] | select(.readinessProbe.httpGet) | .command[0] | strings | split(\"/\") | last";
+
+/// The `--config` files of kwok's stages: its default pod stages, each file as its Go module holds it but two,
+/// which the ground writes into `home`:
+/// * pod-complete with one more selector expression: no container of the pod runs a binary the kubelet runs
+///   ([`adapt::RUNNABLE`], by the base name of its command, as the kubelet picks them);
+/// * pod-ready with one more selector expression: no container with an HTTP readiness probe runs a binary the
+///   kubelet probes ([`adapt::PROBED`]); and beside it pod-started, the same stage for exactly those pods, whose
+///   status says Ready `False` (reason `ContainersNotReady`) and each container not ready, as a kubelet reports a
+///   started pod whose readiness probe has not passed yet.
 ///
 /// Why files at all: kwok has no flag to change one stage. It takes Stage documents from `--config`, grouped by
 /// the kind they act on (`pkg/kwok/cmd/root.go`, kwok v0.7.0): any Pod stage given replaces all of its default Pod
@@ -193,34 +211,87 @@ fn kwok_stage_files(kwok: &Path, home: &Path) -> Result<Vec<PathBuf>> {
     .with_context(|| format!("parsing {}", kustomization.display()))?;
     let resources: Vec<&str> =
         listed["resources"].as_sequence().into_iter().flatten().filter_map(|r| r.as_str()).collect();
-    if !resources.contains(&POD_COMPLETE) {
-        bail!("{} lists no {POD_COMPLETE}: kwok's default pod stages changed; see nodes.rs", kustomization.display());
+    for needed in [POD_COMPLETE, POD_READY] {
+        if !resources.contains(&needed) {
+            bail!("{} lists no {needed}: kwok's default pod stages changed; see nodes.rs", kustomization.display());
+        }
     }
+    let probed: Vec<&str> = adapt::PROBED.iter().map(|(binary, _)| *binary).collect();
     let mut files = Vec::new();
     for resource in resources {
         let file = stages.join(resource);
-        if resource != POD_COMPLETE {
-            files.push(file);
-            continue;
+        let read = || -> Result<serde_yaml::Value> {
+            serde_yaml::from_str(&std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?)
+                .with_context(|| format!("parsing {}", file.display()))
+        };
+        let write = |name: &str, stage: &serde_yaml::Value| -> Result<PathBuf> {
+            let written = home.join(name);
+            std::fs::write(&written, serde_yaml::to_string(stage)?)
+                .with_context(|| format!("writing {}", written.display()))?;
+            Ok(written)
+        };
+        match resource {
+            POD_COMPLETE => {
+                let mut stage = read()?;
+                select(&mut stage, ".spec.containers[].command[0] | strings | split(\"/\") | last", "NotIn", &adapt::RUNNABLE)
+                    .with_context(|| file.display().to_string())?;
+                files.push(write(POD_COMPLETE, &stage)?);
+            }
+            POD_READY => {
+                let mut stage = read()?;
+                let mut started = stage.clone();
+                select(&mut stage, PROBED_COMMANDS, "NotIn", &probed).with_context(|| file.display().to_string())?;
+                files.push(write(POD_READY, &stage)?);
+                select(&mut started, PROBED_COMMANDS, "In", &probed).with_context(|| file.display().to_string())?;
+                started["metadata"]["name"] = "pod-started".into();
+                let template = started["spec"]["next"]["statusTemplate"]
+                    .as_str()
+                    .with_context(|| format!("{} has no spec.next.statusTemplate", file.display()))?;
+                started["spec"]["next"]["statusTemplate"] = not_ready(template)
+                    .with_context(|| format!("{}: kwok's pod-ready stage changed; see nodes.rs", file.display()))?
+                    .into();
+                files.push(write(POD_STARTED, &started)?);
+            }
+            _ => files.push(file),
         }
-        let mut stage: serde_yaml::Value = serde_yaml::from_str(
-            &std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?,
-        )
-        .with_context(|| format!("parsing {}", file.display()))?;
-        let expressions = stage["spec"]["selector"]["matchExpressions"]
-            .as_sequence_mut()
-            .with_context(|| format!("{} has no spec.selector.matchExpressions", file.display()))?;
-        expressions.push(serde_yaml::to_value(serde_json::json!({
-            "key": ".spec.containers[].command[0] | strings | split(\"/\") | last",
-            "operator": "NotIn",
-            "values": adapt::RUNNABLE,
-        }))?);
-        let written = home.join(POD_COMPLETE);
-        std::fs::write(&written, serde_yaml::to_string(&stage)?)
-            .with_context(|| format!("writing {}", written.display()))?;
-        files.push(written);
     }
     Ok(files)
+}
+
+/// Adds the selector expression `key operator values` to a kwok stage.
+fn select(stage: &mut serde_yaml::Value, key: &str, operator: &str, values: &[&str]) -> Result<()> {
+    let expressions = stage["spec"]["selector"]["matchExpressions"]
+        .as_sequence_mut()
+        .context("the stage has no spec.selector.matchExpressions")?;
+    expressions.push(serde_yaml::to_value(serde_json::json!({"key": key, "operator": operator, "values": values}))?);
+    Ok(())
+}
+
+/// kwok's pod-ready status template with conditions Ready and ContainersReady `False` (reason
+/// `ContainersNotReady`) and the containers not ready (its `containerStatuses` range, the first `ready: true`);
+/// an error when the template does not read as this expects.
+fn not_ready(template: &str) -> Result<String> {
+    let lines: Vec<&str> = template.lines().collect();
+    let mut out = Vec::with_capacity(lines.len());
+    let (mut conditions, mut containers) = (0, 0);
+    for (k, line) in lines.iter().enumerate() {
+        let next = lines.get(k + 1).map(|l| l.trim());
+        let indent = &line[..line.len() - line.trim_start().len()];
+        if line.trim() == "status: \"True\"" && matches!(next, Some("type: Ready" | "type: ContainersReady")) {
+            out.push(format!("{indent}status: \"False\""));
+            out.push(format!("{indent}reason: ContainersNotReady"));
+            conditions += 1;
+        } else if line.trim() == "ready: true" && containers == 0 {
+            out.push(format!("{indent}ready: false"));
+            containers += 1;
+        } else {
+            out.push((*line).to_owned());
+        }
+    }
+    if (conditions, containers) != (2, 1) {
+        bail!("expected conditions Ready and ContainersReady and a container `ready: true` in its status template");
+    }
+    Ok(out.join("\n") + "\n")
 }
 
 /// `kustomize/stage/pod/fast` in the Go module of the kwok build `kwok` links to (once per process and version:
@@ -246,4 +317,60 @@ fn default_pod_stages(kwok: &Path) -> Result<PathBuf> {
         }
     };
     Ok(module.join("kustomize/stage/pod/fast"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The layout of kwok v0.7.0's pod-ready template, shortened.
+    const POD_READY_TEMPLATE: &str = r#"{{ $now := Now }}
+
+conditions:
+- lastTransitionTime: {{ $now | Quote }}
+  status: "True"
+  type: Initialized
+- lastTransitionTime: {{ $now | Quote }}
+  status: "True"
+  type: Ready
+- lastTransitionTime: {{ $now | Quote }}
+  status: "True"
+  type: ContainersReady
+
+containerStatuses:
+{{ range .spec.containers }}
+- image: {{ .image | Quote }}
+  ready: true
+{{ end }}
+
+initContainerStatuses:
+{{ range .spec.initContainers }}
+- image: {{ .image | Quote }}
+  ready: true
+{{ end }}
+phase: Running
+"#;
+
+    #[test]
+    fn a_probed_pod_starts_not_ready() -> Result<()> {
+        let started: serde_yaml::Value = serde_yaml::from_str(&not_ready(POD_READY_TEMPLATE)?.replace("{{", "#"))?;
+        let conditions = started["conditions"].as_sequence().expect("conditions");
+        let status = |type_: &str| conditions.iter().find(|c| c["type"] == type_).map(|c| c["status"].clone());
+        assert_eq!(status("Initialized"), Some("True".into()));
+        assert_eq!(status("Ready"), Some("False".into()));
+        assert_eq!(status("ContainersReady"), Some("False".into()));
+        assert_eq!(conditions[1]["reason"], "ContainersNotReady");
+        let text = not_ready(POD_READY_TEMPLATE)?;
+        let container = text.split("containerStatuses:").nth(1).expect("containerStatuses");
+        assert!(container.contains("ready: false"), "{text}");
+        // Init containers have ended; they stay ready.
+        assert!(text.split("initContainerStatuses:").nth(1).expect("init").contains("ready: true"), "{text}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_template_of_another_shape_is_refused() {
+        let err = not_ready("conditions:\n- status: \"True\"\n  type: Initialized\n").unwrap_err();
+        assert!(err.to_string().contains("expected conditions Ready and ContainersReady"), "{err}");
+    }
 }
