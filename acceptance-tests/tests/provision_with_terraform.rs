@@ -11,8 +11,8 @@
 //!
 //! What differs from a user's machine: `terraform_data` stands in for `kind_cluster` (the example shows both), and
 //! the example's `liqo_values_files` adds the ground's own values (see `ground::liqo::adapt::values`: the image tag,
-//! as the chart in Liqo's Go module has no appVersion; the API server's address; the webhook's port; components the
-//! ground cannot run switched off). The chart is Liqo v1.2.0's, from its Go module, as a directory.
+//! as the chart in Liqo's Go module has no appVersion; the API server's address; components the ground cannot
+//! run switched off). The chart is Liqo v1.2.0's, from its Go module, as a directory.
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::Api;

@@ -383,7 +383,9 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
             let Some(patch) = readiness_patch(pod, &running) else { continue };
             let ready = patch["status"]["conditions"][0]["status"] == "True";
             match report(&client, pod, patch).await {
-                Ok(()) => say(&cluster.name, &format!("{} {}", pod_name(pod), if ready { "Ready" } else { "not Ready" })),
+                Ok(()) => {
+                    say(&cluster.name, &format!("{} {}", pod_name(pod), if ready { "Ready" } else { "not Ready" }))
+                }
                 Err(err) => {
                     retry_soon = true;
                     say(&cluster.name, &format!("cannot report the readiness of {} yet: {err:#}", pod_name(pod)));
@@ -575,9 +577,8 @@ fn readiness_patch(pod: &Pod, running: &HashMap<String, Running>) -> Option<serd
     let now = timestamp(OffsetDateTime::now_utc());
     let reason = (!ready).then_some("ContainersNotReady");
     let status = if ready { "True" } else { "False" };
-    let condition = |type_: &str| {
-        serde_json::json!({"type": type_, "status": status, "reason": reason, "lastTransitionTime": now})
-    };
+    let condition =
+        |type_: &str| serde_json::json!({"type": type_, "status": status, "reason": reason, "lastTransitionTime": now});
     Some(serde_json::json!({
         "metadata": {"uid": uid},
         "status": {"conditions": [condition("Ready"), condition("ContainersReady")], "containerStatuses": statuses},

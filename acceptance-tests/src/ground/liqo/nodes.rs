@@ -181,7 +181,8 @@ const POD_STARTED: &str = "pod-started.yaml";
 
 /// kwok selector key (a jq query): the base name of the command of each container that declares an HTTP readiness
 /// probe.
-const PROBED_COMMANDS: &str = ".spec.containers[] | select(.readinessProbe.httpGet) | .command[0] | strings | split(\"/\") | last";
+const PROBED_COMMANDS: &str =
+    ".spec.containers[] | select(.readinessProbe.httpGet) | .command[0] | strings | split(\"/\") | last";
 
 /// The `--config` files of kwok's stages: its default pod stages, each file as its Go module holds it but two,
 /// which the ground writes into `home`:
@@ -221,8 +222,10 @@ fn kwok_stage_files(kwok: &Path, home: &Path) -> Result<Vec<PathBuf>> {
     for resource in resources {
         let file = stages.join(resource);
         let read = || -> Result<serde_yaml::Value> {
-            serde_yaml::from_str(&std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?)
-                .with_context(|| format!("parsing {}", file.display()))
+            serde_yaml::from_str(
+                &std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?,
+            )
+            .with_context(|| format!("parsing {}", file.display()))
         };
         let write = |name: &str, stage: &serde_yaml::Value| -> Result<PathBuf> {
             let written = home.join(name);
@@ -233,8 +236,13 @@ fn kwok_stage_files(kwok: &Path, home: &Path) -> Result<Vec<PathBuf>> {
         match resource {
             POD_COMPLETE => {
                 let mut stage = read()?;
-                select(&mut stage, ".spec.containers[].command[0] | strings | split(\"/\") | last", "NotIn", &adapt::RUNNABLE)
-                    .with_context(|| file.display().to_string())?;
+                select(
+                    &mut stage,
+                    ".spec.containers[].command[0] | strings | split(\"/\") | last",
+                    "NotIn",
+                    &adapt::RUNNABLE,
+                )
+                .with_context(|| file.display().to_string())?;
                 files.push(write(POD_COMPLETE, &stage)?);
             }
             POD_READY => {
