@@ -59,12 +59,10 @@ pub fn shadow_pods(client: Client, namespace: &str) -> Api<DynamicObject> {
     )
 }
 
-/// Creates pod `name` in `namespace` on the consumer, pinned to Liqo's virtual nodes by their `liqo.io/type`
-/// label (Liqo's webhook adds the virtual node's toleration in an offloaded namespace), waits for it to run there
-/// and for its remote copy to run on the provider. `namespace` must be offloaded already.
-pub async fn run(consumer: &Client, provider: &Client, namespace: &str, name: &str) -> Result<OffloadedPod> {
+/// The name Liqo gave the offloaded `namespace` on the provider (its NamespaceOffloading's status), within a minute.
+pub async fn remote_namespace(consumer: &Client, namespace: &str) -> Result<String> {
     let offloadings: Api<NamespaceOffloading> = Api::namespaced(consumer.clone(), namespace);
-    let remote_namespace = eventually(
+    eventually(
         Duration::from_secs(60),
         &format!("NamespaceOffloading {namespace}/offloading to report its remote namespace"),
         || async {
@@ -72,7 +70,14 @@ pub async fn run(consumer: &Client, provider: &Client, namespace: &str, name: &s
             Ok(offloading.and_then(|o| o.status).and_then(|s| s.remote_namespace_name))
         },
     )
-    .await?;
+    .await
+}
+
+/// Creates pod `name` in `namespace` on the consumer, pinned to Liqo's virtual nodes by their `liqo.io/type`
+/// label (Liqo's webhook adds the virtual node's toleration in an offloaded namespace), waits for it to run there
+/// and for its remote copy to run on the provider. `namespace` must be offloaded already.
+pub async fn run(consumer: &Client, provider: &Client, namespace: &str, name: &str) -> Result<OffloadedPod> {
+    let remote_namespace = remote_namespace(consumer, namespace).await?;
 
     let pod: Pod = serde_json::from_value(json!({
         "metadata": {"name": name, "namespace": namespace},

@@ -20,11 +20,11 @@ use liqo_acceptance::chain::full_chain;
 use liqo_acceptance::ground::{Options, PodCidrs};
 use liqo_acceptance::inventory;
 use liqo_acceptance::observe::{eventually, flat};
-use liqo_acceptance::offloaded_pod::shadow_pods;
+use liqo_acceptance::offloaded_pod::{remote_namespace, shadow_pods};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use liqo_schema::liqo::networking::{CONNECTION_CONNECTED, Connection};
-use liqo_schema::liqo::{Configuration, ForeignCluster, GatewayServer, NamespaceOffloading, Quota, ResourceSlice};
+use liqo_schema::liqo::{Configuration, ForeignCluster, GatewayServer, Quota, ResourceSlice};
 use rustix::process::{Pid, Signal};
 
 /// The tests build the same peering on the one shared ground.
@@ -534,19 +534,6 @@ const CORDON_B: &str = "resource \"liqo_tenant\" \"rome\" {\n  cordoned_resource
 const UNCORDON: &str = "resource \"liqo_tenant\" \"rome\" {\n  cordoned_resource_slices = []\n}\n";
 /// The namespace tests/real_fabric/second_slice.tf offloads to both slices.
 const SLICES_NS: &str = "slice-cordon";
-
-/// The name Liqo gave the offloaded `namespace` on the provider.
-async fn remote_namespace(consumer: &kube::Client, namespace: &str) -> Result<String> {
-    let offloadings: Api<NamespaceOffloading> = Api::namespaced(consumer.clone(), namespace);
-    eventually(
-        Duration::from_secs(60),
-        &format!("NamespaceOffloading {namespace}/offloading's remote namespace"),
-        || async {
-            Ok(offloadings.get_opt("offloading").await?.and_then(|o| o.status).and_then(|s| s.remote_namespace_name))
-        },
-    )
-    .await
-}
 
 /// Creates pod `name` in the offloaded namespace, bound to `node` (a virtual node); returns its name.
 async fn pod_on(consumer: &kube::Client, name: &str, node: &str) -> Result<String> {

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, ensure};
-use k8s_openapi::api::core::v1::{Node, Secret};
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, PostParams};
+use k8s_openapi::api::core::v1::{Node, Pod, Secret};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
 use kube::{Api, Client};
 use liqo_acceptance::observe::{Seen, create_namespace, eventually, peering_up, until};
 use liqo_acceptance::tf::{Cli, Workdir};
-use liqo_acceptance::{Ground, MILAN, ROME, inventory, offloaded_pod};
+use liqo_acceptance::{Ground, MILAN, ROME, inventory, observe, offloaded_pod};
 use liqo_schema::liqo::labels;
 use serde_json::json;
 
@@ -127,6 +127,75 @@ async fn real_liqo_serves_every_cluster_and_ignores_slices_not_marked_for_replic
             labels::REPLICATION
         );
     }
+    Ok(())
+}
+
+/// Readiness as a kubelet reports it: the pods of Liqo's webhook and controller-manager are Ready only once their
+/// readiness probe passed (the ground's kubelet runs it; kwok starts such pods not Ready), so an installer that
+/// waits for Liqo's Deployments (`helm --wait`, `helm_release`) waits for the processes. The fault: a pod of the
+/// same shape whose webhook exits at once (an unknown flag) runs, is restarted, and is never Ready.
+#[tokio::test]
+async fn a_probed_liqo_pod_is_ready_only_once_its_probe_passes() -> Result<()> {
+    let ground = Ground::shared();
+    let version = ground.real_liqo().context("a real-Liqo ground")?;
+    let client = ground.client(MILAN).await?;
+    let liqo_pods: Api<Pod> = Api::namespaced(client.clone(), labels::DEFAULT_LIQO_NAMESPACE);
+    for name in ["liqo-webhook", "liqo-controller-manager"] {
+        let pods = liqo_pods.list(&ListParams::default()).await?;
+        let pod = pods
+            .items
+            .iter()
+            .find(|p| p.metadata.name.as_deref().is_some_and(|n| n.starts_with(&format!("{name}-"))))
+            .with_context(|| format!("no pod of {name} on {MILAN}"))?;
+        ensure!(observe::pod_ready(pod), "{name}'s pod on {MILAN} is not Ready: {:?}", pod.status);
+    }
+
+    let namespace = "probe-readiness";
+    create_namespace(&client, namespace).await?;
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let broken: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "webhook-never-serving", "namespace": namespace},
+        "spec": {
+            "nodeName": format!("{MILAN}-worker"),
+            "containers": [{
+                "name": "webhook",
+                "image": format!("ghcr.io/liqotech/webhook:{version}"),
+                "command": ["/usr/bin/webhook"],
+                "args": ["--no-such-flag"],
+                "ports": [{"name": "healthz", "containerPort": 8081}],
+                "readinessProbe": {"httpGet": {"path": "/readyz", "port": "healthz"}},
+            }],
+        },
+    }))?;
+    // The namespace's default ServiceAccount, which admission wants, comes a moment after the namespace.
+    until(Duration::from_secs(30), Duration::from_millis(300), "the never-serving webhook's pod created", || async {
+        Ok(match pods.create(&PostParams::default(), &broken).await {
+            Ok(_) => Seen::Done(()),
+            Err(err) => Seen::NotYet(err.to_string()),
+        })
+    })
+    .await?;
+    let log = ground.dir().join(format!("logs/{MILAN}-webhook-never-serving-webhook.log"));
+    let what = format!("the kubelet to run the never-serving webhook (its log {})", log.display());
+    until(Duration::from_secs(60), Duration::from_millis(300), &what, || async {
+        let ran = std::fs::read_to_string(&log).unwrap_or_default();
+        Ok(ran.contains("no-such-flag").then_some(()).into())
+    })
+    .await?;
+    // It has exited at least once; its restarts (1 s, then 2 s back-off) would pass a probe if anything did.
+    let until_time = Instant::now() + Duration::from_secs(6);
+    while Instant::now() < until_time {
+        let pod = pods.get("webhook-never-serving").await?;
+        let status = pod.status.clone().unwrap_or_default();
+        ensure!(status.phase.as_deref() == Some("Running"), "the pod is not Running: {status:?}");
+        let ready = status.conditions.iter().flatten().find(|c| c.type_ == "Ready");
+        ensure!(
+            ready.is_some_and(|c| c.status == "False" && c.reason.as_deref() == Some("ContainersNotReady")),
+            "a webhook that never serves must stay not Ready (ContainersNotReady); the pod says {ready:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    pods.delete("webhook-never-serving", &Default::default()).await?;
     Ok(())
 }
 

@@ -380,7 +380,14 @@ async fn serve(cluster: &KubeletCluster, liqo_bin: &Path, dir: &Path, wire: Opti
             }
         }
         for pod in &listed {
-            let Some(patch) = readiness_patch(pod, &running) else { continue };
+            let Some(uid) = pod.metadata.uid.as_deref() else { continue };
+            let prefix = format!("{uid}/");
+            let probed: HashMap<&str, bool> = running
+                .iter()
+                .filter(|(_, entry)| entry.probe.is_some())
+                .filter_map(|(key, entry)| Some((key.strip_prefix(&prefix)?, entry.ready)))
+                .collect();
+            let Some(patch) = readiness_patch(pod, &probed) else { continue };
             let ready = patch["status"]["conditions"][0]["status"] == "True";
             match report(&client, pod, patch).await {
                 Ok(()) => {
@@ -547,18 +554,12 @@ async fn probe(port: u16, path: &str) -> bool {
     matches!(tokio::time::timeout(PROBE_TIMEOUT, get).await, Ok(Some(true)))
 }
 
-/// The status patch that makes `pod`'s readiness what its probed containers in `running` say, when it differs
-/// from what the pod shows (else `None`): the pod is Ready when every probed container is (the containers the
-/// kubelet does not probe count as ready, as kwok reports them). Conditions Ready and ContainersReady (reason
+/// The status patch that makes `pod`'s readiness what its `probed` containers (name → probe passed) say, when it
+/// differs from what the pod shows (else `None`): the pod is Ready when every probed container is (the containers
+/// the kubelet does not probe count as ready, as kwok reports them). Conditions Ready and ContainersReady (reason
 /// `ContainersNotReady` when not), and each probed container's `ready`.
-fn readiness_patch(pod: &Pod, running: &HashMap<String, Running>) -> Option<serde_json::Value> {
+fn readiness_patch(pod: &Pod, probed: &HashMap<&str, bool>) -> Option<serde_json::Value> {
     let uid = pod.metadata.uid.as_deref()?;
-    let prefix = format!("{uid}/");
-    let probed: HashMap<&str, bool> = running
-        .iter()
-        .filter(|(_, entry)| entry.probe.is_some())
-        .filter_map(|(key, entry)| Some((key.strip_prefix(&prefix)?, entry.ready)))
-        .collect();
     if probed.is_empty() {
         return None;
     }
@@ -962,6 +963,66 @@ fn expand(text: &str, env: &BTreeMap<String, String>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn started_pod(ready: &str) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "liqo-webhook-x", "namespace": "liqo", "uid": "u2"},
+            "spec": {"containers": [{"name": "webhook", "image": "ghcr.io/liqotech/webhook:v1.2.0"}, {"name": "other"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": ready}], "containerStatuses": [
+                {"name": "webhook", "image": "", "imageID": "", "ready": ready == "True", "restartCount": 0},
+                {"name": "other", "image": "", "imageID": "", "ready": true, "restartCount": 0},
+            ]},
+        }))
+        .expect("a pod")
+    }
+
+    #[test]
+    fn a_probed_pod_turns_ready_with_its_probe_and_back_when_it_stops() {
+        let passed = HashMap::from([("webhook", true)]);
+        let patch = readiness_patch(&started_pod("False"), &passed).expect("a change");
+        assert_eq!(patch["metadata"]["uid"], "u2");
+        let conditions = &patch["status"]["conditions"];
+        assert_eq!((&conditions[0]["type"], &conditions[0]["status"]), (&"Ready".into(), &"True".into()));
+        assert_eq!((&conditions[1]["type"], &conditions[1]["status"]), (&"ContainersReady".into(), &"True".into()));
+        assert!(conditions[0]["reason"].is_null(), "{patch}");
+        let statuses = &patch["status"]["containerStatuses"];
+        assert_eq!((statuses[0]["ready"].as_bool(), statuses[1]["ready"].as_bool()), (Some(true), Some(true)));
+        // Nothing to write while the pod shows what the probe says.
+        assert_eq!(readiness_patch(&started_pod("True"), &passed), None);
+        assert_eq!(readiness_patch(&started_pod("False"), &HashMap::from([("webhook", false)])), None);
+        assert_eq!(readiness_patch(&started_pod("True"), &HashMap::new()), None, "no probed container");
+        // Its process exited: not Ready; the container the kubelet does not probe keeps what kwok reported.
+        let patch = readiness_patch(&started_pod("True"), &HashMap::from([("webhook", false)])).expect("a change");
+        assert_eq!(patch["status"]["conditions"][0]["status"], "False");
+        assert_eq!(patch["status"]["conditions"][0]["reason"], "ContainersNotReady");
+        let statuses = &patch["status"]["containerStatuses"];
+        assert_eq!((statuses[0]["ready"].as_bool(), statuses[1]["ready"].as_bool()), (Some(false), Some(true)));
+    }
+
+    #[tokio::test]
+    async fn a_probe_passes_on_2xx_and_3xx_only() -> Result<()> {
+        let serve = |answer: &'static str| async move {
+            let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+            let port = listener.local_addr()?.port();
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                while let Ok((mut stream, _)) = listener.accept().await {
+                    let mut request = [0u8; 512];
+                    let _ = stream.read(&mut request).await;
+                    let _ = stream.write_all(answer.as_bytes()).await;
+                }
+            });
+            anyhow::Ok(port)
+        };
+        assert!(probe(serve("HTTP/1.1 200 OK\r\n\r\nok").await?, "/readyz").await);
+        assert!(probe(serve("HTTP/1.0 302 Found\r\n\r\n").await?, "/readyz").await);
+        assert!(!probe(serve("HTTP/1.1 500 Internal Server Error\r\n\r\n").await?, "/readyz").await);
+        assert!(!probe(serve("garbage").await?, "/readyz").await);
+        // Nothing listening.
+        let closed = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?.local_addr()?.port();
+        assert!(!probe(closed, "/readyz").await);
+        Ok(())
+    }
 
     #[test]
     fn expansion_follows_kubernetes() {

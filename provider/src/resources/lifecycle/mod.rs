@@ -465,6 +465,16 @@ pub fn known_string(planned: &Value, key: Key) -> Result<String, Diagnostic> {
     })
 }
 
+/// A list or map attribute as state when Liqo holds none of it: an empty one the user wrote (`[]`, `{}`) stays as
+/// written, since Liqo treats it as absent (so it is no drift); anything else reads as null.
+pub fn empty_as_written(prior: &Value) -> Value {
+    match prior {
+        Value::List(l) if l.is_empty() => prior.clone(),
+        Value::Map(m) if m.is_empty() => prior.clone(),
+        _ => Value::Null,
+    }
+}
+
 /// A map attribute as state, read back from the `live` map. `managed` is the prior state's value — the keys this
 /// resource set, so a changed or removed one shows as drift, while keys someone else added are not ours and stay out
 /// of the state (server-side apply leaves them alone too). A live value the same as the prior one (`same`, e.g. the

@@ -1,7 +1,6 @@
 //! The objects `liqo_offload` writes (the NamespaceOffloading `offloading` and, with `create_namespace`, the
 //! Namespace) built from a plan, and the state read back from a live NamespaceOffloading.
-use crate::resources::lifecycle::TIMEOUTS;
-use crate::resources::lifecycle::known_string;
+use crate::resources::lifecycle::{self, TIMEOUTS, known_string};
 use std::collections::BTreeMap;
 
 use super::schema::attr;
@@ -92,7 +91,7 @@ fn terms_to_value(prior: &Value, selector: Option<&NodeSelector>) -> Value {
     use attr::cluster_selector::{match_expressions, match_expressions as expr};
     let terms = selector.map(|s| s.node_selector_terms.as_slice()).unwrap_or_default();
     if terms.is_empty() {
-        return if matches!(prior, Value::List(l) if l.is_empty()) { prior.clone() } else { Value::Null };
+        return lifecycle::empty_as_written(prior);
     }
     let prior_terms = prior.elements();
     Value::List(
@@ -113,8 +112,7 @@ fn terms_to_value(prior: &Value, selector: Option<&NodeSelector>) -> Value {
                                     prior_exprs.get(j).map(|p| p.get(expr::values)).unwrap_or(&Value::Null);
                                 let values = match e.values.as_deref() {
                                     Some(v) if !v.is_empty() => Value::string_list(v.iter().cloned()),
-                                    _ if matches!(prior_values, Value::List(l) if l.is_empty()) => prior_values.clone(),
-                                    _ => Value::Null,
+                                    _ => lifecycle::empty_as_written(prior_values),
                                 };
                                 Value::object([
                                     (expr::key, Value::string(&e.key)),

@@ -10,7 +10,7 @@ use liqo_schema::tf::{Diagnostic, Value};
 use super::VirtualNodeResource;
 use super::schema::attr;
 use crate::attributes::Key;
-use crate::resources::lifecycle::{Lifecycle, TIMEOUTS, known_string, observed_map};
+use crate::resources::lifecycle::{self, Lifecycle, TIMEOUTS, known_string, observed_map};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Wanted {
@@ -119,7 +119,7 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     let patch = vn.spec.offloading_patch.clone().unwrap_or_default();
     let selector = patch.node_selector.unwrap_or_default();
     let selector = match selector.is_empty() {
-        true => or_empty_as_written(prior.get(attr::node_selector), vec![]),
+        true => lifecycle::empty_as_written(prior.get(attr::node_selector)),
         false => Value::string_map(selector),
     };
     s.set(attr::node_selector, selector);
@@ -129,15 +129,9 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     s
 }
 
-/// None live: an empty list or map the user wrote stays as written (Liqo treats it as absent), otherwise null.
+/// The live list, or with none live the prior one as [`lifecycle::empty_as_written`] keeps it.
 fn or_empty_as_written(prior: &Value, live: Vec<Value>) -> Value {
-    match live.is_empty() {
-        false => Value::List(live),
-        true if matches!(prior, Value::List(l) if l.is_empty()) || matches!(prior, Value::Map(m) if m.is_empty()) => {
-            prior.clone()
-        }
-        true => Value::Null,
-    }
+    if live.is_empty() { lifecycle::empty_as_written(prior) } else { Value::List(live) }
 }
 
 fn taint_from_value(v: &Value) -> Taint {
