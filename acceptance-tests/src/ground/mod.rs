@@ -834,6 +834,15 @@ impl Ground {
             }
         }
         control_plane::wait_ready(self.layout(name), &self.processes).await?;
+        if self.liqo.is_some() {
+            // Back after the node's Lease went stale, kube-controller-manager's node-lifecycle controller marks the
+            // node's pods not Ready (Liqo's webhook too) until their kubelet reports them again, as on a cluster;
+            // what a user runs next (a `kubectl annotate` of a ForeignCluster) needs the webhook.
+            let client = self.client(name).await?;
+            liqo::webhook_reached(&client, &self.layout(name).dir, name, false)
+                .await
+                .with_context(|| format!("cluster {name}: Liqo's webhook after its API server came back"))?;
+        }
         self.save_state()
     }
 

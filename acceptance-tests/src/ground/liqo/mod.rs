@@ -283,20 +283,18 @@ fn pod_ip_range(pod_cidr: &str) -> String {
     format!("{}.{}.{}.1/24", octets[0], octets[1], octets.get(2).unwrap_or(&"0"))
 }
 
-/// Waits until Liqo works: the API server reaches its webhook (through the pod network, at the webhook Service's
-/// address, as it calls it), and its IPAM has given the pod-CIDR and external-CIDR Networks a status (what a
-/// peering reads first), which takes the controller-manager and the IPAM together.
-pub async fn finish_install(install: &Install<'_>, client: &Client) -> Result<()> {
+/// Waits until the API server of cluster `name` (its directory `cluster_dir`) reaches Liqo's webhook through the pod
+/// network, at the webhook Service's address, as it calls it: a Ready webhook pod whose process answers. Without the
+/// Service (Liqo not installed), done at once unless `installing`.
+pub async fn webhook_reached(client: &Client, cluster_dir: &Path, name: &str, installing: bool) -> Result<()> {
     use crate::observe::{Seen, until};
-    let name = &install.cluster.name;
-    let began = Instant::now();
     let namespace = labels::DEFAULT_LIQO_NAMESPACE;
     let services: Api<k8s_openapi::api::core::v1::Service> = Api::namespaced(client.clone(), namespace);
-    let socket = pod_network::socket(&install.layout.dir);
+    let socket = pod_network::socket(cluster_dir);
     let what = format!("the API server of cluster {name} to reach Service {namespace}/{}", adapt::WEBHOOK_SERVICE);
     until(INSTALL_TIMEOUT, Duration::from_millis(300), &what, || async {
         let Some(service) = services.get_opt(adapt::WEBHOOK_SERVICE).await? else {
-            return Ok(Seen::NotYet("no such Service".into()));
+            return Ok(if installing { Seen::NotYet("no such Service".into()) } else { Seen::Done(()) });
         };
         let address = pod_network::service_address(&service).context("the webhook Service")?;
         Ok(match pod_network::reaches(&socket, address).await {
@@ -305,9 +303,20 @@ pub async fn finish_install(install: &Install<'_>, client: &Client) -> Result<()
         })
     })
     .await
-    .with_context(|| {
-        format!("Liqo did not start on cluster {name} (see logs/kubelet.log and logs/{name}-liqo-webhook-*.log)")
-    })?;
+    .with_context(|| format!("see logs/kubelet.log and logs/{name}-liqo-webhook-*.log"))
+}
+
+/// Waits until Liqo works: the API server reaches its webhook (through the pod network, at the webhook Service's
+/// address, as it calls it), and its IPAM has given the pod-CIDR and external-CIDR Networks a status (what a
+/// peering reads first), which takes the controller-manager and the IPAM together.
+pub async fn finish_install(install: &Install<'_>, client: &Client) -> Result<()> {
+    use crate::observe::{Seen, until};
+    let name = &install.cluster.name;
+    let began = Instant::now();
+    let namespace = labels::DEFAULT_LIQO_NAMESPACE;
+    webhook_reached(client, &install.layout.dir, name, true)
+        .await
+        .with_context(|| format!("Liqo did not start on cluster {name}"))?;
     // Both waits share INSTALL_TIMEOUT.
     let networks: Api<Network> = Api::namespaced(client.clone(), namespace);
     for network in [labels::NETWORK_TYPE_POD_CIDR, labels::NETWORK_TYPE_EXTERNAL_CIDR] {
