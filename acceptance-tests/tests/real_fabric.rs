@@ -420,7 +420,8 @@ async fn one_cordoned_slice_refuses_new_pods_while_the_other_serves() -> Result<
 /// Where offloaded pods land, chosen on a liqo_virtual_node (tests/real_fabric/placement.tf), whose Node carries its
 /// annotation: its taint keeps a pod that does not tolerate it off the node (Pending, the scheduler's reason naming
 /// the taint) while a tolerating pod is scheduled there, and that pod's copy on milan carries the node's selector,
-/// RuntimeClass and toleration (Liqo's offloading patch) and runs. The re-plan is empty; the taint taken away in
+/// RuntimeClass and toleration (Liqo's offloading patch), lacks the pod's label and annotation the node does not
+/// reflect (and keeps the others), and runs. The re-plan is empty; the taint taken away in
 /// place, the waiting pod is scheduled and runs. Destroy leaves nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() -> Result<()> {
@@ -490,6 +491,18 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
             "{what}: the copy of pod tolerating on milan has the RuntimeClass {:?}, not the virtual node's gvisor",
             spec.runtime_class_name
         );
+        let (labels, annotations) =
+            (copy.metadata.labels.unwrap_or_default(), copy.metadata.annotations.unwrap_or_default());
+        ensure!(
+            labels.contains_key("example.com/team") && !labels.contains_key("example.com/internal"),
+            "{what}: the copy of pod tolerating on milan must have label example.com/team and not \
+             example.com/internal (labels_not_reflected): {labels:?}"
+        );
+        ensure!(
+            annotations.contains_key("example.com/contact") && !annotations.contains_key("example.com/audit"),
+            "{what}: the copy of pod tolerating on milan must have annotation example.com/contact and not \
+             example.com/audit (annotations_not_reflected): {annotations:?}"
+        );
         let node = spec.node_name.unwrap_or_default();
         eprintln!("[real_fabric] {what}: pod tolerating runs on milan's {node}; intolerant waits: {reason}");
 
@@ -517,7 +530,13 @@ const UNTAINTED: &str = "resource \"liqo_virtual_node\" \"gpu\" {\n  taints = []
 /// `tolerations`.
 async fn placed_pod(consumer: &kube::Client, name: &str, tolerations: serde_json::Value) -> Result<()> {
     let pod: Pod = serde_json::from_value(serde_json::json!({
-        "metadata": {"name": name, "namespace": PLACEMENT_NS},
+        // Labelled and annotated with a key the virtual node keeps to the consumer and one it reflects.
+        "metadata": {
+            "name": name,
+            "namespace": PLACEMENT_NS,
+            "labels": {"example.com/internal": "yes", "example.com/team": "gpu"},
+            "annotations": {"example.com/audit": "yes", "example.com/contact": "gpu-team"},
+        },
         "spec": {
             "nodeSelector": {"example.com/accelerator": "gpu"},
             "tolerations": tolerations,

@@ -68,6 +68,8 @@ pub enum Check {
     Quantities,
     /// A map of Kubernetes label keys to label values.
     Labels,
+    /// A label or annotation key (a qualified name such as `example.com/owner`); the text names which.
+    QualifiedName(&'static str),
 }
 
 /// Everything about one attribute but its name, which [`attributes!`] gives it from the constant's.

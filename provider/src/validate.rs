@@ -150,6 +150,7 @@ impl<'a> Validator<'a> {
             Check::CaBundle(fix) => self.ca_bundle(path, value, fix),
             Check::Quantities => self.quantities(path, value),
             Check::Labels => self.labels(path, value),
+            Check::QualifiedName(what) => self.qualified_name(path, value, what),
         }
     }
 
@@ -324,6 +325,20 @@ impl<'a> Validator<'a> {
 
     /// Label keys (qualified names, e.g. `example.com/gpu`) to label values (at most 63 letters, digits, '-', '_'
     /// or '.', starting and ending with a letter or digit; or empty).
+    /// A Kubernetes label or annotation key: an optional DNS-subdomain prefix and '/', then a name of at most 63
+    /// letters, digits, '-', '_' or '.'.
+    fn qualified_name(&mut self, path: AttributePath, value: &Value, what: &str) {
+        if let Some(key) = value.as_str()
+            && let Err(why) = check_qualified_name(key)
+        {
+            self.error(
+                path.clone(),
+                format!("Invalid {what} key for `{path}`"),
+                format!("`{key}` {why}. Use a Kubernetes {what} key such as `example.com/owner` or `tier`."),
+            );
+        }
+    }
+
     fn labels(&mut self, path: AttributePath, value: &Value) {
         for (key, value) in value.entries().into_iter().flatten() {
             let at = path.clone().key(key);

@@ -1,7 +1,8 @@
 # tests/real_fabric.rs, `virtual_node_placement_reaches_the_pods_and_taints_keep_others_off`: beside the full chain
 # (src/chain/full_chain.tf), a second ResourceSlice of rome on milan, `milan-gpu`, whose virtual node is a
-# liqo_virtual_node with an annotation and a taint, and a selector of milan's nodes, a RuntimeClass and a toleration for the pods'
-# copies on milan; and a namespace offloaded remotely.
+# liqo_virtual_node with an annotation and a taint, and a selector of milan's nodes, a RuntimeClass and a
+# toleration for the pods' copies on milan, and a label and an annotation kept off them; and a namespace offloaded
+# remotely.
 resource "liqo_peer" "rome_to_milan_gpu" {
   provider                  = liqo.rome
   tenant_namespace          = liqo_generate.rome.tenant_namespace
@@ -30,6 +31,9 @@ resource "liqo_virtual_node" "gpu" {
   node_selector       = { "kubernetes.io/os" = "linux" }
   runtime_class_name  = "gvisor"
   tolerations         = [{ key = "example.com/dedicated", operator = "Equal", value = "liqo", effect = "NoSchedule" }]
+
+  labels_not_reflected      = ["example.com/internal"]
+  annotations_not_reflected = ["example.com/audit"]
 }
 
 resource "liqo_offload" "placement" {

@@ -74,8 +74,9 @@ pub const LIQO_RUNTIME_CLASS: &str = "liqo";
 
 /// The part of a VirtualNode's `spec.offloadingPatch` this provider sets: the virtual kubelet adds `nodeSelector` to
 /// each offloaded pod's copy on the provider, appends `tolerations` to its tolerations and gives it
-/// `runtimeClassName` unless the pod names one of its own. (Liqo's webhook fills the
-/// patch's `labelsNotReflected`/`annotationsNotReflected` from the VkOptionsTemplate.)
+/// `runtimeClassName` unless the pod names one of its own; it leaves the labels and annotations of
+/// `labelsNotReflected`/`annotationsNotReflected` off the copies (and off every object it reflects), a list Liqo's
+/// webhook extends with the keys of the VkOptionsTemplate.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OffloadingPatch {
@@ -85,6 +86,10 @@ pub struct OffloadingPatch {
     pub tolerations: Option<Vec<Toleration>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_class_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels_not_reflected: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations_not_reflected: Option<Vec<String>>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -465,11 +465,11 @@ pub fn known_string(planned: &Value, key: Key) -> Result<String, Diagnostic> {
     })
 }
 
-/// A list or map attribute as state when Liqo holds none of it: an empty one the user wrote (`[]`, `{}`) stays as
+/// A list, set or map attribute as state when Liqo holds none of it: an empty one the user wrote (`[]`, `{}`) stays as
 /// written, since Liqo treats it as absent (so it is no drift); anything else reads as null.
 pub fn empty_as_written(prior: &Value) -> Value {
     match prior {
-        Value::List(l) if l.is_empty() => prior.clone(),
+        Value::List(l) | Value::Set(l) if l.is_empty() => prior.clone(),
         Value::Map(m) if m.is_empty() => prior.clone(),
         _ => Value::Null,
     }

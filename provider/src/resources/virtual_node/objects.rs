@@ -25,6 +25,8 @@ pub struct Wanted {
     node_selector: BTreeMap<String, String>,
     tolerations: Vec<Toleration>,
     runtime_class_name: Option<String>,
+    labels_not_reflected: Vec<String>,
+    annotations_not_reflected: Vec<String>,
 }
 
 impl Wanted {
@@ -43,6 +45,8 @@ impl Wanted {
             node_selector: map(attr::node_selector),
             tolerations: v.get(attr::tolerations).elements().iter().map(toleration_from_value).collect(),
             runtime_class_name: v.get(attr::runtime_class_name).as_str().map(str::to_owned),
+            labels_not_reflected: v.get(attr::labels_not_reflected).string_elements().unwrap_or_default(),
+            annotations_not_reflected: v.get(attr::annotations_not_reflected).string_elements().unwrap_or_default(),
         })
     }
 
@@ -52,6 +56,9 @@ impl Wanted {
             node_selector: (!self.node_selector.is_empty()).then(|| self.node_selector.clone()),
             tolerations: (!self.tolerations.is_empty()).then(|| self.tolerations.clone()),
             runtime_class_name: self.runtime_class_name.clone(),
+            labels_not_reflected: (!self.labels_not_reflected.is_empty()).then(|| self.labels_not_reflected.clone()),
+            annotations_not_reflected: (!self.annotations_not_reflected.is_empty())
+                .then(|| self.annotations_not_reflected.clone()),
         };
         (patch != OffloadingPatch::default()).then_some(patch)
     }
@@ -126,7 +133,25 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     s.set(attr::runtime_class_name, Value::opt_string(patch.runtime_class_name.filter(|r| !r.is_empty())));
     let tolerations = patch.tolerations.unwrap_or_default().iter().map(toleration_to_value).collect();
     s.set(attr::tolerations, or_empty_as_written(prior.get(attr::tolerations), tolerations));
+    for (key, live) in [
+        (attr::labels_not_reflected, patch.labels_not_reflected),
+        (attr::annotations_not_reflected, patch.annotations_not_reflected),
+    ] {
+        s.set(key, observed_keys(prior.get(key), &live.unwrap_or_default()));
+    }
     s
+}
+
+/// A set of keys this resource wrote, as Liqo has it: the prior keys still there (Liqo's webhook adds the
+/// VkOptionsTemplate's keys, which are not ours; one of ours taken away shows as drift). Unset and on import,
+/// unset: every live key may be the template's.
+fn observed_keys(prior: &Value, live: &[String]) -> Value {
+    match prior.string_elements() {
+        Some(keys) if !keys.is_empty() => {
+            Value::Set(keys.into_iter().filter(|k| live.contains(k)).map(Value::string).collect())
+        }
+        _ => lifecycle::empty_as_written(prior),
+    }
 }
 
 /// The live list, or with none live the prior one as [`lifecycle::empty_as_written`] keeps it.

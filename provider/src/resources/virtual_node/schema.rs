@@ -74,6 +74,20 @@ pub mod attr {
              `offloadingPatch.tolerations`), so that offloaded pods may run on provider nodes tainted for them. \
              Updated in place, as `node_selector`.",
         );
+        labels_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName("label")).describe(
+            "Label keys Liqo's virtual kubelet leaves off what it reflects to the **provider** cluster through this \
+             node — each pod's copy, and the Services, ConfigMaps, Secrets and other objects of offloaded \
+             namespaces (Liqo's `offloadingPatch.labelsNotReflected`), e.g. `[\"example.com/internal\"]`. Liqo \
+             adds the keys of its VkOptionsTemplate (chart value `offloading.reflection.skip.labels`) to this list; \
+             they are not this resource's and are not drift. On import it reads as unset. Updated in place, as \
+             `node_selector`.",
+        );
+        annotations_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName("annotation")).describe(
+            "Annotation keys left off what the virtual kubelet reflects, as `labels_not_reflected` (Liqo's \
+             `offloadingPatch.annotationsNotReflected`; Liqo adds its VkOptionsTemplate's keys, chart value \
+             `offloading.reflection.skip.annotations`, e.g. `cloud.google.com/neg`). On import it reads as unset. \
+             Updated in place, as `node_selector`.",
+        );
     }
 
     /// A taint of the virtual node.

@@ -27,6 +27,8 @@ fn config() -> Value {
         (attr::node_selector, Value::Null),
         (attr::tolerations, Value::Null),
         (attr::runtime_class_name, Value::Null),
+        (attr::labels_not_reflected, Value::Null),
+        (attr::annotations_not_reflected, Value::Null),
         (TIMEOUTS, Value::Null),
     ])
 }
@@ -227,6 +229,8 @@ fn placed() -> Value {
     c.set(attr::node_selector, Value::string_map([("example.com/pool", "liqo")]));
     c.set(attr::runtime_class_name, Value::string("gvisor"));
     c.set(attr::annotations, Value::string_map([("example.com/owner", "gpu team: ask #gpu")]));
+    c.set(attr::labels_not_reflected, Value::Set(vec![Value::string("example.com/internal")]));
+    c.set(attr::annotations_not_reflected, Value::Set(vec![Value::string("example.com/audit")]));
     c.set(
         attr::tolerations,
         Value::List(vec![
@@ -261,11 +265,13 @@ fn taints_and_tolerations_are_checked_at_plan() {
     );
     c.set(attr::runtime_class_name, Value::string("liqo"));
     c.set(attr::annotations, Value::string_map([("bad key", "x")]));
+    c.set(attr::labels_not_reflected, Value::Set(vec![Value::string("example.com/ok"), Value::string("-bad")]));
     let found: Vec<(String, String)> =
         validate(&c).iter().map(|d| (d.attribute.as_ref().unwrap().to_string(), d.summary.clone())).collect();
     let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
     for path in [
         "annotations[\"bad key\"]",
+        "labels_not_reflected[1]",
         "runtime_class_name",
         "taints[0].key",
         "taints[1].key",
@@ -277,7 +283,8 @@ fn taints_and_tolerations_are_checked_at_plan() {
     ] {
         assert!(paths.contains(&path), "no error on {path}: {found:?}");
     }
-    assert_eq!(found.len(), 9, "{found:?}");
+    assert_eq!(found.len(), 10, "{found:?}");
+    assert!(summary_of(&found, "labels_not_reflected[1]").contains("Invalid label key"));
     assert!(summary_of(&found, "runtime_class_name").contains("Liqo's RuntimeClass"));
     let summary = |path: &str| summary_of(&found, path);
     assert!(summary("taints[0].key").contains("is Liqo's taint"));
@@ -303,6 +310,8 @@ fn placement_is_written_updated_in_place_and_read_back() {
     let patch = vn.spec.offloading_patch.clone().unwrap();
     assert_eq!(patch.node_selector, Some(BTreeMap::from([("example.com/pool".into(), "liqo".into())])));
     assert_eq!(patch.runtime_class_name.as_deref(), Some("gvisor"));
+    assert_eq!(patch.labels_not_reflected, Some(vec!["example.com/internal".to_owned()]));
+    assert_eq!(patch.annotations_not_reflected, Some(vec!["example.com/audit".to_owned()]));
     let annotations = vn.spec.annotations.clone().unwrap();
     assert_eq!(annotations.get("example.com/owner").map(String::as_str), Some("gpu team: ask #gpu"), "values are free");
     let tolerations = patch.tolerations.unwrap();
@@ -325,6 +334,8 @@ fn placement_is_written_updated_in_place_and_read_back() {
         (attr::tolerations, Value::Null),
         (attr::runtime_class_name, Value::string("kata")),
         (attr::annotations, Value::Null),
+        (attr::labels_not_reflected, Value::Set(vec![Value::string("example.com/other")])),
+        (attr::annotations_not_reflected, Value::Null),
     ] {
         let mut c = prior.clone();
         c.set(key, changed);
@@ -333,9 +344,26 @@ fn placement_is_written_updated_in_place_and_read_back() {
     }
 
     let seen = observed_state(&prior, &vn);
-    for key in [attr::annotations, attr::taints, attr::node_selector, attr::tolerations, attr::runtime_class_name] {
+    for key in [
+        attr::annotations,
+        attr::taints,
+        attr::node_selector,
+        attr::tolerations,
+        attr::runtime_class_name,
+        attr::labels_not_reflected,
+        attr::annotations_not_reflected,
+    ] {
         assert_eq!(seen.get(key), prior.get(key), "{key:?} read back as planned");
     }
+    // Liqo's webhook adds its VkOptionsTemplate's keys: not ours, not drift; on import none is taken.
+    let mut extended = vn.clone();
+    let live = extended.spec.offloading_patch.as_mut().unwrap();
+    live.annotations_not_reflected = Some(vec!["example.com/audit".into(), "cloud.google.com/neg".into()]);
+    live.labels_not_reflected = Some(vec![]);
+    let seen = observed_state(&prior, &extended);
+    assert_eq!(seen.get(attr::annotations_not_reflected), prior.get(attr::annotations_not_reflected));
+    assert_eq!(seen.get(attr::labels_not_reflected), &Value::Set(vec![]), "taken away out of band: drift");
+    assert!(observed_state(&Value::Null, &extended).get(attr::annotations_not_reflected).is_null());
     let mut edited = vn.clone();
     edited.spec.taints = None;
     edited.spec.offloading_patch.as_mut().unwrap().node_selector = None;
