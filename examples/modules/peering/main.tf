@@ -98,11 +98,34 @@ resource "liqo_peer" "this" {
   client_key_secret         = liqo_consumer_key.this.key_secret_name
   resources                 = var.resources
   class                     = var.resource_slice_class
-  create_virtual_node       = var.create_virtual_node
+  # With var.virtual_node, liqo_virtual_node below makes the node, so Liqo must not make one of its own.
+  create_virtual_node = var.create_virtual_node && var.virtual_node == null
 
   # Liqo keeps the virtual node NotReady until the Connection is Connected (virtual kubelet
   # --node-check-network), and this resource waits for a Ready node: build the tunnel first (the client's create
   # waits for Connected) and tear it down last.
+  depends_on = [liqo_gateway.client]
+}
+
+# The virtual node with the placement of var.virtual_node, for the slice liqo_peer made (as `liqoctl create
+# virtualnode --resource-slice-name`). Like Liqo's own, it is NotReady until the tunnel is Connected.
+resource "liqo_virtual_node" "this" {
+  count                     = var.create_virtual_node && var.virtual_node != null ? 1 : 0
+  provider                  = liqo.consumer
+  name                      = coalesce(try(var.virtual_node.name, null), liqo_generate.provider.cluster_id)
+  tenant_namespace          = liqo_peer.this.tenant_namespace
+  provider_cluster_id       = liqo_peer.this.provider_cluster_id
+  resource_slice_name       = liqo_peer.this.resource_slice_name
+  resources                 = liqo_peer.this.accepted_resources
+  labels                    = try(var.virtual_node.labels, null)
+  annotations               = try(var.virtual_node.annotations, null)
+  taints                    = try(var.virtual_node.taints, null)
+  node_selector             = try(var.virtual_node.node_selector, null)
+  tolerations               = try(var.virtual_node.tolerations, null)
+  runtime_class_name        = try(var.virtual_node.runtime_class_name, null)
+  labels_not_reflected      = try(var.virtual_node.labels_not_reflected, null)
+  annotations_not_reflected = try(var.virtual_node.annotations_not_reflected, null)
+
   depends_on = [liqo_gateway.client]
 }
 
@@ -114,5 +137,5 @@ resource "liqo_offload" "this" {
   pod_offloading_strategy    = var.pod_offloading_strategy
   namespace_mapping_strategy = var.namespace_mapping_strategy
 
-  depends_on = [liqo_peer.this]
+  depends_on = [liqo_peer.this, liqo_virtual_node.this]
 }

@@ -10,7 +10,7 @@ output "consumer_cluster_id" {
 
 output "virtual_node_name" {
   description = "Name of the virtual node on the consumer cluster that stands for the provider."
-  value       = liqo_peer.this.virtual_node_name
+  value       = try(liqo_virtual_node.this[0].name, liqo_peer.this.virtual_node_name)
 }
 
 output "accepted_resources" {
