@@ -135,8 +135,11 @@ async fn a_hub_of_ten_applies_in_parallel_without_conflicts() -> Result<()> {
     let first = &consumers()[0];
     let nodes: kube::Api<VirtualNode> = kube::Api::all(ground.client(first).await?);
     let made = nodes.list(&Default::default()).await?.items;
-    let names: Vec<Option<&str>> = made.iter().map(|vn| vn.metadata.name.as_deref()).collect();
-    ensure!(names == [Some("milan-gpu")], "{cli}: {first}'s virtual nodes are {names:?}, not the module's milan-gpu");
+    let made_names: Vec<Option<&str>> = made.iter().map(|vn| vn.metadata.name.as_deref()).collect();
+    ensure!(
+        made_names == [Some("milan-gpu")],
+        "{cli}: {first}'s virtual nodes are {made_names:?}, not the module's milan-gpu"
+    );
     let spec = &made[0].spec;
     let patch = spec.offloading_patch.clone().unwrap_or_default();
     ensure!(
