@@ -2,9 +2,7 @@
 //! applied with `-parallelism=10`, so ten liqo_gateway servers, ten liqo_tenants (ten CSRs approved) and the
 //! consumers' peers hit milan's API server at once. The apply must succeed without a single 409 answered to the
 //! provider (the provider authenticates with the ground's provider kubeconfig, so milan's audit log tells its
-//! requests from the simulator's), re-plan empty and destroy leaving no Liqo object on any cluster. The first
-//! consumer's call sets the module's `virtual_node` (its node made by liqo_virtual_node, with a label, a taint and a
-//! selector of the provider's nodes): its VirtualNode carries them.
+//! requests from the simulator's), re-plan empty and destroy leaving no Liqo object on any cluster.
 //!
 //! One client (the first of `Cli::available()`): eleven control planes are the most this 2-core machine runs
 //! next to the rest of the suite, and the provider's behaviour under parallelism does not depend on the client.
@@ -15,7 +13,6 @@ use liqo_acceptance::ground::{audit, process};
 use liqo_acceptance::observe::plan_text;
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, inventory};
-use liqo_schema::liqo::VirtualNode;
 
 const CONSUMERS: usize = 10;
 
@@ -33,29 +30,19 @@ fn hub(ground: &Ground) -> String {
             path = ground.provider_kubeconfig(&cluster.name).display()
         ));
     }
-    for (k, consumer) in consumers().iter().enumerate() {
-        let placement = if k == 0 { PLACEMENT } else { "" };
+    for consumer in consumers() {
         hcl.push_str(&format!(
             r#"
 module "{consumer}" {{
   source    = "./modules/peering"
   providers = {{ liqo.provider = liqo.{MILAN}, liqo.consumer = liqo.{consumer} }}
-  resources = {{ cpu = "1", memory = "2Gi", pods = "20" }}{placement}
+  resources = {{ cpu = "1", memory = "2Gi", pods = "20" }}
 }}
 "#
         ));
     }
     hcl
 }
-
-/// The first consumer's virtual node, as the module's `virtual_node` describes it.
-const PLACEMENT: &str = r#"
-  virtual_node = {
-    name          = "milan-gpu"
-    labels        = { "example.com/accelerator" = "gpu" }
-    taints        = [{ key = "example.com/gpu", effect = "NoSchedule" }]
-    node_selector = { "kubernetes.io/os" = "linux" }
-  }"#;
 
 /// The ground's processes' resident memory in MiB (from /proc), to report what eleven control planes cost.
 fn ground_rss_mib(ground: &Ground) -> Result<u64> {
@@ -131,24 +118,6 @@ async fn a_hub_of_ten_applies_in_parallel_without_conflicts() -> Result<()> {
         audit::PROVIDER_USER
     );
     ensure!(conflicts.is_empty(), "{cli}: the API servers answered the provider with 409: {conflicts:#?}");
-
-    let first = &consumers()[0];
-    let nodes: kube::Api<VirtualNode> = kube::Api::all(ground.client(first).await?);
-    let made = nodes.list(&Default::default()).await?.items;
-    let made_names: Vec<Option<&str>> = made.iter().map(|vn| vn.metadata.name.as_deref()).collect();
-    ensure!(
-        made_names == [Some("milan-gpu")],
-        "{cli}: {first}'s virtual nodes are {made_names:?}, not the module's milan-gpu"
-    );
-    let spec = &made[0].spec;
-    let patch = spec.offloading_patch.clone().unwrap_or_default();
-    ensure!(
-        spec.labels.as_ref().and_then(|l| l.get("example.com/accelerator")).map(String::as_str) == Some("gpu")
-            && spec.taints.iter().flatten().any(|t| t.key == "example.com/gpu" && t.effect == "NoSchedule")
-            && patch.node_selector.as_ref().and_then(|s| s.get("kubernetes.io/os")).map(String::as_str)
-                == Some("linux"),
-        "{cli}: {first}'s VirtualNode lacks the module's virtual_node placement: {spec:?}"
-    );
 
     let plan = work.plan_with(&["-parallelism=10"]).await?;
     ensure!(plan.is_empty(), "{cli}: the plan after the parallel apply must be empty:\n{}", plan_text(&plan));

@@ -3,8 +3,9 @@
 //! blocks are unknown while the first plan is made):
 //! - without `depends_on` on the module block, its data sources are read while planning and the plan fails with
 //!   "Provider configuration not known yet", naming the unknown attributes and `depends_on` as the way;
-//! - with it, one `apply` creates the clusters' stand-ins and the whole peering, the next plan is empty and
-//!   `destroy` leaves nothing;
+//! - with it, one `apply` creates the clusters' stand-ins and the whole peering — the virtual node made by the
+//!   module's `virtual_node` (liqo_virtual_node, with its label and the selector of milan's nodes), not by Liqo —
+//!   the next plan is empty and `destroy` leaves nothing;
 //! - with a client that allows deferral (Terraform 1.16.4 built with experiments, run with `-allow-deferral`; HCP
 //!   Terraform Stacks always allows it), the configuration without `depends_on` plans: the provider answers the
 //!   data sources deferred (`PROVIDER_CONFIG_UNKNOWN`) and Terraform defers what needs them; the first apply makes
@@ -14,6 +15,7 @@ use anyhow::{Context, Result, ensure};
 use liqo_acceptance::chain::copy_example;
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
+use liqo_schema::liqo::{VirtualNode, labels};
 
 const MAIN_TF: &str = include_str!("one_run/main.tf");
 const DEPENDS_ON: &str = "  depends_on = [terraform_data.milan, terraform_data.rome]\n";
@@ -33,11 +35,38 @@ async fn one_run(ground: &Ground, cli: Cli) -> Result<()> {
 
     work.write("main.tf", MAIN_TF)?;
     let applied = work.apply().await.context("one apply: the clusters' stand-ins and the peering")?;
-    ensure!(applied.stdout.contains("Resources: 10 added"), "one apply creates everything:\n{}", applied.stdout);
+    ensure!(applied.stdout.contains("Resources: 11 added"), "one apply creates everything:\n{}", applied.stdout);
+    module_virtual_node(ground).await?;
     let plan = work.plan().await?;
     ensure!(plan.is_empty(), "the plan after the one apply is not empty:\n{}", plan.run().stdout);
     work.destroy().await?;
     inventory::nothing_left(ground, &[MILAN, ROME]).await
+}
+
+/// rome's one VirtualNode is the module's: named after milan, made by this provider (its mark), with the label and
+/// the offloading patch of `virtual_node` in one_run/main.tf.
+async fn module_virtual_node(ground: &Ground) -> Result<()> {
+    let nodes: kube::Api<VirtualNode> = kube::Api::all(ground.client(ROME).await?);
+    let made = nodes.list(&Default::default()).await?.items;
+    let [vn] = made.as_slice() else {
+        let names: Vec<_> = made.iter().map(|vn| vn.metadata.name.clone()).collect();
+        anyhow::bail!("rome has the VirtualNodes {names:?}, not the module's one");
+    };
+    let (name, spec) = (vn.metadata.name.as_deref(), &vn.spec);
+    let marked = vn.metadata.labels.as_ref().and_then(|l| l.get(labels::MANAGED_BY)).map(String::as_str)
+        == Some("terraform-provider-liqo");
+    let label = spec.labels.as_ref().and_then(|l| l.get("example.com/pool")).map(String::as_str);
+    let patch = spec.offloading_patch.clone().unwrap_or_default();
+    let selector = patch.node_selector.unwrap_or_default();
+    ensure!(
+        name == Some(MILAN)
+            && marked
+            && label == Some("one-run")
+            && selector.get("kubernetes.io/os").map(String::as_str) == Some("linux"),
+        "rome's VirtualNode is not the module's virtual_node (name {name:?}, labels {:?}, spec {spec:?})",
+        vn.metadata.labels
+    );
+    Ok(())
 }
 
 /// The deferral path: `-allow-deferral` on the configuration without `depends_on`.
@@ -76,7 +105,7 @@ async fn deferred(ground: &Ground, cli: Cli) -> Result<()> {
             .with_context(|| format!("{cli}: apply {round} says no count:\n{}", applied.stdout))?;
         eprintln!("[one_run] {cli}: apply {round} with -allow-deferral: {added} resources added so far");
     }
-    ensure!(added == 10, "{cli}: the two applies made {added} resources, not the configuration's 10");
+    ensure!(added == 11, "{cli}: the two applies made {added} resources, not the configuration's 11");
     let plan = work.plan().await?;
     ensure!(plan.is_empty(), "{cli}: the plan after the deferred apply is not empty:\n{}", plan.run().stdout);
     work.destroy().await?;

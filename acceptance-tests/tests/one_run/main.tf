@@ -44,6 +44,11 @@ module "rome_to_milan" {
   resources                 = { cpu = "2", memory = "4Gi", pods = "50" }
   offload_namespaces        = ["liqo-demo"]
   create_offload_namespaces = true
+  # The virtual node made by liqo_virtual_node, with a label workloads select and where its pods land on milan.
+  virtual_node = {
+    labels        = { "example.com/pool" = "one-run" }
+    node_selector = { "kubernetes.io/os" = "linux" }
+  }
 
   depends_on = [terraform_data.milan, terraform_data.rome]
 }
