@@ -12,10 +12,11 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::Api;
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
 use liqo_acceptance::chain::full_chain;
 use liqo_acceptance::ground::{Options, PodCidrs};
 use liqo_acceptance::inventory;
@@ -421,12 +422,15 @@ async fn one_cordoned_slice_refuses_new_pods_while_the_other_serves() -> Result<
 /// annotation: its taint keeps a pod that does not tolerate it off the node (Pending, the scheduler's reason naming
 /// the taint) while a tolerating pod is scheduled there, and that pod's copy on milan carries the node's selector,
 /// RuntimeClass and toleration (Liqo's offloading patch), lacks the pod's label and annotation the node does not
-/// reflect (and keeps the others), and runs. The re-plan is empty; the taint taken away in
-/// place, the waiting pod is scheduled and runs. Destroy leaves nothing.
+/// reflect (and keeps the others), and runs; its virtual kubelet is made from the VkOptionsTemplate it names (the
+/// template's extra annotation on the Deployment). The re-plan is empty; the taint taken away in place, the waiting
+/// pod is scheduled and runs. Destroy leaves nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() -> Result<()> {
     let _serial = SERIAL.lock().await;
     let ground = ground();
+    let templates = vk_options_templates(&ground.client(ROME).await?);
+    gpu_template(&templates).await?;
     for cli in Cli::available() {
         let what = format!("a virtual node's placement on real Liqo with {}", cli.name());
         let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
@@ -444,6 +448,16 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
         })
         .await
         .with_context(|| format!("{what}: the virtual node's annotations"))?;
+        // The virtual kubelet made from the VkOptionsTemplate the node names (its extra annotation).
+        let deployments: Api<Deployment> = Api::all(rome.clone());
+        let vk = deployments.list(&ListParams::default().fields("metadata.name=vk-milan-gpu")).await?.items;
+        let annotation = vk.first().and_then(|d| d.metadata.annotations.as_ref()?.get("example.com/template").cloned());
+        ensure!(
+            annotation.as_deref() == Some("gpu"),
+            "{what}: the virtual kubelet of milan-gpu is not made from VkOptionsTemplate liqo/gpu (its Deployment: \
+             {:?})",
+            vk.first().map(|d| &d.metadata)
+        );
         // The RuntimeClass the virtual node gives the copies, as milan's admin would have it.
         let runtime_classes: Api<RuntimeClass> = Api::all(milan.clone());
         let gvisor = serde_json::json!({"metadata": {"name": "gvisor"}, "handler": "runsc"});
@@ -519,6 +533,7 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
         destroy_leaves_nothing(ground, &work, &what).await?;
         runtime_classes.delete("gvisor", &Default::default()).await?;
     }
+    templates.delete("gpu", &Default::default()).await?;
     Ok(())
 }
 
@@ -553,6 +568,28 @@ const CORDON_B: &str = "resource \"liqo_tenant\" \"rome\" {\n  cordoned_resource
 const UNCORDON: &str = "resource \"liqo_tenant\" \"rome\" {\n  cordoned_resource_slices = []\n}\n";
 /// The namespace tests/real_fabric/second_slice.tf offloads to both slices.
 const SLICES_NS: &str = "slice-cordon";
+
+fn vk_options_templates(client: &kube::Client) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("offloading.liqo.io", "v1beta1", "VkOptionsTemplate"),
+        "vkoptionstemplates",
+    );
+    Api::namespaced_with(client.clone(), "liqo", &resource)
+}
+
+/// rome's VkOptionsTemplate `liqo/gpu` (tests/real_fabric/placement.tf's `vk_options_template`), as an administrator
+/// makes one: Liqo's default template with an extra annotation of the virtual kubelet's Deployment.
+async fn gpu_template(templates: &Api<DynamicObject>) -> Result<()> {
+    if templates.get_opt("gpu").await?.is_some() {
+        return Ok(());
+    }
+    let mut gpu = templates.get("virtual-kubelet-default").await.context("Liqo's default VkOptionsTemplate")?;
+    gpu.metadata =
+        kube::api::ObjectMeta { name: Some("gpu".into()), namespace: Some("liqo".into()), ..Default::default() };
+    gpu.data["spec"]["extraAnnotations"] = serde_json::json!({"example.com/template": "gpu"});
+    templates.create(&PostParams::default(), &gpu).await.context("creating VkOptionsTemplate liqo/gpu")?;
+    Ok(())
+}
 
 /// Creates pod `name` in the offloaded namespace, bound to `node` (a virtual node); returns its name.
 async fn pod_on(consumer: &kube::Client, name: &str, node: &str) -> Result<String> {

@@ -189,8 +189,7 @@ impl<'a> Validator<'a> {
         let Some(s) = value.as_str() else {
             return;
         };
-        let valid = !s.is_empty() && s.len() <= 253 && s.split('.').all(|part| check_dns_label(part).is_ok());
-        if !valid {
+        if check_object_name(s).is_err() {
             self.error(
                 path.clone(),
                 format!("Invalid {kind} name for `{path}`"),
@@ -387,6 +386,12 @@ pub fn check_dns_label(s: &str) -> Result<(), String> {
         return Err("starts or ends with '-'".into());
     }
     Ok(())
+}
+
+/// A namespaced object's name: a DNS subdomain (lowercase alphanumerics, '-' and '.', at most 253 characters).
+pub fn check_object_name(s: &str) -> Result<(), String> {
+    let valid = !s.is_empty() && s.len() <= 253 && s.split('.').all(|part| check_dns_label(part).is_ok());
+    if valid { Ok(()) } else { Err("is not an object name (lowercase letters, digits, '-' and '.')".to_owned()) }
 }
 
 /// A Kubernetes qualified name (resource names, label keys): an optional DNS-subdomain prefix and `/`, then a

@@ -1,8 +1,8 @@
 # tests/real_fabric.rs, `virtual_node_placement_reaches_the_pods_and_taints_keep_others_off`: beside the full chain
 # (src/chain/full_chain.tf), a second ResourceSlice of rome on milan, `milan-gpu`, whose virtual node is a
 # liqo_virtual_node with an annotation and a taint, and a selector of milan's nodes, a RuntimeClass and a
-# toleration for the pods' copies on milan, and a label and an annotation kept off them; and a namespace offloaded
-# remotely.
+# toleration for the pods' copies on milan, and a label and an annotation kept off them, its virtual kubelet made from
+# VkOptionsTemplate liqo/gpu (which the test makes on rome); and a namespace offloaded remotely.
 resource "liqo_peer" "rome_to_milan_gpu" {
   provider                  = liqo.rome
   tenant_namespace          = liqo_generate.rome.tenant_namespace
@@ -32,6 +32,7 @@ resource "liqo_virtual_node" "gpu" {
   runtime_class_name  = "gvisor"
   tolerations         = [{ key = "example.com/dedicated", operator = "Equal", value = "liqo", effect = "NoSchedule" }]
 
+  vk_options_template       = "liqo/gpu"
   labels_not_reflected      = ["example.com/internal"]
   annotations_not_reflected = ["example.com/audit"]
 }

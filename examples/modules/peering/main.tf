@@ -125,6 +125,7 @@ resource "liqo_virtual_node" "this" {
   runtime_class_name        = try(var.virtual_node.runtime_class_name, null)
   labels_not_reflected      = try(var.virtual_node.labels_not_reflected, null)
   annotations_not_reflected = try(var.virtual_node.annotations_not_reflected, null)
+  vk_options_template       = try(var.virtual_node.vk_options_template, null)
 
   depends_on = [liqo_gateway.client]
 }

@@ -1,7 +1,7 @@
 //! `offloading.liqo.io/v1beta1`: VirtualNode and NamespaceOffloading (both consumer side).
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{NodeSelector, Taint, Toleration};
+use k8s_openapi::api::core::v1::{NodeSelector, ObjectReference, Taint, Toleration};
 use kube::CustomResource;
 use serde::{Deserialize, Serialize};
 
@@ -63,6 +63,10 @@ pub struct VirtualNodeSpec {
     /// What the virtual kubelet adds to each pod's copy on the provider.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offloading_patch: Option<OffloadingPatch>,
+    /// The VkOptionsTemplate (namespace and name) Liqo's webhook makes the virtual kubelet's Deployment from, when
+    /// the VirtualNode is created; none: the template installed with Liqo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vk_options_template_ref: Option<ObjectReference>,
 }
 
 /// The taint Liqo's virtual kubelet puts on every virtual node (`consts.VirtualNodeTolerationKey`, value `true`,

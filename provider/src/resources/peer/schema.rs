@@ -137,8 +137,10 @@ pub mod attr {
         );
         resource_slice_class: removed("`class` (the module's `resource_slice_class`).");
         in_band: removed(
-            "`api_server_url`: the consumer reaches the provider's API server at that URL; in-band authentication is \
-             not built by this provider.",
+            "`api_server_url`: the consumer reaches the provider's API server at that URL. In-band peering (`liqoctl \
+             peer --in-band`: the API server through the WireGuard tunnel, at Liqo's remapped address of the \
+             provider's API-server proxy) is not offered yet: it is not yet proven on real Liqo here \
+             (docs/guides/liqoctl-flags.md).",
         );
         proxy_url: removed(
             "`api_server_url` and `cluster_ca_certificate` of the proxy the consumer reaches the provider through.",

@@ -1,7 +1,7 @@
 //! The VirtualNode `liqo_virtual_node` writes, built from a plan, and the state read back from a live one.
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Taint, Toleration};
+use k8s_openapi::api::core::v1::{ObjectReference, Taint, Toleration};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use liqo_schema::liqo::networking::SecretReference;
 use liqo_schema::liqo::{OffloadingPatch, ResourceQuotaSpec, VirtualNode, VirtualNodeSpec, labels};
@@ -27,6 +27,8 @@ pub struct Wanted {
     runtime_class_name: Option<String>,
     labels_not_reflected: Vec<String>,
     annotations_not_reflected: Vec<String>,
+    /// `(namespace, name)`.
+    vk_options_template: Option<(String, String)>,
 }
 
 impl Wanted {
@@ -47,6 +49,11 @@ impl Wanted {
             runtime_class_name: v.get(attr::runtime_class_name).as_str().map(str::to_owned),
             labels_not_reflected: v.get(attr::labels_not_reflected).string_elements().unwrap_or_default(),
             annotations_not_reflected: v.get(attr::annotations_not_reflected).string_elements().unwrap_or_default(),
+            vk_options_template: v
+                .get(attr::vk_options_template)
+                .as_str()
+                .and_then(|r| r.split_once('/'))
+                .map(|(namespace, name)| (namespace.to_owned(), name.to_owned())),
         })
     }
 
@@ -88,6 +95,11 @@ impl Wanted {
             annotations: (!self.annotations.is_empty()).then(|| self.annotations.clone()),
             taints: (!self.taints.is_empty()).then(|| self.taints.clone()),
             offloading_patch: self.offloading_patch(),
+            vk_options_template_ref: self.vk_options_template.as_ref().map(|(namespace, name)| ObjectReference {
+                namespace: Some(namespace.clone()),
+                name: Some(name.clone()),
+                ..Default::default()
+            }),
         };
         let mut vn = VirtualNode::new(&self.name, spec);
         vn.metadata.namespace = Some(self.tenant_namespace.clone());
@@ -133,6 +145,12 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
     s.set(attr::runtime_class_name, Value::opt_string(patch.runtime_class_name.filter(|r| !r.is_empty())));
     let tolerations = patch.tolerations.unwrap_or_default().iter().map(toleration_to_value).collect();
     s.set(attr::tolerations, or_empty_as_written(prior.get(attr::tolerations), tolerations));
+    let template =
+        vn.spec.vk_options_template_ref.as_ref().and_then(|r| Some((r.namespace.as_ref()?, r.name.as_ref()?)));
+    s.set(
+        attr::vk_options_template,
+        Value::opt_string(template.map(|(namespace, name)| format!("{namespace}/{name}"))),
+    );
     for (key, live) in [
         (attr::labels_not_reflected, patch.labels_not_reflected),
         (attr::annotations_not_reflected, patch.annotations_not_reflected),
@@ -140,6 +158,32 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
         s.set(key, observed_keys(prior.get(key), &live.unwrap_or_default()));
     }
     s
+}
+
+/// `vn` with the keys of its not-reflected lists that Liqo holds and this resource did not write (`live` minus
+/// `prior`'s) kept. Liqo's webhook adds its VkOptionsTemplate's keys to the lists only when the VirtualNode is
+/// created; applied as planned, an update of a list the user set would drop them for good. Lists the user never set
+/// are not written, and keep whatever Liqo has.
+pub fn keeping_liqos_keys(mut vn: VirtualNode, live: Option<&VirtualNode>, prior: &Value) -> VirtualNode {
+    let live_patch = live.and_then(|l| l.spec.offloading_patch.clone()).unwrap_or_default();
+    let mut patch = vn.spec.offloading_patch.take().unwrap_or_default();
+    for (wanted, live, key) in [
+        (&mut patch.labels_not_reflected, live_patch.labels_not_reflected, attr::labels_not_reflected),
+        (&mut patch.annotations_not_reflected, live_patch.annotations_not_reflected, attr::annotations_not_reflected),
+    ] {
+        let written = prior.get(key).string_elements().unwrap_or_default();
+        if wanted.is_none() && written.is_empty() {
+            continue;
+        }
+        let list = wanted.get_or_insert_with(Vec::new);
+        for k in live.unwrap_or_default() {
+            if !written.contains(&k) && !list.contains(&k) {
+                list.push(k);
+            }
+        }
+    }
+    vn.spec.offloading_patch = (patch != OffloadingPatch::default()).then_some(patch);
+    vn
 }
 
 /// A set of keys this resource wrote, as Liqo has it: the prior keys still there (Liqo's webhook adds the

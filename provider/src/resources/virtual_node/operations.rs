@@ -10,7 +10,7 @@ use kube::api::Api;
 use liqo_schema::liqo::{Identity, ResourceSlice, VirtualNode, labels};
 use liqo_schema::tf::{Diagnostic, Value};
 
-use super::objects::{Wanted, observed_state};
+use super::objects::{Wanted, keeping_liqos_keys, observed_state};
 use super::schema::attr;
 use super::{VirtualNodeResource, plan, schema};
 use crate::attributes::{Decl, Key};
@@ -32,8 +32,9 @@ impl VirtualNodeResource {
         let kubeconfig_secret = slice_kubeconfig(op, &client, &wanted).await?;
 
         let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &wanted.tenant_namespace);
-        crate::kube::settle(op.ctx, &vns, &wanted.name, op.deadline.left()).await?;
-        crate::kube::apply(op.ctx, &vns, &wanted.virtual_node(&kubeconfig_secret)).await?;
+        let live = crate::kube::settle(op.ctx, &vns, &wanted.name, op.deadline.left()).await?;
+        let vn = keeping_liqos_keys(wanted.virtual_node(&kubeconfig_secret), live.as_ref(), prior);
+        crate::kube::apply(op.ctx, &vns, &vn).await?;
         let written = |e: OpError| Failure::from(e).after_writing(planned.clone());
 
         wait_for_virtual_node(op, &client, &wanted.tenant_namespace, &wanted.name, &wanted.provider_cluster_id)

@@ -3,7 +3,7 @@ use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{LIQO_RUNTIME_CLASS, VIRTUAL_NODE_TAINT};
 use liqo_schema::tf::{Nesting, Type};
 
-use crate::validate::{Validator, check_dns_label, check_qualified_name};
+use crate::validate::{Validator, check_dns_label, check_object_name, check_qualified_name};
 
 /// `liqo_virtual_node`'s attributes.
 pub mod attr {
@@ -74,12 +74,21 @@ pub mod attr {
              `offloadingPatch.tolerations`), so that offloaded pods may run on provider nodes tainted for them. \
              Updated in place, as `node_selector`.",
         );
+        vk_options_template: optional(Type::String).replace_on_change().describe(
+            "The VkOptionsTemplate the node's virtual kubelet is made from, as `<namespace>/<name>` (`liqoctl create \
+             virtualnode --vk-options-template`; Liqo's `spec.vkOptionsTemplateRef`): where the virtual kubelet \
+             itself runs on this cluster (its tolerations, resources, replicas), its extra arguments and the keys \
+             it never reflects. Left out, the template installed with Liqo (`liqo/virtual-kubelet-default`). It must \
+             exist when the node is made (Liqo's webhook refuses the node otherwise). Liqo reads it only then, so \
+             changing it replaces the resource.",
+        );
         labels_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName("label")).describe(
             "Label keys Liqo's virtual kubelet leaves off what it reflects to the **provider** cluster through this \
              node — each pod's copy, and the Services, ConfigMaps, Secrets and other objects of offloaded \
              namespaces (Liqo's `offloadingPatch.labelsNotReflected`), e.g. `[\"example.com/internal\"]`. Liqo \
-             adds the keys of its VkOptionsTemplate (chart value `offloading.reflection.skip.labels`) to this list; \
-             they are not this resource's and are not drift. On import it reads as unset. Updated in place, as \
+             adds the keys of its VkOptionsTemplate (chart value `offloading.reflection.skip.labels`) to this list \
+             when the node is made; they are not this resource's, are not drift, and an update keeps them. On \
+             import it reads as unset. Updated in place, as \
              `node_selector`.",
         );
         annotations_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName("annotation")).describe(
@@ -125,6 +134,15 @@ pub mod attr {
 const RUNTIME_CLASS_FIX: &str =
     "Give the name of a RuntimeClass of the provider cluster (`kubectl get runtimeclasses` there).";
 
+/// Why `reference` is not `<namespace>/<name>` (a namespace, a DNS label; a name, a DNS subdomain), if it is not.
+fn check_namespaced_name(reference: &str) -> Result<(), String> {
+    let Some((namespace, name)) = reference.split_once('/') else {
+        return Err("has no '/' between a namespace and a name".to_owned());
+    };
+    check_dns_label(namespace).map_err(|why| format!("names a namespace `{namespace}` that {why}"))?;
+    check_object_name(name).map_err(|why| format!("names `{name}`, which {why}"))
+}
+
 /// Kubernetes' taint effects.
 pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 /// Kubernetes' toleration operators.
@@ -166,6 +184,18 @@ pub fn validate(c: &mut Validator<'_>) {
                 format!("`{key}` {why}. Use a key such as `example.com/owner`."),
             );
         }
+    }
+    if let Some(reference) = config.get(attr::vk_options_template).as_str()
+        && let Err(why) = check_namespaced_name(reference)
+    {
+        c.error(
+            attr::vk_options_template.path(),
+            "Invalid VkOptionsTemplate reference for `vk_options_template`",
+            format!(
+                "`{reference}` {why}. Give the template as `<namespace>/<name>`, e.g. `liqo/virtual-kubelet-default` \
+                 (`kubectl get vkoptionstemplates -A` lists them)."
+            ),
+        );
     }
     if config.get(attr::runtime_class_name).as_str() == Some(LIQO_RUNTIME_CLASS) {
         c.error(

@@ -5,7 +5,7 @@ use liqo_schema::liqo::{VirtualNode, labels};
 use liqo_schema::tf::{AttributePath, Value};
 
 use super::VirtualNodeResource;
-use super::objects::{Wanted, observed_state};
+use super::objects::{Wanted, keeping_liqos_keys, observed_state};
 use super::operations::{labels_check, taints_check};
 use super::schema::attr;
 use crate::kube::Verdict;
@@ -29,6 +29,7 @@ fn config() -> Value {
         (attr::runtime_class_name, Value::Null),
         (attr::labels_not_reflected, Value::Null),
         (attr::annotations_not_reflected, Value::Null),
+        (attr::vk_options_template, Value::Null),
         (TIMEOUTS, Value::Null),
     ])
 }
@@ -231,6 +232,7 @@ fn placed() -> Value {
     c.set(attr::annotations, Value::string_map([("example.com/owner", "gpu team: ask #gpu")]));
     c.set(attr::labels_not_reflected, Value::Set(vec![Value::string("example.com/internal")]));
     c.set(attr::annotations_not_reflected, Value::Set(vec![Value::string("example.com/audit")]));
+    c.set(attr::vk_options_template, Value::string("liqo/gpu"));
     c.set(
         attr::tolerations,
         Value::List(vec![
@@ -266,6 +268,7 @@ fn taints_and_tolerations_are_checked_at_plan() {
     c.set(attr::runtime_class_name, Value::string("liqo"));
     c.set(attr::annotations, Value::string_map([("bad key", "x")]));
     c.set(attr::labels_not_reflected, Value::Set(vec![Value::string("example.com/ok"), Value::string("-bad")]));
+    c.set(attr::vk_options_template, Value::string("virtual-kubelet-default"));
     let found: Vec<(String, String)> =
         validate(&c).iter().map(|d| (d.attribute.as_ref().unwrap().to_string(), d.summary.clone())).collect();
     let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
@@ -273,6 +276,7 @@ fn taints_and_tolerations_are_checked_at_plan() {
         "annotations[\"bad key\"]",
         "labels_not_reflected[1]",
         "runtime_class_name",
+        "vk_options_template",
         "taints[0].key",
         "taints[1].key",
         "taints[2].effect",
@@ -283,7 +287,8 @@ fn taints_and_tolerations_are_checked_at_plan() {
     ] {
         assert!(paths.contains(&path), "no error on {path}: {found:?}");
     }
-    assert_eq!(found.len(), 10, "{found:?}");
+    assert_eq!(found.len(), 11, "{found:?}");
+    assert!(summary_of(&found, "vk_options_template").contains("Invalid VkOptionsTemplate reference"));
     assert!(summary_of(&found, "labels_not_reflected[1]").contains("Invalid label key"));
     assert!(summary_of(&found, "runtime_class_name").contains("Liqo's RuntimeClass"));
     let summary = |path: &str| summary_of(&found, path);
@@ -312,6 +317,8 @@ fn placement_is_written_updated_in_place_and_read_back() {
     assert_eq!(patch.runtime_class_name.as_deref(), Some("gvisor"));
     assert_eq!(patch.labels_not_reflected, Some(vec!["example.com/internal".to_owned()]));
     assert_eq!(patch.annotations_not_reflected, Some(vec!["example.com/audit".to_owned()]));
+    let template = vn.spec.vk_options_template_ref.clone().unwrap();
+    assert_eq!((template.namespace.as_deref(), template.name.as_deref()), (Some("liqo"), Some("gpu")));
     let annotations = vn.spec.annotations.clone().unwrap();
     assert_eq!(annotations.get("example.com/owner").map(String::as_str), Some("gpu team: ask #gpu"), "values are free");
     let tolerations = patch.tolerations.unwrap();
@@ -343,8 +350,15 @@ fn placement_is_written_updated_in_place_and_read_back() {
         assert!(replace.is_empty(), "{key:?} changes in place: {replace:?}");
     }
 
+    // Liqo's webhook reads the template only when the node is made.
+    let mut other_template = prior.clone();
+    other_template.set(attr::vk_options_template, Value::string("liqo/other"));
+    let (_, replace) = plan(&prior, &other_template);
+    assert_eq!(replace, [attr::vk_options_template.path()], "a new template replaces the node");
+
     let seen = observed_state(&prior, &vn);
     for key in [
+        attr::vk_options_template,
         attr::annotations,
         attr::taints,
         attr::node_selector,
@@ -393,4 +407,31 @@ fn the_node_is_done_when_retainted() {
     assert!(pending(taints_check(Some(&with(vec![liqo.clone()])), &wanted, &[&old])));
     assert!(pending(taints_check(Some(&with(vec![liqo.clone(), gpu.clone(), old.clone()])), &wanted, &[&old])));
     assert!(matches!(taints_check(Some(&with(vec![liqo, gpu])), &wanted, &[&old]), Verdict::Ready(())));
+}
+
+/// Liqo's webhook adds its VkOptionsTemplate's keys to the not-reflected lists only when the node is made: an update
+/// keeps them, drops the user's removed keys, and leaves lists the user never set unwritten.
+#[test]
+fn an_update_keeps_the_keys_liqo_added_when_the_node_was_made() {
+    let (prior, _) = plan(&Value::Null, &placed());
+    let mut live = Wanted::from_value(&prior).unwrap().virtual_node("kubeconfig-gpu");
+    let made = live.spec.offloading_patch.as_mut().unwrap();
+    made.annotations_not_reflected = Some(vec!["example.com/audit".into(), "cloud.google.com/neg".into()]);
+    made.labels_not_reflected = Some(vec!["example.com/internal".into(), "example.com/liqo-template".into()]);
+
+    let mut next = prior.clone();
+    next.set(attr::annotations_not_reflected, Value::Set(vec![Value::string("example.com/other")]));
+    next.set(attr::labels_not_reflected, Value::Null);
+    let vn = keeping_liqos_keys(Wanted::from_value(&next).unwrap().virtual_node("kubeconfig-gpu"), Some(&live), &prior);
+    let patch = vn.spec.offloading_patch.unwrap();
+    assert_eq!(
+        patch.annotations_not_reflected,
+        Some(vec!["example.com/other".to_owned(), "cloud.google.com/neg".to_owned()]),
+        "the new key and Liqo's, not the one taken away"
+    );
+    assert_eq!(patch.labels_not_reflected, Some(vec!["example.com/liqo-template".to_owned()]), "unset: Liqo's stay");
+
+    let untouched = Wanted::from_value(&config()).unwrap().virtual_node("kubeconfig-gpu");
+    let kept = keeping_liqos_keys(untouched.clone(), Some(&live), &config());
+    assert_eq!(kept.spec.offloading_patch, untouched.spec.offloading_patch, "never set: never written");
 }
