@@ -68,7 +68,8 @@ pub enum Check {
     Quantities,
     /// A map of Kubernetes label keys to label values.
     Labels,
-    /// A label or annotation key (a qualified name such as `example.com/owner`); the text names which.
+    /// A label or annotation key (a qualified name such as `example.com/owner`), or each key of a map; the text
+    /// names which.
     QualifiedName(&'static str),
 }
 

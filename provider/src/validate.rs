@@ -322,22 +322,26 @@ impl<'a> Validator<'a> {
         }
     }
 
-    /// Label keys (qualified names, e.g. `example.com/gpu`) to label values (at most 63 letters, digits, '-', '_'
-    /// or '.', starting and ending with a letter or digit; or empty).
-    /// A Kubernetes label or annotation key: an optional DNS-subdomain prefix and '/', then a name of at most 63
-    /// letters, digits, '-', '_' or '.'.
+    /// Kubernetes label or annotation keys (an optional DNS-subdomain prefix and '/', then a name of at most 63
+    /// letters, digits, '-', '_' or '.'): the string itself, or each key of a map (its error on that key).
     fn qualified_name(&mut self, path: AttributePath, value: &Value, what: &str) {
-        if let Some(key) = value.as_str()
-            && let Err(why) = check_qualified_name(key)
-        {
-            self.error(
-                path.clone(),
-                format!("Invalid {what} key for `{path}`"),
-                format!("`{key}` {why}. Use a Kubernetes {what} key such as `example.com/owner` or `tier`."),
-            );
+        let keys: Vec<(AttributePath, &str)> = match value.entries() {
+            Some(map) => map.keys().map(|k| (path.clone().key(k), k.as_str())).collect(),
+            None => value.as_str().map(|k| (path.clone(), k)).into_iter().collect(),
+        };
+        for (at, key) in keys {
+            if let Err(why) = check_qualified_name(key) {
+                self.error(
+                    at,
+                    format!("Invalid {what} key `{key}` in `{path}`"),
+                    format!("`{key}` {why}. Use a key such as `example.com/owner`."),
+                );
+            }
         }
     }
 
+    /// Label keys (qualified names, e.g. `example.com/gpu`) to label values (at most 63 letters, digits, '-', '_'
+    /// or '.', starting and ending with a letter or digit; or empty).
     fn labels(&mut self, path: AttributePath, value: &Value) {
         for (key, value) in value.entries().into_iter().flatten() {
             let at = path.clone().key(key);

@@ -43,7 +43,7 @@ pub mod attr {
              affinity) and what liqo_offload's `cluster_selector` matches. Updated in place: Liqo's virtual kubelet \
              relabels the Node.",
         );
-        annotations: optional(Type::map(Type::String)).describe(
+        annotations: optional(Type::map(Type::String)).check(Check::QualifiedName("annotation")).describe(
             "Annotations of the Node, besides those Liqo and Kubernetes put there, e.g. \
              `{ \"example.com/owner\" = \"gpu-team\" }` (Liqo's VirtualNode `spec.annotations`). Keys are qualified \
              names; values are free. Updated in place: Liqo's virtual kubelet reannotates the Node.",
@@ -174,15 +174,6 @@ pub fn validate(c: &mut Validator<'_>) {
                 }
             }
             None => {}
-        }
-    }
-    for key in config.get(attr::annotations).entries().into_iter().flatten().map(|(k, _)| k) {
-        if let Err(why) = check_qualified_name(key) {
-            c.error(
-                attr::annotations.path().key(key),
-                format!("Invalid annotation key `{key}` in `annotations`"),
-                format!("`{key}` {why}. Use a key such as `example.com/owner`."),
-            );
         }
     }
     if let Some(reference) = config.get(attr::vk_options_template).as_str()
