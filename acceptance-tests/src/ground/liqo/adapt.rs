@@ -146,13 +146,13 @@ pub fn runnable(container: &Container) -> Option<String> {
     RUNNABLE.contains(&binary).then(|| binary.to_owned())
 }
 
-/// The binaries whose readiness probe the ground's kubelet runs (an HTTP GET, as the chart declares it), by the
-/// flag that moves their health endpoint off its fixed container port. Until the probe passes the pod is not
-/// Ready (kwok leaves their readiness to the kubelet: `super::nodes`), so `helm --wait`, a Deployment's rollout
-/// and the Service's traffic wait for the process as on a cluster. Other containers are Ready once started, as
-/// kwok reports them.
-pub const PROBED: [(&str, &str); 2] =
-    [("liqo-controller-manager", "--health-probe-address"), ("webhook", "--health-probe-address")];
+/// The binaries whose readiness probe the ground's kubelet runs (an HTTP GET, as the chart declares it; both take
+/// their health endpoint's address as [`HEALTH_PROBE_FLAG`]). Until the probe passes the pod is not Ready (kwok
+/// leaves their readiness to the kubelet: `super::nodes`), so `helm --wait`, a Deployment's rollout and the
+/// Service's traffic wait for the process as on a cluster. Other containers are Ready once started, as kwok
+/// reports them.
+pub const PROBED: [&str; 2] = ["liqo-controller-manager", "webhook"];
+const HEALTH_PROBE_FLAG: &str = "--health-probe-address";
 
 /// The readiness probe the kubelet runs for `container`: an HTTP GET of `path` at container port `port`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,7 +165,7 @@ pub struct Readiness {
 /// number or by the name of a container port).
 pub fn readiness(container: &Container) -> Option<Readiness> {
     let binary = runnable(container)?;
-    PROBED.iter().find(|(probed, _)| *probed == binary)?;
+    PROBED.contains(&binary.as_str()).then_some(())?;
     let get = container.readiness_probe.as_ref()?.http_get.as_ref()?;
     let port = match &get.port {
         IntOrString::Int(number) => *number,
@@ -214,13 +214,13 @@ pub async fn adapt_process(
             // Metrics and health endpoints would take fixed ports (8082, 8081) that every component shares on
             // one host: nothing scrapes metrics; the health endpoint moves to a free port the kubelet probes.
             set_flag(&mut args, "--metrics-address", "0");
-            move_health_endpoint(&mut args, binary, container, &mut moved)?;
+            move_health_endpoint(&mut args, container, &mut moved)?;
             // The chart names the IPAM by its Service (`liqo-ipam.liqo:6000`); there is no cluster DNS.
             set_flag(&mut args, "--ipam-server", &format!("127.0.0.1:{}", ports.ipam));
         }
         "webhook" => {
             set_flag(&mut args, "--metrics-address", "0");
-            move_health_endpoint(&mut args, binary, container, &mut moved)?;
+            move_health_endpoint(&mut args, container, &mut moved)?;
             // Its serving port (chart value `webhook.port`, 9443) on a free port of the host: while a Deployment
             // rolls, the old and the new webhook both run, as they do in pods of their own.
             let port = flag(&args, "--webhook-port").unwrap_or_else(|| "9443".to_owned());
@@ -275,22 +275,14 @@ pub async fn adapt_process(
 
 /// Points a [`PROBED`] binary's health endpoint at a free port of the host, recorded in `moved` under the probe's
 /// container port; without a readiness probe to run, the endpoint is off (`0`).
-fn move_health_endpoint(
-    args: &mut Vec<String>,
-    binary: &str,
-    container: &Container,
-    moved: &mut Vec<(u16, u16)>,
-) -> Result<()> {
-    let Some((_, name)) = PROBED.iter().find(|(probed, _)| *probed == binary) else {
-        bail!("{binary} is not among the binaries the ground probes ({PROBED:?})")
-    };
+fn move_health_endpoint(args: &mut Vec<String>, container: &Container, moved: &mut Vec<(u16, u16)>) -> Result<()> {
     match readiness(container) {
         Some(probe) => {
             let host = crate::ground::control_plane::free_ports(1)?[0];
-            set_flag(args, name, &format!("127.0.0.1:{host}"));
+            set_flag(args, HEALTH_PROBE_FLAG, &format!("127.0.0.1:{host}"));
             moved.push((probe.port, host));
         }
-        None => set_flag(args, name, "0"),
+        None => set_flag(args, HEALTH_PROBE_FLAG, "0"),
     }
     Ok(())
 }

@@ -217,7 +217,6 @@ fn kwok_stage_files(kwok: &Path, home: &Path) -> Result<Vec<PathBuf>> {
             bail!("{} lists no {needed}: kwok's default pod stages changed; see nodes.rs", kustomization.display());
         }
     }
-    let probed: Vec<&str> = adapt::PROBED.iter().map(|(binary, _)| *binary).collect();
     let mut files = Vec::new();
     for resource in resources {
         let file = stages.join(resource);
@@ -248,9 +247,11 @@ fn kwok_stage_files(kwok: &Path, home: &Path) -> Result<Vec<PathBuf>> {
             POD_READY => {
                 let mut stage = read()?;
                 let mut started = stage.clone();
-                select(&mut stage, PROBED_COMMANDS, "NotIn", &probed).with_context(|| file.display().to_string())?;
+                select(&mut stage, PROBED_COMMANDS, "NotIn", &adapt::PROBED)
+                    .with_context(|| file.display().to_string())?;
                 files.push(write(POD_READY, &stage)?);
-                select(&mut started, PROBED_COMMANDS, "In", &probed).with_context(|| file.display().to_string())?;
+                select(&mut started, PROBED_COMMANDS, "In", &adapt::PROBED)
+                    .with_context(|| file.display().to_string())?;
                 started["metadata"]["name"] = "pod-started".into();
                 let template = started["spec"]["next"]["statusTemplate"]
                     .as_str()

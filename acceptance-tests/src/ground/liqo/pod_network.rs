@@ -88,15 +88,8 @@ pub fn serve(client: Client, node: String, socket: PathBuf, host_ports: HostPort
 
 /// One CONNECT: reads the request, connects to the pod, answers, then copies both ways.
 async fn tunnel(mut stream: UnixStream, client: &Client, node: &str, host_ports: &HostPorts) -> Result<()> {
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        if head.len() > MAX_HEAD || stream.read(&mut byte).await? == 0 {
-            bail!("the API server closed the connection before its CONNECT request ended");
-        }
-        head.push(byte[0]);
-    }
-    let request = String::from_utf8_lossy(&head);
+    let request =
+        read_head(&mut stream, "the API server closed the connection before its CONNECT request ended").await?;
     let target = request
         .lines()
         .next()
@@ -146,18 +139,28 @@ pub fn service_address(service: &Service) -> Result<SocketAddr> {
     Ok(SocketAddr::new(ip, u16::try_from(port).context("port out of range")?))
 }
 
+/// An HTTP message head, through its blank line, read byte by byte so that nothing after it is taken from `stream`
+/// (the tunnelled bytes follow); `ended_early` is the error when the stream ends first or the head grows past
+/// [`MAX_HEAD`].
+async fn read_head(stream: &mut UnixStream, ended_early: &str) -> Result<String> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if head.len() > MAX_HEAD || stream.read(&mut byte).await? == 0 {
+            bail!("{ended_early}");
+        }
+        head.push(byte[0]);
+    }
+    Ok(String::from_utf8_lossy(&head).into_owned())
+}
+
 /// Whether the proxy at `socket` connects to `address`, as it would for the API server (`Ok`), or why not.
 pub async fn reaches(socket: &Path, address: SocketAddr) -> Result<()> {
     let mut stream =
         UnixStream::connect(socket).await.with_context(|| format!("connecting to {}", socket.display()))?;
     stream.write_all(format!("CONNECT {address} HTTP/1.1\r\nHost: {address}\r\n\r\n").as_bytes()).await?;
-    let mut head = Vec::new();
-    let mut byte = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") && head.len() <= MAX_HEAD && stream.read(&mut byte).await? == 1 {
-        head.push(byte[0]);
-    }
-    let status = String::from_utf8_lossy(&head);
-    let status = status.lines().next().unwrap_or_default();
+    let answer = read_head(&mut stream, "the pod network closed the connection before its answer ended").await?;
+    let status = answer.lines().next().unwrap_or_default();
     if status.split(' ').nth(1) == Some("200") {
         Ok(())
     } else {
