@@ -421,9 +421,10 @@ async fn one_cordoned_slice_refuses_new_pods_while_the_other_serves() -> Result<
 /// Where offloaded pods land, chosen on a liqo_virtual_node (tests/real_fabric/placement.tf), whose Node carries its
 /// annotation: its taint keeps a pod that does not tolerate it off the node (Pending, the scheduler's reason naming
 /// the taint) while a tolerating pod is scheduled there, and that pod's copy on milan carries the node's selector,
-/// RuntimeClass and toleration (Liqo's offloading patch), lacks the pod's label and annotation the node does not
-/// reflect (and keeps the others), and runs; its virtual kubelet is made from the VkOptionsTemplate it names (the
-/// template's extra annotation on the Deployment). The re-plan is empty; the taint taken away in place, the waiting
+/// RuntimeClass, toleration and node affinity (Liqo's offloading patch), lacks the pod's label and annotation the
+/// node does not reflect (and keeps the others), and runs; its virtual kubelet is made from the VkOptionsTemplate it
+/// names (the template's extra annotation on the Deployment) and offers the node's default storage class (its
+/// arguments; the Node's label). The re-plan is empty; the taint taken away in place, the waiting
 /// pod is scheduled and runs. Destroy leaves nothing.
 #[tokio::test(flavor = "multi_thread")]
 async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() -> Result<()> {
@@ -457,6 +458,22 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
             "{what}: the virtual kubelet of milan-gpu is not made from VkOptionsTemplate liqo/gpu (its Deployment: \
              {:?})",
             vk.first().map(|d| &d.metadata)
+        );
+        // The storage classes, where Liqo shows them: the virtual kubelet maps Liqo's class to the default one, and
+        // the Node says storage is available.
+        let args = vk
+            .first()
+            .and_then(|d| d.spec.as_ref()?.template.spec.as_ref()?.containers.first()?.args.clone())
+            .unwrap_or_default();
+        ensure!(
+            args.iter().any(|a| a == "--enable-storage")
+                && args.iter().any(|a| a == "--remote-real-storage-class-name=fast"),
+            "{what}: the virtual kubelet of milan-gpu does not offer storage class fast: {args:?}"
+        );
+        let node_labels = nodes.get("milan-gpu").await?.metadata.labels.unwrap_or_default();
+        ensure!(
+            node_labels.get("storage.liqo.io/available").map(String::as_str) == Some("true"),
+            "{what}: node milan-gpu does not say storage is available: {node_labels:?}"
         );
         // The RuntimeClass the virtual node gives the copies, as milan's admin would have it.
         let runtime_classes: Api<RuntimeClass> = Api::all(milan.clone());
@@ -504,6 +521,24 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
             spec.runtime_class_name.as_deref() == Some("gvisor"),
             "{what}: the copy of pod tolerating on milan has the RuntimeClass {:?}, not the virtual node's gvisor",
             spec.runtime_class_name
+        );
+        let node_affinity = spec.affinity.as_ref().and_then(|a| a.node_affinity.clone()).unwrap_or_default();
+        let required = node_affinity.required_during_scheduling_ignored_during_execution.map(|r| r.node_selector_terms);
+        let required_exprs =
+            required.unwrap_or_default().into_iter().flat_map(|t| t.match_expressions.unwrap_or_default());
+        ensure!(
+            required_exprs.into_iter().any(|e| e.key == "kubernetes.io/os"
+                && e.operator == "In"
+                && e.values.as_deref() == Some(&["linux".to_string()][..])),
+            "{what}: the copy of pod tolerating on milan lacks the virtual node's required node affinity: {:?}",
+            spec.affinity
+        );
+        let preferred = node_affinity.preferred_during_scheduling_ignored_during_execution.unwrap_or_default();
+        ensure!(
+            preferred.iter().any(|p| p.weight == 50
+                && p.preference.match_expressions.iter().flatten().any(|e| e.key == "example.com/pool")),
+            "{what}: the copy of pod tolerating on milan lacks the virtual node's preferred node affinity: {:?}",
+            spec.affinity
         );
         let (labels, annotations) =
             (copy.metadata.labels.unwrap_or_default(), copy.metadata.annotations.unwrap_or_default());

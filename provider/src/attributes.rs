@@ -68,9 +68,9 @@ pub enum Check {
     Quantities,
     /// A map of Kubernetes label keys to label values.
     Labels,
-    /// A label or annotation key (a qualified name such as `example.com/owner`), or each key of a map; the text
-    /// names which.
-    QualifiedName(&'static str),
+    /// A qualified name such as `example.com/owner` (a label or annotation key, a load-balancer class), or each
+    /// key of a map; `what` names it, `example` shows a good one.
+    QualifiedName { what: &'static str, example: &'static str },
 }
 
 /// Everything about one attribute but its name, which [`attributes!`] gives it from the constant's.

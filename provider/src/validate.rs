@@ -150,7 +150,7 @@ impl<'a> Validator<'a> {
             Check::CaBundle(fix) => self.ca_bundle(path, value, fix),
             Check::Quantities => self.quantities(path, value),
             Check::Labels => self.labels(path, value),
-            Check::QualifiedName(what) => self.qualified_name(path, value, what),
+            Check::QualifiedName { what, example } => self.qualified_name(path, value, what, example),
         }
     }
 
@@ -324,7 +324,7 @@ impl<'a> Validator<'a> {
 
     /// Kubernetes label or annotation keys (an optional DNS-subdomain prefix and '/', then a name of at most 63
     /// letters, digits, '-', '_' or '.'): the string itself, or each key of a map (its error on that key).
-    fn qualified_name(&mut self, path: AttributePath, value: &Value, what: &str) {
+    fn qualified_name(&mut self, path: AttributePath, value: &Value, what: &str, example: &str) {
         let keys: Vec<(AttributePath, &str)> = match value.entries() {
             Some(map) => map.keys().map(|k| (path.clone().key(k), k.as_str())).collect(),
             None => value.as_str().map(|k| (path.clone(), k)).into_iter().collect(),
@@ -333,8 +333,8 @@ impl<'a> Validator<'a> {
             if let Err(why) = check_qualified_name(key) {
                 self.error(
                     at,
-                    format!("Invalid {what} key `{key}` in `{path}`"),
-                    format!("`{key}` {why}. Use a key such as `example.com/owner`."),
+                    format!("Invalid {what} `{key}` in `{path}`"),
+                    format!("`{key}` {why}. Use one such as `{example}`."),
                 );
             }
         }

@@ -1,8 +1,9 @@
 # tests/real_fabric.rs, `virtual_node_placement_reaches_the_pods_and_taints_keep_others_off`: beside the full chain
 # (src/chain/full_chain.tf), a second ResourceSlice of rome on milan, `milan-gpu`, whose virtual node is a
 # liqo_virtual_node with an annotation and a taint, and a selector of milan's nodes, a RuntimeClass and a
-# toleration for the pods' copies on milan, and a label and an annotation kept off them, its virtual kubelet made from
-# VkOptionsTemplate liqo/gpu (which the test makes on rome); and a namespace offloaded remotely.
+# toleration for the pods' copies on milan, a required and a preferred node affinity, a label and an annotation kept
+# off them, two storage classes of milan, its virtual kubelet made from VkOptionsTemplate liqo/gpu (which the test
+# makes on rome); and a namespace offloaded remotely.
 resource "liqo_peer" "rome_to_milan_gpu" {
   provider                  = liqo.rome
   tenant_namespace          = liqo_generate.rome.tenant_namespace
@@ -31,6 +32,15 @@ resource "liqo_virtual_node" "gpu" {
   node_selector       = { "kubernetes.io/os" = "linux" }
   runtime_class_name  = "gvisor"
   tolerations         = [{ key = "example.com/dedicated", operator = "Equal", value = "liqo", effect = "NoSchedule" }]
+
+  required_node_affinity = [{
+    match_expressions = [{ key = "kubernetes.io/os", operator = "In", values = ["linux"] }]
+  }]
+  preferred_node_affinity = [{
+    weight            = 50
+    match_expressions = [{ key = "example.com/pool", operator = "Exists" }]
+  }]
+  storage_classes = ["fast", "slow"]
 
   vk_options_template       = "liqo/gpu"
   labels_not_reflected      = ["example.com/internal"]

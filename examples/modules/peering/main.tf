@@ -126,6 +126,11 @@ resource "liqo_virtual_node" "this" {
   labels_not_reflected      = try(var.virtual_node.labels_not_reflected, null)
   annotations_not_reflected = try(var.virtual_node.annotations_not_reflected, null)
   vk_options_template       = try(var.virtual_node.vk_options_template, null)
+  required_node_affinity    = try(var.virtual_node.required_node_affinity, null)
+  preferred_node_affinity   = try(var.virtual_node.preferred_node_affinity, null)
+  storage_classes           = try(var.virtual_node.storage_classes, null)
+  ingress_classes           = try(var.virtual_node.ingress_classes, null)
+  load_balancer_classes     = try(var.virtual_node.load_balancer_classes, null)
 
   depends_on = [liqo_gateway.client]
 }

@@ -83,7 +83,7 @@ variable "create_virtual_node" {
 }
 
 variable "virtual_node" {
-  description = "Where the virtual node's offloaded pods land and how workloads find it: an object with any of name, labels, annotations, taints, node_selector, tolerations, runtime_class_name, labels_not_reflected, annotations_not_reflected and vk_options_template, each as on liqo_virtual_node. Set, the module makes the virtual node itself with liqo_virtual_node (named after the provider's cluster ID unless name is given) instead of letting Liqo make it for the ResourceSlice. null lets Liqo make a plain one; ignored with create_virtual_node = false."
+  description = "Where the virtual node's offloaded pods land and how workloads find it: an object with any of name, labels, annotations, taints, node_selector, tolerations, runtime_class_name, labels_not_reflected, annotations_not_reflected, vk_options_template, required_node_affinity, preferred_node_affinity, storage_classes, ingress_classes and load_balancer_classes, each as on liqo_virtual_node. Set, the module makes the virtual node itself with liqo_virtual_node (named after the provider's cluster ID unless name is given) instead of letting Liqo make it for the ResourceSlice. null lets Liqo make a plain one; ignored with create_virtual_node = false."
   # `any`, not an object type with optional attributes: those need Terraform 1.3, and the module supports 1.0.5.
   type    = any
   default = null
@@ -92,10 +92,11 @@ variable "virtual_node" {
     condition = try(alltrue([
       for k in keys(var.virtual_node) : contains([
         "name", "labels", "annotations", "taints", "node_selector", "tolerations", "runtime_class_name",
-        "labels_not_reflected", "annotations_not_reflected", "vk_options_template",
+        "labels_not_reflected", "annotations_not_reflected", "vk_options_template", "required_node_affinity",
+        "preferred_node_affinity", "storage_classes", "ingress_classes", "load_balancer_classes",
       ], k)
     ]), var.virtual_node == null)
-    error_message = "The virtual_node keys are name, labels, annotations, taints, node_selector, tolerations, runtime_class_name, labels_not_reflected, annotations_not_reflected and vk_options_template (liqo_virtual_node's attributes); remove any other."
+    error_message = "The virtual_node keys are name, labels, annotations, taints, node_selector, tolerations, runtime_class_name, labels_not_reflected, annotations_not_reflected, vk_options_template, required_node_affinity, preferred_node_affinity, storage_classes, ingress_classes and load_balancer_classes (liqo_virtual_node's attributes); remove any other."
   }
 }
 

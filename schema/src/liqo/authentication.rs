@@ -121,11 +121,29 @@ pub struct ResourceSliceSpec {
     pub csr: Option<ByteString>,
 }
 
-/// A storage/ingress/load-balancer class offered by the provider (`<kind>ClassName` + `default`).
+/// A storage class offered by the provider (`default`: the one the virtual kubelet maps Liqo's class to).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StorageType {
     pub storage_class_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<bool>,
+}
+
+/// An ingress class offered by the provider, as [`StorageType`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressType {
+    pub ingress_class_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<bool>,
+}
+
+/// A load-balancer class offered by the provider, as [`StorageType`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadBalancerType {
+    pub load_balancer_class_name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<bool>,
 }
@@ -142,6 +160,10 @@ pub struct ResourceSliceStatus {
     pub auth_params: Option<AuthParams>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage_classes: Option<Vec<StorageType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress_classes: Option<Vec<IngressType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer_classes: Option<Vec<LoadBalancerType>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,11 +1,11 @@
 //! `offloading.liqo.io/v1beta1`: VirtualNode and NamespaceOffloading (both consumer side).
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{NodeSelector, ObjectReference, Taint, Toleration};
+use k8s_openapi::api::core::v1::{NodeAffinity, NodeSelector, ObjectReference, Taint, Toleration};
 use kube::CustomResource;
 use serde::{Deserialize, Serialize};
 
-use super::authentication::ResourceList;
+use super::authentication::{IngressType, LoadBalancerType, ResourceList, StorageType};
 use super::conditions::{LiqoCondition, find_condition};
 use super::networking::SecretReference;
 
@@ -67,6 +67,14 @@ pub struct VirtualNodeSpec {
     /// the VirtualNode is created; none: the template installed with Liqo.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vk_options_template_ref: Option<ObjectReference>,
+    /// The classes the virtual kubelet maps Liqo's own to on the provider (the default one, or the first), read
+    /// by Liqo's webhook only when the VirtualNode is created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage_classes: Option<Vec<StorageType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress_classes: Option<Vec<IngressType>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer_classes: Option<Vec<LoadBalancerType>>,
 }
 
 /// The taint Liqo's virtual kubelet puts on every virtual node (`consts.VirtualNodeTolerationKey`, value `true`,
@@ -94,6 +102,18 @@ pub struct OffloadingPatch {
     pub labels_not_reflected: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations_not_reflected: Option<Vec<String>>,
+    /// Appended to each copy's node affinity: the required terms to its required terms, the preferred ones to its
+    /// preferred ones.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Affinity>,
+}
+
+/// Liqo's `offloadingPatch.affinity`: a node affinity only.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Affinity {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_affinity: Option<NodeAffinity>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

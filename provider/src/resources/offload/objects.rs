@@ -1,11 +1,12 @@
 //! The objects `liqo_offload` writes (the NamespaceOffloading `offloading` and, with `create_namespace`, the
 //! Namespace) built from a plan, and the state read back from a live NamespaceOffloading.
-use crate::resources::lifecycle::{self, TIMEOUTS, known_string};
+use crate::resources::lifecycle::{TIMEOUTS, known_string};
+use crate::resources::shared::node_selector;
 use std::collections::BTreeMap;
 
 use super::schema::attr;
 use crate::attributes::Key;
-use k8s_openapi::api::core::v1::{Namespace, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm};
+use k8s_openapi::api::core::v1::{Namespace, NodeSelector, NodeSelectorTerm};
 use kube::api::ObjectMeta;
 use liqo_schema::liqo::{
     MAPPING_DEFAULT_NAME, MAPPING_SELECTED_NAME, NamespaceOffloading, NamespaceOffloadingSpec,
@@ -35,7 +36,7 @@ impl Offload {
             mapping,
             selected_name,
             pod_strategy: s(attr::pod_offloading_strategy)?,
-            terms: terms_from_value(v.get(attr::cluster_selector)),
+            terms: node_selector::terms_from_value(v.get(attr::cluster_selector)),
         })
     }
 
@@ -64,70 +65,6 @@ impl Offload {
     }
 }
 
-fn terms_from_value(v: &Value) -> Vec<NodeSelectorTerm> {
-    use attr::cluster_selector::{match_expressions, match_expressions as expr};
-    v.elements()
-        .iter()
-        .map(|term| NodeSelectorTerm {
-            match_expressions: Some(
-                term.get(match_expressions)
-                    .elements()
-                    .iter()
-                    .map(|e| NodeSelectorRequirement {
-                        key: e.get(expr::key).as_str().unwrap_or_default().to_string(),
-                        operator: e.get(expr::operator).as_str().unwrap_or_default().to_string(),
-                        values: e.get(expr::values).string_elements().filter(|v| !v.is_empty()),
-                    })
-                    .collect(),
-            ),
-            match_fields: None,
-        })
-        .collect()
-}
-
-/// The live selector as state. Empty lists the user wrote (`cluster_selector = []`, `values = []`) are kept as
-/// written, since Liqo treats them like absent ones.
-fn terms_to_value(prior: &Value, selector: Option<&NodeSelector>) -> Value {
-    use attr::cluster_selector::{match_expressions, match_expressions as expr};
-    let terms = selector.map(|s| s.node_selector_terms.as_slice()).unwrap_or_default();
-    if terms.is_empty() {
-        return lifecycle::empty_as_written(prior);
-    }
-    let prior_terms = prior.elements();
-    Value::List(
-        terms
-            .iter()
-            .enumerate()
-            .map(|(i, term)| {
-                let prior_exprs = prior_terms.get(i).map(|t| t.get(match_expressions).elements()).unwrap_or_default();
-                let exprs = term.match_expressions.as_deref().unwrap_or_default();
-                Value::object([(
-                    match_expressions,
-                    Value::List(
-                        exprs
-                            .iter()
-                            .enumerate()
-                            .map(|(j, e)| {
-                                let prior_values =
-                                    prior_exprs.get(j).map(|p| p.get(expr::values)).unwrap_or(&Value::Null);
-                                let values = match e.values.as_deref() {
-                                    Some(v) if !v.is_empty() => Value::string_list(v.iter().cloned()),
-                                    _ => lifecycle::empty_as_written(prior_values),
-                                };
-                                Value::object([
-                                    (expr::key, Value::string(&e.key)),
-                                    (expr::operator, Value::string(&e.operator)),
-                                    (expr::values, values),
-                                ])
-                            })
-                            .collect(),
-                    ),
-                )])
-            })
-            .collect(),
-    )
-}
-
 /// The state as the cluster has it; `prior` (Null on import) provides what the cluster does not hold.
 pub fn observed_state(prior: &Value, o: &NamespaceOffloading) -> Value {
     let mut s = if prior.is_null() {
@@ -154,7 +91,8 @@ pub fn observed_state(prior: &Value, o: &NamespaceOffloading) -> Value {
     } else if s.get(attr::remote_namespace_name).is_unknown() {
         s.set(attr::remote_namespace_name, Value::Null);
     }
-    s.set(attr::cluster_selector, terms_to_value(prior.get(attr::cluster_selector), spec.cluster_selector.as_ref()));
+    let terms = spec.cluster_selector.as_ref().map(|s| s.node_selector_terms.as_slice()).unwrap_or_default();
+    s.set(attr::cluster_selector, node_selector::terms_to_value(prior.get(attr::cluster_selector), terms));
     s.set(attr::offloading_phase, Value::opt_string(status.offloading_phase));
     s
 }

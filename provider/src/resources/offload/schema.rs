@@ -3,13 +3,13 @@ use liqo_schema::liqo::{
     MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME, MAPPING_SELECTED_NAME, POD_OFFLOADING_LOCAL,
     POD_OFFLOADING_LOCAL_AND_REMOTE, POD_OFFLOADING_REMOTE,
 };
-use liqo_schema::tf::{AttributePath, Nesting, Type, Value};
+use liqo_schema::tf::{Nesting, Type, Value};
 
-use crate::validate::{Validator, check_qualified_name};
+use crate::resources::shared::node_selector::{self, Wording};
+use crate::validate::Validator;
 
 const MAPPING_STRATEGIES: [&str; 3] = [MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME, MAPPING_SELECTED_NAME];
 const POD_STRATEGIES: [&str; 3] = [POD_OFFLOADING_LOCAL_AND_REMOTE, POD_OFFLOADING_LOCAL, POD_OFFLOADING_REMOTE];
-const OPERATORS: [&str; 6] = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"];
 
 /// `liqo_offload`'s attributes.
 pub mod attr {
@@ -44,7 +44,7 @@ pub mod attr {
             "Where pods of the namespace may run: `LocalAndRemote` (default), `Local` or `Remote`. Updated in place; \
              Liqo warns that pods already running against a stricter setting keep running.",
         );
-        cluster_selector: nested(Nesting::List, cluster_selector::declared()).describe(
+        cluster_selector: nested(Nesting::List, node_selector::term::declared()).describe(
             "Which virtual nodes (remote clusters) the namespace is offloaded to: a list of node selector terms, \
              any of which may match (OR). Omit it to offload to every virtual node. Updated in place.",
         );
@@ -54,33 +54,6 @@ pub mod attr {
         );
         // The name of the Go provider 0.1.x.
         cluster_selector_terms: removed("`cluster_selector`, the same list of `{ match_expressions = [...] }`.");
-    }
-
-    /// A node selector term of `cluster_selector`.
-    pub mod cluster_selector {
-        use super::*;
-
-        attributes! {
-            match_expressions: nested(Nesting::List, match_expressions::declared())
-                .required()
-                .describe("Requirements on virtual node labels; all of them must match (AND).");
-        }
-
-        /// One requirement of a term.
-        pub mod match_expressions {
-            use super::*;
-
-            attributes! {
-                key: required(Type::String)
-                    .describe("Label key of the virtual nodes to match, e.g. `liqo.io/remote-cluster-id`.");
-                operator: required(Type::String)
-                    .describe("One of `In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`.");
-                values: optional(Type::list(Type::String)).describe(
-                    "Label values: at least one for `In`/`NotIn`, none for `Exists`/`DoesNotExist`, exactly one integer \
-                     for `Gt`/`Lt`.",
-                );
-            }
-        }
     }
 }
 
@@ -115,24 +88,16 @@ pub fn validate(c: &mut Validator<'_>) {
         _ => {}
     }
 
-    use attr::cluster_selector::match_expressions;
-    for (i, term) in config.get(attr::cluster_selector).elements().iter().enumerate() {
-        let term_path = attr::cluster_selector.path().index(i as i64).attr(match_expressions);
-        let expressions = term.get(match_expressions);
-        if expressions.is_null() || (matches!(expressions, Value::List(l) if l.is_empty())) {
-            c.error(
-                term_path.clone(),
-                "Empty cluster selector term",
-                "A term without match expressions matches no virtual node. Add at least one expression, or drop \
-                 `cluster_selector` to offload to every virtual node.",
-            );
-        }
-        for (j, expr) in expressions.elements().iter().enumerate() {
-            let path = term_path.clone().index(j as i64);
-            validate_expression(c, path, expr);
-        }
-    }
+    node_selector::validate(c, attr::cluster_selector.path(), config.get(attr::cluster_selector), &CLUSTER_SELECTOR);
 }
+
+const CLUSTER_SELECTOR: Wording = Wording {
+    attribute: "cluster_selector",
+    example_key: "liqo.io/remote-cluster-id",
+    empty_term: "Empty cluster selector term",
+    empty_term_fix: "A term without match expressions matches no virtual node. Add at least one expression, or drop \
+                     `cluster_selector` to offload to every virtual node.",
+};
 
 /// A configuration generated from an imported offloading (OpenTofu's `-generate-config-out` writes every optional
 /// argument from state) repeats the remote name Liqo chose; that is allowed when it is the name the strategy gives:
@@ -150,48 +115,6 @@ fn is_liqos_choice(strategy: &str, config: &Value) -> bool {
             remote.strip_prefix(namespace).and_then(|r| r.strip_prefix('-')).is_some_and(|id| !id.is_empty())
         }
         _ => false,
-    }
-}
-
-fn validate_expression(c: &mut Validator, path: AttributePath, expr: &Value) {
-    use attr::cluster_selector::match_expressions::{key as label_key, operator, values as values_key};
-    if let Some(key) = expr.get(label_key).as_str()
-        && let Err(why) = check_qualified_name(key)
-    {
-        c.error(
-            path.clone().attr(label_key),
-            "Invalid label key in `cluster_selector`",
-            format!("`{key}` {why}. Use a Kubernetes label key such as `liqo.io/remote-cluster-id`."),
-        );
-    }
-    let Some(op) = expr.get(operator).as_str() else { return };
-    if !OPERATORS.contains(&op) {
-        c.error(
-            path.attr(operator),
-            "Unsupported operator in `cluster_selector`",
-            format!("`{op}` is not one of {} (case-sensitive).", OPERATORS.map(|o| format!("`{o}`")).join(", ")),
-        );
-        return;
-    }
-    let values = expr.get(values_key);
-    if !values.is_wholly_known() {
-        return;
-    }
-    let list = values.string_elements().unwrap_or_default();
-    let problem = match op {
-        "In" | "NotIn" if list.is_empty() => Some(format!("`{op}` needs at least one value in `values`.")),
-        "Exists" | "DoesNotExist" if !list.is_empty() => Some(format!("`{op}` takes no `values`; remove them.")),
-        "Gt" | "Lt" if list.len() != 1 || list[0].parse::<i64>().is_err() => {
-            Some(format!("`{op}` needs exactly one value, a whole number (e.g. `values = [\"2\"]`)."))
-        }
-        _ => None,
-    };
-    if let Some(detail) = problem {
-        c.error(
-            path.attr(attr::cluster_selector::match_expressions::values),
-            format!("Invalid values for operator `{op}` in `cluster_selector`"),
-            detail,
-        );
     }
 }
 

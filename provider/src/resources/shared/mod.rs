@@ -3,4 +3,5 @@
 //! here once.
 //! Each module is one such fact, named for what it is.
 pub mod control_plane_key;
+pub mod node_selector;
 pub mod virtual_node_wait;

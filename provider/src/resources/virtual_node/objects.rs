@@ -1,16 +1,22 @@
 //! The VirtualNode `liqo_virtual_node` writes, built from a plan, and the state read back from a live one.
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{ObjectReference, Taint, Toleration};
+use k8s_openapi::api::core::v1::{
+    NodeAffinity, NodeSelector, NodeSelectorTerm, ObjectReference, PreferredSchedulingTerm, Taint, Toleration,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use liqo_schema::liqo::networking::SecretReference;
-use liqo_schema::liqo::{OffloadingPatch, ResourceQuotaSpec, VirtualNode, VirtualNodeSpec, labels};
+use liqo_schema::liqo::{
+    Affinity, IngressType, LoadBalancerType, OffloadingPatch, ResourceQuotaSpec, ResourceSlice, StorageType,
+    VirtualNode, VirtualNodeSpec, labels,
+};
 use liqo_schema::tf::{Diagnostic, Value};
 
 use super::VirtualNodeResource;
 use super::schema::attr;
 use crate::attributes::Key;
 use crate::resources::lifecycle::{self, Lifecycle, TIMEOUTS, known_string, observed_map};
+use crate::resources::shared::node_selector;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Wanted {
@@ -29,6 +35,75 @@ pub struct Wanted {
     annotations_not_reflected: Vec<String>,
     /// `(namespace, name)`.
     vk_options_template: Option<(String, String)>,
+    required_affinity: Vec<NodeSelectorTerm>,
+    preferred_affinity: Vec<PreferredSchedulingTerm>,
+    /// Unknown in a create's plan when left out: the slice's ([`Wanted::with_slice_classes`]).
+    pub classes: Classes,
+}
+
+/// The provider's storage, ingress and load-balancer classes the node offers, each the default first; `None`: not
+/// known yet.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Classes {
+    storage: Option<Vec<String>>,
+    ingress: Option<Vec<String>>,
+    load_balancer: Option<Vec<String>>,
+}
+
+impl Classes {
+    fn from_value(v: &Value) -> Classes {
+        let names = |key: Key| v.get(key).is_wholly_known().then(|| v.get(key).string_elements().unwrap_or_default());
+        Classes {
+            storage: names(attr::storage_classes),
+            ingress: names(attr::ingress_classes),
+            load_balancer: names(attr::load_balancer_classes),
+        }
+    }
+
+    /// The classes Liqo keeps (the default one flagged), as names, the default first.
+    fn from_liqo(
+        storage: Option<&[StorageType]>,
+        ingress: Option<&[IngressType]>,
+        lb: Option<&[LoadBalancerType]>,
+    ) -> Classes {
+        fn names<T>(classes: Option<&[T]>, name: fn(&T) -> &str, default: fn(&T) -> bool) -> Option<Vec<String>> {
+            let classes = classes.unwrap_or_default();
+            let (first, rest): (Vec<&T>, Vec<&T>) = classes.iter().partition(|c| default(c));
+            Some(first.into_iter().chain(rest).map(|c| name(c).to_owned()).collect())
+        }
+        Classes {
+            storage: names(storage, |c| &c.storage_class_name, |c| c.default == Some(true)),
+            ingress: names(ingress, |c| &c.ingress_class_name, |c| c.default == Some(true)),
+            load_balancer: names(lb, |c| &c.load_balancer_class_name, |c| c.default == Some(true)),
+        }
+    }
+
+    /// Each class not known yet, from `other`.
+    fn or(self, other: Classes) -> Classes {
+        Classes {
+            storage: self.storage.or(other.storage),
+            ingress: self.ingress.or(other.ingress),
+            load_balancer: self.load_balancer.or(other.load_balancer),
+        }
+    }
+
+    /// Written into `state`.
+    pub fn set_in(&self, state: &mut Value) {
+        for (key, names) in [
+            (attr::storage_classes, &self.storage),
+            (attr::ingress_classes, &self.ingress),
+            (attr::load_balancer_classes, &self.load_balancer),
+        ] {
+            state.set(key, names.as_ref().map_or(Value::Unknown, |n| Value::string_list(n.iter().cloned())));
+        }
+    }
+
+    /// As Liqo's VirtualNode holds them, the first flagged default (as `liqoctl create virtualnode` writes them);
+    /// none for an empty list.
+    fn to_liqo<T>(names: &Option<Vec<String>>, class: fn(String, bool) -> T) -> Option<Vec<T>> {
+        let names = names.as_ref().filter(|n| !n.is_empty())?;
+        Some(names.iter().enumerate().map(|(i, n)| class(n.clone(), i == 0)).collect())
+    }
 }
 
 impl Wanted {
@@ -54,7 +129,23 @@ impl Wanted {
                 .as_str()
                 .and_then(|r| r.split_once('/'))
                 .map(|(namespace, name)| (namespace.to_owned(), name.to_owned())),
+            required_affinity: node_selector::terms_from_value(v.get(attr::required_node_affinity)),
+            preferred_affinity: node_selector::weighted_from_value(v.get(attr::preferred_node_affinity)),
+            classes: Classes::from_value(v),
         })
+    }
+
+    /// The classes left out taken from the slice's status, as `liqoctl create virtualnode --resource-slice-name`
+    /// and Liqo's own virtual node for a slice take them.
+    pub fn with_slice_classes(mut self, slice: &ResourceSlice) -> Wanted {
+        let status = slice.status.clone().unwrap_or_default();
+        let reported = Classes::from_liqo(
+            status.storage_classes.as_deref(),
+            status.ingress_classes.as_deref(),
+            status.load_balancer_classes.as_deref(),
+        );
+        self.classes = self.classes.or(reported);
+        self
     }
 
     /// The VirtualNode's offloading patch: none when nothing of it is set.
@@ -66,6 +157,14 @@ impl Wanted {
             labels_not_reflected: (!self.labels_not_reflected.is_empty()).then(|| self.labels_not_reflected.clone()),
             annotations_not_reflected: (!self.annotations_not_reflected.is_empty())
                 .then(|| self.annotations_not_reflected.clone()),
+            affinity: (!self.required_affinity.is_empty() || !self.preferred_affinity.is_empty()).then(|| Affinity {
+                node_affinity: Some(NodeAffinity {
+                    required_during_scheduling_ignored_during_execution: (!self.required_affinity.is_empty())
+                        .then(|| NodeSelector { node_selector_terms: self.required_affinity.clone() }),
+                    preferred_during_scheduling_ignored_during_execution: (!self.preferred_affinity.is_empty())
+                        .then(|| self.preferred_affinity.clone()),
+                }),
+            }),
         };
         (patch != OffloadingPatch::default()).then_some(patch)
     }
@@ -100,6 +199,21 @@ impl Wanted {
                 name: Some(name.clone()),
                 ..Default::default()
             }),
+            storage_classes: Classes::to_liqo(&self.classes.storage, |storage_class_name, default| StorageType {
+                storage_class_name,
+                default: Some(default),
+            }),
+            ingress_classes: Classes::to_liqo(&self.classes.ingress, |ingress_class_name, default| IngressType {
+                ingress_class_name,
+                default: Some(default),
+            }),
+            load_balancer_classes: Classes::to_liqo(
+                &self.classes.load_balancer,
+                |load_balancer_class_name, default| LoadBalancerType {
+                    load_balancer_class_name,
+                    default: Some(default),
+                },
+            ),
         };
         let mut vn = VirtualNode::new(&self.name, spec);
         vn.metadata.namespace = Some(self.tenant_namespace.clone());
@@ -151,6 +265,24 @@ pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
         attr::vk_options_template,
         Value::opt_string(template.map(|(namespace, name)| format!("{namespace}/{name}"))),
     );
+    let affinity = patch.affinity.and_then(|a| a.node_affinity).unwrap_or_default();
+    let required = affinity.required_during_scheduling_ignored_during_execution.map(|r| r.node_selector_terms);
+    s.set(
+        attr::required_node_affinity,
+        node_selector::terms_to_value(prior.get(attr::required_node_affinity), &required.unwrap_or_default()),
+    );
+    let preferred = affinity.preferred_during_scheduling_ignored_during_execution.unwrap_or_default();
+    s.set(
+        attr::preferred_node_affinity,
+        node_selector::weighted_to_value(prior.get(attr::preferred_node_affinity), &preferred),
+    );
+    let spec = &vn.spec;
+    Classes::from_liqo(
+        spec.storage_classes.as_deref(),
+        spec.ingress_classes.as_deref(),
+        spec.load_balancer_classes.as_deref(),
+    )
+    .set_in(&mut s);
     for (key, live) in [
         (attr::labels_not_reflected, patch.labels_not_reflected),
         (attr::annotations_not_reflected, patch.annotations_not_reflected),

@@ -26,9 +26,12 @@ impl VirtualNodeResource {
     /// Create and update alike: the VirtualNode is applied whole and its Node awaited with the labels. A failure
     /// once the VirtualNode is written records the planned state (a failed create is tainted and replaced).
     async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        let wanted = Wanted::from_value(planned)?;
         let client = self.cluster.client().await?;
-        check_slice(op, &client, &wanted).await?;
+        let wanted = Wanted::from_value(planned)?;
+        let slice = check_slice(op, &client, &wanted).await?;
+        let wanted = wanted.with_slice_classes(&slice);
+        let mut planned = planned.clone();
+        wanted.classes.set_in(&mut planned);
         let kubeconfig_secret = slice_kubeconfig(op, &client, &wanted).await?;
 
         let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &wanted.tenant_namespace);
@@ -64,12 +67,12 @@ impl VirtualNodeResource {
         )
         .await
         .map_err(written)?;
-        Ok(planned.clone().into())
+        Ok(planned.into())
     }
 }
 
-/// The slice must exist, be for this provider and leave the virtual node to this resource.
-async fn check_slice(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Result<(), Failure> {
+/// The slice must exist, be for this provider and leave the virtual node to this resource. Returns it.
+async fn check_slice(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Result<ResourceSlice, Failure> {
     let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &wanted.tenant_namespace);
     let (ns, name) = (&wanted.tenant_namespace, &wanted.resource_slice_name);
     let Some(rs) = crate::kube::get_opt(op.ctx, &slices, name).await? else {
@@ -108,7 +111,7 @@ async fn check_slice(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Res
         )
         .into());
     }
-    Ok(())
+    Ok(rs)
 }
 
 /// The kubeconfig Secret of the slice's Identity, which Liqo makes once the provider has accepted the slice.

@@ -3,6 +3,7 @@ use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{LIQO_RUNTIME_CLASS, VIRTUAL_NODE_TAINT};
 use liqo_schema::tf::{Nesting, Type};
 
+use crate::resources::shared::node_selector::{self, Wording};
 use crate::validate::{Validator, check_dns_label, check_object_name, check_qualified_name};
 
 /// `liqo_virtual_node`'s attributes.
@@ -43,7 +44,7 @@ pub mod attr {
              affinity) and what liqo_offload's `cluster_selector` matches. Updated in place: Liqo's virtual kubelet \
              relabels the Node.",
         );
-        annotations: optional(Type::map(Type::String)).check(Check::QualifiedName("annotation")).describe(
+        annotations: optional(Type::map(Type::String)).check(Check::QualifiedName { what: "annotation key", example: KEY_EXAMPLE }).describe(
             "Annotations of the Node, besides those Liqo and Kubernetes put there, e.g. \
              `{ \"example.com/owner\" = \"gpu-team\" }` (Liqo's VirtualNode `spec.annotations`). Keys are qualified \
              names; values are free. Updated in place: Liqo's virtual kubelet reannotates the Node.",
@@ -82,7 +83,7 @@ pub mod attr {
              exist when the node is made (Liqo's webhook refuses the node otherwise). Liqo reads it only then, so \
              changing it replaces the resource.",
         );
-        labels_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName("label")).describe(
+        labels_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName { what: "label key", example: KEY_EXAMPLE }).describe(
             "Label keys Liqo's virtual kubelet leaves off what it reflects to the **provider** cluster through this \
              node — each pod's copy, and the Services, ConfigMaps, Secrets and other objects of offloaded \
              namespaces (Liqo's `offloadingPatch.labelsNotReflected`), e.g. `[\"example.com/internal\"]`. Liqo \
@@ -91,11 +92,56 @@ pub mod attr {
              import it reads as unset. Updated in place, as \
              `node_selector`.",
         );
-        annotations_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName("annotation")).describe(
+        annotations_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName { what: "annotation key", example: KEY_EXAMPLE }).describe(
             "Annotation keys left off what the virtual kubelet reflects, as `labels_not_reflected` (Liqo's \
              `offloadingPatch.annotationsNotReflected`; Liqo adds its VkOptionsTemplate's keys, chart value \
              `offloading.reflection.skip.annotations`, e.g. `cloud.google.com/neg`). On import it reads as unset. \
              Updated in place, as `node_selector`.",
+        );
+        required_node_affinity: nested(Nesting::List, node_selector::term::declared()).describe(
+            "Node selector terms, any of which a **provider** node must match (OR) for a pod offloaded through this \
+             node to run there (Liqo's `offloadingPatch.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`), \
+             e.g. `[{ match_expressions = [{ key = \"topology.kubernetes.io/zone\", operator = \"In\", values = \
+             [\"eu-west-1a\"] }] }]`: where `node_selector` takes equal labels only, these take Kubernetes' operators. \
+             Liqo's virtual kubelet appends them to the required terms of each pod's copy. Updated in place, as \
+             `node_selector`.",
+        );
+        preferred_node_affinity: nested(Nesting::List, node_selector::weighted_term::declared()).describe(
+            "Weighted node selector terms the scheduler of the **provider** prefers for a pod offloaded through this \
+             node (Liqo's `offloadingPatch.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution`), \
+             e.g. `[{ weight = 50, match_expressions = [{ key = \"example.com/pool\", operator = \"In\", values = \
+             [\"liqo\"] }] }]`. Liqo's virtual kubelet appends them to each pod's copy. Updated in place, as \
+             `node_selector`.",
+        );
+        storage_classes: optional_computed(Type::list(Type::String)).replace_on_change().check(Check::ObjectName {
+            kind: "StorageClass",
+            fix: CLASS_FIX,
+        }).describe(
+            "Storage classes of the **provider** the node offers, the default first (`liqoctl create virtualnode \
+             --storage-classes`; Liqo's `spec.storageClasses`): with one, the node's virtual kubelet reflects \
+             persistent volume claims of Liqo's storage class to the default one, and the Node is labelled \
+             `storage.liqo.io/available=true`. Left out, the classes the provider reported in the slice's status \
+             (as `liqoctl create virtualnode --resource-slice-name` and Liqo's own virtual node take them); \
+             removing it later keeps the node's. Liqo reads them only when the node is made, so changing them \
+             replaces the resource.",
+        );
+        ingress_classes: optional_computed(Type::list(Type::String)).replace_on_change().check(Check::ObjectName {
+            kind: "IngressClass",
+            fix: CLASS_FIX,
+        }).describe(
+            "Ingress classes of the **provider** the node offers, the default first (`--ingress-classes`; Liqo's \
+             `spec.ingressClasses`): with one, the virtual kubelet reflects the Ingresses of offloaded namespaces \
+             with the default class. Left out, the slice's; changing them replaces the resource, as \
+             `storage_classes`.",
+        );
+        load_balancer_classes: optional_computed(Type::list(Type::String)).replace_on_change().check(Check::QualifiedName {
+            what: "load-balancer class",
+            example: "example.com/internal-vip",
+        }).describe(
+            "Load-balancer classes of the **provider** the node offers, the default first (`--load-balancer-classes`; \
+             Liqo's `spec.loadBalancerClasses`): with one, the virtual kubelet reflects LoadBalancer Services of \
+             offloaded namespaces with the default class. Left out, the slice's; changing them replaces the \
+             resource, as `storage_classes`.",
         );
     }
 
@@ -131,6 +177,9 @@ pub mod attr {
     }
 }
 
+const KEY_EXAMPLE: &str = "example.com/owner";
+const CLASS_FIX: &str = "Give the names of classes of the provider cluster (`kubectl get storageclasses` or \
+                         `kubectl get ingressclasses` there), the default first.";
 const RUNTIME_CLASS_FIX: &str =
     "Give the name of a RuntimeClass of the provider cluster (`kubectl get runtimeclasses` there).";
 
@@ -142,6 +191,15 @@ fn check_namespaced_name(reference: &str) -> Result<(), String> {
     check_dns_label(namespace).map_err(|why| format!("names a namespace `{namespace}` that {why}"))?;
     check_object_name(name).map_err(|why| format!("names `{name}`, which {why}"))
 }
+
+const REQUIRED: Wording = Wording {
+    attribute: "required_node_affinity",
+    example_key: "topology.kubernetes.io/zone",
+    empty_term: "Empty node selector term",
+    empty_term_fix: "Kubernetes refuses a term without match expressions. Add at least one expression, or drop the \
+                     term.",
+};
+const PREFERRED: Wording = Wording { attribute: "preferred_node_affinity", ..REQUIRED };
 
 /// Kubernetes' taint effects.
 pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
@@ -222,6 +280,18 @@ pub fn validate(c: &mut Validator<'_>) {
             );
         }
     }
+    node_selector::validate(
+        c,
+        attr::required_node_affinity.path(),
+        config.get(attr::required_node_affinity),
+        &REQUIRED,
+    );
+    node_selector::validate(
+        c,
+        attr::preferred_node_affinity.path(),
+        config.get(attr::preferred_node_affinity),
+        &PREFERRED,
+    );
     if let Some(name) = config.get(attr::name).as_str()
         && let Err(why) = check_dns_label(name)
     {

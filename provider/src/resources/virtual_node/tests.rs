@@ -435,3 +435,162 @@ fn an_update_keeps_the_keys_liqo_added_when_the_node_was_made() {
     let kept = keeping_liqos_keys(untouched.clone(), Some(&live), &config());
     assert_eq!(kept.spec.offloading_patch, untouched.spec.offloading_patch, "never set: never written");
 }
+
+fn requirement(key: &str, operator: &str, values: &[&str]) -> Value {
+    use crate::resources::shared::node_selector::term::match_expressions as e;
+    let values = (!values.is_empty()).then(|| Value::string_list(values.iter().copied()));
+    Value::object([
+        (e::key, Value::string(key)),
+        (e::operator, Value::string(operator)),
+        (e::values, values.unwrap_or(Value::Null)),
+    ])
+}
+
+fn term(requirements: Vec<Value>) -> Value {
+    use crate::resources::shared::node_selector::term;
+    Value::object([(term::match_expressions, Value::List(requirements))])
+}
+
+fn weighted(weight: f64, requirements: Vec<Value>) -> Value {
+    use crate::resources::shared::node_selector::weighted_term as w;
+    Value::object([(w::weight, Value::Number(weight)), (w::match_expressions, Value::List(requirements))])
+}
+
+/// [`config`] with a required and a preferred node affinity and the three kinds of classes.
+fn with_affinity_and_classes() -> Value {
+    let mut c = config();
+    c.set(
+        attr::required_node_affinity,
+        Value::List(vec![term(vec![requirement("topology.kubernetes.io/zone", "In", &["eu-1a", "eu-1b"])])]),
+    );
+    c.set(
+        attr::preferred_node_affinity,
+        Value::List(vec![weighted(50.0, vec![requirement("example.com/pool", "Exists", &[])])]),
+    );
+    c.set(attr::storage_classes, Value::string_list(["fast", "slow"]));
+    c.set(attr::ingress_classes, Value::string_list(["nginx"]));
+    c.set(attr::load_balancer_classes, Value::string_list(["example.com/internal-vip"]));
+    c
+}
+
+/// Kubernetes' rules for node selector terms and weights, and class names, at plan, each on its element.
+#[test]
+fn affinity_and_classes_are_checked_at_plan() {
+    assert!(validate(&with_affinity_and_classes()).is_empty(), "{:?}", validate(&with_affinity_and_classes()));
+    let mut c = config();
+    c.set(
+        attr::required_node_affinity,
+        Value::List(vec![
+            term(vec![]),
+            term(vec![requirement("bad key", "In", &["a"]), requirement("zone", "Near", &["a"])]),
+            term(vec![requirement("zone", "In", &[]), requirement("cpus", "Gt", &["many"])]),
+        ]),
+    );
+    c.set(
+        attr::preferred_node_affinity,
+        Value::List(vec![weighted(0.0, vec![requirement("zone", "Exists", &[])]), weighted(2.5, vec![])]),
+    );
+    c.set(attr::storage_classes, Value::string_list(["Fast_SSD"]));
+    c.set(attr::ingress_classes, Value::string_list(["nginx", "no/slash"]));
+    c.set(attr::load_balancer_classes, Value::string_list(["-vip"]));
+    let found: Vec<(String, String)> =
+        validate(&c).iter().map(|d| (d.attribute.as_ref().unwrap().to_string(), d.summary.clone())).collect();
+    let summary = |path: &str| summary_of(&found, path);
+    for (path, expected) in [
+        ("required_node_affinity[0].match_expressions", "Empty node selector term"),
+        ("required_node_affinity[1].match_expressions[0].key", "Invalid label key in `required_node_affinity`"),
+        ("required_node_affinity[1].match_expressions[1].operator", "Unsupported operator in `required_node_affinity`"),
+        ("required_node_affinity[2].match_expressions[0].values", "Invalid values for operator `In`"),
+        ("required_node_affinity[2].match_expressions[1].values", "Invalid values for operator `Gt`"),
+        ("preferred_node_affinity[0].weight", "Invalid weight in `preferred_node_affinity`"),
+        ("preferred_node_affinity[1].weight", "Invalid weight in `preferred_node_affinity`"),
+        ("preferred_node_affinity[1].match_expressions", "Empty node selector term"),
+        ("storage_classes[0]", "Invalid StorageClass name"),
+        ("ingress_classes[1]", "Invalid IngressClass name"),
+        ("load_balancer_classes[0]", "Invalid load-balancer class `-vip`"),
+    ] {
+        assert!(summary(path).contains(expected), "{path}: {expected:?} not in {found:?}");
+    }
+    assert_eq!(found.len(), 11, "{found:?}");
+}
+
+/// The affinity goes to the offloading patch as Kubernetes' node affinity, changes in place and reads back as
+/// planned; the classes go to the spec, the first the default, and a change replaces the node.
+#[test]
+fn affinity_and_classes_are_written_and_read_back() {
+    let vn = Wanted::from_value(&with_affinity_and_classes()).unwrap().virtual_node("kubeconfig-gpu");
+    let json = serde_json::to_value(&vn.spec).unwrap();
+    let affinity = &json["offloadingPatch"]["affinity"]["nodeAffinity"];
+    let required = &affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0];
+    assert_eq!(required["matchExpressions"][0]["values"], serde_json::json!(["eu-1a", "eu-1b"]));
+    let preferred = &affinity["preferredDuringSchedulingIgnoredDuringExecution"][0];
+    assert_eq!(preferred["weight"], 50);
+    assert_eq!(preferred["preference"]["matchExpressions"][0]["operator"], "Exists");
+    assert!(preferred["preference"]["matchExpressions"][0].get("values").is_none(), "Exists sends no values");
+    assert_eq!(
+        json["storageClasses"],
+        serde_json::json!([{"storageClassName": "fast", "default": true}, {"storageClassName": "slow", "default": false}])
+    );
+    assert_eq!(json["ingressClasses"], serde_json::json!([{"ingressClassName": "nginx", "default": true}]));
+    assert_eq!(json["loadBalancerClasses"][0]["loadBalancerClassName"], "example.com/internal-vip");
+
+    let (prior, _) = plan(&Value::Null, &with_affinity_and_classes());
+    let seen = observed_state(&prior, &vn);
+    for key in [
+        attr::required_node_affinity,
+        attr::preferred_node_affinity,
+        attr::storage_classes,
+        attr::ingress_classes,
+        attr::load_balancer_classes,
+    ] {
+        assert_eq!(seen.get(key), prior.get(key), "{key:?} read back as planned");
+    }
+    for key in [attr::required_node_affinity, attr::preferred_node_affinity] {
+        let mut c = prior.clone();
+        c.set(key, Value::Null);
+        let (_, replace) = plan(&prior, &c);
+        assert!(replace.is_empty(), "{key:?} changes in place: {replace:?}");
+    }
+    let mut other = prior.clone();
+    other.set(attr::storage_classes, Value::string_list(["slow", "fast"]));
+    let (_, replace) = plan(&prior, &other);
+    assert_eq!(replace, [attr::storage_classes.path()], "Liqo reads the classes only when the node is made");
+    // The default is read first wherever Liqo keeps it.
+    let mut reordered = vn.clone();
+    let classes = reordered.spec.storage_classes.as_mut().unwrap();
+    classes.reverse();
+    assert_eq!(observed_state(&prior, &reordered).get(attr::storage_classes), prior.get(attr::storage_classes));
+}
+
+/// Left out, the classes are the slice's (as liqoctl and Liqo's own virtual node take them), known only at apply;
+/// written out, they are the configuration's whatever the slice reports.
+#[test]
+fn classes_left_out_are_the_slices() {
+    use liqo_schema::liqo::{ResourceSlice, ResourceSliceStatus, StorageType};
+    let (planned, _) = plan(&Value::Null, &config());
+    for key in [attr::storage_classes, attr::ingress_classes, attr::load_balancer_classes] {
+        assert!(planned.get(key).is_unknown(), "{key:?} is known after apply");
+    }
+    let mut slice = ResourceSlice::new("gpu", Default::default());
+    slice.status = Some(ResourceSliceStatus {
+        storage_classes: Some(vec![
+            StorageType { storage_class_name: "standard".into(), default: None },
+            StorageType { storage_class_name: "ssd".into(), default: Some(true) },
+        ]),
+        ..Default::default()
+    });
+    let wanted = Wanted::from_value(&planned).unwrap().with_slice_classes(&slice);
+    let mut state = planned.clone();
+    wanted.classes.set_in(&mut state);
+    assert_eq!(state.get(attr::storage_classes), &Value::string_list(["ssd", "standard"]), "the default first");
+    assert_eq!(state.get(attr::ingress_classes), &Value::List(vec![]));
+    let vn = wanted.virtual_node("kubeconfig-gpu");
+    assert_eq!(vn.spec.storage_classes.unwrap()[0].storage_class_name, "ssd");
+    assert!(vn.spec.ingress_classes.is_none(), "none reported, none written");
+
+    let (own, _) = plan(&Value::Null, &with_affinity_and_classes());
+    let wanted = Wanted::from_value(&own).unwrap().with_slice_classes(&slice);
+    let mut state = own.clone();
+    wanted.classes.set_in(&mut state);
+    assert_eq!(state.get(attr::storage_classes), &Value::string_list(["fast", "slow"]), "the configuration's");
+}
