@@ -1,5 +1,7 @@
 //! Everything Liqo-related on a cluster, as one table: what the demo prints and what tests use to prove that a
 //! destroy left nothing behind (no orphaned object, no duplicate).
+use std::collections::BTreeMap;
+
 use anyhow::{Context, Result, ensure};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
@@ -59,6 +61,27 @@ pub async fn list(cluster: &str, client: &kube::Client) -> Result<Vec<Row>> {
         }
     }
     Ok(rows)
+}
+
+/// Every Liqo-related object on one cluster (the kinds of [`list`]) by `(kind, namespace/name)`: its labels,
+/// annotations and spec (`data` and `type` for a Secret), what a client chose when it wrote the object.
+pub async fn written(cluster: &str, client: &kube::Client) -> Result<BTreeMap<(String, String), Value>> {
+    let mut found = BTreeMap::new();
+    for (group, version, kind, plural, selector) in KINDS {
+        for (name, o) in objects(cluster, client, [group, version, kind, plural], None, *selector).await? {
+            let mut written = serde_json::json!({
+                "labels": o.metadata.labels.unwrap_or_default(),
+                "annotations": o.metadata.annotations.unwrap_or_default(),
+            });
+            for field in ["spec", "data", "type"] {
+                if let Some(value) = o.data.get(field) {
+                    written[field] = value.clone();
+                }
+            }
+            found.insert((kind.to_string(), name), written);
+        }
+    }
+    Ok(found)
 }
 
 /// Every object of one kind (`[group, version, kind, plural]`) on a cluster, in `namespace` only when given, with

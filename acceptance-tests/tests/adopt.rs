@@ -100,7 +100,7 @@ async fn peer_with_liqoctl(ground: &Ground) -> Result<()> {
             "180s",
         ])
         .await?;
-    eprintln!("[adopt] liqoctl peer: {took:.1?}");
+    eprintln!("[adopt] liqoctl peer: {:.1?}", took.wall);
     let namespaces: Api<Namespace> = Api::all(ground.client(ROME).await?);
     if namespaces.get_opt(OFFLOADED).await?.is_none() {
         let ns = Namespace {

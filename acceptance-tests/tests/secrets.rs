@@ -208,6 +208,7 @@ async fn traced(work: &Workdir, dir: &Path, trace: &Path, label: &str, args: &[&
         stdout: std::fs::read_to_string(&out).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err).unwrap_or_default(),
         duration: started.elapsed(),
+        cpu: None,
     })
 }
 

@@ -27,6 +27,7 @@ mod shared;
 mod upstream;
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -160,6 +161,13 @@ impl Default for Options {
             pod_cidrs: PodCidrs::default(),
         }
     }
+}
+
+/// A client command's run ([`Ground::liqoctl`]): its wall time, and its CPU time (user + system).
+#[derive(Clone, Copy, Debug)]
+pub struct ClientRun {
+    pub wall: Duration,
+    pub cpu: Duration,
 }
 
 /// See [`Ground::liqo_chart`].
@@ -643,29 +651,32 @@ impl Ground {
         self.liqo.as_ref().map(|state| &state.gateways)
     }
 
-    /// Runs the liqoctl of the Liqo this ground runs with `args`; fails with its output. Returns how long it took.
-    pub async fn liqoctl(&self, args: &[&str]) -> Result<Duration> {
+    /// Runs the liqoctl of the Liqo this ground runs with `args`; fails with its output. Returns how long it took
+    /// and its CPU time.
+    pub async fn liqoctl(&self, args: &[&str]) -> Result<ClientRun> {
         let state = self.liqo.as_ref().context("liqoctl needs a real-Liqo ground")?;
         let (dir, version) = (state.bin.clone(), state.version.clone());
         let liqoctl =
             tokio::task::spawn_blocking(move || liqo::liqoctl(&dir, &version)).await.context("finding liqoctl")??;
+        let output = tempfile::tempdir_in(self.dir()).context("a directory for liqoctl's output")?;
+        let (out, err) = (output.path().join("stdout"), output.path().join("stderr"));
+        let mut command = std::process::Command::new(&liqoctl);
+        command.args(args).stdin(std::process::Stdio::null()).stdout(File::create(&out)?).stderr(File::create(&err)?);
         // Timed from here: the first call may wait for liqoctl's build.
         let started = Instant::now();
-        let output = tokio::process::Command::new(&liqoctl)
-            .args(args)
-            .output()
+        let (status, cpu) = process::run_to_completion(command, Duration::from_secs(600))
             .await
             .with_context(|| format!("running {}", liqoctl.display()))?;
-        if !output.status.success() {
+        let wall = started.elapsed();
+        if !status.success() {
             bail!(
-                "liqoctl {} failed ({}):\n{}{}",
+                "liqoctl {} failed ({status}):\n{}{}",
                 args.join(" "),
-                output.status,
-                String::from_utf8_lossy(&output.stdout),
-                String::from_utf8_lossy(&output.stderr)
+                std::fs::read_to_string(&out).unwrap_or_default(),
+                std::fs::read_to_string(&err).unwrap_or_default()
             );
         }
-        Ok(started.elapsed())
+        Ok(ClientRun { wall, cpu })
     }
 
     /// The address of `cluster`'s node, which a GatewayServer publishes as its endpoint: the node's address on the

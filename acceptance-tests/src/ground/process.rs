@@ -13,8 +13,9 @@ use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
 
@@ -244,9 +245,69 @@ fn signal_test(pid: u32) -> io::Result<()> {
     rustix::process::test_kill_process(pid).map_err(io::Error::from)
 }
 
+/// Runs a command attached to this process (killed if the test process dies) and waits for it without
+/// blocking the async runtime; returns its exit status and CPU time ([`try_wait_with_cpu`]). If the awaiting future
+/// is dropped (a panicking test) or the command exceeds `timeout`, the child is killed — by the same thread that
+/// reaps it, so never after its PID was reused.
+pub async fn run_to_completion(command: Command, timeout: Duration) -> Result<(ExitStatus, Duration)> {
+    struct CancelOnDrop(Arc<AtomicBool>);
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let mut child = spawn_attached(command)?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    let _guard = CancelOnDrop(cancel.clone());
+    let cancelled = cancel.clone();
+    let waiter = tokio::task::spawn_blocking(move || -> io::Result<(ExitStatus, Duration, bool)> {
+        loop {
+            if let Some((status, cpu)) = try_wait_with_cpu(&mut child)? {
+                return Ok((status, cpu, false));
+            }
+            if cancelled.load(Ordering::SeqCst) {
+                child.kill()?;
+                return Ok((child.wait()?, Duration::ZERO, true));
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    });
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(waiter, deadline);
+    let (status, cpu, killed) = tokio::select! {
+        joined = &mut waiter => joined??,
+        () = &mut deadline => {
+            cancel.store(true, Ordering::SeqCst);
+            waiter.await??
+        }
+    };
+    if killed {
+        anyhow::bail!("killed after {timeout:?} without finishing");
+    }
+    Ok((status, cpu))
+}
+
+/// `child`'s exit status and CPU time (user + system, its own and that of every descendant it waited for: a
+/// Terraform CLI's provider processes), once it has exited; `None` while it runs. Reaps it. The CPU time is read
+/// from `/proc` while the exited child is still a zombie (`waitid` with `WNOWAIT` leaves it so), since
+/// [`Child::try_wait`] returns no resource usage.
+pub fn try_wait_with_cpu(child: &mut Child) -> io::Result<Option<(ExitStatus, Duration)>> {
+    use rustix::process::{WaitId, WaitIdOptions, waitid};
+    let pid = Pid::from_child(child);
+    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+    if waitid(WaitId::Pid(pid), options)?.is_none() {
+        return Ok(None);
+    }
+    let cpu = stat_fields(child.id()).map(|f| f.cpu).map_err(|e| io::Error::other(format!("{e:#}")))?;
+    let status = child.try_wait()?.ok_or_else(|| io::Error::other("an exited child was not reaped"))?;
+    Ok(Some((status, cpu)))
+}
+
 struct StatFields {
     state: char,
     start_time: u64,
+    /// utime + stime + cutime + cstime.
+    cpu: Duration,
 }
 
 fn start_time(pid: u32) -> Result<u64> {
@@ -260,9 +321,14 @@ fn stat_fields(pid: u32) -> Result<StatFields> {
     let rest = stat.rsplit_once(')').map(|(_, rest)| rest).ok_or_else(|| anyhow!("malformed /proc/{pid}/stat"))?;
     let fields: Vec<&str> = rest.split_whitespace().collect();
     let state = fields.first().and_then(|s| s.chars().next()).ok_or_else(|| anyhow!("no state in /proc/{pid}/stat"))?;
-    let start_time =
-        fields.get(19).ok_or_else(|| anyhow!("no start time in /proc/{pid}/stat"))?.parse().context("start time")?;
-    Ok(StatFields { state, start_time })
+    let field = |i: usize, what: &str| -> Result<u64> {
+        fields.get(i).ok_or_else(|| anyhow!("no {what} in /proc/{pid}/stat"))?.parse().context(what.to_owned())
+    };
+    let start_time = field(19, "start time")?;
+    // Fields 14-17 (utime, stime, cutime, cstime), in clock ticks.
+    let ticks = field(11, "utime")? + field(12, "stime")? + field(13, "cutime")? + field(14, "cstime")?;
+    let cpu = Duration::from_secs_f64(ticks as f64 / rustix::param::clock_ticks_per_second() as f64);
+    Ok(StatFields { state, start_time, cpu })
 }
 
 #[cfg(test)]
@@ -284,6 +350,25 @@ mod tests {
         assert!(is_running(&record), "a just-started child must be seen as running");
         stop_owned(std::slice::from_mut(&mut child), Duration::from_secs(5));
         assert!(!is_running(&record), "stop_owned must end the child");
+    }
+
+    #[test]
+    fn an_exited_child_reports_its_cpu_time_and_its_waited_childrens() {
+        // A shell that burns CPU itself and in a child it waits for.
+        let burn = "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done";
+        let mut command = Command::new("bash");
+        command.args(["-c", &format!("{burn}; bash -c '{burn}'; exit 3")]);
+        let mut child = spawn_attached(command).unwrap();
+        let pid = child.id();
+        let (status, cpu) = loop {
+            if let Some(done) = try_wait_with_cpu(&mut child).unwrap() {
+                break done;
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(status.code(), Some(3));
+        assert!(cpu >= Duration::from_millis(100), "two busy loops took {cpu:?} of CPU");
+        assert!(!pid_exists(pid), "the child is reaped");
     }
 
     #[test]

@@ -23,8 +23,7 @@ use std::fmt;
 use std::fs::File;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -213,6 +212,9 @@ pub struct Run {
     pub stdout: String,
     pub stderr: String,
     pub duration: Duration,
+    /// CPU time of the command and the processes it waited for (a CLI's provider processes); `None` where not
+    /// measured.
+    pub cpu: Option<Duration>,
 }
 
 impl Run {
@@ -425,7 +427,7 @@ impl Workdir {
         }
         let description = format!("{} {}", self.cli.name(), args.join(" "));
         let started = Instant::now();
-        let status = run_to_completion(command)
+        let (status, cpu) = process::run_to_completion(command, COMMAND_TIMEOUT)
             .await
             .with_context(|| format!("running `{description}` in {}", self.path().display()))?;
         Ok(Run {
@@ -434,52 +436,11 @@ impl Workdir {
             stdout: std::fs::read_to_string(&out_path).unwrap_or_default(),
             stderr: std::fs::read_to_string(&err_path).unwrap_or_default(),
             duration: started.elapsed(),
+            cpu: Some(cpu),
         })
     }
 }
 
 fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
     base.iter().chain(extra).copied().collect()
-}
-
-/// Runs a command attached to this process (killed if the test process dies) and waits for it without
-/// blocking the async runtime. If the awaiting future is dropped (a panicking test) or the command exceeds
-/// [`COMMAND_TIMEOUT`], the child is killed — by the same thread that reaps it, so never after its PID was
-/// reused.
-async fn run_to_completion(command: Command) -> Result<ExitStatus> {
-    struct CancelOnDrop(Arc<AtomicBool>);
-    impl Drop for CancelOnDrop {
-        fn drop(&mut self) {
-            self.0.store(true, Ordering::SeqCst);
-        }
-    }
-    let mut child = process::spawn_attached(command)?;
-    let cancel = Arc::new(AtomicBool::new(false));
-    let _guard = CancelOnDrop(cancel.clone());
-    let cancelled = cancel.clone();
-    let waiter = tokio::task::spawn_blocking(move || -> std::io::Result<(ExitStatus, bool)> {
-        loop {
-            if let Some(status) = child.try_wait()? {
-                return Ok((status, false));
-            }
-            if cancelled.load(Ordering::SeqCst) {
-                child.kill()?;
-                return Ok((child.wait()?, true));
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    });
-    let deadline = tokio::time::sleep(COMMAND_TIMEOUT);
-    tokio::pin!(waiter, deadline);
-    let (status, killed) = tokio::select! {
-        joined = &mut waiter => joined??,
-        () = &mut deadline => {
-            cancel.store(true, Ordering::SeqCst);
-            waiter.await??
-        }
-    };
-    if killed {
-        bail!("killed after {COMMAND_TIMEOUT:?} without finishing");
-    }
-    Ok(status)
 }

@@ -3,7 +3,7 @@
 //! ```text
 //! bench --provider-bin PATH [--kubernetes-provider-bin PATH] [--cli terraform|tofu] [--plan-runs N]
 //!       [--status-runs N] [--status-delay-ms MS] [--peering-runs N] [--hub-consumers N] [--hub-sizes N,N,…]
-//!       [--skip overhead,status,peering,real-peering,real-status,real-pod,hub]
+//!       [--skip overhead,status,peering,real-peering,real-status,real-pod,real-liqoctl,hub]
 //! ```
 //!
 //! Measured, both sides of every comparison in the same run:
@@ -17,7 +17,8 @@
 //! 4. peak RSS of every provider process of those runs (GNU time around the provider, `rss.rs`);
 //! 5. binary size and idle RSS of the provider process;
 //! 6. on a second, real-Liqo ground (`real.rs`): the comparison of 3., the status-wait latency of 2. on a status
-//!    flip Liqo's own controller writes, and `apply` start → a pod Running on the virtual node;
+//!    flip Liqo's own controller writes, `apply` start → a pod Running on the virtual node, and the same peering
+//!    made with `liqoctl` side by side with this provider's (`liqoctl.rs`);
 //! 7. a hub with up to N consumers, each its own control plane (`hub.rs`), last, on a ground of its own: apply,
 //!    plan and destroy of several sizes at two parallelisms.
 //!
@@ -25,6 +26,7 @@
 //! `LIQO_PROVIDER_BIN`, read once per process; changing a running process's environment is unsafe, so the bench
 //! writes a wrapper around the release binary and runs itself again with `LIQO_PROVIDER_BIN` pointing at it.
 mod hub;
+mod liqoctl;
 mod manifest;
 mod overhead;
 mod peering;
@@ -49,7 +51,7 @@ use time::format_description::well_known::Rfc3339;
 
 const USAGE: &str = "usage: bench --provider-bin PATH [--kubernetes-provider-bin PATH] [--cli terraform|tofu] \
                      [--plan-runs N] [--status-runs N] [--status-delay-ms MS] [--peering-runs N] [--hub-consumers N] \
-                     [--hub-sizes N,N,…] [--skip overhead,status,peering,real-peering,real-status,real-pod,hub]";
+                     [--hub-sizes N,N,…] [--skip overhead,status,peering,real-peering,real-status,real-pod,real-liqoctl,hub]";
 /// Set (to the wrapper's directory) in the environment of the second, measuring, run of this binary.
 const WRAPPER_DIR_ENV: &str = "LIQO_BENCH_WRAPPER_DIR";
 const WRAPPER: &str = "terraform-provider-liqo";

@@ -4,7 +4,8 @@
 //! - `real-status`: status flip → apply returns, where the flip is the GatewayServer `status.endpoint` that
 //!   Liqo's own controller writes (its audit-log entry, µs);
 //! - `real-pod`: `terraform apply` start → a pod Running on the virtual node, the pod created by the bench
-//!   right after the apply returns.
+//!   right after the apply returns;
+//! - `real-liqoctl`: the same peering made by `liqoctl` and by this provider (`liqoctl.rs`).
 use std::pin::pin;
 use std::time::Duration;
 
@@ -27,7 +28,7 @@ use super::rss::RssRecorder;
 use super::{Args, Report, apply_complete, gateway_config, hook_at, median, secs, status_percentiles};
 
 /// The parts of this file, as `--skip` names them.
-pub const PARTS: [&str; 3] = ["real-peering", "real-status", "real-pod"];
+pub const PARTS: [&str; 4] = ["real-peering", "real-status", "real-pod", "real-liqoctl"];
 const SERVER: &str = "liqo_gateway.server[0]";
 const POD: &str = "bench";
 
@@ -67,6 +68,11 @@ pub async fn parts(
         && let Err(e) = pod_running(args, &ground, report).await
     {
         failed.push(format!("real-pod: {e:#}"));
+    }
+    if args.runs("real-liqoctl")
+        && let Err(e) = super::liqoctl::versus_liqoctl(args, &ground, report).await
+    {
+        failed.push(format!("real-liqoctl: {e:#}"));
     }
 }
 
