@@ -19,7 +19,7 @@ use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label};
 use crate::kube::OpError;
 use crate::kube::is_terminating;
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
 use crate::resources::shared::control_plane_key::{CSR, PRIVATE_KEY, key_secret_name};
 
 impl ConsumerKeyResource {
@@ -129,13 +129,11 @@ impl Lifecycle for ConsumerKeyResource {
             )
         })?;
         Ok(Value::object([
-            (attr::id, Value::string(id)),
             (attr::tenant_namespace, Value::string(ns)),
             (attr::provider_cluster_id, Value::string(provider)),
             (attr::cluster_id, Value::string(cluster_id)),
             (attr::csr, Value::string(csr)),
             (attr::key_secret_name, Value::string(key_secret_name(provider))),
-            (TIMEOUTS, Value::Null),
         ]))
     }
 }

@@ -15,7 +15,6 @@ use liqo_schema::tf::{AttributePath, Diagnostic, Key, Value};
 
 use super::schema::attr;
 use super::status::status_value;
-use crate::resources::lifecycle::TIMEOUTS;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServerSpec {
@@ -307,14 +306,12 @@ fn opt_number(n: Option<i64>) -> Value {
 }
 
 /// Builds the resource state from the cluster. Fields we own are taken from the objects (so out-of-band edits
-/// show as drift); timeouts and `wait_for_connection` come from `prior`. Endpoint outputs keep their prior value
+/// show as drift); `wait_for_connection` comes from `prior`. Endpoint outputs keep their prior value
 /// while Liqo has no endpoint to report (e.g. the gateway pod is restarting).
 pub fn state_from_observed(prior: &Value, obs: &Observed, namespace: &str, name: &str) -> Value {
     use attr::server as s_;
     let mut state = Value::object([
-        (attr::id, Value::string(format!("{namespace}/{name}"))),
         (attr::tenant_namespace, Value::string(namespace)),
-        (TIMEOUTS, prior.get(TIMEOUTS).clone()),
         (attr::wait_for_connection, prior_or_default(prior, attr::wait_for_connection)),
     ]);
     state.set(attr::remote_cluster_id, Value::string(obs.gateway.remote_cluster_id(name)));
@@ -421,10 +418,6 @@ pub fn fill_outputs(planned: &Value, out: &Outputs) -> Value {
     }
     if state.get(attr::remapped_external_cidr).is_unknown() {
         state.set(attr::remapped_external_cidr, Value::opt_string(out.remapped.first_external()));
-    }
-    if state.get(attr::id).is_unknown() {
-        let id = <super::GatewayResource as crate::resources::lifecycle::Lifecycle>::IMPORT_ID.value(&state);
-        state.set(attr::id, id);
     }
     unknown_as_null(&state)
 }

@@ -31,7 +31,7 @@ use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label, n
 use crate::kube::events::{regarding, warnings_about};
 use crate::kube::{OpError, WaitTarget};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Deadline, Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts};
+use crate::resources::lifecycle::{Deadline, Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
 use crate::validate::Validator;
 
 /// How long to wait for the key Secret to appear (it may be created concurrently by liqo_generate when the
@@ -692,7 +692,7 @@ impl Lifecycle for GatewayResource {
             )
             .into());
         };
-        let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true)), (TIMEOUTS, Value::Null)]);
+        let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true))]);
         let state = state_from_observed(&defaults, &obs, &ns, &name);
         // Read looks objects up by the remote cluster ID, so it must be the name for the state to stay readable.
         if state.get(attr::remote_cluster_id).as_str() != Some(name.as_str()) {

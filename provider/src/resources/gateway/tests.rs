@@ -535,7 +535,10 @@ fn read_of_unchanged_objects_matches_the_state() {
     for role in ["server", "client"] {
         let prior = applied(&config(role));
         let s = GatewaySpec::from_value(&prior).unwrap();
-        let state = state_from_observed(&prior, &observed(&s, Some("Connected")), "liqo-tenant-rome", "rome");
+        let state = owned(
+            state_from_observed(&prior, &observed(&s, Some("Connected")), "liqo-tenant-rome", "rome"),
+            prior.get(TIMEOUTS),
+        );
         let want = if role == "client" {
             with(prior.clone(), "connection_status", Value::string("Connected"))
         } else {
@@ -552,8 +555,8 @@ fn read_of_unchanged_objects_matches_the_state() {
 #[test]
 fn import_builds_a_state_that_plans_empty() {
     let s = spec("server");
-    let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true)), (TIMEOUTS, Value::Null)]);
-    let state = state_from_observed(&defaults, &observed(&s, None), "liqo-tenant-rome", "rome");
+    let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true))]);
+    let state = owned(state_from_observed(&defaults, &observed(&s, None), "liqo-tenant-rome", "rome"), &Value::Null);
     assert_eq!(state.get(attr::connection_status), &Value::string(""));
     assert_eq!(state.get(attr::endpoint_addresses), &Value::string_list(["10.0.0.5"]));
     let r = plan_update(&state, &config("server"));

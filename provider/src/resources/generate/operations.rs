@@ -24,7 +24,7 @@ use crate::cluster_facts::ClusterFacts;
 use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label};
 use crate::kube::{OpError, created_by_provider};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
 
 /// The warning the plan shows when the key Secret is gone or holds another pair: what the next apply will do.
 pub(super) fn key_pair_lost(namespace: &str) -> Diagnostic {
@@ -228,12 +228,11 @@ impl Lifecycle for GenerateResource {
         let client = self.cluster.client().await?;
         // Read the facts first: without Liqo installed there is nothing to prepare, and nothing gets written.
         let facts = ClusterFacts::read(op.ctx, &self.cluster).await?;
-        let timeouts = planned.get(TIMEOUTS);
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let ours = self.prepare_namespace(op, &namespaces, &inputs).await?;
         // From here on the Namespace may be written: a failure records it (without a public key) so a destroy, or
         // the replacement of the now tainted resource, cleans it up.
-        let namespace_only = state_of(&inputs, &facts, None, timeouts);
+        let namespace_only = state_of(&inputs, &facts, None);
         self.write_namespace(op, &namespaces, &inputs, ours)
             .await
             .map_err(|e| Failure::from(e).after_writing(namespace_only.clone()))?;
@@ -242,7 +241,7 @@ impl Lifecycle for GenerateResource {
             .write_key_pair(op.ctx, &secrets, &inputs)
             .await
             .map_err(|failure| failure.after_writing(namespace_only))?;
-        let state = state_of(&inputs, &facts, Some(public_key), timeouts);
+        let state = state_of(&inputs, &facts, Some(public_key));
         // A gateway already running in the namespace (the pair was rewritten after drift) holds the old key.
         let restarted = self.restart_gateways(op, &client, &inputs.namespace).await.map_err(|e| {
             // Unusually for a failure, the whole state is recorded: the key pair is written and its public key is
@@ -313,7 +312,7 @@ impl Lifecycle for GenerateResource {
         };
         // Refresh the cluster's facts: a change in Liqo's installation shows up as drift for the peer's resources.
         let facts = ClusterFacts::read(ctx, &self.cluster).await?;
-        let mut state_now = state_of(&inputs, &facts, public_key, state.get(TIMEOUTS));
+        let mut state_now = state_of(&inputs, &facts, public_key);
         state_now.set(attr::key_secret_name, Value::opt_string(key_secret.map(str::to_string)));
         Ok(state_now.into())
     }
@@ -375,7 +374,7 @@ impl Lifecycle for GenerateResource {
             None => None,
         };
         let facts = ClusterFacts::read(ctx, &self.cluster).await?;
-        let mut state = state_of(&inputs, &facts, key.as_ref().map(|(_, k)| k.clone()), &Value::Null);
+        let mut state = state_of(&inputs, &facts, key.as_ref().map(|(_, k)| k.clone()));
         state.set(attr::key_secret_name, Value::opt_string(key.map(|(name, _)| name)));
         Ok(state)
     }

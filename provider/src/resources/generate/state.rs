@@ -5,7 +5,6 @@ use liqo_schema::tf::Value;
 use super::schema::attr;
 use crate::attributes::Key;
 use crate::cluster_facts::ClusterFacts;
-use crate::resources::lifecycle::TIMEOUTS;
 
 /// What apply works from; at apply time every input is known.
 pub struct Inputs {
@@ -21,9 +20,8 @@ impl Inputs {
 }
 
 /// The full state for `inputs` with this cluster's facts and the public key (null when not written yet).
-pub fn state_of(inputs: &Inputs, facts: &ClusterFacts, public_key: Option<String>, timeouts: &Value) -> Value {
+pub fn state_of(inputs: &Inputs, facts: &ClusterFacts, public_key: Option<String>) -> Value {
     Value::object([
-        (attr::id, Value::string(&inputs.namespace)),
         (attr::remote_cluster_id, Value::string(&inputs.remote)),
         (attr::tenant_namespace, Value::string(&inputs.namespace)),
         (attr::cluster_id, Value::string(&facts.cluster_id)),
@@ -32,6 +30,5 @@ pub fn state_of(inputs: &Inputs, facts: &ClusterFacts, public_key: Option<String
         (attr::api_server_url, Value::string(&facts.api_server_url)),
         (attr::wireguard_public_key, Value::opt_string(public_key)),
         (attr::key_secret_name, Value::string(labels::KEY_SECRET_NAME)),
-        (TIMEOUTS, timeouts.clone()),
     ])
 }

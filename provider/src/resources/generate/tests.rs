@@ -50,10 +50,12 @@ fn facts() -> ClusterFacts {
 
 /// The state a successful create leaves.
 fn applied() -> Value {
-    state_of(
-        &Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() },
-        &facts(),
-        Some("A".repeat(43) + "="),
+    owned(
+        state_of(
+            &Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() },
+            &facts(),
+            Some("A".repeat(43) + "="),
+        ),
         &Value::Null,
     )
 }
@@ -251,7 +253,7 @@ fn state_never_contains_the_private_key() {
     let keys = crate::crypto::wireguard::KeyPair::generate().unwrap();
     let secret = key_secret_object(&inputs, &keys);
     let private = serde_json::to_value(&secret).unwrap()["data"]["privateKey"].as_str().unwrap().to_string();
-    let state = state_of(&inputs, &facts(), Some(keys.public_key()), &Value::Null);
+    let state = state_of(&inputs, &facts(), Some(keys.public_key()));
     let dump = format!("{state:?}");
     assert!(dump.contains(&keys.public_key()));
     assert!(!dump.contains(&private));

@@ -5,7 +5,9 @@
 //! - starts each operation's deadline from the resource's `timeouts` block (create / update / delete budget),
 //! - decides what state Terraform records when an operation fails (what the operation says it wrote, else the
 //!   prior state, so nothing is orphaned and nothing is forgotten),
-//! - turns an operation's error into diagnostics (through [`crate::errors`]), and
+//! - turns an operation's error into diagnostics (through [`crate::errors`]),
+//! - owns `id` (built from the type's import ID) and the `timeouts` block of every state a type returns (no type
+//!   sets either), and
 //! - answers Terraform's edge cases the same way for every type (a read of a null state); the default `update`,
 //!   for types whose only in-place input is `timeouts`, records the new budgets without touching the cluster.
 //!
@@ -153,12 +155,10 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     fn new(cluster: Arc<ClusterApi>) -> Self;
 
     async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure>;
-    /// An in-place update. The default suits types whose only in-place input is `timeouts`: the objects stay,
-    /// the state records the new budgets.
-    async fn update(&self, _op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        let mut state = prior.clone();
-        state.set(TIMEOUTS, planned.get(TIMEOUTS).clone());
-        Ok(state.into())
+    /// An in-place update. The default suits types whose only in-place input is `timeouts`: the objects stay
+    /// (the driver records the new budgets).
+    async fn update(&self, _op: &Op<'_>, prior: &Value, _planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        Ok(prior.clone().into())
     }
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure>;
     /// The state as the cluster has it now; `Done.state` null when the objects are gone or no longer what this
@@ -291,13 +291,15 @@ impl<L: Lifecycle> Driven<L> {
     }
 }
 
-/// The state recorded after a failed operation: what it wrote, else what Terraform had.
-fn recorded(failure: Failure, had: Value) -> ApplyResponse {
-    ApplyResponse { new_state: failure.written.unwrap_or(had), private: Vec::new(), diagnostics: failure.diagnostics }
-}
-
-fn finished(done: Done) -> ApplyResponse {
-    ApplyResponse { new_state: done.state, private: Vec::new(), diagnostics: done.warnings }
+/// A state a resource returned, with what the driver owns: `id`, built from the type's import ID, and the
+/// `timeouts` block, which is Terraform's and never on the cluster (the plan's after an apply, the prior state's
+/// after a read, none after an import). Null (gone) stays null.
+pub(crate) fn owned<L: Lifecycle>(mut state: Value, timeouts: &Value) -> Value {
+    if !state.is_null() {
+        state.set(ID, L::IMPORT_ID.value(&state));
+        state.set(TIMEOUTS, timeouts.clone());
+    }
+    state
 }
 
 #[async_trait]
@@ -335,6 +337,25 @@ impl<L: Lifecycle> Resource for Driven<L> {
     }
 
     async fn apply(&self, ctx: &Ctx, req: ApplyRequest) -> ApplyResponse {
+        // A destroy's plan is null: a state it leaves keeps the budgets it ran with.
+        let timeouts = match req.planned.is_null() {
+            true => req.prior.get(TIMEOUTS).clone(),
+            false => req.planned.get(TIMEOUTS).clone(),
+        };
+        // The state recorded after a failed operation: what it wrote, else what Terraform had.
+        let recorded = |failure: Failure, had: Value| ApplyResponse {
+            new_state: match failure.written {
+                Some(written) => owned::<L>(written, &timeouts),
+                None => had,
+            },
+            private: Vec::new(),
+            diagnostics: failure.diagnostics,
+        };
+        let finished = |done: Done| ApplyResponse {
+            new_state: owned::<L>(done.state, &timeouts),
+            private: Vec::new(),
+            diagnostics: done.warnings,
+        };
         // A destroy Terraform plans without asking the provider (the resource left the configuration).
         if let Some(refusal) = Self::made_by_the_go_provider(&req.prior, true) {
             return recorded(Failure::from(Diagnostics::from(refusal)), req.prior);
@@ -399,14 +420,18 @@ impl<L: Lifecycle> Resource for Driven<L> {
             return ReadResponse { new_state: state, private, diagnostics: warning.into() };
         }
         match self.inner.observe(ctx, &state).await {
-            Ok(done) => ReadResponse { new_state: done.state, private, diagnostics: done.warnings },
+            Ok(done) => ReadResponse {
+                new_state: owned::<L>(done.state, state.get(TIMEOUTS)),
+                private,
+                diagnostics: done.warnings,
+            },
             // Could not look: keep what Terraform had and say why.
             Err(failure) => ReadResponse { new_state: state, private, diagnostics: failure.diagnostics },
         }
     }
 
     async fn import(&self, ctx: &Ctx, id: &str) -> Result<Vec<ImportedResource>, Diagnostics> {
-        let state = self.inner.import(ctx, id).await.map_err(|f| f.diagnostics)?;
+        let state = owned::<L>(self.inner.import(ctx, id).await.map_err(|f| f.diagnostics)?, &Value::Null);
         Ok(vec![ImportedResource { state, private: Vec::new() }])
     }
 
@@ -441,6 +466,12 @@ macro_rules! test_helpers {
         #[allow(dead_code)]
         fn validate(config: &liqo_schema::tf::Value) -> liqo_schema::tf::Diagnostics {
             crate::resources::lifecycle::Driven::<$ty>::validate(config)
+        }
+
+        /// A state the type returned, as the driver completes it (`id`, `timeouts`).
+        #[allow(dead_code)]
+        fn owned(state: liqo_schema::tf::Value, timeouts: &liqo_schema::tf::Value) -> liqo_schema::tf::Value {
+            crate::resources::lifecycle::owned::<$ty>(state, timeouts)
         }
 
         #[allow(dead_code)]

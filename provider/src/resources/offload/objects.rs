@@ -1,6 +1,6 @@
 //! The objects `liqo_offload` writes (the NamespaceOffloading `offloading` and, with `create_namespace`, the
 //! Namespace) built from a plan, and the state read back from a live NamespaceOffloading.
-use crate::resources::lifecycle::{TIMEOUTS, known_string};
+use crate::resources::lifecycle::known_string;
 use crate::resources::shared::node_selector;
 use std::collections::BTreeMap;
 
@@ -67,13 +67,9 @@ impl Offload {
 
 /// The state as the cluster has it; `prior` (Null on import) provides what the cluster does not hold.
 pub fn observed_state(prior: &Value, o: &NamespaceOffloading) -> Value {
-    let mut s = if prior.is_null() {
-        Value::object([(attr::create_namespace, Value::Bool(false)), (TIMEOUTS, Value::Null)])
-    } else {
-        prior.clone()
-    };
+    let mut s =
+        if prior.is_null() { Value::object([(attr::create_namespace, Value::Bool(false))]) } else { prior.clone() };
     let ns = o.metadata.namespace.clone().unwrap_or_default();
-    s.set(attr::id, Value::string(&ns));
     s.set(attr::namespace, Value::string(ns));
     let spec = &o.spec;
     s.set(

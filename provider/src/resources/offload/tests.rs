@@ -416,7 +416,7 @@ fn read_reflects_drift_and_import_rebuilds_state() {
     .unwrap()
     .namespace_offloading();
     live.status = offloading(1, Some(1), "Ready").status;
-    let s = observed_state(&Value::Null, &live);
+    let s = owned(observed_state(&Value::Null, &live), &Value::Null);
     for attr in [
         attr::id,
         attr::namespace,

@@ -136,7 +136,6 @@ impl Peering {
     /// The state after a (possibly partial) apply: planned values with every computed output resolved.
     pub fn state(&self, planned: &Value, accepted: Option<&BTreeMap<String, String>>) -> Value {
         let mut s = planned.clone();
-        s.set(attr::id, Value::string(format!("{}/{}", self.tenant_namespace, self.slice_name)));
         s.set(
             attr::virtual_node_name,
             if self.create_virtual_node { Value::string(&self.slice_name) } else { Value::Null },

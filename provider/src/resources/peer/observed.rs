@@ -10,18 +10,17 @@ use super::objects::minted_by_liqo;
 use super::schema::ISSUED;
 use super::schema::attr;
 use crate::quantity;
-use crate::resources::lifecycle::{TIMEOUTS, observed_map};
+use crate::resources::lifecycle::observed_map;
 use crate::resources::shared::control_plane_key;
 
 /// The state as the cluster has it. `prior` is the previous state (Null on import): values the cluster does
-/// not hold (timeouts, wait flag) come from it, and quantities equal in value keep the user's spelling.
+/// not hold (the wait flag) come from it, and quantities equal in value keep the user's spelling.
 pub fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Value {
     let mut s = if prior.is_null() {
         Value::object([
             (attr::wait_for_virtual_node, Value::Bool(true)),
             (attr::kubeconfig_wo, Value::Null),
             (attr::kubeconfig_wo_version, Value::Null),
-            (TIMEOUTS, Value::Null),
         ])
     } else {
         prior.clone()
@@ -30,7 +29,6 @@ pub fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Val
     let name = rs.metadata.name.clone().unwrap_or_default();
     s.set(attr::tenant_namespace, Value::string(ns));
     s.set(attr::resource_slice_name, Value::string(&name));
-    s.set(attr::id, <super::PeerResource as crate::resources::lifecycle::Lifecycle>::IMPORT_ID.value(&s));
     let label = |k: &str| rs.metadata.labels.as_ref().and_then(|l| l.get(k)).cloned();
     let provider = label(labels::REMOTE_CLUSTER_ID).or_else(|| rs.spec.provider_cluster_id.clone());
     s.set(attr::provider_cluster_id, Value::opt_string(provider.clone()));

@@ -713,7 +713,7 @@ fn read_reflects_drift_and_keeps_equal_spellings() {
 
     // Import (no prior) rebuilds the full state with the documented defaults.
     let rs = peer.resource_slice();
-    let s = observed_state(&Value::Null, &rs, &secret);
+    let s = owned(observed_state(&Value::Null, &rs, &secret), &Value::Null);
     let (want, _) = plan(&Value::Null, &config(), &config());
     for attr in [
         attr::id,

@@ -34,7 +34,7 @@ use crate::crypto;
 use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, namespaced_id};
 use crate::kube::{OpError, WaitTarget};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, TIMEOUTS, Timeouts, upgrade_dropping_v0};
+use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
 use crate::validate::Validator;
 
 const APPROVAL_REASON: &str = "TerraformProviderLiqoApproval";
@@ -448,9 +448,7 @@ impl Lifecycle for TenantResource {
         // failure records `state` as far as it got, not the prior state (even one before any call to the cluster
         // records the settings that change nothing on it).
         let mut state = prior.clone();
-        for attr in [attr::renew_before, TIMEOUTS] {
-            state.set(attr, planned.get(attr).clone());
-        }
+        state.set(attr::renew_before, planned.get(attr::renew_before).clone());
         if inputs.authz_policy == AUTHZ_POLICY_KEYS_EXCHANGE {
             // Liqo's handshake identity: these settings are recorded and have no effect (nothing is signed).
             for attr in [attr::csr, attr::api_server_url, attr::api_server_ca, attr::authz_policy] {

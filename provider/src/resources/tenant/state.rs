@@ -8,7 +8,6 @@ use time::format_description::well_known::Rfc3339;
 use super::schema::attr;
 use super::schema::{DEFAULT_CERTIFICATE_VALIDITY, DEFAULT_RENEW_BEFORE};
 use crate::crypto;
-use crate::resources::lifecycle::TIMEOUTS;
 
 /// A signed client certificate.
 pub struct Issued {
@@ -30,7 +29,7 @@ pub fn rfc3339(t: OffsetDateTime) -> String {
 /// signed for are not kept on the cluster (kube-controller-manager removes issued CSRs after an hour): null makes
 /// the next plan sign the configured CSR, and nothing else.
 pub fn imported_state(namespace: &str, consumer: &str, condition: String, api_server_url: Option<String>) -> Value {
-    with_id(Value::object([
+    Value::object([
         (attr::tenant_namespace, Value::string(namespace)),
         (attr::consumer_cluster_id, Value::string(consumer)),
         (attr::tenant_condition, Value::string(condition)),
@@ -45,8 +44,7 @@ pub fn imported_state(namespace: &str, consumer: &str, condition: String, api_se
         (attr::cluster_ca_certificate, Value::Null),
         (attr::certificate_expires_at, Value::Null),
         (attr::authz_policy, Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)),
-        (TIMEOUTS, Value::Null),
-    ]))
+    ])
 }
 
 /// The state of a Tenant made by Liqo's authentication handshake (`liqoctl peer`): Liqo signed the consumer's
@@ -57,7 +55,7 @@ pub fn handshake_state(tenant: &Tenant, namespace: &str, consumer: &str, conditi
     let auth = tenant.status.as_ref().and_then(|s| s.auth_params.as_ref());
     let expires_at =
         auth.and_then(|a| a.signed_crt.as_ref()).and_then(|crt| crypto::not_after(&crt.0).ok()).map(rfc3339);
-    with_id(Value::object([
+    Value::object([
         (attr::tenant_namespace, Value::string(namespace)),
         (attr::consumer_cluster_id, Value::string(consumer)),
         (attr::tenant_condition, Value::string(condition)),
@@ -71,14 +69,5 @@ pub fn handshake_state(tenant: &Tenant, namespace: &str, consumer: &str, conditi
         (attr::cluster_ca_certificate, Value::Null),
         (attr::certificate_expires_at, Value::opt_string(expires_at)),
         (attr::authz_policy, Value::string(AUTHZ_POLICY_KEYS_EXCHANGE)),
-        (TIMEOUTS, Value::Null),
-    ]))
-}
-
-/// `state` with its `id`, from the type's declared import ID.
-fn with_id(mut state: Value) -> Value {
-    use crate::resources::lifecycle::{ID, Lifecycle};
-    let id = super::TenantResource::IMPORT_ID.value(&state);
-    state.set(ID, id);
-    state
+    ])
 }

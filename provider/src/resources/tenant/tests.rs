@@ -591,7 +591,8 @@ fn a_handshake_tenant_imports_with_liqos_csr_and_plans_empty() {
             ..Default::default()
         }),
     });
-    let imported = handshake_state(&tenant, "liqo-tenant-rome", "rome", TENANT_CONDITION_ACTIVE.into());
+    let imported =
+        owned(handshake_state(&tenant, "liqo-tenant-rome", "rome", TENANT_CONDITION_ACTIVE.into()), &Value::Null);
     assert_eq!(imported.get(attr::csr).as_str(), Some(csr.as_str()));
     assert!(imported.get(attr::client_certificate).is_null() && imported.get(attr::cluster_ca_certificate).is_null());
     // What `-generate-config-out` writes: the state without its computed-only attributes.

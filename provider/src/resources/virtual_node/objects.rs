@@ -12,10 +12,9 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Diagnostic, Value};
 
-use super::VirtualNodeResource;
 use super::schema::attr;
 use crate::attributes::Key;
-use crate::resources::lifecycle::{self, Lifecycle, TIMEOUTS, known_string, observed_map};
+use crate::resources::lifecycle::{self, known_string, observed_map};
 use crate::resources::shared::node_selector;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -229,10 +228,9 @@ impl Wanted {
 /// The state from a live VirtualNode. `resources`, `labels` and `annotations` hold the keys this resource set
 /// ([`observed_map`]; on import every one but Liqo's own label), so keys someone else adds are not drift.
 pub fn observed_state(prior: &Value, vn: &VirtualNode) -> Value {
-    let mut s = if prior.is_null() { Value::object([(TIMEOUTS, Value::Null)]) } else { prior.clone() };
+    let mut s = if prior.is_null() { Value::Object(Default::default()) } else { prior.clone() };
     s.set(attr::name, Value::opt_string(vn.metadata.name.clone()));
     s.set(attr::tenant_namespace, Value::opt_string(vn.metadata.namespace.clone()));
-    s.set(attr::id, VirtualNodeResource::IMPORT_ID.value(&s));
     s.set(attr::provider_cluster_id, Value::opt_string(vn.spec.cluster_id.clone()));
     let label = vn.metadata.labels.as_ref().and_then(|l| l.get(labels::RESOURCE_SLICE_NAME));
     s.set(attr::resource_slice_name, Value::opt_string(label.cloned()));

@@ -160,7 +160,7 @@ fn reading_back_keeps_own_labels_and_spellings() {
     assert_eq!(observed_state(&prior, &stripped).get(attr::labels), &Value::string_map::<[(&str, &str); 0], _, _>([]));
 
     // An import takes every label but Liqo's, and the slice from Liqo's label.
-    let imported = observed_state(&Value::Null, &live());
+    let imported = owned(observed_state(&Value::Null, &live()), &Value::Null);
     assert_eq!(
         imported.get(attr::labels),
         &Value::string_map([("example.com/accelerator", "gpu"), ("liqo.io/added-by-someone", "x")])
