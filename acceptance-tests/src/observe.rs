@@ -79,6 +79,26 @@ where
     }
 }
 
+/// Looks at something every `every` for `period` and fails at the first look that is not as it must stay (`look`
+/// errs, saying what it saw): the polling loop of "stays so", beside [`until`]'s "becomes so". Returns how many
+/// looks passed (at least one).
+pub async fn throughout<F, Fut>(period: Duration, every: Duration, what: &str, mut look: F) -> Result<usize>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<()>>,
+{
+    let end = Instant::now() + period;
+    let mut looks = 0;
+    loop {
+        look().await.with_context(|| format!("{what} did not hold throughout {period:?} (look {})", looks + 1))?;
+        looks += 1;
+        if Instant::now() >= end {
+            return Ok(looks);
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
 /// [`until`] for code that is not async (a `#[test]`, a blocking task): sleeps the thread between looks.
 pub fn until_blocking<T, F>(timeout: Duration, every: Duration, what: &str, mut look: F) -> Result<T>
 where
@@ -240,6 +260,25 @@ mod tests {
         let timed_out = err.downcast_ref::<TimedOut>().expect("running out of time is a TimedOut");
         assert_eq!(timed_out.last, format!("look {looks}"), "the error shows the last look");
         assert_eq!(err.to_string(), format!("a thing did not happen within 30ms; last seen: look {looks}"));
+    }
+
+    #[tokio::test]
+    async fn throughout_looks_for_the_whole_period_and_fails_at_the_first_look_that_does_not_hold() {
+        let looks = throughout(Duration::from_millis(50), Duration::from_millis(5), "steady", || async { Ok(()) })
+            .await
+            .unwrap();
+        assert!(looks >= 5, "looked {looks} times in 50 ms");
+
+        let mut count = 0;
+        let err = throughout(Duration::from_secs(5), Duration::from_millis(1), "steady", || {
+            count += 1;
+            let now = count;
+            async move { if now == 3 { anyhow::bail!("it moved") } else { Ok(()) } }
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(count, 3, "no look after the one that failed");
+        assert_eq!(format!("{err:#}"), "steady did not hold throughout 5s (look 3): it moved");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::core::v1::{Node, Pod, Secret};
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, PostParams};
 use kube::{Api, Client};
-use liqo_acceptance::observe::{Seen, create_namespace, eventually, peering_up, until};
+use liqo_acceptance::observe::{Seen, create_namespace, eventually, peering_up, throughout, until};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory, observe, offloaded_pod};
 use liqo_schema::liqo::labels;
@@ -183,8 +183,8 @@ async fn a_probed_liqo_pod_is_ready_only_once_its_probe_passes() -> Result<()> {
     })
     .await?;
     // It has exited at least once; its restarts (1 s, then 2 s back-off) would pass a probe if anything did.
-    let until_time = Instant::now() + Duration::from_secs(6);
-    while Instant::now() < until_time {
+    let what = "the never-serving webhook's pod Running and not Ready";
+    throughout(Duration::from_secs(6), Duration::from_millis(200), what, || async {
         let pod = pods.get("webhook-never-serving").await?;
         let status = pod.status.clone().unwrap_or_default();
         ensure!(status.phase.as_deref() == Some("Running"), "the pod is not Running: {status:?}");
@@ -193,8 +193,9 @@ async fn a_probed_liqo_pod_is_ready_only_once_its_probe_passes() -> Result<()> {
             ready.is_some_and(|c| c.status == "False" && c.reason.as_deref() == Some("ContainersNotReady")),
             "a webhook that never serves must stay not Ready (ContainersNotReady); the pod says {ready:?}"
         );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+        Ok(())
+    })
+    .await?;
     pods.delete("webhook-never-serving", &Default::default()).await?;
     Ok(())
 }
