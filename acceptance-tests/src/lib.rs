@@ -4,6 +4,7 @@
 pub mod chain;
 pub mod doc_examples;
 pub mod ground;
+pub mod http_proxy;
 pub mod inventory;
 pub mod observe;
 pub mod offloaded_pod;

@@ -13,19 +13,21 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{Event, Node, Pod};
+use k8s_openapi::api::core::v1::{Event, Node, Pod, Secret};
 use k8s_openapi::api::node::v1::RuntimeClass;
 use kube::Api;
 use kube::api::{ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
 use liqo_acceptance::chain::full_chain;
 use liqo_acceptance::ground::{Options, PodCidrs};
+use liqo_acceptance::http_proxy::ConnectProxy;
 use liqo_acceptance::inventory;
 use liqo_acceptance::observe::{eventually, flat};
 use liqo_acceptance::offloaded_pod::{remote_namespace, shadow_pods};
 use liqo_acceptance::tf::{Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
+use liqo_schema::liqo::labels;
 use liqo_schema::liqo::networking::{CONNECTION_CONNECTED, Connection};
-use liqo_schema::liqo::{Configuration, ForeignCluster, GatewayServer, Quota, ResourceSlice};
+use liqo_schema::liqo::{Configuration, ForeignCluster, GatewayServer, Quota, ResourceSlice, Tenant};
 use rustix::process::{Pid, Signal};
 
 /// The tests build the same peering on the one shared ground.
@@ -436,6 +438,12 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
         let what = format!("a virtual node's placement on real Liqo with {}", cli.name());
         let work = Workdir::new(cli, &full_chain(ground, RESOURCES)).await?;
         work.write("placement.tf", include_str!("real_fabric/placement.tf"))?;
+        // The consumer's Liqo reaches milan through a proxy: the Tenant's, and both slices' control-plane identity.
+        let proxy = ConnectProxy::start().await?;
+        let proxied = |resource: &str| format!("resource {resource} {{\n  proxy_url = \"{}\"\n}}\n", proxy.url());
+        let overrides =
+            ["\"liqo_tenant\" \"rome\"", "\"liqo_peer\" \"rome_to_milan\"", "\"liqo_peer\" \"rome_to_milan_gpu\""];
+        work.write("proxy_override.tf", &overrides.map(proxied).concat())?;
         work.apply().await.with_context(|| format!("{what}: apply"))?;
         let plan = work.plan().await?;
         ensure!(plan.is_empty(), "{what}: the plan after the apply is not empty:\n{}", plan.run().stdout);
@@ -554,6 +562,7 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
         );
         let node = spec.node_name.unwrap_or_default();
         eprintln!("[real_fabric] {what}: pod tolerating runs on milan's {node}; intolerant waits: {reason}");
+        proxied_peering(&milan, &rome, &proxy).await.with_context(|| format!("{what}: the proxy"))?;
 
         // The taint taken away in place: the waiting pod is scheduled on the GPU node and runs on milan.
         work.write("placement_override.tf", UNTAINTED)?;
@@ -569,6 +578,46 @@ async fn virtual_node_placement_reaches_the_pods_and_taints_keep_others_off() ->
         runtime_classes.delete("gvisor", &Default::default()).await?;
     }
     templates.delete("gpu", &Default::default()).await?;
+    Ok(())
+}
+
+/// The peering of the placement test went through `proxy`: the Tenant names it (liqo_tenant `proxy_url`), the
+/// control-plane identity's kubeconfig (liqo_peer `proxy_url`) and the kubeconfigs Liqo issued for the virtual
+/// kubelets of both slices name it (Liqo passes the Tenant's on), and the proxy connected clients to milan's API
+/// server, refusing none.
+async fn proxied_peering(milan: &kube::Client, rome: &kube::Client, proxy: &ConnectProxy) -> Result<()> {
+    let url = proxy.url();
+    let tenants: Api<Tenant> = Api::all(milan.clone());
+    let tenant = tenants.list(&ListParams::default()).await?.items.into_iter().next().context("no Tenant on milan")?;
+    ensure!(
+        tenant.spec.proxy_url.as_deref() == Some(url.as_str()),
+        "the Tenant's proxyURL is {:?}",
+        tenant.spec.proxy_url
+    );
+    let secrets: Api<Secret> = Api::all(rome.clone());
+    let identities = secrets.list(&ListParams::default().labels(labels::IDENTITY_TYPE)).await?.items;
+    let proxied: Vec<String> = identities
+        .iter()
+        .filter(|s| {
+            let kubeconfig = s.data.as_ref().and_then(|d| d.get(labels::KUBECONFIG_KEY));
+            kubeconfig.is_some_and(|k| {
+                let text = String::from_utf8_lossy(&k.0);
+                text.contains("proxy-url") && text.contains(&url)
+            })
+        })
+        .filter_map(|s| s.metadata.name.clone())
+        .collect();
+    ensure!(
+        proxied.len() >= 3,
+        "rome's identity kubeconfigs naming the proxy: {proxied:?} (of {:?}); expected the control plane's and both slices'",
+        identities.iter().filter_map(|s| s.metadata.name.as_deref()).collect::<Vec<_>>()
+    );
+    let seen = proxy.seen();
+    ensure!(
+        !seen.is_empty() && seen.iter().all(|c| c.connected),
+        "the proxy's CONNECTs: {seen:?} (expected some, all connected)"
+    );
+    eprintln!("[real_fabric] the proxy connected {} tunnels; identities naming it: {proxied:?}", seen.len());
     Ok(())
 }
 

@@ -62,6 +62,8 @@ pub enum Check {
     Port(RangeInclusive<i64>),
     /// An API server URL; the text shows a good value.
     ApiServerUrl(&'static str),
+    /// The URL of a proxy to an API server (a kubeconfig's `proxy-url`).
+    ProxyUrl,
     /// PEM CA certificate(s); the text says where they come from.
     CaBundle(&'static str),
     /// A map of Kubernetes resource names to quantities (`{ cpu = "4", memory = "8Gi" }`).

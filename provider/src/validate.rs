@@ -147,6 +147,7 @@ impl<'a> Validator<'a> {
             Check::OneOf(allowed) => self.one_of(path, value, allowed),
             Check::Port(range) => self.port(path, value, range),
             Check::ApiServerUrl(example) => self.api_server_url(path, value, example),
+            Check::ProxyUrl => self.proxy_url(path, value),
             Check::CaBundle(fix) => self.ca_bundle(path, value, fix),
             Check::Quantities => self.quantities(path, value),
             Check::Labels => self.labels(path, value),
@@ -276,6 +277,24 @@ impl<'a> Validator<'a> {
                 path.clone(),
                 format!("Invalid API server URL for `{path}`"),
                 format!("`{url}` {why}. {example}"),
+            );
+        }
+    }
+
+    /// A proxy to an API server, as a kubeconfig's `proxy-url` takes it (client-go and kube: `http`, `https`,
+    /// `socks5`).
+    fn proxy_url(&mut self, path: AttributePath, value: &Value) {
+        let Some(text) = value.as_str() else { return };
+        let usable = Url::split(text)
+            .is_some_and(|u| PROXY_SCHEMES.contains(&u.scheme) && !u.authority.is_empty() && u.is_valid());
+        if !usable {
+            self.error(
+                path.clone(),
+                format!("Invalid proxy URL for `{path}`"),
+                format!(
+                    "`{text}` is not a URL starting with `http://`, `https://` or `socks5://` and a host. Give the \
+                     proxy as `http://host:port`, e.g. `http://proxy.example.com:8118`."
+                ),
             );
         }
     }
@@ -442,6 +461,9 @@ pub fn check_wireguard_key(s: &str) -> Result<(), String> {
         Err(_) => Err("the value is not valid standard base64".into()),
     }
 }
+
+/// The schemes of a proxy a kubeconfig's `proxy-url` may name.
+const PROXY_SCHEMES: [&str; 3] = ["http", "https", "socks5"];
 
 /// A URL as written, split where the provider's checks look: the scheme before the first `://`, the authority up
 /// to the first `/` after it. The one reading of a URL for the provider block (`host`, `proxy_url`) and the

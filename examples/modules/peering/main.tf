@@ -82,6 +82,7 @@ resource "liqo_tenant" "this" {
   tenant_condition    = var.tenant_condition
   api_server_url      = var.provider_api_server_url
   api_server_ca       = var.provider_api_server_ca
+  proxy_url           = var.proxy_url
 }
 
 # Resource negotiation: the consumer asks for resources and gets a virtual node; its identity Secret is assembled
@@ -96,6 +97,7 @@ resource "liqo_peer" "this" {
   cluster_ca_certificate    = liqo_tenant.this.cluster_ca_certificate
   client_certificate        = liqo_tenant.this.client_certificate
   client_key_secret         = liqo_consumer_key.this.key_secret_name
+  proxy_url                 = var.proxy_url
   resources                 = var.resources
   class                     = var.resource_slice_class
   # With var.virtual_node, liqo_virtual_node below makes the node, so Liqo must not make one of its own.

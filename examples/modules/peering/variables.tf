@@ -58,6 +58,12 @@ variable "provider_api_server_ca" {
   default     = null
 }
 
+variable "proxy_url" {
+  description = "URL of an HTTP proxy through which the consumer's Liqo reaches the provider's API server (liqoctl peer --proxy-url); null: none."
+  type        = string
+  default     = null
+}
+
 variable "tenant_condition" {
   description = "Active accepts new ResourceSlices, Cordoned keeps existing ones but denies new ones, Drained evicts the consumer."
   type        = string

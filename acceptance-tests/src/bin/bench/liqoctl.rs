@@ -110,7 +110,9 @@ pub async fn versus_liqoctl(args: &Args, ground: &Ground, report: &mut Report) -
         "300s",
     ];
     let offload = ["offload", "namespace", OFFLOAD_NAMESPACE, "--kubeconfig", &rome, "--timeout", "120s"];
-    let unoffload = ["unoffload", "namespace", OFFLOAD_NAMESPACE, "--kubeconfig", &rome, "--timeout", "120s"];
+    // unoffload asks for a confirmation, which a closed stdin never gives.
+    let unoffload =
+        ["unoffload", "namespace", OFFLOAD_NAMESPACE, "--kubeconfig", &rome, "--timeout", "120s", "--skip-confirm"];
     // Deleting the tenant namespaces, as this provider's destroy does (liqo_generate's).
     let unpeer =
         ["unpeer", "--kubeconfig", &rome, "--remote-kubeconfig", &milan, "--delete-namespaces", "--timeout", "300s"];

@@ -142,7 +142,7 @@ pub fn service_address(service: &Service) -> Result<SocketAddr> {
 /// An HTTP message head, through its blank line, read byte by byte so that nothing after it is taken from `stream`
 /// (the tunnelled bytes follow); `ended_early` is the error when the stream ends first or the head grows past
 /// [`MAX_HEAD`].
-async fn read_head(stream: &mut UnixStream, ended_early: &str) -> Result<String> {
+pub(crate) async fn read_head<S: tokio::io::AsyncRead + Unpin>(stream: &mut S, ended_early: &str) -> Result<String> {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {

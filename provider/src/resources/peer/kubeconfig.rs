@@ -16,6 +16,8 @@ const KUBECONFIG_USER: &str = "liqo-controlplane";
 /// kubeconfig: cluster named after the provider, context `default-context` in the provider tenant namespace.
 pub struct KubeconfigParts<'a> {
     pub server: &'a str,
+    /// The cluster's `proxy-url`.
+    pub proxy_url: Option<&'a str>,
     pub ca_pem: &'a str,
     pub cert_pem: &'a str,
     pub key_pem: &'a str,
@@ -25,10 +27,14 @@ pub struct KubeconfigParts<'a> {
 
 pub fn assemble_kubeconfig(p: &KubeconfigParts<'_>) -> zeroize::Zeroizing<String> {
     let b64 = |s: &str| STANDARD.encode(s.as_bytes());
+    let mut cluster = serde_json::json!({"server": p.server, "certificate-authority-data": b64(p.ca_pem)});
+    if let Some(proxy) = p.proxy_url {
+        cluster["proxy-url"] = proxy.into();
+    }
     let doc = serde_json::json!({
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": p.cluster_name, "cluster": {"server": p.server, "certificate-authority-data": b64(p.ca_pem)}}],
+        "clusters": [{"name": p.cluster_name, "cluster": cluster}],
         "users": [{"name": KUBECONFIG_USER, "user": {
             "client-certificate-data": b64(p.cert_pem),
             "client-key-data": b64(p.key_pem),
@@ -39,18 +45,28 @@ pub fn assemble_kubeconfig(p: &KubeconfigParts<'_>) -> zeroize::Zeroizing<String
     zeroize::Zeroizing::new(serde_yaml::to_string(&doc).expect("a JSON document always serialises to YAML"))
 }
 
-/// The public parts (server, CA, client certificate) of an identity kubeconfig, for drift detection and import;
-/// `None` for a kubeconfig without them (e.g. a brought one using a token).
-pub fn public_parts(kubeconfig: &str) -> Option<(String, String, String)> {
+/// The public parts of an identity kubeconfig, for drift detection and import.
+#[derive(Debug, PartialEq)]
+pub struct PublicParts {
+    pub server: String,
+    pub ca_pem: String,
+    pub cert_pem: String,
+    pub proxy_url: Option<String>,
+}
+
+/// The public parts of an identity kubeconfig; `None` for a kubeconfig without them (e.g. a brought one using a
+/// token).
+pub fn public_parts(kubeconfig: &str) -> Option<PublicParts> {
     let doc: serde_yaml::Value = serde_yaml::from_str(kubeconfig).ok()?;
     let decode = |v: &serde_yaml::Value| String::from_utf8(STANDARD.decode(v.as_str()?).ok()?).ok();
     let cluster = doc.get("clusters")?.get(0)?.get("cluster")?;
     let user = doc.get("users")?.get(0)?.get("user")?;
-    Some((
-        cluster.get("server")?.as_str()?.to_string(),
-        decode(cluster.get("certificate-authority-data")?)?,
-        decode(user.get("client-certificate-data")?)?,
-    ))
+    Some(PublicParts {
+        server: cluster.get("server")?.as_str()?.to_string(),
+        ca_pem: decode(cluster.get("certificate-authority-data")?)?,
+        cert_pem: decode(user.get("client-certificate-data")?)?,
+        proxy_url: cluster.get("proxy-url").and_then(|p| p.as_str()).map(str::to_owned),
+    })
 }
 
 /// The private key of the key Secret, checked to be the one `cert_pem` was issued for. The errors name the Secret

@@ -24,7 +24,7 @@ pub fn identity_secret_name(provider: &str) -> String {
 #[derive(Clone, Debug)]
 pub enum Credentials {
     /// Public parts from liqo_tenant; the key stays in the Secret `key_secret` of this cluster.
-    Issued { server: String, ca_pem: String, cert_pem: String, key_secret: String },
+    Issued { server: String, proxy_url: Option<String>, ca_pem: String, cert_pem: String, key_secret: String },
     /// A kubeconfig the user brings (`kubeconfig_wo`, from the configuration only); its Debug form never shows
     /// the content (it may hold a key or a token).
     Brought(SecretString),
@@ -61,6 +61,7 @@ impl Peering {
                     Credentials::Liqo
                 }
                 None => Credentials::Issued {
+                    proxy_url: v.get(attr::proxy_url).as_str().map(str::to_owned),
                     server: s(attr::api_server_url)?,
                     ca_pem: s(attr::cluster_ca_certificate)?,
                     cert_pem: s(attr::client_certificate)?,

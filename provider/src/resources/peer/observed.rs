@@ -48,7 +48,7 @@ pub fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Val
         prior.get(attr::kubeconfig_wo_version).is_null() && ISSUED.iter().all(|a| prior.get(*a).is_null())
     };
     if liqo_identity {
-        for attr in ISSUED {
+        for attr in ISSUED.into_iter().chain([attr::proxy_url]) {
             s.set(attr, Value::Null);
         }
     }
@@ -61,13 +61,10 @@ pub fn observed_state(prior: &Value, rs: &ResourceSlice, secret: &Secret) -> Val
             .and_then(|d| d.get(labels::KUBECONFIG_KEY))
             .and_then(|b| std::str::from_utf8(&b.0).ok())
             .and_then(public_parts);
-        let (server, ca, cert) = match parts {
-            Some((server, ca, cert)) => (Value::string(server), Value::string(ca), Value::string(cert)),
-            None => (Value::Null, Value::Null, Value::Null),
-        };
-        s.set(attr::api_server_url, server);
-        s.set(attr::cluster_ca_certificate, ca);
-        s.set(attr::client_certificate, cert);
+        s.set(attr::api_server_url, Value::opt_string(parts.as_ref().map(|p| p.server.clone())));
+        s.set(attr::cluster_ca_certificate, Value::opt_string(parts.as_ref().map(|p| p.ca_pem.clone())));
+        s.set(attr::client_certificate, Value::opt_string(parts.as_ref().map(|p| p.cert_pem.clone())));
+        s.set(attr::proxy_url, Value::opt_string(parts.and_then(|p| p.proxy_url)));
         if prior.is_null() {
             s.set(
                 attr::client_key_secret,

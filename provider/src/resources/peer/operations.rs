@@ -102,12 +102,13 @@ impl PeerResource {
             crate::kube::settle(op.ctx, &secrets, &peering.secret_name(), op.deadline.left()).await?;
         }
         Ok(match &peering.credentials {
-            Credentials::Issued { server, ca_pem, cert_pem, key_secret } => {
+            Credentials::Issued { server, proxy_url, ca_pem, cert_pem, key_secret } => {
                 let found = crate::kube::get_opt(op.ctx, &secrets, key_secret).await?;
                 let object = crate::kube::describe::<Secret>(Some(&peering.tenant_namespace), key_secret);
                 let key = key_for_certificate(found.as_ref(), &object, cert_pem)?;
                 Some(assemble_kubeconfig(&KubeconfigParts {
                     server,
+                    proxy_url: proxy_url.as_deref(),
                     ca_pem,
                     cert_pem,
                     key_pem: &key,

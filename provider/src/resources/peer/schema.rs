@@ -40,6 +40,13 @@ pub mod attr {
              `client_certificate` and `client_key_secret`), which carries no secret through Terraform. A new value \
              updates the identity Secret in place.",
         );
+        proxy_url: optional(Type::String).check(Check::ProxyUrl).describe(
+            "URL of an HTTP proxy through which this cluster's Liqo reaches the provider's API server, e.g. \
+             `http://proxy.example.com:8118` (`liqoctl peer --proxy-url`): the control-plane identity's kubeconfig \
+             names it (`proxy-url`). Give the provider's liqo_tenant the same URL (`liqo_tenant.<name>.proxy_url`), \
+             which Liqo passes on to the virtual kubelets' credentials. With the issued-certificate flow only (a \
+             brought kubeconfig names its own proxy). A new value updates the identity Secret in place.",
+        );
         cluster_ca_certificate: optional(Type::String).describe(
             "PEM CA that verifies `api_server_url`: `liqo_tenant.<name>.cluster_ca_certificate`. A new value updates \
              the identity Secret in place.",
@@ -137,13 +144,10 @@ pub mod attr {
         );
         resource_slice_class: removed("`class` (the module's `resource_slice_class`).");
         in_band: removed(
-            "`api_server_url`: the consumer reaches the provider's API server at that URL. In-band peering (`liqoctl \
-             peer --in-band`: the API server through the WireGuard tunnel, at Liqo's remapped address of the \
-             provider's API-server proxy) is not offered yet: it is not yet proven on real Liqo here \
-             (docs/guides/liqoctl-flags.md).",
-        );
-        proxy_url: removed(
-            "`api_server_url` and `cluster_ca_certificate` of the proxy the consumer reaches the provider through.",
+            "`api_server_url`: the consumer reaches the provider's API server at that URL, through `proxy_url` if \
+             given (with liqo_tenant's `proxy_url`). In-band peering (`liqoctl peer --in-band`: the API server \
+             through the WireGuard tunnel, at Liqo's remapped address of the provider's API-server proxy) is not \
+             offered yet: it is not yet proven on real Liqo here (docs/guides/liqoctl-flags.md).",
         );
         cpu: removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
         memory: removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
@@ -202,6 +206,15 @@ fn check_credentials(c: &mut Validator<'_>) {
     let one_known = known_set(attr::kubeconfig_wo) || ISSUED.iter().any(|a| known_set(*a));
     if brought && !issued.is_empty() && !one_known {
         return;
+    }
+    if issued.is_empty() && set(attr::proxy_url) {
+        c.error(
+            attr::proxy_url.path(),
+            "`proxy_url` goes with the issued-certificate flow",
+            "Pass it with `api_server_url`, `cluster_ca_certificate`, `client_certificate` and `client_key_secret`. \
+             A brought kubeconfig (`kubeconfig_wo`) is used as it is: name the proxy in it (`proxy-url` of its \
+             cluster); the identity Liqo minted keeps its own.",
+        );
     }
     let flows = "Either pass the issued-certificate flow's four attributes (`api_server_url`, `cluster_ca_certificate` \
                  and `client_certificate` from the provider's liqo_tenant, `client_key_secret` from liqo_consumer_key \

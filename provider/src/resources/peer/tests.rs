@@ -13,7 +13,7 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{AttributePath, Diagnostics, Nesting, Severity, Value};
 
 use super::PeerResource;
-use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate, public_parts};
+use super::kubeconfig::{KubeconfigParts, PublicParts, assemble_kubeconfig, key_for_certificate, public_parts};
 use super::objects::{Credentials, Peering, minted_by_liqo, owning_identity};
 use super::observed::observed_state;
 use super::schema::ISSUED;
@@ -35,6 +35,7 @@ fn config() -> Value {
         (attr::provider_cluster_id, Value::string("milan")),
         (attr::provider_tenant_namespace, Value::string("liqo-tenant-rome")),
         (attr::api_server_url, Value::string("https://milan.example.com:6443")),
+        (attr::proxy_url, Value::Null),
         (attr::cluster_ca_certificate, Value::string(&issued().ca)),
         (attr::client_certificate, Value::string(&issued().cert)),
         (attr::client_key_secret, Value::string("controlplane-key-milan")),
@@ -106,6 +107,7 @@ fn planned_peer() -> (Value, Peering) {
 fn our_identity_secret(peer: &Peering) -> Secret {
     peer.identity_secret(&assemble_kubeconfig(&KubeconfigParts {
         server: "https://milan.example.com:6443",
+        proxy_url: None,
         ca_pem: &issued().ca,
         cert_pem: &issued().cert,
         key_pem: &issued().key,
@@ -292,6 +294,17 @@ fn credentials_are_one_complete_flow() {
     bad.set(attr::api_server_url, Value::string("http://milan:6443"));
     bad.set(attr::cluster_ca_certificate, Value::string(format!("{}{}", issued().ca, issued().key)));
     assert_eq!(error_paths(&validate(&bad)), [attr::api_server_url, attr::cluster_ca_certificate]);
+
+    // A proxy goes with the issued-certificate flow only, and must be a proxy URL.
+    let mut proxied = config();
+    proxied.set(attr::proxy_url, Value::string("http://127.0.0.1:3128"));
+    assert!(validate(&proxied).is_empty(), "{:?}", validate(&proxied));
+    let mut proxy_alone = none.clone();
+    proxy_alone.set(attr::proxy_url, Value::string("http://127.0.0.1:3128"));
+    assert_eq!(error_paths(&validate(&proxy_alone)), [attr::proxy_url]);
+    let mut bad_proxy = config();
+    bad_proxy.set(attr::proxy_url, Value::string("127.0.0.1:3128"));
+    assert_eq!(error_paths(&validate(&bad_proxy)), [attr::proxy_url]);
 }
 
 /// The assembled kubeconfig has Liqo's shape and loads in kube-rs with the P-256 key; its public parts read
@@ -303,6 +316,7 @@ async fn the_identity_kubeconfig_joins_the_public_parts_to_the_local_key() {
     let key = key_for_certificate(Some(&key_secret(&issued().key)), "Secret liqo-tenant-milan/k", cert_pem).unwrap();
     let yaml = assemble_kubeconfig(&KubeconfigParts {
         server,
+        proxy_url: Some("http://proxy.example.com:8118"),
         ca_pem,
         cert_pem,
         key_pem: &key,
@@ -316,8 +330,21 @@ async fn the_identity_kubeconfig_joins_the_public_parts_to_the_local_key() {
     let config = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default()).await.unwrap();
     assert_eq!(config.default_namespace, "liqo-tenant-rome");
     // Building the client loads the identity into rustls: this fails if rustls rejects the key format.
+    assert_eq!(
+        config.proxy_url.as_ref().map(|u| u.to_string()).as_deref(),
+        Some("http://proxy.example.com:8118/"),
+        "kube reads the proxy"
+    );
     kube::Client::try_from(config).expect("rustls accepts the P-256 PKCS#8 client key");
-    assert_eq!(public_parts(&yaml), Some((server.clone(), ca_pem.clone(), cert_pem.clone())));
+    assert_eq!(
+        public_parts(&yaml),
+        Some(PublicParts {
+            server: server.clone(),
+            ca_pem: ca_pem.clone(),
+            cert_pem: cert_pem.clone(),
+            proxy_url: Some("http://proxy.example.com:8118".into())
+        })
+    );
 
     // Read reflects those parts and never the key.
     let (planned, _) = planned_peer();

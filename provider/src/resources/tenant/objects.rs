@@ -31,6 +31,7 @@ pub struct Inputs {
     /// The consumer's PEM CSR.
     pub csr: String,
     pub authz_policy: String,
+    pub proxy_url: Option<String>,
 }
 
 impl Inputs {
@@ -44,6 +45,7 @@ impl Inputs {
                 .unwrap_or(MIN_CERTIFICATE_VALIDITY),
             csr: s(attr::csr),
             authz_policy: v.get(attr::authz_policy).as_str().unwrap_or(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE).to_string(),
+            proxy_url: v.get(attr::proxy_url).as_str().map(str::to_owned),
         }
     }
 
@@ -65,6 +67,7 @@ pub fn tenant_object(inputs: &Inputs) -> Tenant {
             cluster_id: Some(inputs.consumer.clone()),
             authz_policy: Some(inputs.authz_policy.clone()),
             tenant_condition: Some(inputs.condition.clone()),
+            proxy_url: inputs.proxy_url.clone(),
             ..TenantSpec::default()
         },
     );

@@ -297,15 +297,15 @@ impl TenantResource {
         Ok(())
     }
 
-    /// The Tenant's condition when the Tenant and (unless drained) the RoleBinding are in place; `None` when
-    /// either is gone, which makes Terraform recreate the resource.
+    /// The Tenant's condition and proxy URL when the Tenant and (unless drained) the RoleBinding are in place;
+    /// `None` when either is gone, which makes Terraform recreate the resource.
     async fn condition(
         &self,
         ctx: &Ctx,
         client: &kube::Client,
         namespace: &str,
         consumer: &str,
-    ) -> Result<Option<String>, OpError> {
+    ) -> Result<Option<(String, Option<String>)>, OpError> {
         let tenants: Api<Tenant> = Api::namespaced(client.clone(), namespace);
         let Some(tenant) = crate::kube::get_opt(ctx, &tenants, consumer).await? else {
             return Ok(None);
@@ -323,7 +323,7 @@ impl TenantResource {
                 return Ok(None);
             }
         }
-        Ok(Some(condition))
+        Ok(Some((condition, tenant.spec.proxy_url.filter(|p| !p.is_empty()))))
     }
 }
 
@@ -475,6 +475,7 @@ impl Lifecycle for TenantResource {
             state.set(attr::certificate_validity, planned.get(attr::certificate_validity).clone());
             self.ensure_tenant(op, &client, &inputs).await?;
             state.set(attr::tenant_condition, Value::string(&inputs.condition));
+            state.set(attr::proxy_url, planned.get(attr::proxy_url).clone());
             let cordons = attr::cordoned_resource_slices;
             if planned.get(cordons) != prior.get(cordons) {
                 cordon_slices(op, &client, &inputs, prior.get(cordons), planned.get(cordons)).await?;
@@ -516,11 +517,13 @@ impl Lifecycle for TenantResource {
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
         let inputs = Inputs::from_value(state);
         let client = self.cluster.client().await?;
-        let Some(condition) = self.condition(ctx, &client, &inputs.namespace, &inputs.consumer).await? else {
+        let Some((condition, proxy_url)) = self.condition(ctx, &client, &inputs.namespace, &inputs.consumer).await?
+        else {
             return Ok(Value::Null.into());
         };
         let mut state = state.clone();
         state.set(attr::tenant_condition, Value::string(condition));
+        state.set(attr::proxy_url, Value::opt_string(proxy_url));
         // Unset, the slices' cordons are not this resource's to report.
         if !state.get(attr::cordoned_resource_slices).is_null() {
             let slices = consumer_slices(ctx, &client, &inputs).await?;
@@ -566,7 +569,7 @@ impl Lifecycle for TenantResource {
             )
             .into());
         }
-        let condition = self.condition(ctx, &client, &namespace, &consumer).await?.ok_or_else(|| {
+        let (condition, proxy_url) = self.condition(ctx, &client, &namespace, &consumer).await?.ok_or_else(|| {
             Diagnostic::error(
                 format!("Cannot import {type_name} {id}"),
                 format!(
@@ -575,10 +578,13 @@ impl Lifecycle for TenantResource {
                 ),
             )
         })?;
-        if tenant.spec.authz_policy.as_deref() != Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE) {
-            return Ok(handshake_state(&tenant, &namespace, &consumer, condition));
-        }
-        Ok(imported_state(&namespace, &consumer, condition, self.cluster.api_server_url().await.ok()))
+        let mut state = if tenant.spec.authz_policy.as_deref() != Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE) {
+            handshake_state(&tenant, &namespace, &consumer, condition)
+        } else {
+            imported_state(&namespace, &consumer, condition, self.cluster.api_server_url().await.ok())
+        };
+        state.set(attr::proxy_url, Value::opt_string(proxy_url));
+        Ok(state)
     }
 
     /// From 0.2.0 (version 0): the `kubeconfig` holding the consumer's private key is dropped, so the upgraded

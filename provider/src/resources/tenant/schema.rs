@@ -58,6 +58,13 @@ pub mod attr {
              is the set of the consumer's cordoned slices, and one cordoned out of band shows as drift. Updated in \
              place.",
         );
+        proxy_url: optional(Type::String).check(Check::ProxyUrl).describe(
+            "URL of an HTTP proxy through which the consumer's Liqo reaches this cluster's API server, e.g. \
+             `http://proxy.example.com:8118` (`liqoctl peer --proxy-url`; the Tenant's `spec.proxyURL`): Liqo gives \
+             it to the consumer in the credentials of every ResourceSlice, so its virtual kubelets connect through \
+             it; pass the same URL to `liqo_peer.proxy_url` for the consumer's control plane. Updated in place: \
+             credentials Liqo issues from then on carry the new URL.",
+        );
         api_server_url: optional_computed(Type::String).check(Check::ApiServerUrl("Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`.")).describe(
             "URL of this cluster's API server as the consumer cluster's control plane (its crd-replicator) reaches \
              it (`https://host:port`), for `liqo_peer.api_server_url`. Defaults to the address the provider block uses, \

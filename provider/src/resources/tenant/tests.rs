@@ -33,6 +33,7 @@ fn config(pairs: &[(Key, Value)]) -> Value {
         (attr::consumer_cluster_id, Value::string("rome")),
         (attr::tenant_condition, Value::Null),
         (attr::cordoned_resource_slices, Value::Null),
+        (attr::proxy_url, Value::Null),
         (attr::api_server_url, Value::Null),
         (attr::api_server_ca, Value::Null),
         (attr::certificate_validity, Value::Null),
@@ -432,6 +433,33 @@ fn a_handshake_tenant_never_gets_credentials_issued() {
     assert!(p.diagnostics.is_empty(), "{:?}", p.diagnostics);
     assert!(!p.replace.is_empty() && p.planned.get(attr::client_certificate).is_unknown());
     assert_eq!(p.planned.get(attr::authz_policy).as_str(), Some(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
+}
+
+/// The proxy the consumer's Liqo reaches this cluster through is the Tenant's `spec.proxyURL`, checked at plan and
+/// changed in place with the credentials kept.
+#[test]
+fn the_proxy_url_is_the_tenants_and_changes_in_place() {
+    let proxy = Value::string("http://proxy.example.com:8118");
+    let inputs = Inputs::from_value(&config(&[(attr::proxy_url, proxy.clone())]));
+    let t = serde_json::to_value(tenant_object(&inputs)).unwrap();
+    assert_eq!(t["spec"]["proxyURL"], "http://proxy.example.com:8118");
+    let none = serde_json::to_value(tenant_object(&Inputs::from_value(&config(&[])))).unwrap();
+    assert!(none["spec"].get("proxyURL").is_none(), "unset, not written");
+
+    let prior = applied_state(&in_days(334));
+    let mut proposed = prior.clone();
+    proposed.set(attr::proxy_url, proxy.clone());
+    let cfg = config(&[(attr::proxy_url, proxy)]);
+    let p = Plan::run::<TenantResource>(&prior, proposed, &cfg);
+    assert!(p.replace.is_empty(), "{:?}", p.replace);
+    assert_eq!(p.planned.get(attr::client_certificate), prior.get(attr::client_certificate));
+
+    for bad in ["proxy.example.com:8118", "ftp://proxy:21", "http://"] {
+        let d = validate(&config(&[(attr::proxy_url, Value::string(bad))]));
+        assert_eq!(error_paths(&d), ["proxy_url"], "{bad}");
+        assert!(d.0[0].summary.contains("Invalid proxy URL for `proxy_url`"), "{:?}", d.0[0]);
+    }
+    assert!(validate(&config(&[(attr::proxy_url, Value::string("socks5://127.0.0.1:1080"))])).is_empty());
 }
 
 #[test]
