@@ -166,39 +166,25 @@ fn term_from_value(term: &Value) -> NodeSelectorTerm {
 /// Live terms as state. Empty lists the user wrote (`cluster_selector = []`, `values = []`) are kept as written,
 /// since Kubernetes and Liqo treat them like absent ones.
 pub fn terms_to_value(prior: &Value, terms: &[NodeSelectorTerm]) -> Value {
-    if terms.is_empty() {
-        return lifecycle::empty_as_written(prior);
-    }
-    let prior_terms = prior.elements();
-    Value::List(
-        terms
-            .iter()
-            .enumerate()
-            .map(|(i, term)| {
-                Value::object([(term::match_expressions, requirements_to_value(prior_terms.get(i), term))])
-            })
-            .collect(),
-    )
+    as_state(prior, terms, |prior, t| Value::object([(term::match_expressions, requirements_to_value(prior, t))]))
 }
 
 /// Live weighted terms as state, as [`terms_to_value`].
 pub fn weighted_to_value(prior: &Value, terms: &[PreferredSchedulingTerm]) -> Value {
-    if terms.is_empty() {
+    as_state(prior, terms, |prior, t| {
+        Value::object([
+            (weighted_term::weight, Value::Number(f64::from(t.weight))),
+            (weighted_term::match_expressions, requirements_to_value(prior, &t.preference)),
+        ])
+    })
+}
+
+/// A live list as state, each item with the prior state's item at its place; none live: as written.
+fn as_state<T>(prior: &Value, live: &[T], each: impl Fn(Option<&Value>, &T) -> Value) -> Value {
+    if live.is_empty() {
         return lifecycle::empty_as_written(prior);
     }
-    let prior_terms = prior.elements();
-    Value::List(
-        terms
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                Value::object([
-                    (weighted_term::weight, Value::Number(f64::from(t.weight))),
-                    (weighted_term::match_expressions, requirements_to_value(prior_terms.get(i), &t.preference)),
-                ])
-            })
-            .collect(),
-    )
+    Value::List(live.iter().enumerate().map(|(i, item)| each(prior.elements().get(i), item)).collect())
 }
 
 fn requirements_to_value(prior_term: Option<&Value>, term: &NodeSelectorTerm) -> Value {
