@@ -844,12 +844,16 @@ impl Ground {
                 processes.push(restarted);
             }
         }
+        let back = k8s_openapi::jiff::Timestamp::now();
         control_plane::wait_ready(self.layout(name), &self.processes).await?;
         if self.liqo.is_some() {
-            // Back after the node's Lease went stale, kube-controller-manager's node-lifecycle controller marks the
-            // node's pods not Ready (Liqo's webhook too) until their kubelet reports them again, as on a cluster;
-            // what a user runs next (a `kubectl annotate` of a ForeignCluster) needs the webhook.
+            // Back after the nodes' Leases went stale, kube-controller-manager's node-lifecycle controller marks the
+            // nodes' pods not Ready (Liqo's webhook too) at its next look, until their kubelet reports them again,
+            // as on a cluster; what a user runs next (a `kubectl annotate` of a ForeignCluster) needs the webhook.
+            // So first every node's Lease is renewed after the return (from then on the controller sees the nodes
+            // alive and marks nothing more), then the webhook is reached through a Ready pod.
             let client = self.client(name).await?;
+            liqo::leases_renewed_since(&client, name, back).await?;
             liqo::webhook_reached(&client, &self.layout(name).dir, name, false)
                 .await
                 .with_context(|| format!("cluster {name}: Liqo's webhook after its API server came back"))?;

@@ -10,6 +10,7 @@ pub mod adapt;
 mod chart;
 pub mod kubelet;
 mod nodes;
+pub use nodes::leases_renewed_since;
 pub mod pod_network;
 pub mod wire;
 

@@ -173,6 +173,24 @@ pub async fn start(
 }
 
 /// kwok's stage that completes the pods of Jobs.
+/// Waits until kwok has renewed the Lease of cluster `cluster`'s worker Node after `since` (an API server's return):
+/// from then on kube-controller-manager's node-lifecycle controller sees the node alive.
+pub async fn leases_renewed_since(client: &Client, cluster: &str, since: k8s_openapi::jiff::Timestamp) -> Result<()> {
+    use crate::observe::{Seen, until};
+    let worker = worker_name(cluster);
+    let leases: Api<Lease> = Api::namespaced(client.clone(), "kube-node-lease");
+    let what = format!("the Lease of Node {worker} renewed after cluster {cluster}'s API server came back");
+    // kwok renews it every quarter of its duration.
+    until(LEASE_DURATION, Duration::from_millis(500), &what, || async {
+        let renewed = leases.get_opt(&worker).await?.and_then(|l| l.spec?.renew_time).map(|t| t.0);
+        Ok(match renewed {
+            Some(at) if at > since => Seen::Done(()),
+            other => Seen::NotYet(format!("last renewed {other:?}")),
+        })
+    })
+    .await
+}
+
 const POD_COMPLETE: &str = "pod-complete.yaml";
 /// kwok's stage that starts a pod (IP, phase Running, conditions Ready), and the ground's variant of it for the
 /// pods the kubelet probes.
