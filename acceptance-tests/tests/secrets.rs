@@ -26,11 +26,11 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use k8s_openapi::api::core::v1::{Node, Secret};
@@ -40,7 +40,7 @@ use kube::Api;
 use kube::api::{DeleteParams, ListParams};
 use liqo_acceptance::chain::example;
 use liqo_acceptance::ground::process;
-use liqo_acceptance::observe::{self, TimedOut, eventually, peering_up};
+use liqo_acceptance::observe::{self, eventually, peering_up};
 use liqo_acceptance::tf::{self, Cli, Run, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME, inventory};
 use liqo_schema::liqo::networking::Connection;
@@ -185,30 +185,16 @@ async fn traced(work: &Workdir, dir: &Path, trace: &Path, label: &str, args: &[&
     }
     let description = format!("TF_LOG=TRACE {} {}", work.cli().name(), args.join(" "));
     let started = Instant::now();
-    let mut child = process::spawn_attached(command).with_context(|| format!("starting `{description}`"))?;
-    let status = tokio::task::spawn_blocking(move || -> Result<(ExitStatus, bool)> {
-        let exited = observe::until_blocking(COMMAND_TIMEOUT, Duration::from_millis(50), "the command to end", || {
-            Ok(child.try_wait()?.into())
-        });
-        match exited {
-            Err(err) if err.is::<TimedOut>() => {
-                child.kill()?;
-                Ok((child.wait()?, true))
-            }
-            exited => Ok((exited?, false)),
-        }
-    })
-    .await??;
-    if status.1 {
-        bail!("`{description}` was killed after {COMMAND_TIMEOUT:?}");
-    }
+    let (status, cpu) = process::run_to_completion(command, COMMAND_TIMEOUT)
+        .await
+        .with_context(|| format!("running `{description}`"))?;
     Ok(Run {
         command: description,
-        status: status.0,
+        status,
         stdout: std::fs::read_to_string(&out).unwrap_or_default(),
         stderr: std::fs::read_to_string(&err).unwrap_or_default(),
         duration: started.elapsed(),
-        cpu: None,
+        cpu: Some(cpu),
     })
 }
 

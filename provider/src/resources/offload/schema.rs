@@ -88,11 +88,10 @@ pub fn validate(c: &mut Validator<'_>) {
         _ => {}
     }
 
-    node_selector::validate(c, attr::cluster_selector.path(), config.get(attr::cluster_selector), &CLUSTER_SELECTOR);
+    node_selector::validate(c, attr::cluster_selector, &CLUSTER_SELECTOR);
 }
 
 const CLUSTER_SELECTOR: Wording = Wording {
-    attribute: "cluster_selector",
     example_key: "liqo.io/remote-cluster-id",
     empty_term: "Empty cluster selector term",
     empty_term_fix: "A term without match expressions matches no virtual node. Add at least one expression, or drop \

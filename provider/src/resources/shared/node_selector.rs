@@ -4,6 +4,7 @@
 use k8s_openapi::api::core::v1::{NodeSelectorRequirement, NodeSelectorTerm, PreferredSchedulingTerm};
 use liqo_schema::tf::{AttributePath, Value};
 
+use crate::attributes::Key;
 use crate::resources::lifecycle;
 use crate::validate::{Validator, check_qualified_name};
 
@@ -54,20 +55,20 @@ pub mod weighted_term {
 /// Kubernetes' node selector operators.
 const OPERATORS: [&str; 6] = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"];
 
-/// How the checks name the attribute a list of terms is, and what an empty term means there.
+/// What the checks of a list of terms say beyond the attribute's name: an example key, and what an empty term means
+/// there.
 pub struct Wording {
-    /// The attribute, as messages name it (`cluster_selector`).
-    pub attribute: &'static str,
     /// A label key the fix shows.
     pub example_key: &'static str,
     pub empty_term: &'static str,
     pub empty_term_fix: &'static str,
 }
 
-/// Kubernetes' rules for the terms (`terms`, at `path`): each term has a requirement, each requirement a label key,
+/// Kubernetes' rules for the terms of attribute `key`: each term has a requirement, each requirement a label key,
 /// a known operator and the values its operator takes; weights from 1 to 100. The API server would otherwise refuse
 /// them mid-apply.
-pub fn validate(c: &mut Validator<'_>, path: AttributePath, terms: &Value, wording: &Wording) {
+pub fn validate(c: &mut Validator<'_>, key: Key, wording: &Wording) {
+    let (path, terms) = (key.path(), c.config.get(key));
     for (i, term) in terms.elements().iter().enumerate() {
         let at = path.clone().index(i as i64);
         if let Some(weight) = term.get(weighted_term::weight).as_f64()
@@ -75,7 +76,7 @@ pub fn validate(c: &mut Validator<'_>, path: AttributePath, terms: &Value, wordi
         {
             c.error(
                 at.clone().attr(weighted_term::weight),
-                format!("Invalid weight in `{}`", wording.attribute),
+                format!("Invalid weight in `{key}`"),
                 format!("`{weight}` is not a whole number from 1 to 100 (Kubernetes' range for a preferred term)."),
             );
         }
@@ -85,14 +86,13 @@ pub fn validate(c: &mut Validator<'_>, path: AttributePath, terms: &Value, wordi
             c.error(term_path.clone(), wording.empty_term, wording.empty_term_fix);
         }
         for (j, expr) in expressions.elements().iter().enumerate() {
-            validate_requirement(c, term_path.clone().index(j as i64), expr, wording);
+            validate_requirement(c, term_path.clone().index(j as i64), expr, key, wording);
         }
     }
 }
 
-fn validate_requirement(c: &mut Validator, path: AttributePath, expr: &Value, wording: &Wording) {
+fn validate_requirement(c: &mut Validator, path: AttributePath, expr: &Value, attribute: Key, wording: &Wording) {
     use term::match_expressions::{key as label_key, operator, values as values_key};
-    let attribute = wording.attribute;
     if let Some(key) = expr.get(label_key).as_str()
         && let Err(why) = check_qualified_name(key)
     {

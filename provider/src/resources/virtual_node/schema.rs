@@ -192,14 +192,12 @@ fn check_namespaced_name(reference: &str) -> Result<(), String> {
     check_object_name(name).map_err(|why| format!("names `{name}`, which {why}"))
 }
 
-const REQUIRED: Wording = Wording {
-    attribute: "required_node_affinity",
+const NODE_AFFINITY: Wording = Wording {
     example_key: "topology.kubernetes.io/zone",
     empty_term: "Empty node selector term",
     empty_term_fix: "Kubernetes refuses a term without match expressions. Add at least one expression, or drop the \
                      term.",
 };
-const PREFERRED: Wording = Wording { attribute: "preferred_node_affinity", ..REQUIRED };
 
 /// Kubernetes' taint effects.
 pub const TAINT_EFFECTS: [&str; 3] = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
@@ -280,18 +278,8 @@ pub fn validate(c: &mut Validator<'_>) {
             );
         }
     }
-    node_selector::validate(
-        c,
-        attr::required_node_affinity.path(),
-        config.get(attr::required_node_affinity),
-        &REQUIRED,
-    );
-    node_selector::validate(
-        c,
-        attr::preferred_node_affinity.path(),
-        config.get(attr::preferred_node_affinity),
-        &PREFERRED,
-    );
+    node_selector::validate(c, attr::required_node_affinity, &NODE_AFFINITY);
+    node_selector::validate(c, attr::preferred_node_affinity, &NODE_AFFINITY);
     if let Some(name) = config.get(attr::name).as_str()
         && let Err(why) = check_dns_label(name)
     {
