@@ -13,7 +13,49 @@ pub use liqo_schema::tf::Key;
 /// Declares the attributes of one block: `name: <Decl expression>;` per attribute, in schema order. Expands to a
 /// [`Key`] constant per attribute (spelled as the attribute, as Terraform users write it) and `declared()`, the
 /// block's [`Decl`]s. A nested attribute's children are declared in a module of the same name beside its key.
+///
+/// A block that code reads and writes as a whole opens with `struct <Name>;` and gives each attribute its Rust type:
+/// `name: <type> = <Decl expression>;`. That also makes `<Name>`, the block's typed model: one field per attribute,
+/// read from a [`Value`] (a null one as its declared default) and written back by [`Field`], so an attribute is one
+/// line here and its uses, never a hand-written reader or writer.
 macro_rules! attributes {
+    (struct $model:ident; $($(#[$doc:meta])* $name:ident: $ty:ty = $decl:expr;)+) => {
+        $crate::attributes::attributes!($($(#[$doc])* $name: $decl;)+);
+
+        /// This block's attributes as Rust values (see `attributes!`).
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct $model {
+            $($(#[$doc])* pub $name: $ty,)+
+        }
+
+        impl $crate::attributes::Field for $model {
+            fn read(value: &liqo_schema::tf::Value) -> $model {
+                let decls = declared();
+                $model { $($name: $crate::attributes::read_declared(&decls, value, $name),)+ }
+            }
+            fn write(&self) -> liqo_schema::tf::Value {
+                liqo_schema::tf::Value::object([$(($name, $crate::attributes::Field::write(&self.$name))),+])
+            }
+        }
+
+        // A nested block's model may be reached only through its parent's.
+        #[allow(dead_code)]
+        impl $model {
+            /// The block's values as [`Field::read`] makes them of `value`.
+            pub fn of(value: &liqo_schema::tf::Value) -> $model {
+                $crate::attributes::Field::read(value)
+            }
+            /// Every attribute at its declared default (null, empty or `None` where it has none): the seed of a
+            /// state built from the cluster, such as an import's.
+            pub fn defaults() -> $model {
+                $crate::attributes::Field::read(&liqo_schema::tf::Value::Null)
+            }
+            /// The block as a value ([`Field::write`]).
+            pub fn value(&self) -> liqo_schema::tf::Value {
+                $crate::attributes::Field::write(self)
+            }
+        }
+    };
     ($($(#[$doc:meta])* $name:ident: $decl:expr;)+) => {
         $(
             $(#[$doc])*
@@ -275,6 +317,112 @@ pub fn shown_required(attribute: &Attribute) -> bool {
     attribute.optional && !attribute.required && attribute.description.starts_with(REQUIRED_NOTE)
 }
 
+/// How an attribute's value maps to the Rust type its block's typed model ([`attributes!`]) holds it in. Reading is
+/// total: a null or unknown value reads as the type's empty value (`None`, `""`, `false`, `0`, an empty collection),
+/// so a model is read from a plan, a state or nothing alike; a field whose unknown-ness matters is a [`Value`].
+pub trait Field: Sized {
+    fn read(value: &Value) -> Self;
+    fn write(&self) -> Value;
+}
+
+/// The model's value of `key` in `block`: the declared default when it is null.
+pub fn read_declared<T: Field>(decls: &[Decl], block: &Value, key: Key) -> T {
+    match block.get(key) {
+        Value::Null => T::read(&default_of(decls, key)),
+        value => T::read(value),
+    }
+}
+
+/// A field the resource never writes: `id`, which the lifecycle driver sets, and the [`removed`] names. Reads as
+/// nothing, writes null.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Unset;
+
+impl Field for Unset {
+    fn read(_: &Value) -> Unset {
+        Unset
+    }
+    fn write(&self) -> Value {
+        Value::Null
+    }
+}
+
+impl Field for Value {
+    fn read(value: &Value) -> Value {
+        value.clone()
+    }
+    fn write(&self) -> Value {
+        self.clone()
+    }
+}
+
+impl Field for String {
+    fn read(value: &Value) -> String {
+        value.as_str().unwrap_or_default().to_string()
+    }
+    fn write(&self) -> Value {
+        Value::string(self)
+    }
+}
+
+impl Field for bool {
+    fn read(value: &Value) -> bool {
+        value.as_bool().unwrap_or_default()
+    }
+    fn write(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+
+impl Field for i64 {
+    fn read(value: &Value) -> i64 {
+        value.as_i64().unwrap_or_default()
+    }
+    fn write(&self) -> Value {
+        Value::Number(*self as f64)
+    }
+}
+
+/// Null (or unknown) is `None`.
+impl<T: Field> Field for Option<T> {
+    fn read(value: &Value) -> Option<T> {
+        (!value.is_null() && !value.is_unknown()).then(|| T::read(value))
+    }
+    fn write(&self) -> Value {
+        self.as_ref().map(Field::write).unwrap_or_default()
+    }
+}
+
+/// A list attribute (a list of nested objects too).
+impl<T: Field> Field for Vec<T> {
+    fn read(value: &Value) -> Vec<T> {
+        value.elements().iter().map(T::read).collect()
+    }
+    fn write(&self) -> Value {
+        Value::List(self.iter().map(Field::write).collect())
+    }
+}
+
+/// A set attribute.
+impl<T: Field + Ord> Field for std::collections::BTreeSet<T> {
+    fn read(value: &Value) -> Self {
+        value.elements().iter().map(T::read).collect()
+    }
+    fn write(&self) -> Value {
+        Value::Set(self.iter().map(Field::write).collect())
+    }
+}
+
+/// A map attribute.
+impl<T: Field> Field for std::collections::BTreeMap<String, T> {
+    fn read(value: &Value) -> Self {
+        value.entries().into_iter().flatten().map(|(k, v)| (k.clone(), T::read(v))).collect()
+    }
+    fn write(&self) -> Value {
+        Value::Map(self.iter().map(|(k, v)| (k.clone(), v.write())).collect())
+    }
+}
+
 /// The declared default of `key` (null when it has none).
 pub fn default_of(decls: &[Decl], key: Key) -> Value {
     decls.iter().find(|d| d.key == key).and_then(|d| d.default.clone()).unwrap_or_default()
@@ -283,4 +431,75 @@ pub fn default_of(decls: &[Decl], key: Key) -> Value {
 /// The computed outputs among `decls`.
 pub fn outputs(decls: &[Decl]) -> impl Iterator<Item = Key> + '_ {
     decls.iter().filter(|d| d.output).map(|d| d.key)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use liqo_schema::tf::{Nesting, Type, Value};
+
+    use super::Field;
+
+    mod attr {
+        use super::*;
+        use crate::attributes::*;
+        attributes! {
+            struct Block;
+            id: Unset = computed(Type::String);
+            name: String = required(Type::String);
+            port: i64 = optional_computed(Type::Number).default(Value::Number(51840.0));
+            wait: bool = optional_computed(Type::Bool).default(Value::Bool(true));
+            note: Option<String> = optional(Type::String);
+            tags: BTreeSet<String> = optional(Type::set(Type::String));
+            labels: BTreeMap<String, String> = optional(Type::map(Type::String));
+            pending: Value = computed(Type::String);
+            items: Vec<item::Item> = nested(Nesting::List, item::declared());
+        }
+        pub mod item {
+            use crate::attributes::*;
+            use liqo_schema::tf::Type;
+            attributes! {
+                struct Item;
+                key: String = required(Type::String);
+                values: Option<Vec<String>> = optional(Type::list(Type::String));
+            }
+        }
+    }
+
+    #[test]
+    fn a_model_reads_nulls_as_the_declared_defaults_and_writes_back_what_it_read() {
+        let defaults = attr::Block::defaults();
+        assert_eq!((defaults.port, defaults.wait, defaults.note.clone()), (51840, true, None));
+        assert!(defaults.name.is_empty() && defaults.tags.is_empty() && defaults.items.is_empty());
+
+        let value = Value::object([
+            (attr::id, Value::string("ignored: the driver sets it")),
+            (attr::name, Value::string("milan")),
+            (attr::port, Value::Number(30000.0)),
+            (attr::wait, Value::Bool(false)),
+            (attr::note, Value::Unknown),
+            (attr::tags, Value::Set(vec![Value::string("b"), Value::string("a")])),
+            (attr::labels, Value::string_map([("k", "v")])),
+            (attr::pending, Value::Unknown),
+            (
+                attr::items,
+                Value::List(vec![Value::object([
+                    (attr::item::key, Value::string("zone")),
+                    (attr::item::values, Value::string_list(["a"])),
+                ])]),
+            ),
+        ]);
+        let model = attr::Block::of(&value);
+        assert_eq!((model.name.as_str(), model.port, model.wait), ("milan", 30000, false));
+        assert_eq!(model.note, None, "an unknown value reads as none");
+        assert_eq!(model.items[0].values, Some(vec!["a".to_string()]));
+        let written = model.value();
+        assert!(written.get(attr::id).is_null(), "the driver owns id");
+        assert!(written.get(attr::pending).is_unknown(), "a Value field keeps unknown-ness");
+        assert_eq!(written.get(attr::tags), &Value::Set(vec![Value::string("a"), Value::string("b")]));
+        assert_eq!(written.get(attr::labels), value.get(attr::labels));
+        assert_eq!(written.get(attr::items), value.get(attr::items));
+        assert_eq!(attr::Block::read(&written), model);
+    }
 }

@@ -31,11 +31,6 @@ impl ConsumerKeyResource {
     }
 }
 
-fn inputs(state: &Value) -> (String, String) {
-    let get = |a: Key| state.get(a).as_str().unwrap_or_default().to_string();
-    (get(attr::tenant_namespace), get(attr::provider_cluster_id))
-}
-
 #[async_trait]
 impl Lifecycle for ConsumerKeyResource {
     const TYPE_NAME: &'static str = "liqo_consumer_key";
@@ -60,37 +55,31 @@ impl Lifecycle for ConsumerKeyResource {
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        let (ns, provider) = inputs(planned);
+        let mut key_of = attr::ConsumerKey::of(planned);
+        let (ns, provider) = (&key_of.tenant_namespace, &key_of.provider_cluster_id);
         let client = self.cluster.client().await?;
         let cluster_id = read_cluster_id(op.ctx, &client, &self.cluster.liqo_namespace()).await??;
         let key = crypto::new_client_key(&cluster_id, labels::CONTROL_PLANE_ORGANIZATION)
             .map_err(|e| Diagnostic::error("Could not make the consumer's control-plane key", e))?;
-        let secrets: Api<Secret> = Api::namespaced(client, &ns);
+        let secrets: Api<Secret> = Api::namespaced(client, ns);
         // A Secret of that name still terminating would swallow the write: let it go first.
-        crate::kube::settle(op.ctx, &secrets, &key_secret_name(&provider), op.deadline.left()).await?;
-        crate::kube::apply(op.ctx, &secrets, &key_secret(&ns, &provider, &key.key_pem, &key.csr_pem)).await?;
-        let mut state = planned.clone();
-        state.set(attr::cluster_id, Value::string(cluster_id));
-        state.set(attr::csr, Value::string(key.csr_pem));
-        Ok(state.into())
+        crate::kube::settle(op.ctx, &secrets, &key_secret_name(provider), op.deadline.left()).await?;
+        crate::kube::apply(op.ctx, &secrets, &key_secret(ns, provider, &key.key_pem, &key.csr_pem)).await?;
+        key_of.cluster_id = cluster_id;
+        key_of.csr = key.csr_pem;
+        Ok(key_of.value().into())
     }
 
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
-        let (ns, _) = inputs(prior);
-        let name = prior.get(attr::key_secret_name).as_str().unwrap_or_default().to_string();
-        let secrets: Api<Secret> = Api::namespaced(self.cluster.client().await?, &ns);
-        Ok(crate::kube::delete_and_wait(op.ctx, &secrets, &name, op.deadline.left()).await?)
+        let prior = attr::ConsumerKey::of(prior);
+        let secrets: Api<Secret> = Api::namespaced(self.cluster.client().await?, &prior.tenant_namespace);
+        Ok(crate::kube::delete_and_wait(op.ctx, &secrets, &prior.key_secret_name, op.deadline.left()).await?)
     }
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
-        let (ns, provider) = inputs(state);
-        Ok(match self.sound_secret(ctx, &ns, &provider).await? {
-            Some((csr, cn))
-                if Some(csr.as_str()) == state.get(attr::csr).as_str()
-                    && state.get(attr::cluster_id).as_str() == Some(cn.as_str()) =>
-            {
-                state.clone().into()
-            }
+        let key_of = attr::ConsumerKey::of(state);
+        Ok(match self.sound_secret(ctx, &key_of.tenant_namespace, &key_of.provider_cluster_id).await? {
+            Some((csr, cn)) if csr == key_of.csr && cn == key_of.cluster_id => state.clone().into(),
             // Gone, or holding another key than the state's CSR: make a new key (and the peer follows).
             _ => Value::Null.into(),
         })
@@ -128,12 +117,14 @@ impl Lifecycle for ConsumerKeyResource {
                 ),
             )
         })?;
-        Ok(Value::object([
-            (attr::tenant_namespace, Value::string(ns)),
-            (attr::provider_cluster_id, Value::string(provider)),
-            (attr::cluster_id, Value::string(cluster_id)),
-            (attr::csr, Value::string(csr)),
-            (attr::key_secret_name, Value::string(key_secret_name(provider))),
-        ]))
+        Ok(attr::ConsumerKey {
+            tenant_namespace: ns.to_string(),
+            provider_cluster_id: provider.to_string(),
+            cluster_id,
+            csr,
+            key_secret_name: key_secret_name(provider),
+            ..attr::ConsumerKey::defaults()
+        }
+        .value())
     }
 }

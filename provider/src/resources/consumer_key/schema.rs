@@ -7,26 +7,27 @@ pub mod attr {
     use crate::attributes::*;
 
     attributes! {
-        id: computed(Type::String)
+        struct ConsumerKey;
+        id: Unset = computed(Type::String)
             .describe("`<tenant_namespace>/<provider_cluster_id>`; also the import ID.");
-        tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
+        tenant_namespace: String = required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Tenant namespace for the provider on this (consumer) cluster, usually \
              `liqo_generate.<consumer>.tenant_namespace`; the key Secret is written there, next to the identity \
              Secret `liqo_peer` assembles from it. Changing it replaces the resource (a new key).",
         );
-        provider_cluster_id: required(Type::String).replace_on_change().check(Check::ClusterId).describe(
+        provider_cluster_id: String = required(Type::String).replace_on_change().check(Check::ClusterId).describe(
             "Liqo cluster ID of the provider cluster this key authenticates to; it names the key Secret \
              (`controlplane-key-<provider_cluster_id>`). Changing it replaces the resource (a new key).",
         );
-        cluster_id: computed(Type::String).output().describe(
+        cluster_id: String = computed(Type::String).output().describe(
             "This cluster's Liqo ID, read from Liqo when the key is made: the CSR's common name, i.e. the user the \
              provider cluster authenticates and `liqo_tenant`'s `consumer_cluster_id`.",
         );
-        csr: computed(Type::String).output().describe(
+        csr: String = computed(Type::String).output().describe(
             "PEM certificate signing request for the key (`CN=<cluster_id>`, `O=liqo.io`). Public: pass it to the \
              provider's `liqo_tenant.csr`.",
         );
-        key_secret_name: computed(Type::String).describe(
+        key_secret_name: String = computed(Type::String).describe(
             "Name of the Secret in `tenant_namespace` holding the private key; pass it to \
              `liqo_peer.client_key_secret`.",
         );
