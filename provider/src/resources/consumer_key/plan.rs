@@ -3,10 +3,10 @@
 use liqo_schema::tf::Value;
 
 use super::schema::attr;
-use crate::resources::lifecycle::{Plan, PlanRules, no_hook};
+use crate::resources::lifecycle::{Plan, PlanRules};
 use crate::resources::shared::control_plane_key::key_secret_name;
 
-pub const RULES: PlanRules = PlanRules { repair_missing_in_place: false, defaults: no_hook, refine };
+pub const RULES: PlanRules = PlanRules { refine, ..PlanRules::NONE };
 
 /// `id` and `key_secret_name` follow from the inputs.
 pub fn refine(plan: &mut Plan) {

@@ -11,8 +11,8 @@
 //! - answers Terraform's edge cases the same way for every type (a read of a null state); the default `update`,
 //!   for types whose only in-place input is `timeouts`, records the new budgets without touching the cluster.
 //!
-//! A type whose create and update write the same objects the same way has one `converge(op, prior, planned,
-//! config)` (the prior state null on create) that both call: liqo_peer, liqo_offload, liqo_virtual_node.
+//! A type whose create and update write the same objects the same way implements [`Lifecycle::converge`] (the prior
+//! state null on create) instead of both: liqo_peer, liqo_offload, liqo_virtual_node.
 //!
 //! Cancellation reaches the operations through [`Op::ctx`]: every wait in [`crate::kube`] ends on Terraform's
 //! stop signal with an error naming what it waited for, which then follows the failure path above.
@@ -35,7 +35,7 @@ use std::sync::Arc;
 mod plan;
 mod timeouts;
 
-pub use plan::{Plan, PlanRules, no_hook};
+pub use plan::{Plan, PlanRules};
 pub use timeouts::{Deadline, TIMEOUTS, Timeouts, timeouts_block};
 
 /// Terraform's own name for a resource's identity (and import ID), which every resource declares.
@@ -143,8 +143,8 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
     /// Checks of the resource block the declarations cannot say (across attributes, or particular to the type),
     /// run after the declared ones (values may be unknown). Must not call any API.
     const VALIDATE: fn(&mut Validator<'_>) = |_| {};
-    /// Its plan hooks (plan.rs).
-    const RULES: PlanRules;
+    /// Its plan hooks (plan.rs), if its attributes do not declare all its plan.
+    const RULES: PlanRules = PlanRules::NONE;
     /// The attribute that holds the peer cluster's ID; `None` for a type that serves every peer (liqo_offload).
     const PEER: Option<Key>;
     /// The attribute that holds the tenant namespace it lives in; `None` for a type that lives elsewhere.
@@ -154,11 +154,18 @@ pub trait Lifecycle: Send + Sync + Sized + 'static {
 
     fn new(cluster: Arc<ClusterApi>) -> Self;
 
-    async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure>;
-    /// An in-place update. The default suits types whose only in-place input is `timeouts`: the objects stay
-    /// (the driver records the new budgets).
-    async fn update(&self, _op: &Op<'_>, prior: &Value, _planned: &Value, _config: &Value) -> Result<Done, Failure> {
+    /// Create and update alike, for a type that writes the same objects the same way in both (the prior state
+    /// null on create): such a type implements this and neither `create` nor `update`. The default suits an
+    /// update whose only in-place input is `timeouts`: the objects stay (the driver records the new budgets).
+    async fn converge(&self, _op: &Op<'_>, prior: &Value, _planned: &Value, _config: &Value) -> Result<Done, Failure> {
         Ok(prior.clone().into())
+    }
+    async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        self.converge(op, &Value::Null, planned, config).await
+    }
+    /// An in-place update.
+    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        self.converge(op, prior, planned, config).await
     }
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure>;
     /// The state as the cluster has it now; `Done.state` null when the objects are gone or no longer what this

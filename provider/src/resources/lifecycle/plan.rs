@@ -17,8 +17,13 @@ pub struct PlanRules {
     pub refine: fn(&mut Plan),
 }
 
-/// The hook of a type that needs none.
-pub fn no_hook(_: &mut Plan) {}
+impl PlanRules {
+    /// A type whose attributes declare all its plan: what [`super::Lifecycle::RULES`] is unless the type says
+    /// otherwise, and what a type's rules start from (`PlanRules { refine, ..PlanRules::NONE }`).
+    pub const NONE: PlanRules = PlanRules { repair_missing_in_place: false, defaults: no_hook, refine: no_hook };
+}
+
+fn no_hook(_: &mut Plan) {}
 
 /// One plan in the making: Terraform's prior state and configuration, the planned state and the replace paths.
 pub struct Plan<'a> {

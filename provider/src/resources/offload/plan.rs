@@ -4,13 +4,13 @@ use liqo_schema::liqo::{MAPPING_DEFAULT_NAME, MAPPING_ENFORCE_SAME_NAME};
 use liqo_schema::tf::{Diagnostic, Diagnostics, Value};
 
 use super::schema::attr;
-use crate::resources::lifecycle::{Plan, PlanRules, no_hook};
+use crate::resources::lifecycle::{Plan, PlanRules};
 
 /// Liqo's webhook rejects any change of the namespace, the mapping strategy or the remote name after creation.
 /// A remote name the prior state never recorded (an offloading imported or created before Liqo reported it) is
 /// set in place. The remote name [`refine`] derives (unset in the configuration) changes only with the namespace
 /// or the strategy, which replace the offloading already.
-pub const RULES: PlanRules = PlanRules { repair_missing_in_place: true, defaults: no_hook, refine };
+pub const RULES: PlanRules = PlanRules { repair_missing_in_place: true, refine, ..PlanRules::NONE };
 
 /// The id, the remote name, the phase an in-place update changes and the DefaultName check.
 pub fn refine(plan: &mut Plan) {
