@@ -186,19 +186,29 @@ const SAVED_PLAN: &str = "change.tfplan";
 /// The change planned for `address` (from a saved plan, as JSON: `actions`, `before`, `after`). The plan stays
 /// saved for [`apply_planned`].
 pub async fn planned_change(work: &Workdir, address: &str) -> Result<Value> {
+    let mut changes = planned_changes(work, &[address]).await?;
+    Ok(changes.remove(0))
+}
+
+/// [`planned_change`] of each of `addresses`, in their order, from one plan.
+pub async fn planned_changes(work: &Workdir, addresses: &[&str]) -> Result<Vec<Value>> {
     let out = format!("-out={SAVED_PLAN}");
     let plan = work.run(&["plan", &out, "-input=false", "-no-color"]).await?;
     ensure!(plan.success(), "{plan}");
     let show = work.run(&["show", "-json", "-no-color", SAVED_PLAN]).await?;
     ensure!(show.success(), "{show}");
     let doc: Value = serde_json::from_str(&show.stdout)?;
-    doc["resource_changes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|c| c["address"] == address)
-        .map(|c| c["change"].clone())
-        .with_context(|| format!("the plan has no change for {address}"))
+    let changes = doc["resource_changes"].as_array().cloned().unwrap_or_default();
+    addresses
+        .iter()
+        .map(|address| {
+            changes
+                .iter()
+                .find(|c| c["address"] == *address)
+                .map(|c| c["change"].clone())
+                .with_context(|| format!("the plan has no change for {address}"))
+        })
+        .collect()
 }
 
 /// Applies the plan [`planned_change`] saved: what the test inspected is what Terraform does, as a user's

@@ -7,6 +7,11 @@
 //! Status written by Liqo's controllers is never drift: every "plan is empty" check runs after Liqo has written
 //! status for the objects just (re)created.
 //!
+//! The cases run in rounds (one plan, one apply and one plan for several objects, where each case alone took its
+//! own three): a round's objects belong to different resources, none of which depends on another's (a regenerated
+//! key flows to the gateways, the Tenant and the peer's credentials to each other), so the plan of each owner shows
+//! its own object's drift, not another's; the test checks that the owners of a round are distinct.
+//!
 //! Each client gets a ground of its own (`milan` + `rome`), so both run at the same time; the tenant Namespaces
 //! themselves are left out of the deletion table (deleting one deletes every object of the peering inside it,
 //! which the per-object cases already cover one by one).
@@ -17,7 +22,7 @@ use kube::Api;
 use kube::api::{ApiResource, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use liqo_acceptance::chain::full_chain;
 use liqo_acceptance::ground::{LiqoMode, pool};
-use liqo_acceptance::observe::{apply_planned, attributes, eventually, plan_text, planned_change};
+use liqo_acceptance::observe::{apply_planned, attributes, eventually, plan_text, planned_changes};
 use liqo_acceptance::tf::{self, Cli, Workdir};
 use liqo_acceptance::{Ground, MILAN, ROME};
 use serde_json::{Value, json};
@@ -82,22 +87,15 @@ const PEER_IDENTITY: Owned =
 const PEER_SLICE: Owned = owned("liqo_peer.rome_to_milan", ROME, RESOURCE_SLICE, Some(ROME_NS), MILAN);
 const OFFLOADING: Owned = owned("liqo_offload.demo", ROME, NAMESPACE_OFFLOADING, Some(DEMO_NS), "offloading");
 
-/// Every owned object except the tenant Namespaces (see the module comment), in the order a peering builds them.
-const DELETIONS: &[Owned] = &[
-    GENERATE_MILAN_KEYS,
-    GENERATE_ROME_KEYS,
-    SERVER_CONFIGURATION,
-    SERVER_PUBLIC_KEY,
-    SERVER_GATEWAY,
-    CLIENT_CONFIGURATION,
-    CLIENT_PUBLIC_KEY,
-    CLIENT_GATEWAY,
-    TENANT_BINDING,
-    TENANT_TENANT,
-    CONSUMER_KEY,
-    PEER_IDENTITY,
-    PEER_SLICE,
-    OFFLOADING,
+/// Every owned object except the tenant Namespaces (see the module comment), in rounds (see the module comment).
+const DELETIONS: &[&[Owned]] = &[
+    &[SERVER_CONFIGURATION, CLIENT_PUBLIC_KEY, PEER_IDENTITY, OFFLOADING],
+    &[SERVER_PUBLIC_KEY, CLIENT_GATEWAY, PEER_SLICE],
+    &[SERVER_GATEWAY, CLIENT_CONFIGURATION, TENANT_BINDING],
+    // New WireGuard keys flow to both gateways.
+    &[GENERATE_MILAN_KEYS, GENERATE_ROME_KEYS, TENANT_TENANT],
+    // A new consumer key flows to the Tenant's CSR and the peer's certificate.
+    &[CONSUMER_KEY],
 ];
 
 /// A field the owning resource sets, changed out of band with a JSON merge patch; `pointer` locates it in the
@@ -116,99 +114,119 @@ struct Edit {
 /// A WireGuard key (base64 of 32 bytes) that is nobody's.
 const STRANGER_KEY: &str = "c3RyYW5nZXItd2lyZWd1YXJkLWtleS0zMi1ieXRlcyE=";
 
-const EDITS: &[Edit] = &[
-    Edit {
-        object: GENERATE_MILAN_NS,
-        what: "a Pod Security label of the tenant Namespace",
-        pointer: "/metadata/labels/pod-security.kubernetes.io~1enforce",
-        patch: || json!({"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "baseline"}}}),
-        regenerated: None,
-    },
-    Edit {
-        object: GENERATE_ROME_KEYS,
-        what: "the public key in the WireGuard key Secret",
-        pointer: "/data/publicKey",
-        patch: || json!({"data": {"publicKey": STRANGER_KEY}}),
-        regenerated: Some("wireguard_public_key"),
-    },
-    Edit {
-        object: SERVER_CONFIGURATION,
-        what: "the peer's external CIDR",
-        pointer: "/spec/remote/cidr/external",
-        patch: || json!({"spec": {"remote": {"cidr": {"external": ["10.199.0.0/16"]}}}}),
-        regenerated: None,
-    },
-    Edit {
-        object: SERVER_PUBLIC_KEY,
-        what: "the peer's public key",
-        pointer: "/spec/publicKey",
-        patch: || json!({"spec": {"publicKey": STRANGER_KEY}}),
-        regenerated: None,
-    },
-    Edit {
-        object: SERVER_GATEWAY,
-        what: "the MTU",
-        pointer: "/spec/mtu",
-        patch: || json!({"spec": {"mtu": 1280}}),
-        regenerated: None,
-    },
-    Edit {
-        object: CLIENT_GATEWAY,
-        what: "the MTU",
-        pointer: "/spec/mtu",
-        patch: || json!({"spec": {"mtu": 1280}}),
-        regenerated: None,
-    },
-    Edit {
-        object: CLIENT_GATEWAY,
-        what: "the server port it dials",
-        pointer: "/spec/endpoint/port",
-        patch: || json!({"spec": {"endpoint": {"port": 31999}}}),
-        regenerated: None,
-    },
-    Edit {
-        object: TENANT_TENANT,
-        what: "the tenant condition",
-        pointer: "/spec/tenantCondition",
-        patch: || json!({"spec": {"tenantCondition": "Cordoned"}}),
-        regenerated: None,
-    },
-    Edit {
-        object: TENANT_BINDING,
-        what: "the bound user",
-        pointer: "/subjects/0/name",
-        patch: || json!({"subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "someone"}]}),
-        regenerated: None,
-    },
-    Edit {
-        object: PEER_IDENTITY,
-        what: "the remote tenant namespace annotation",
-        pointer: "/metadata/annotations/liqo.io~1remote-tenant-namespace",
-        patch: || json!({"metadata": {"annotations": {"liqo.io/remote-tenant-namespace": "elsewhere"}}}),
-        regenerated: None,
-    },
-    Edit {
-        object: PEER_IDENTITY,
-        what: "the kubeconfig (replaced by one without the provider's certificate)",
-        pointer: "/data/kubeconfig",
-        // base64 of "clusters: []\n".
-        patch: || json!({"data": {"kubeconfig": "Y2x1c3RlcnM6IFtdCg=="}}),
-        regenerated: None,
-    },
-    Edit {
-        object: PEER_SLICE,
-        what: "the requested CPU",
-        pointer: "/spec/resources/cpu",
-        patch: || json!({"spec": {"resources": {"cpu": "1"}}}),
-        regenerated: None,
-    },
-    Edit {
-        object: OFFLOADING,
-        what: "the pod offloading strategy",
-        pointer: "/spec/podOffloadingStrategy",
-        patch: || json!({"spec": {"podOffloadingStrategy": "Local"}}),
-        regenerated: None,
-    },
+const NAMESPACE_LABEL: Edit = Edit {
+    object: GENERATE_MILAN_NS,
+    what: "a Pod Security label of the tenant Namespace",
+    pointer: "/metadata/labels/pod-security.kubernetes.io~1enforce",
+    patch: || json!({"metadata": {"labels": {"pod-security.kubernetes.io/enforce": "baseline"}}}),
+    regenerated: None,
+};
+
+const ROME_PUBLIC_KEY: Edit = Edit {
+    object: GENERATE_ROME_KEYS,
+    what: "the public key in the WireGuard key Secret",
+    pointer: "/data/publicKey",
+    patch: || json!({"data": {"publicKey": STRANGER_KEY}}),
+    regenerated: Some("wireguard_public_key"),
+};
+
+const SERVER_EXTERNAL_CIDR: Edit = Edit {
+    object: SERVER_CONFIGURATION,
+    what: "the peer's external CIDR",
+    pointer: "/spec/remote/cidr/external",
+    patch: || json!({"spec": {"remote": {"cidr": {"external": ["10.199.0.0/16"]}}}}),
+    regenerated: None,
+};
+
+const SERVER_PEER_KEY: Edit = Edit {
+    object: SERVER_PUBLIC_KEY,
+    what: "the peer's public key",
+    pointer: "/spec/publicKey",
+    patch: || json!({"spec": {"publicKey": STRANGER_KEY}}),
+    regenerated: None,
+};
+
+const SERVER_MTU: Edit = Edit {
+    object: SERVER_GATEWAY,
+    what: "the MTU",
+    pointer: "/spec/mtu",
+    patch: || json!({"spec": {"mtu": 1280}}),
+    regenerated: None,
+};
+
+const CLIENT_MTU: Edit = Edit {
+    object: CLIENT_GATEWAY,
+    what: "the MTU",
+    pointer: "/spec/mtu",
+    patch: || json!({"spec": {"mtu": 1280}}),
+    regenerated: None,
+};
+
+const CLIENT_PORT: Edit = Edit {
+    object: CLIENT_GATEWAY,
+    what: "the server port it dials",
+    pointer: "/spec/endpoint/port",
+    patch: || json!({"spec": {"endpoint": {"port": 31999}}}),
+    regenerated: None,
+};
+
+const TENANT_CONDITION: Edit = Edit {
+    object: TENANT_TENANT,
+    what: "the tenant condition",
+    pointer: "/spec/tenantCondition",
+    patch: || json!({"spec": {"tenantCondition": "Cordoned"}}),
+    regenerated: None,
+};
+
+const BOUND_USER: Edit = Edit {
+    object: TENANT_BINDING,
+    what: "the bound user",
+    pointer: "/subjects/0/name",
+    patch: || json!({"subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "someone"}]}),
+    regenerated: None,
+};
+
+const IDENTITY_ANNOTATION: Edit = Edit {
+    object: PEER_IDENTITY,
+    what: "the remote tenant namespace annotation",
+    pointer: "/metadata/annotations/liqo.io~1remote-tenant-namespace",
+    patch: || json!({"metadata": {"annotations": {"liqo.io/remote-tenant-namespace": "elsewhere"}}}),
+    regenerated: None,
+};
+
+const IDENTITY_KUBECONFIG: Edit = Edit {
+    object: PEER_IDENTITY,
+    what: "the kubeconfig (replaced by one without the provider's certificate)",
+    pointer: "/data/kubeconfig",
+    // base64 of "clusters: []\n".
+    patch: || json!({"data": {"kubeconfig": "Y2x1c3RlcnM6IFtdCg=="}}),
+    regenerated: None,
+};
+
+const SLICE_CPU: Edit = Edit {
+    object: PEER_SLICE,
+    what: "the requested CPU",
+    pointer: "/spec/resources/cpu",
+    patch: || json!({"spec": {"resources": {"cpu": "1"}}}),
+    regenerated: None,
+};
+
+const OFFLOADING_STRATEGY: Edit = Edit {
+    object: OFFLOADING,
+    what: "the pod offloading strategy",
+    pointer: "/spec/podOffloadingStrategy",
+    patch: || json!({"spec": {"podOffloadingStrategy": "Local"}}),
+    regenerated: None,
+};
+
+/// Every field case, in rounds (see the module comment).
+const EDITS: &[&[&Edit]] = &[
+    &[&NAMESPACE_LABEL, &SERVER_EXTERNAL_CIDR, &CLIENT_MTU, &IDENTITY_ANNOTATION, &OFFLOADING_STRATEGY],
+    &[&SERVER_PEER_KEY, &CLIENT_PORT, &IDENTITY_KUBECONFIG],
+    &[&SERVER_MTU, &SLICE_CPU],
+    // rome's new key flows to milan's gateway.
+    &[&ROME_PUBLIC_KEY, &BOUND_USER],
+    &[&TENANT_CONDITION],
 ];
 
 /// The liqo_offload appended to the full chain; the test fills in its namespace.
@@ -240,12 +258,18 @@ impl Owned {
     }
 }
 
-/// The plan changes `address` (any action but no-op); returns the actions.
-async fn assert_planned(work: &Workdir, address: &str, why: &str) -> Result<Value> {
-    let change = planned_change(work, address).await.with_context(|| format!("after {why}"))?;
-    let actions = change["actions"].clone();
-    ensure!(actions != json!(["no-op"]), "after {why}, the plan leaves {address} alone: {actions}");
-    Ok(actions)
+/// One plan changes each of `addresses` (any action but no-op); returns their actions.
+async fn assert_planned(work: &Workdir, addresses: &[&str], why: &str) -> Result<Vec<Value>> {
+    let changes = planned_changes(work, addresses).await.with_context(|| format!("after {why}"))?;
+    addresses
+        .iter()
+        .zip(changes)
+        .map(|(address, change)| {
+            let actions = change["actions"].clone();
+            ensure!(actions != json!(["no-op"]), "after {why}, the plan leaves {address} alone: {actions}");
+            Ok(actions)
+        })
+        .collect()
 }
 
 async fn assert_plan_empty(work: &Workdir, after: &str) -> Result<()> {
@@ -254,56 +278,97 @@ async fn assert_plan_empty(work: &Workdir, after: &str) -> Result<()> {
     Ok(())
 }
 
-/// One deletion case: returns the planned actions for the report.
-async fn deleted(ground: &Ground, work: &Workdir, object: Owned) -> Result<Value> {
-    let what = object.describe();
-    let before = object.get(ground).await?.with_context(|| format!("{what} must exist before the case"))?;
-    let api = object.api(ground).await?;
-    api.delete(object.name, &DeleteParams::default()).await.with_context(|| format!("deleting {what}"))?;
-    // Gone, or held by a finalizer Liqo releases only once the peering is taken down (the identity Secret while
-    // its slice is replicated): either way the owning resource must plan to rebuild it.
-    eventually(GONE_WITHIN, &format!("{what} deleted out of band is gone or terminating"), || async {
-        Ok(object.get(ground).await?.is_none().then_some(()))
-    })
-    .await?;
-    let why = format!("deleting {what}");
-    let actions = assert_planned(work, object.address, &why).await?;
+/// One round of deletions: returns the planned actions of each object's owner.
+async fn deleted(ground: &Ground, work: &Workdir, round: &[Owned]) -> Result<Vec<Value>> {
+    let mut before = Vec::new();
+    for object in round {
+        let what = object.describe();
+        before.push(object.get(ground).await?.with_context(|| format!("{what} must exist before the case"))?);
+        let api = object.api(ground).await?;
+        api.delete(object.name, &DeleteParams::default()).await.with_context(|| format!("deleting {what}"))?;
+    }
+    for object in round {
+        // Gone, or held by a finalizer Liqo releases only once the peering is taken down (the identity Secret
+        // while its slice is replicated): either way the owning resource must plan to rebuild it.
+        let what = object.describe();
+        eventually(GONE_WITHIN, &format!("{what} deleted out of band is gone or terminating"), || async {
+            Ok(object.get(ground).await?.is_none().then_some(()))
+        })
+        .await?;
+    }
+    let whats = round.iter().map(Owned::describe).collect::<Vec<_>>().join(", ");
+    let why = format!("deleting {whats}");
+    let owners: Vec<&str> = round.iter().map(|o| o.address).collect();
+    let actions = assert_planned(work, &owners, &why).await?;
     apply_planned(work).await.with_context(|| format!("apply after {why}"))?;
-    let after = object.get(ground).await?.with_context(|| format!("apply after {why} did not recreate it"))?;
-    ensure!(after["metadata"]["uid"] != before["metadata"]["uid"], "{what}: the same object after {why}?");
-    assert_plan_empty(work, &format!("recreating {what}")).await?;
+    for (object, before) in round.iter().zip(&before) {
+        let what = object.describe();
+        let after = object.get(ground).await?.with_context(|| format!("apply after {why} did not recreate {what}"))?;
+        ensure!(after["metadata"]["uid"] != before["metadata"]["uid"], "{what}: the same object after {why}?");
+    }
+    assert_plan_empty(work, &format!("recreating {whats}")).await?;
     Ok(actions)
 }
 
-/// One field case: returns the planned actions for the report.
-async fn edited(ground: &Ground, work: &Workdir, edit: &Edit) -> Result<Value> {
-    let what = format!("{} of {}", edit.what, edit.object.describe());
-    let original = edit.object.get(ground).await?.with_context(|| format!("{} must exist", edit.object.describe()))?;
-    let original = original.pointer(edit.pointer).cloned().with_context(|| format!("{what}: no {}", edit.pointer))?;
-    let api = edit.object.api(ground).await?;
-    api.patch(edit.object.name, &PatchParams::default(), &Patch::Merge((edit.patch)()))
-        .await
-        .with_context(|| format!("changing {what}"))?;
-    let changed = edit.object.get(ground).await?.and_then(|o| o.pointer(edit.pointer).cloned());
-    ensure!(changed.as_ref() != Some(&original), "{what}: the out-of-band change did not take ({changed:?})");
-    let why = format!("changing {what} out of band");
-    let actions = assert_planned(work, edit.object.address, &why).await?;
+impl Edit {
+    fn describe(&self) -> String {
+        format!("{} of {}", self.what, self.object.describe())
+    }
+
+    /// The field as it is live.
+    async fn field(&self, ground: &Ground) -> Result<Option<Value>> {
+        Ok(self.object.get(ground).await?.and_then(|o| o.pointer(self.pointer).cloned()))
+    }
+}
+
+/// One round of field cases: returns the planned actions of each field's owner.
+async fn edited(ground: &Ground, work: &Workdir, round: &[&Edit]) -> Result<Vec<Value>> {
+    let mut originals = Vec::new();
+    for edit in round {
+        let what = edit.describe();
+        let original = edit.field(ground).await?.with_context(|| format!("{what}: no such field"))?;
+        let api = edit.object.api(ground).await?;
+        api.patch(edit.object.name, &PatchParams::default(), &Patch::Merge((edit.patch)()))
+            .await
+            .with_context(|| format!("changing {what}"))?;
+        let changed = edit.field(ground).await?;
+        ensure!(changed.as_ref() != Some(&original), "{what}: the out-of-band change did not take ({changed:?})");
+        originals.push(original);
+    }
+    let whats = round.iter().map(|e| e.describe()).collect::<Vec<_>>().join(", ");
+    let why = format!("changing {whats} out of band");
+    let owners: Vec<&str> = round.iter().map(|e| e.object.address).collect();
+    let actions = assert_planned(work, &owners, &why).await?;
     apply_planned(work).await.with_context(|| format!("apply after {why}"))?;
-    let repaired = edit.object.get(ground).await?.and_then(|o| o.pointer(edit.pointer).cloned());
-    let expected = match edit.regenerated {
-        None => original,
-        Some(attribute) => {
-            let fresh = attributes(work, edit.object.address)?[attribute].clone();
-            ensure!(fresh != original, "{what}: apply kept the old value, expected a fresh one");
-            fresh
-        }
-    };
-    ensure!(repaired.as_ref() == Some(&expected), "{what}: apply left {repaired:?}, expected {expected}");
-    assert_plan_empty(work, &format!("repairing {what}")).await?;
+    for (edit, original) in round.iter().zip(originals) {
+        let what = edit.describe();
+        let repaired = edit.field(ground).await?;
+        let expected = match edit.regenerated {
+            None => original,
+            Some(attribute) => {
+                let fresh = attributes(work, edit.object.address)?[attribute].clone();
+                ensure!(fresh != original, "{what}: apply kept the old value, expected a fresh one");
+                fresh
+            }
+        };
+        ensure!(repaired.as_ref() == Some(&expected), "{what}: apply left {repaired:?}, expected {expected}");
+    }
+    assert_plan_empty(work, &format!("repairing {whats}")).await?;
     Ok(actions)
+}
+
+/// Each round's owners are distinct (see the module comment).
+fn distinct_owners(rounds: impl Iterator<Item = Vec<&'static str>>) -> Result<()> {
+    for owners in rounds {
+        let distinct: std::collections::BTreeSet<_> = owners.iter().collect();
+        ensure!(distinct.len() == owners.len(), "a round with two cases of one resource: {owners:?}");
+    }
+    Ok(())
 }
 
 async fn every_owned_object(cli: Cli) -> Result<usize> {
+    distinct_owners(DELETIONS.iter().map(|round| round.iter().map(|o| o.address).collect()))?;
+    distinct_owners(EDITS.iter().map(|round| round.iter().map(|e| e.object.address).collect()))?;
     // Each client on a ground of its own (from the test command's pool when it has one: drift destroys at the end).
     let ground = pool::milan_rome(LiqoMode::real()).await?;
     let work = Workdir::new(cli, &full_chain(&ground, r#"{ cpu = "4", memory = "8Gi" }"#)).await?;
@@ -316,40 +381,45 @@ async fn every_owned_object(cli: Cli) -> Result<usize> {
 
     let mut failures = Vec::new();
     let mut checked = 0;
-    for object in DELETIONS {
+    for round in DELETIONS {
         let began = Instant::now();
-        match deleted(&ground, &work, *object).await {
+        match deleted(&ground, &work, round).await {
             Ok(actions) => {
-                checked += 1;
-                eprintln!(
-                    "[drift {cli}] deleted {}: {} planned {actions}, repaired in {:.1}s",
-                    object.describe(),
-                    object.address,
-                    began.elapsed().as_secs_f64()
-                )
+                checked += round.len();
+                for (object, actions) in round.iter().zip(actions) {
+                    eprintln!(
+                        "[drift {cli}] deleted {}: {} planned {actions}, repaired in a round of {:.1}s",
+                        object.describe(),
+                        object.address,
+                        began.elapsed().as_secs_f64()
+                    )
+                }
             }
             Err(err) => {
-                failures.push(format!("deleted {}: {err:#}", object.describe()));
-                // Converge before the next case, so that one failure does not cascade.
+                let whats = round.iter().map(Owned::describe).collect::<Vec<_>>().join(", ");
+                failures.push(format!("deleted {whats}: {err:#}"));
+                // Converge before the next round, so that one failure does not cascade.
                 let _ = work.apply().await;
             }
         }
     }
-    for edit in EDITS {
+    for round in EDITS {
         let began = Instant::now();
-        match edited(&ground, &work, edit).await {
+        match edited(&ground, &work, round).await {
             Ok(actions) => {
-                checked += 1;
-                eprintln!(
-                    "[drift {cli}] changed {} of {}: {} planned {actions}, repaired in {:.1}s",
-                    edit.what,
-                    edit.object.describe(),
-                    edit.object.address,
-                    began.elapsed().as_secs_f64()
-                )
+                checked += round.len();
+                for (edit, actions) in round.iter().zip(actions) {
+                    eprintln!(
+                        "[drift {cli}] changed {}: {} planned {actions}, repaired in a round of {:.1}s",
+                        edit.describe(),
+                        edit.object.address,
+                        began.elapsed().as_secs_f64()
+                    )
+                }
             }
             Err(err) => {
-                failures.push(format!("changed {} of {}: {err:#}", edit.what, edit.object.describe()));
+                let whats = round.iter().map(|e| e.describe()).collect::<Vec<_>>().join(", ");
+                failures.push(format!("changed {whats}: {err:#}"));
                 let _ = work.apply().await;
             }
         }
@@ -357,7 +427,7 @@ async fn every_owned_object(cli: Cli) -> Result<usize> {
     work.destroy().await?;
     if !failures.is_empty() {
         bail!(
-            "{cli}: {} of {} drift cases failed:\n{}",
+            "{cli}: {} of {} rounds of drift cases failed:\n{}",
             failures.len(),
             DELETIONS.len() + EDITS.len(),
             failures.join("\n\n")
