@@ -28,7 +28,8 @@ pub fn defaults(plan: &mut Plan) {
 /// The derived `id`, the CSR check, and what a certificate and a CA depend on beyond the rules: renewal is decided
 /// here, against the clock.
 pub fn refine(plan: &mut Plan) {
-    // Read where an unknown value means what a null one does: no CSR, no slices, no duration.
+    // Read where an unknown value means what a null one does: no CSR, no slices, no duration. Not the consumer ID,
+    // which would read as "": an unknown one is not compared.
     let planned = attr::Tenant::of(&plan.planned);
     let prior = attr::Tenant::of(plan.prior);
     // A CSR known at plan time is checked against the consumer here too: validation may have seen either unknown.

@@ -1,7 +1,6 @@
 //! `liqo_tenant`'s attributes, their defaults and limits, and its plan-time checks.
-use std::time::Duration;
-
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{
