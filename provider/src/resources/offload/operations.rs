@@ -9,7 +9,7 @@ use kube::api::Api;
 use liqo_schema::liqo::{NamespaceOffloading, OFFLOADING_PHASE_NO_CLUSTER_SELECTED, labels};
 use liqo_schema::tf::{Diagnostic, Value};
 
-use super::objects::{Offload, observed_state};
+use super::objects::observed_state;
 use super::schema::attr;
 use super::status::{Outcome, applied_state, no_cluster_warning, offloading_check};
 use super::{OffloadResource, plan, schema};
@@ -27,9 +27,9 @@ impl OffloadResource {
     /// Create and update alike: the objects are applied whole, so an update converges from whatever is there.
     async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
         // The prior state had `create_namespace = true`.
-        let managed_namespace_before = prior.get(attr::create_namespace).as_bool() == Some(true);
+        let managed_namespace_before = attr::Offload::of(prior).create_namespace;
         let client = self.cluster.client().await?;
-        let off = Offload::from_value(planned)?;
+        let off = attr::Offload::of(planned);
         let namespace_written = self.provide_namespace(op, &client, &off, managed_namespace_before).await?;
         let api: Api<NamespaceOffloading> = Api::namespaced(client, &off.namespace);
         let generation = match write_offloading(op, &api, &off).await {
@@ -64,7 +64,7 @@ impl OffloadResource {
         &self,
         op: &Op<'_>,
         client: &kube::Client,
-        off: &Offload,
+        off: &attr::Offload,
         managed_namespace_before: bool,
     ) -> Result<bool, OpError> {
         if !off.create_namespace && !managed_namespace_before {
@@ -86,7 +86,7 @@ impl OffloadResource {
 }
 
 /// Applies the NamespaceOffloading once any earlier one has finished terminating; the generation it got.
-async fn write_offloading(op: &Op<'_>, api: &Api<NamespaceOffloading>, off: &Offload) -> Result<i64, OpError> {
+async fn write_offloading(op: &Op<'_>, api: &Api<NamespaceOffloading>, off: &attr::Offload) -> Result<i64, OpError> {
     crate::kube::settle(op.ctx, api, OFFLOADING, op.deadline.left()).await?;
     let applied = crate::kube::apply(op.ctx, api, &off.namespace_offloading()).await?;
     Ok(applied.metadata.generation.unwrap_or_default())
@@ -143,17 +143,19 @@ impl Lifecycle for OffloadResource {
     }
 
     fn cleanup_command(prior: &Value) -> String {
-        let ns = prior.get(attr::namespace).as_str().unwrap_or("<namespace>");
+        let prior = attr::Offload::of(prior);
+        let ns = if prior.namespace.is_empty() { "<namespace>" } else { &prior.namespace };
         // Liqo releases its finalizer once the peers' tenant namespaces are gone (their cleanup commands).
         format!("kubectl delete namespaceoffloading -n {ns} {OFFLOADING}")
     }
 
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
         let client = self.cluster.client().await?;
-        let ns = prior.get(attr::namespace).as_str().unwrap_or_default();
+        let prior = attr::Offload::of(prior);
+        let ns = prior.namespace.as_str();
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), ns);
         crate::kube::delete_and_wait(op.ctx, &api, OFFLOADING, op.deadline.left()).await?;
-        if prior.get(attr::create_namespace).as_bool() == Some(true) {
+        if prior.create_namespace {
             let namespaces: Api<Namespace> = Api::all(client);
             let existing = crate::kube::get_opt(op.ctx, &namespaces, ns).await?;
             if existing.as_ref().is_some_and(created_by_provider) {
@@ -165,7 +167,8 @@ impl Lifecycle for OffloadResource {
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
         let client = self.cluster.client().await?;
-        let ns = state.get(attr::namespace).as_str().unwrap_or_default();
+        let recorded = attr::Offload::of(state);
+        let ns = recorded.namespace.as_str();
         let api: Api<NamespaceOffloading> = Api::namespaced(client.clone(), ns);
         let namespaces: Api<Namespace> = Api::all(client.clone());
         let offloading = crate::kube::get_opt(ctx, &api, OFFLOADING).await?;
@@ -173,9 +176,12 @@ impl Lifecycle for OffloadResource {
         let state = match offloading {
             Some(o) if !is_terminating(&o) => {
                 // A namespace `create_namespace` provides that is gone or going: plan to create everything again.
-                let provides_namespace = state.get(attr::create_namespace).as_bool() == Some(true);
                 let namespace_lost = namespace.is_none_or(|n| is_terminating(&n));
-                if provides_namespace && namespace_lost { Value::Null } else { observed_state(state, &o) }
+                if recorded.create_namespace && namespace_lost {
+                    Value::Null
+                } else {
+                    observed_state(state, &o).value()
+                }
             }
             // Being unoffloaded but held for a peer Liqo reports unreachable (a destroy that failed for it): the
             // deletion cannot finish, so the resource stays in the state and the next destroy (with the peer marked
@@ -220,8 +226,8 @@ impl Lifecycle for OffloadResource {
         let namespaces: Api<Namespace> = Api::all(client);
         let namespace = crate::kube::get_opt(ctx, &namespaces, &ns).await?;
         let mut state = observed_state(&Value::Null, &o);
-        state.set(attr::create_namespace, Value::Bool(namespace.as_ref().is_some_and(created_by_provider)));
-        Ok(state)
+        state.create_namespace = namespace.as_ref().is_some_and(created_by_provider);
+        Ok(state.value())
     }
 
     fn generated_config(config: Value) -> Value {

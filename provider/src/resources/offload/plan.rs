@@ -15,12 +15,15 @@ pub const RULES: PlanRules = PlanRules { repair_missing_in_place: true, refine, 
 /// The id, the remote name, the phase an in-place update changes and the DefaultName check.
 pub fn refine(plan: &mut Plan) {
     let same_object = same_offloading(plan.prior, &plan.planned);
+    // An unknown strategy reads as "", none of Liqo's.
+    let (prior, planned) = (attr::Offload::of(plan.prior), attr::Offload::of(&plan.planned));
     if plan.config.get(attr::remote_namespace_name).is_null() {
-        let remote = if same_object && !plan.prior.get(attr::remote_namespace_name).is_null() {
-            plan.prior.get(attr::remote_namespace_name).clone()
+        let remote = if same_object && !prior.remote_namespace_name.is_null() {
+            prior.remote_namespace_name
         } else {
-            match plan.planned.get(attr::namespace_mapping_strategy).as_str() {
-                Some(MAPPING_ENFORCE_SAME_NAME) => plan.planned.get(attr::namespace).clone(),
+            match planned.namespace_mapping_strategy.as_str() {
+                // The namespace may be unknown still: the value, not the model's "".
+                MAPPING_ENFORCE_SAME_NAME => plan.planned.get(attr::namespace).clone(),
                 // DefaultName appends this cluster's ID, which plan does not look up.
                 _ => Value::Unknown,
             }

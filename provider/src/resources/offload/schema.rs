@@ -17,43 +17,46 @@ pub mod attr {
     use crate::attributes::*;
 
     attributes! {
-        id: computed(Type::String).describe("The namespace name; also the import ID.");
-        namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
+        struct Offload;
+        id: Unset = computed(Type::String).describe("The namespace name; also the import ID.");
+        namespace: String = required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Namespace to offload. It must exist (create it with `kubernetes_namespace`, `kubectl create namespace` \
              or `create_namespace = true`). Changing it replaces the resource.",
         );
-        create_namespace: optional_computed(Type::Bool).default(Value::Bool(false)).describe(
+        create_namespace: bool = optional_computed(Type::Bool).default(Value::Bool(false)).describe(
             "Whether this resource creates `namespace` when it is missing and deletes it on destroy, with \
              everything in it (default `false`: the namespace is yours and is left alone). Meant for demos \
              without the kubernetes provider. Only a namespace this resource created (labelled \
              `app.kubernetes.io/managed-by=terraform-provider-liqo`) is ever deleted; an existing one is used as \
              it is. Setting it back to `false` releases the namespace (it stays).",
         );
-        namespace_mapping_strategy: optional_computed(Type::String).replace_on_change().default(Value::string(MAPPING_DEFAULT_NAME)).check(Check::OneOf(&MAPPING_STRATEGIES)).describe(
+        namespace_mapping_strategy: String = optional_computed(Type::String).replace_on_change().default(Value::string(MAPPING_DEFAULT_NAME)).check(Check::OneOf(&MAPPING_STRATEGIES)).describe(
             "How the remote namespace is named: `DefaultName` (default, `<namespace>-<this cluster's ID>`), \
              `EnforceSameName` (same name as `namespace`) or `SelectedName` (`remote_namespace_name`). Liqo makes \
              it immutable: changing it replaces the resource.",
         );
-        remote_namespace_name: optional_computed(Type::String).replace_on_change().check(Check::Namespace).describe(
+        // Unknown until Liqo reports it (DefaultName).
+        remote_namespace_name: Value = optional_computed(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Name of the namespace on the provider clusters. Choose it only with `namespace_mapping_strategy = \
              \"SelectedName\"` (required then); otherwise it is an output reported by Liqo, and a configuration \
              may only repeat the name Liqo reported (as OpenTofu's generated configuration of an imported \
              offloading does). Liqo makes it immutable: changing it replaces the resource.",
         );
-        pod_offloading_strategy: optional_computed(Type::String).default(Value::string(POD_OFFLOADING_LOCAL_AND_REMOTE)).check(Check::OneOf(&POD_STRATEGIES)).describe(
+        pod_offloading_strategy: String = optional_computed(Type::String).default(Value::string(POD_OFFLOADING_LOCAL_AND_REMOTE)).check(Check::OneOf(&POD_STRATEGIES)).describe(
             "Where pods of the namespace may run: `LocalAndRemote` (default), `Local` or `Remote`. Updated in place; \
              Liqo warns that pods already running against a stricter setting keep running.",
         );
-        cluster_selector: nested(Nesting::List, node_selector::term::declared()).describe(
+        // The shared node selector terms are read and written as values (`node_selector`).
+        cluster_selector: Value = nested(Nesting::List, node_selector::term::declared()).describe(
             "Which virtual nodes (remote clusters) the namespace is offloaded to: a list of node selector terms, \
              any of which may match (OR). Omit it to offload to every virtual node. Updated in place.",
         );
-        offloading_phase: computed(Type::String).output().describe(
+        offloading_phase: Option<String> = computed(Type::String).output().describe(
             "Liqo's `status.offloadingPhase`: `Ready`, or `NoClusterSelected` when no virtual node matches \
              `cluster_selector`; refreshed on every read.",
         );
         // The name of the Go provider 0.1.x.
-        cluster_selector_terms: removed("`cluster_selector`, the same list of `{ match_expressions = [...] }`.");
+        cluster_selector_terms: Unset = removed("`cluster_selector`, the same list of `{ match_expressions = [...] }`.");
     }
 }
 
@@ -64,11 +67,13 @@ pub const DESCRIPTION: &str = "Offloads a namespace of this (consumer) cluster t
 /// The remote name against the strategy, and the cluster selector's terms.
 pub fn validate(c: &mut Validator<'_>) {
     let config = c.config;
+    let offload = attr::Offload::of(config);
+    // An unknown strategy is checked at the next plan.
     let strategy = match config.get(attr::namespace_mapping_strategy) {
-        Value::Null => Some(MAPPING_DEFAULT_NAME),
-        v => v.as_str(),
+        Value::Unknown => None,
+        _ => Some(offload.namespace_mapping_strategy.as_str()),
     };
-    let remote = config.get(attr::remote_namespace_name);
+    let remote = &offload.remote_namespace_name;
     match strategy {
         Some(MAPPING_SELECTED_NAME) if remote.is_null() => c.error(
             attr::remote_namespace_name.path(),
@@ -76,15 +81,21 @@ pub fn validate(c: &mut Validator<'_>) {
             "`namespace_mapping_strategy = \"SelectedName\"` names the remote namespace after \
              `remote_namespace_name`: set it, or choose `DefaultName` or `EnforceSameName`.",
         ),
-        Some(s) if s != MAPPING_SELECTED_NAME && !remote.is_null() && !is_liqos_choice(s, config) => c.error(
-            attr::remote_namespace_name.path(),
-            format!("`remote_namespace_name` cannot be set with the {s} strategy"),
-            format!(
-                "With `{s}` Liqo chooses the remote name (DefaultName: `<namespace>-<this cluster's ID>`, \
+        Some(s)
+            if s != MAPPING_SELECTED_NAME
+                && !remote.is_null()
+                && !is_liqos_choice(s, remote, config.get(attr::namespace)) =>
+        {
+            c.error(
+                attr::remote_namespace_name.path(),
+                format!("`remote_namespace_name` cannot be set with the {s} strategy"),
+                format!(
+                    "With `{s}` Liqo chooses the remote name (DefaultName: `<namespace>-<this cluster's ID>`, \
                  EnforceSameName: the namespace's own name) and reports it in `remote_namespace_name`. Remove the \
                  argument, or set `namespace_mapping_strategy = \"SelectedName\"`."
-            ),
-        ),
+                ),
+            )
+        }
         _ => {}
     }
 
@@ -101,11 +112,9 @@ const CLUSTER_SELECTOR: Wording = Wording {
 /// A configuration generated from an imported offloading (OpenTofu's `-generate-config-out` writes every optional
 /// argument from state) repeats the remote name Liqo chose; that is allowed when it is the name the strategy gives:
 /// the namespace's own name with EnforceSameName, `<namespace>-…` with DefaultName, whose cluster-ID suffix only the
-/// plan can compare (`plan::check_default_name`).
-fn is_liqos_choice(strategy: &str, config: &Value) -> bool {
-    let (Some(remote), Some(namespace)) =
-        (config.get(attr::remote_namespace_name).as_str(), config.get(attr::namespace).as_str())
-    else {
+/// plan can compare (`plan::check_default_name`). Either name unknown is no such name.
+fn is_liqos_choice(strategy: &str, remote: &Value, namespace: &Value) -> bool {
+    let (Some(remote), Some(namespace)) = (remote.as_str(), namespace.as_str()) else {
         return false;
     };
     match strategy {
@@ -119,7 +128,7 @@ fn is_liqos_choice(strategy: &str, config: &Value) -> bool {
 
 /// Only `SelectedName` takes `remote_namespace_name` as an input; otherwise Liqo chose it.
 pub fn generated_config(mut config: Value) -> Value {
-    if config.get(attr::namespace_mapping_strategy).as_str() != Some(MAPPING_SELECTED_NAME) {
+    if attr::Offload::of(&config).namespace_mapping_strategy != MAPPING_SELECTED_NAME {
         config.set(attr::remote_namespace_name, Value::Null);
     }
     config

@@ -110,10 +110,10 @@ impl Outcome {
 
 /// The state after an apply: planned values with the outputs Liqo reported.
 pub fn applied_state(planned: &Value, outcome: Option<&Outcome>) -> Value {
-    let mut s = planned.clone();
-    if s.get(attr::remote_namespace_name).is_unknown() {
-        s.set(attr::remote_namespace_name, Value::opt_string(outcome.and_then(|o| o.remote_namespace_name.clone())));
+    let mut s = attr::Offload::of(planned);
+    if s.remote_namespace_name.is_unknown() {
+        s.remote_namespace_name = Value::opt_string(outcome.and_then(|o| o.remote_namespace_name.clone()));
     }
-    s.set(attr::offloading_phase, Value::opt_string(outcome.map(|o| o.phase.clone())));
-    s
+    s.offloading_phase = outcome.map(|o| o.phase.clone());
+    s.value()
 }

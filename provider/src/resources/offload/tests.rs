@@ -5,7 +5,7 @@ use liqo_schema::liqo::{LiqoCondition, NamespaceOffloading, NamespaceOffloadingS
 use liqo_schema::tf::{Attribute, AttributePath, Diagnostics, Severity, Value};
 
 use super::OffloadResource;
-use super::objects::{Offload, observed_state};
+use super::objects::observed_state;
 use super::plan::check_default_name;
 use super::schema::attr;
 use super::status::{Outcome, applied_state, no_cluster_warning, offloading_check};
@@ -47,11 +47,13 @@ fn plan_values(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<A
     (p.planned, p.replace)
 }
 
+/// The state the driver records after an apply.
 fn applied(planned: &Value) -> Value {
-    applied_state(
+    let state = applied_state(
         planned,
         Some(&Outcome { phase: "Ready".into(), remote_namespace_name: Some("liqo-demo-rome".into()) }),
-    )
+    );
+    owned(state, planned.get(TIMEOUTS))
 }
 
 #[test]
@@ -290,7 +292,7 @@ fn offloading_object_never_sends_null_terms() {
     let (planned, _) = plan_values(&Value::Null, &config(), &config());
     let mut known = planned.clone();
     known.set(attr::remote_namespace_name, Value::Null);
-    let off = Offload::from_value(&known).unwrap();
+    let off = attr::Offload::of(&known);
     let json = serde_json::to_value(off.namespace_offloading()).unwrap();
     assert_eq!(json["apiVersion"], "offloading.liqo.io/v1beta1");
     assert_eq!(json["kind"], "NamespaceOffloading");
@@ -313,7 +315,7 @@ fn offloading_object_never_sends_null_terms() {
             expr("gpu", "Exists", Value::List(vec![])),
         ]),
     );
-    let json = serde_json::to_value(Offload::from_value(&known).unwrap().namespace_offloading()).unwrap();
+    let json = serde_json::to_value(attr::Offload::of(&known).namespace_offloading()).unwrap();
     assert_eq!(json["spec"]["remoteNamespaceName"], "far-away");
     assert_eq!(
         json["spec"]["clusterSelector"],
@@ -393,30 +395,29 @@ fn read_reflects_drift_and_import_rebuilds_state() {
     let prior = applied(&planned);
     let mut known = prior.clone();
     known.set(attr::remote_namespace_name, Value::Null);
-    let mut live = Offload::from_value(&known).unwrap().namespace_offloading();
+    let mut live = attr::Offload::of(&known).namespace_offloading();
     live.status = offloading(1, Some(1), "Ready").status;
 
     // The live object reads back into the same state (an empty `values` list as the user wrote it).
-    assert_eq!(observed_state(&prior, &live), prior);
+    assert_eq!(owned(observed_state(&prior, &live).value(), prior.get(TIMEOUTS)), prior);
 
     // Out-of-band edits show up as drift.
     live.spec.pod_offloading_strategy = Some("Local".into());
     live.spec.cluster_selector = Some(NodeSelector { node_selector_terms: vec![] });
-    let s = observed_state(&prior, &live);
+    let s = observed_state(&prior, &live).value();
     assert_eq!(s.get(attr::pod_offloading_strategy), &Value::string("Local"));
     assert!(s.get(attr::cluster_selector).is_null());
 
     // Import: full state, matching the plan of the documented config.
     let (want, _) = plan_values(&Value::Null, &config(), &config());
-    let mut live = Offload::from_value(&{
+    let mut live = attr::Offload::of(&{
         let mut k = want.clone();
         k.set(attr::remote_namespace_name, Value::Null);
         k
     })
-    .unwrap()
     .namespace_offloading();
     live.status = offloading(1, Some(1), "Ready").status;
-    let s = owned(observed_state(&Value::Null, &live), &Value::Null);
+    let s = owned(observed_state(&Value::Null, &live).value(), &Value::Null);
     for attr in [
         attr::id,
         attr::namespace,

@@ -8,51 +8,13 @@ use k8s_openapi::api::certificates::v1::{CertificateSigningRequest, CertificateS
 use k8s_openapi::api::rbac::v1::{RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use liqo_schema::liqo::labels;
-use liqo_schema::liqo::{
-    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, ResourceSlice, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_DRAINED, Tenant,
-    TenantSpec,
-};
-use liqo_schema::tf::Value;
+use liqo_schema::liqo::{ResourceSlice, Tenant, TenantSpec};
 
 use super::schema::attr;
-use super::schema::{DEFAULT_CERTIFICATE_VALIDITY, MIN_CERTIFICATE_VALIDITY, effective_duration};
-use crate::attributes::Key;
 
 /// The built-in signer whose certificates kube-apiserver accepts for client authentication.
 const CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
 const CLIENT_USAGES: [&str; 3] = ["digital signature", "key encipherment", "client auth"];
-
-/// What apply works from; at apply time every input is known.
-pub struct Inputs {
-    pub namespace: String,
-    pub consumer: String,
-    pub condition: String,
-    pub validity: Duration,
-    /// The consumer's PEM CSR.
-    pub csr: String,
-    pub authz_policy: String,
-    pub proxy_url: Option<String>,
-}
-
-impl Inputs {
-    pub fn from_value(v: &Value) -> Inputs {
-        let s = |a: Key| v.get(a).as_str().unwrap_or_default().to_string();
-        Inputs {
-            namespace: s(attr::tenant_namespace),
-            consumer: s(attr::consumer_cluster_id),
-            condition: v.get(attr::tenant_condition).as_str().unwrap_or(TENANT_CONDITION_ACTIVE).to_string(),
-            validity: effective_duration(v, attr::certificate_validity, DEFAULT_CERTIFICATE_VALIDITY)
-                .unwrap_or(MIN_CERTIFICATE_VALIDITY),
-            csr: s(attr::csr),
-            authz_policy: v.get(attr::authz_policy).as_str().unwrap_or(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE).to_string(),
-            proxy_url: v.get(attr::proxy_url).as_str().map(str::to_owned),
-        }
-    }
-
-    pub fn drained(&self) -> bool {
-        self.condition == TENANT_CONDITION_DRAINED
-    }
-}
 
 fn remote_cluster_labels(consumer: &str) -> BTreeMap<String, String> {
     BTreeMap::from([(labels::REMOTE_CLUSTER_ID.to_string(), consumer.to_string())])
@@ -60,19 +22,20 @@ fn remote_cluster_labels(consumer: &str) -> BTreeMap<String, String> {
 
 /// The Tenant as liqoctl's declarative flow writes it; Liqo's webhook requires the label to equal spec.clusterID.
 /// An imported handshake Tenant keeps `KeysExchange` (its key, CSR and signature stay liqoctl's fields).
-pub fn tenant_object(inputs: &Inputs) -> Tenant {
+pub fn tenant_object(planned: &attr::Tenant) -> Tenant {
+    let consumer = &planned.consumer_cluster_id;
     let mut t = Tenant::new(
-        &inputs.consumer,
+        consumer,
         TenantSpec {
-            cluster_id: Some(inputs.consumer.clone()),
-            authz_policy: Some(inputs.authz_policy.clone()),
-            tenant_condition: Some(inputs.condition.clone()),
-            proxy_url: inputs.proxy_url.clone(),
+            cluster_id: Some(consumer.clone()),
+            authz_policy: Some(planned.authz_policy.clone()),
+            tenant_condition: Some(planned.tenant_condition.clone()),
+            proxy_url: planned.proxy_url.clone(),
             ..TenantSpec::default()
         },
     );
-    t.metadata.namespace = Some(inputs.namespace.clone());
-    t.metadata.labels = Some(remote_cluster_labels(&inputs.consumer));
+    t.metadata.namespace = Some(planned.tenant_namespace.clone());
+    t.metadata.labels = Some(remote_cluster_labels(consumer));
     t
 }
 
@@ -84,12 +47,12 @@ pub fn role_binding_name(role: &str) -> String {
 
 /// The binding of the consumer user to the control-plane ClusterRole `role` (found by label, see
 /// [`pick_control_plane_role`]).
-pub fn role_binding(inputs: &Inputs, role: &str) -> RoleBinding {
+pub fn role_binding(planned: &attr::Tenant, role: &str) -> RoleBinding {
     RoleBinding {
         metadata: ObjectMeta {
             name: Some(role_binding_name(role)),
-            namespace: Some(inputs.namespace.clone()),
-            labels: Some(remote_cluster_labels(&inputs.consumer)),
+            namespace: Some(planned.tenant_namespace.clone()),
+            labels: Some(remote_cluster_labels(&planned.consumer_cluster_id)),
             ..ObjectMeta::default()
         },
         role_ref: RoleRef {
@@ -100,7 +63,7 @@ pub fn role_binding(inputs: &Inputs, role: &str) -> RoleBinding {
         subjects: Some(vec![Subject {
             api_group: Some("rbac.authorization.k8s.io".to_string()),
             kind: "User".to_string(),
-            name: inputs.consumer.clone(),
+            name: planned.consumer_cluster_id.clone(),
             namespace: None,
         }]),
     }
@@ -177,11 +140,6 @@ pub fn consumer_slices_selector(consumer: &str) -> String {
     format!("{}={},{}={consumer}", labels::REPLICATED, labels::TRUE, labels::ORIGIN_ID)
 }
 
-/// The names a set of strings holds (none for null or unknown).
-pub fn names(v: &Value) -> BTreeSet<String> {
-    v.elements().iter().filter_map(|e| e.as_str().map(str::to_owned)).collect()
-}
-
 /// What cordoning `wanted` changes among `slices`, as (slice, cordoned after): each wanted slice not cordoned yet,
 /// and each cordoned one this resource answers for (`answer_for`) and no longer wants.
 pub fn cordon_changes(
@@ -202,10 +160,9 @@ pub fn cordon_changes(
 
 /// `cordoned_resource_slices` as the cluster has it: the consumer's slices cordoned now, and the names of `prior`
 /// whose slice is gone (nothing left to cordon: not drift).
-pub fn cordoned_read(slices: &[ResourceSlice], prior: &Value) -> Value {
+pub fn cordoned_read(slices: &[ResourceSlice], prior: &BTreeSet<String>) -> BTreeSet<String> {
     let present: BTreeSet<String> = slices.iter().filter_map(|s| s.metadata.name.clone()).collect();
     let cordoned = slices.iter().filter(|s| s.cordons().0).filter_map(|s| s.metadata.name.clone());
-    let gone = names(prior).into_iter().filter(|n| !present.contains(n));
-    let all: BTreeSet<String> = cordoned.chain(gone).collect();
-    Value::Set(all.into_iter().map(Value::string).collect())
+    let gone = prior.iter().filter(|n| !present.contains(*n)).cloned();
+    cordoned.chain(gone).collect()
 }

@@ -17,12 +17,11 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{Diagnostic, Diagnostics, Severity, Value};
 
 use super::objects::{
-    Inputs, binds_consumer, consumer_slices_selector, control_plane_role_selector, cordon_changes, cordoned_read,
-    csr_name, csr_object, csr_selector, names, pick_control_plane_role, role_binding, role_binding_name, tenant_object,
+    binds_consumer, consumer_slices_selector, control_plane_role_selector, cordon_changes, cordoned_read, csr_name,
+    csr_object, csr_selector, pick_control_plane_role, role_binding, role_binding_name, tenant_object,
 };
-use super::schema::attr;
-use super::schema::{DEFAULT_RENEW_BEFORE, effective_duration};
-use super::state::{Issued, handshake_state, imported_state, set_certificate};
+use super::schema::{MIN_CERTIFICATE_VALIDITY, attr};
+use super::state::{Issued, handshake_state, imported_state};
 use super::status::{
     Endpoint, ROOT_CA_KEY, capped, csr_issued, quotas_follow, root_ca_published, slices_drained, tenant_ready,
     tls_verdict,
@@ -47,10 +46,10 @@ const TENANT_EXISTS_DENIAL: &str = "a Tenant already exists in the tenant namesp
 
 /// The tenant namespace must exist and be labelled for this consumer: Liqo's Tenant webhook and ResourceSlice
 /// controller reject anything else, so fail early with the fix.
-async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, inputs: &Inputs) -> Result<(), Failure> {
+async fn check_tenant_namespace(ctx: &Ctx, client: &kube::Client, planned: &attr::Tenant) -> Result<(), Failure> {
     let api: Api<Namespace> = Api::all(client.clone());
-    let ns = &inputs.namespace;
-    let consumer = &inputs.consumer;
+    let ns = &planned.tenant_namespace;
+    let consumer = &planned.consumer_cluster_id;
     let fix = format!(
         "Create it with liqo_generate on this (provider) cluster (`remote_cluster_id = \"{consumer}\"`) and pass its \
          `tenant_namespace` output here, so Terraform creates it first."
@@ -122,9 +121,9 @@ impl TenantResource {
     }
 
     /// The explicit URL, or the provider block's address when the plan left it to us.
-    async fn server_url(&self, planned: &Value) -> Result<String, Failure> {
-        match planned.get(attr::api_server_url).as_str() {
-            Some(url) => Ok(url.to_string()),
+    async fn server_url(&self, planned: &attr::Tenant) -> Result<String, Failure> {
+        match &planned.api_server_url {
+            Some(url) => Ok(url.clone()),
             None => Ok(self.cluster.api_server_url().await?),
         }
     }
@@ -135,15 +134,14 @@ impl TenantResource {
         &self,
         op: &Op<'_>,
         client: &kube::Client,
-        inputs: &Inputs,
-        planned: &Value,
+        planned: &attr::Tenant,
         warnings: &mut Diagnostics,
     ) -> Result<Endpoint, Failure> {
         let server = self.server_url(planned).await?;
-        let (ca_pem, ca_source) = match planned.get(attr::api_server_ca).as_str() {
+        let (ca_pem, ca_source) = match &planned.api_server_ca {
             Some(ca) => (ca.as_bytes().to_vec(), "the CA in `api_server_ca`".to_string()),
             None => {
-                let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &inputs.namespace);
+                let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &planned.tenant_namespace);
                 let waiting_for = format!(
                     "data[\"{ROOT_CA_KEY}\"] (the cluster CA, published in every namespace by kube-controller-manager)"
                 );
@@ -158,7 +156,7 @@ impl TenantResource {
                 .await?;
                 let source = format!(
                     "the cluster CA (ConfigMap {}/{ROOT_CA_CONFIGMAP}, the default of `api_server_ca`)",
-                    inputs.namespace
+                    planned.tenant_namespace
                 );
                 (ca, source)
             }
@@ -180,10 +178,14 @@ impl TenantResource {
 
     /// Has this cluster sign the consumer's CSR (a fresh CertificateSigningRequest object each time: they are
     /// immutable, and a renewal is the same request signed again) and reads the certificate back.
-    async fn sign(&self, op: &Op<'_>, client: &kube::Client, inputs: &Inputs) -> Result<Issued, Failure> {
-        let name = csr_name(&inputs.consumer);
+    async fn sign(&self, op: &Op<'_>, client: &kube::Client, planned: &attr::Tenant) -> Result<Issued, Failure> {
+        let consumer = &planned.consumer_cluster_id;
+        let name = csr_name(consumer);
         let api: Api<CertificateSigningRequest> = Api::all(client.clone());
-        let csr = csr_object(&name, &inputs.consumer, &inputs.csr, inputs.validity);
+        let csr_pem = planned.csr.as_deref().unwrap_or_default();
+        // A lifetime known at apply was validated at plan: the minimum is only a floor for a provider bug.
+        let validity = planned.lifetime().unwrap_or(MIN_CERTIFICATE_VALIDITY);
+        let csr = csr_object(&name, consumer, csr_pem, validity);
         crate::kube::create(op.ctx, &api, &csr).await?;
         crate::kube::approve_csr(
             op.ctx,
@@ -218,11 +220,15 @@ impl TenantResource {
     /// which lags a deletion: right after a tenant namespace was deleted and made again (a peering torn down and
     /// made anew, a cleanup after a cluster came back) it can deny the Tenant for one that no longer exists. While
     /// the API server itself shows no Tenant in the namespace, that denial is retried for up to a minute.
-    pub(super) async fn apply_tenant(op: &Op<'_>, tenants: &Api<Tenant>, inputs: &Inputs) -> Result<(), OpError> {
+    pub(super) async fn apply_tenant(
+        op: &Op<'_>,
+        tenants: &Api<Tenant>,
+        planned: &attr::Tenant,
+    ) -> Result<(), OpError> {
         let stale_for = Duration::from_secs(60).min(op.deadline.left());
         let started = std::time::Instant::now();
         loop {
-            match crate::kube::apply(op.ctx, tenants, &tenant_object(inputs)).await {
+            match crate::kube::apply(op.ctx, tenants, &tenant_object(planned)).await {
                 Err(OpError::Api { source: kube::Error::Api(s), .. })
                     if s.code == 403
                         && s.message.contains(TENANT_EXISTS_DENIAL)
@@ -236,26 +242,27 @@ impl TenantResource {
         }
     }
 
-    /// RoleBinding and Tenant as the inputs say, then waits for Liqo to adopt the Tenant. A drained consumer loses
+    /// RoleBinding and Tenant as planned, then waits for Liqo to adopt the Tenant. A drained consumer loses
     /// its binding (Liqo removes it too; doing it here makes the revocation immediate).
-    async fn ensure_tenant(&self, op: &Op<'_>, client: &kube::Client, inputs: &Inputs) -> Result<(), Failure> {
+    async fn ensure_tenant(&self, op: &Op<'_>, client: &kube::Client, planned: &attr::Tenant) -> Result<(), Failure> {
         let ctx = op.ctx;
-        let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
-        let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
+        let (ns, consumer, drained) =
+            (planned.tenant_namespace.as_str(), planned.consumer_cluster_id.as_str(), planned.drained());
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), ns);
+        let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), ns);
         // A Tenant still terminating (e.g. deleted out of band) would swallow the apply: let it go first.
-        let existing = crate::kube::get_opt(ctx, &tenants, &inputs.consumer).await?;
+        let existing = crate::kube::get_opt(ctx, &tenants, consumer).await?;
         if existing.is_some_and(|t| t.metadata.deletion_timestamp.is_some()) {
-            crate::kube::delete_and_wait(ctx, &tenants, &inputs.consumer, op.deadline.left()).await?;
+            crate::kube::delete_and_wait(ctx, &tenants, consumer, op.deadline.left()).await?;
         }
         let role = self.control_plane_role(ctx, client).await?;
-        if !inputs.drained() {
-            crate::kube::apply(ctx, &bindings, &role_binding(inputs, &role)).await?;
+        if !drained {
+            crate::kube::apply(ctx, &bindings, &role_binding(planned, &role)).await?;
         }
-        Self::apply_tenant(op, &tenants, inputs).await?;
-        if inputs.drained() {
+        Self::apply_tenant(op, &tenants, planned).await?;
+        if drained {
             crate::kube::delete_and_wait(ctx, &bindings, &role_binding_name(&role), op.deadline.left()).await?;
         }
-        let (ns, consumer, drained) = (inputs.namespace.as_str(), inputs.consumer.as_str(), inputs.drained());
         let waiting_for = if drained {
             format!("finalizer {} (Liqo writes no status for a Drained Tenant)", labels::TENANT_FINALIZER)
         } else {
@@ -328,9 +335,13 @@ impl TenantResource {
 }
 
 /// The provider's copies of the consumer's ResourceSlices, in the tenant namespace.
-async fn consumer_slices(ctx: &Ctx, client: &kube::Client, inputs: &Inputs) -> Result<Vec<ResourceSlice>, OpError> {
-    let api: Api<ResourceSlice> = Api::namespaced(client.clone(), &inputs.namespace);
-    crate::kube::list(ctx, &api, &consumer_slices_selector(&inputs.consumer)).await
+async fn consumer_slices(
+    ctx: &Ctx,
+    client: &kube::Client,
+    tenant: &attr::Tenant,
+) -> Result<Vec<ResourceSlice>, OpError> {
+    let api: Api<ResourceSlice> = Api::namespaced(client.clone(), &tenant.tenant_namespace);
+    crate::kube::list(ctx, &api, &consumer_slices_selector(&tenant.consumer_cluster_id)).await
 }
 
 /// Cordons the slices `planned` names and uncordons the others this resource answers for (every slice of the
@@ -340,12 +351,11 @@ async fn consumer_slices(ctx: &Ctx, client: &kube::Client, inputs: &Inputs) -> R
 async fn cordon_slices(
     op: &Op<'_>,
     client: &kube::Client,
-    inputs: &Inputs,
-    prior: &Value,
-    planned: &Value,
+    planned: &attr::Tenant,
+    prior: Option<&BTreeSet<String>>,
 ) -> Result<(), Failure> {
-    let slices = consumer_slices(op.ctx, client, inputs).await?;
-    let wanted = names(planned);
+    let slices = consumer_slices(op.ctx, client, planned).await?;
+    let wanted = planned.cordoned_resource_slices.clone().unwrap_or_default();
     let present: BTreeSet<String> = slices.iter().filter_map(|s| s.metadata.name.clone()).collect();
     let missing: Vec<&String> = wanted.difference(&present).collect();
     if !missing.is_empty() {
@@ -357,36 +367,34 @@ async fn cordon_slices(
                 "The consumer {} has no ResourceSlice named {} in {} on this cluster (its slices here: {found}). A \
                  slice is the consumer's liqo_peer `resource_slice_name`, copied here by Liqo once that liqo_peer is \
                  applied. Fix the name, or remove it from `cordoned_resource_slices`.",
-                inputs.consumer,
+                planned.consumer_cluster_id,
                 missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
-                inputs.namespace
+                planned.tenant_namespace
             ),
         )
         .at(attr::cordoned_resource_slices.path())
         .into());
     }
-    let answer_for = if planned.is_null() { names(prior) } else { present };
+    let answer_for = match planned.cordoned_resource_slices {
+        None => prior.cloned().unwrap_or_default(),
+        Some(_) => present,
+    };
     let changes = cordon_changes(&slices, &wanted, &answer_for);
-    let api: Api<ResourceSlice> = Api::namespaced(client.clone(), &inputs.namespace);
+    let api: Api<ResourceSlice> = Api::namespaced(client.clone(), &planned.tenant_namespace);
     for (name, cordon) in &changes {
         crate::kube::annotate(op.ctx, &api, name, labels::CORDON, cordon.then_some(labels::TRUE)).await?;
     }
     if changes.is_empty() {
         return Ok(());
     }
-    let slices = consumer_slices(op.ctx, client, inputs).await?;
-    let quotas: Api<Quota> = Api::namespaced(client.clone(), &inputs.namespace);
+    let slices = consumer_slices(op.ctx, client, planned).await?;
+    let quotas: Api<Quota> = Api::namespaced(client.clone(), &planned.tenant_namespace);
     let target = WaitTarget::labelled(&quotas, "", "Liqo's Quota of each changed ResourceSlice to follow its cordon");
     crate::kube::wait_until(op.ctx, &quotas, target, op.deadline.left(), |all: &[Quota]| {
         quotas_follow(all, &changes, &slices)
     })
     .await?;
     Ok(())
-}
-
-/// `renew_before` as planned, for the check of the lifetime the cluster issued.
-fn renew_before(planned: &Value) -> Duration {
-    effective_duration(planned, attr::renew_before, DEFAULT_RENEW_BEFORE).unwrap_or_default()
 }
 
 #[async_trait]
@@ -415,84 +423,85 @@ impl Lifecycle for TenantResource {
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        let inputs = Inputs::from_value(planned);
+        let planned = attr::Tenant::of(planned);
         let mut warnings = Diagnostics::new();
         let client = self.cluster.client().await?;
-        check_tenant_namespace(op.ctx, &client, &inputs).await?;
-        let endpoint = self.endpoint(op, &client, &inputs, planned, &mut warnings).await?;
+        check_tenant_namespace(op.ctx, &client, &planned).await?;
+        let endpoint = self.endpoint(op, &client, &planned, &mut warnings).await?;
         // From here on objects get written: a failure records the partial state, so Terraform records the resource
         // as tainted and the next apply's destroy removes whatever was created.
         let mut state = planned.clone();
-        state.set(attr::api_server_url, Value::string(&endpoint.server));
-        state.set(attr::cluster_ca_certificate, Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
-        state.set(attr::client_certificate, Value::Null);
-        state.set(attr::certificate_expires_at, Value::Null);
+        state.api_server_url = Some(endpoint.server.clone());
+        state.cluster_ca_certificate = Value::string(String::from_utf8_lossy(&endpoint.ca_pem));
+        // Not signed yet.
+        state.client_certificate = Value::Null;
+        state.certificate_expires_at = None;
         // Kept from before the lifecycle driver: a failed signing reports its errors without the endpoint's warning
         // (an update reports both).
-        let issued = self.sign(op, &client, &inputs).await.map_err(|f| f.after_writing(state.clone()))?;
-        warnings.0.extend(capped(&issued, renew_before(planned)));
-        set_certificate(&mut state, &issued);
-        if let Err(f) = self.ensure_tenant(op, &client, &inputs).await {
-            return Err(after_warnings(warnings, f).after_writing(state));
+        let issued = self.sign(op, &client, &planned).await.map_err(|f| f.after_writing(state.value()))?;
+        warnings.0.extend(capped(&issued, planned.renewal_window().unwrap_or_default()));
+        state.record_certificate(&issued);
+        if let Err(f) = self.ensure_tenant(op, &client, &planned).await {
+            return Err(after_warnings(warnings, f).after_writing(state.value()));
         }
-        if let Err(e) = self.prune_csrs(op, &client, &inputs.consumer, Some(&issued.csr_name)).await {
+        if let Err(e) = self.prune_csrs(op, &client, &planned.consumer_cluster_id, Some(&issued.csr_name)).await {
             warnings.extend(as_warnings(e.into()));
         }
-        Ok(Done { state, warnings })
+        Ok(Done { state: state.value(), warnings })
     }
 
     async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        let inputs = Inputs::from_value(planned);
+        let (prior, planned) = (attr::Tenant::of(prior), attr::Tenant::of(planned));
         let mut warnings = Diagnostics::new();
         // The state follows the cluster step by step, so a failure leaves it true and the next plan retries: a
         // failure records `state` as far as it got, not the prior state (even one before any call to the cluster
         // records the settings that change nothing on it).
         let mut state = prior.clone();
-        state.set(attr::renew_before, planned.get(attr::renew_before).clone());
-        if inputs.authz_policy == AUTHZ_POLICY_KEYS_EXCHANGE {
+        state.renew_before = planned.renew_before.clone();
+        if planned.authz_policy == AUTHZ_POLICY_KEYS_EXCHANGE {
             // Liqo's handshake identity: these settings are recorded and have no effect (nothing is signed).
-            for attr in [attr::csr, attr::api_server_url, attr::api_server_ca, attr::authz_policy] {
-                state.set(attr, planned.get(attr).clone());
-            }
+            state.csr = planned.csr.clone();
+            state.api_server_url = planned.api_server_url.clone();
+            state.api_server_ca = planned.api_server_ca.clone();
+            state.authz_policy = planned.authz_policy.clone();
         }
         let steps = async {
             let client = self.cluster.client().await?;
-            check_tenant_namespace(op.ctx, &client, &inputs).await?;
-            if planned.get(attr::cluster_ca_certificate).is_unknown() {
-                let endpoint = self.endpoint(op, &client, &inputs, planned, &mut warnings).await?;
-                state.set(attr::api_server_url, Value::string(&endpoint.server));
-                state.set(attr::api_server_ca, planned.get(attr::api_server_ca).clone());
-                state.set(attr::cluster_ca_certificate, Value::string(String::from_utf8_lossy(&endpoint.ca_pem)));
+            check_tenant_namespace(op.ctx, &client, &planned).await?;
+            if planned.cluster_ca_certificate.is_unknown() {
+                let endpoint = self.endpoint(op, &client, &planned, &mut warnings).await?;
+                state.api_server_url = Some(endpoint.server.clone());
+                state.api_server_ca = planned.api_server_ca.clone();
+                state.cluster_ca_certificate = Value::string(String::from_utf8_lossy(&endpoint.ca_pem));
             }
             let mut signed = None;
-            if planned.get(attr::client_certificate).is_unknown() {
-                let issued = self.sign(op, &client, &inputs).await?;
-                warnings.0.extend(capped(&issued, renew_before(planned)));
-                set_certificate(&mut state, &issued);
-                state.set(attr::csr, Value::string(&inputs.csr));
+            if planned.client_certificate.is_unknown() {
+                let issued = self.sign(op, &client, &planned).await?;
+                warnings.0.extend(capped(&issued, planned.renewal_window().unwrap_or_default()));
+                state.record_certificate(&issued);
+                state.csr = planned.csr.clone();
                 signed = Some(issued.csr_name);
             }
-            state.set(attr::certificate_validity, planned.get(attr::certificate_validity).clone());
-            self.ensure_tenant(op, &client, &inputs).await?;
-            state.set(attr::tenant_condition, Value::string(&inputs.condition));
-            state.set(attr::proxy_url, planned.get(attr::proxy_url).clone());
-            let cordons = attr::cordoned_resource_slices;
-            if planned.get(cordons) != prior.get(cordons) {
-                cordon_slices(op, &client, &inputs, prior.get(cordons), planned.get(cordons)).await?;
-                state.set(cordons, planned.get(cordons).clone());
+            state.certificate_validity = planned.certificate_validity.clone();
+            self.ensure_tenant(op, &client, &planned).await?;
+            state.tenant_condition = planned.tenant_condition.clone();
+            state.proxy_url = planned.proxy_url.clone();
+            if planned.cordoned_resource_slices != prior.cordoned_resource_slices {
+                cordon_slices(op, &client, &planned, prior.cordoned_resource_slices.as_ref()).await?;
+                state.cordoned_resource_slices = planned.cordoned_resource_slices.clone();
             }
             if let Some(keep) = signed {
                 // The previous certificate stays valid until it expires (Kubernetes has no revocation); its CSR is
                 // just clutter now.
-                if let Err(e) = self.prune_csrs(op, &client, &inputs.consumer, Some(&keep)).await {
+                if let Err(e) = self.prune_csrs(op, &client, &planned.consumer_cluster_id, Some(&keep)).await {
                     warnings.extend(as_warnings(e.into()));
                 }
             }
             Ok::<(), Failure>(())
         };
         match steps.await {
-            Ok(()) => Ok(Done { state, warnings }),
-            Err(f) => Err(after_warnings(warnings, f).after_writing(state)),
+            Ok(()) => Ok(Done { state: state.value(), warnings }),
+            Err(f) => Err(after_warnings(warnings, f).after_writing(state.value())),
         }
     }
 
@@ -500,41 +509,37 @@ impl Lifecycle for TenantResource {
     /// CSRs. The consumer's ResourceSlices must already be gone, which liqo_peer's dependency on this resource's
     /// certificate guarantees.
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
-        let inputs = Inputs::from_value(prior);
+        let prior = attr::Tenant::of(prior);
+        let (ns, consumer) = (&prior.tenant_namespace, &prior.consumer_cluster_id);
         let client = self.cluster.client().await?;
-        let tenants: Api<Tenant> = Api::namespaced(client.clone(), &inputs.namespace);
-        let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), &inputs.namespace);
-        crate::kube::delete_and_wait(op.ctx, &tenants, &inputs.consumer, op.deadline.left()).await?;
+        let tenants: Api<Tenant> = Api::namespaced(client.clone(), ns);
+        let bindings: Api<RoleBinding> = Api::namespaced(client.clone(), ns);
+        crate::kube::delete_and_wait(op.ctx, &tenants, consumer, op.deadline.left()).await?;
         // Without a unique labelled role (Liqo uninstalled or broken), the default name is the only candidate.
         let role = self
             .control_plane_role(op.ctx, &client)
             .await
             .unwrap_or_else(|_| labels::REMOTE_CONTROLPLANE_CLUSTER_ROLE.to_string());
         crate::kube::delete_and_wait(op.ctx, &bindings, &role_binding_name(&role), op.deadline.left()).await?;
-        Ok(self.prune_csrs(op, &client, &inputs.consumer, None).await?)
+        Ok(self.prune_csrs(op, &client, consumer, None).await?)
     }
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
-        let inputs = Inputs::from_value(state);
+        let mut state = attr::Tenant::of(state);
         let client = self.cluster.client().await?;
-        let Some((condition, proxy_url)) = self.condition(ctx, &client, &inputs.namespace, &inputs.consumer).await?
+        let Some((condition, proxy_url)) =
+            self.condition(ctx, &client, &state.tenant_namespace, &state.consumer_cluster_id).await?
         else {
             return Ok(Value::Null.into());
         };
-        let mut state = state.clone();
-        state.set(attr::tenant_condition, Value::string(condition));
-        state.set(attr::proxy_url, Value::opt_string(proxy_url));
+        state.tenant_condition = condition;
+        state.proxy_url = proxy_url;
         // Unset, the slices' cordons are not this resource's to report.
-        if !state.get(attr::cordoned_resource_slices).is_null() {
-            let slices = consumer_slices(ctx, &client, &inputs).await?;
-            state
-                .set(attr::cordoned_resource_slices, cordoned_read(&slices, state.get(attr::cordoned_resource_slices)));
+        if let Some(prior) = &state.cordoned_resource_slices {
+            let slices = consumer_slices(ctx, &client, &state).await?;
+            state.cordoned_resource_slices = Some(cordoned_read(&slices, prior));
         }
-        // Before `authz_policy` existed, every Tenant in state was created by this resource.
-        if state.get(attr::authz_policy).is_null() {
-            state.set(attr::authz_policy, Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE));
-        }
-        Ok(state.into())
+        Ok(state.value().into())
     }
 
     async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
@@ -583,8 +588,8 @@ impl Lifecycle for TenantResource {
         } else {
             imported_state(&namespace, &consumer, condition, self.cluster.api_server_url().await.ok())
         };
-        state.set(attr::proxy_url, Value::opt_string(proxy_url));
-        Ok(state)
+        state.proxy_url = proxy_url;
+        Ok(state.value())
     }
 
     /// From 0.2.0 (version 0): the `kubeconfig` holding the consumer's private key is dropped, so the upgraded

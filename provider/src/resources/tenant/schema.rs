@@ -1,11 +1,13 @@
 //! `liqo_tenant`'s attributes, their defaults and limits, and its plan-time checks.
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use liqo_schema::liqo::labels;
-use liqo_schema::liqo::{TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED};
+use liqo_schema::liqo::{
+    AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE, TENANT_CONDITION_ACTIVE, TENANT_CONDITION_CORDONED, TENANT_CONDITION_DRAINED,
+};
 use liqo_schema::tf::{Type, Value};
 
-use crate::attributes::Key;
 use crate::crypto;
 use crate::validate::{Validator, parse_duration};
 
@@ -29,24 +31,25 @@ pub mod attr {
     use crate::attributes::*;
 
     attributes! {
-        id: computed(Type::String)
+        struct Tenant;
+        id: Unset = computed(Type::String)
             .describe("`<tenant_namespace>/<consumer_cluster_id>`: namespace and name of the Tenant (the import ID).");
-        tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
+        tenant_namespace: String = required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Namespace on this (provider) cluster dedicated to the consumer, usually `liqo_generate`'s \
              `tenant_namespace` output. It must already exist and carry the labels `liqo.io/tenant-namespace=true` \
              and `liqo.io/remote-cluster-id=<consumer_cluster_id>`; this resource does not create it. Changing it \
              replaces the resource (and mints new credentials).",
         );
-        consumer_cluster_id: required(Type::String).replace_on_change().check(Check::ClusterId).describe(
+        consumer_cluster_id: String = required(Type::String).replace_on_change().check(Check::ClusterId).describe(
             "Liqo cluster ID of the consumer cluster (e.g. `liqo_generate.rome.cluster_id`). It names the Tenant and is \
              the user name (certificate CN) the consumer authenticates as. Changing it replaces the resource.",
         );
-        tenant_condition: optional_computed(Type::String).default(Value::string(TENANT_CONDITION_ACTIVE)).check(Check::OneOf(&TENANT_CONDITIONS)).describe(
+        tenant_condition: String = optional_computed(Type::String).default(Value::string(TENANT_CONDITION_ACTIVE)).check(Check::OneOf(&TENANT_CONDITIONS)).describe(
             "`Active` (default), `Cordoned` (existing ResourceSlices keep their resources, new ones are denied) or \
              `Drained` (the consumer's RoleBinding is removed and Liqo deletes its ResourceSlices and NamespaceMaps). \
              Updated in place.",
         );
-        cordoned_resource_slices: optional(Type::set(Type::String))
+        cordoned_resource_slices: Option<BTreeSet<String>> = optional(Type::set(Type::String))
             .check(Check::ObjectName { kind: "ResourceSlice", fix: SLICE_FIX })
             .describe(
             "Names of the consumer's ResourceSlices to cordon on this cluster, as `liqoctl cordon resourceslice` \
@@ -58,14 +61,14 @@ pub mod attr {
              is the set of the consumer's cordoned slices, and one cordoned out of band shows as drift. Updated in \
              place.",
         );
-        proxy_url: optional(Type::String).check(Check::ProxyUrl).describe(
+        proxy_url: Option<String> = optional(Type::String).check(Check::ProxyUrl).describe(
             "URL of an HTTP proxy through which the consumer's Liqo reaches this cluster's API server, e.g. \
              `http://proxy.example.com:8118` (`liqoctl peer --proxy-url`; the Tenant's `spec.proxyURL`): Liqo gives \
              it to the consumer in the credentials of every ResourceSlice, so its virtual kubelets connect through \
              it; pass the same URL to `liqo_peer.proxy_url` for the consumer's control plane. Updated in place: \
              credentials Liqo issues from then on carry the new URL.",
         );
-        api_server_url: optional_computed(Type::String).check(Check::ApiServerUrl("Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`.")).describe(
+        api_server_url: Option<String> = optional_computed(Type::String).check(Check::ApiServerUrl("Give the address the consumer cluster uses to reach this cluster's API server, e.g. `https://203.0.113.10:6443`.")).describe(
             "URL of this cluster's API server as the consumer cluster's control plane (its crd-replicator) reaches \
              it (`https://host:port`), for `liqo_peer.api_server_url`. Defaults to the address the provider block uses, \
              recorded when the resource is created. It must serve a certificate that `api_server_ca` verifies for \
@@ -74,7 +77,7 @@ pub mod attr {
              `--api-server-address-override`, else the first control-plane node's address on port 6443). Changing \
              it updates `liqo_peer` in place with the same certificate.",
         );
-        api_server_ca: optional(Type::String).check(Check::CaBundle("Give the PEM certificate(s) (`-----BEGIN CERTIFICATE-----` …) of the CA that signed the certificate served at `api_server_url`, e.g. `file(\"proxy-ca.pem\")`, or remove it to use the cluster CA.")).describe(
+        api_server_ca: Option<String> = optional(Type::String).check(Check::CaBundle("Give the PEM certificate(s) (`-----BEGIN CERTIFICATE-----` …) of the CA that signed the certificate served at `api_server_url`, e.g. `file(\"proxy-ca.pem\")`, or remove it to use the cluster CA.")).describe(
             "PEM CA certificate(s) the consumer uses to verify `api_server_url` (output as `cluster_ca_certificate`). Defaults \
              to this cluster's CA (the `kube-root-ca.crt` ConfigMap of the tenant namespace). Set it when \
              `api_server_url` is a proxy, load balancer or port-forward whose certificate that CA did not sign (the \
@@ -82,34 +85,36 @@ pub mod attr {
              answers TLS with a certificate this CA verifies for that host, and fails naming both otherwise. \
              Changing it updates `liqo_peer` in place with the same certificate.",
         );
-        csr: required(Type::String).describe(
+        csr: Option<String> = required(Type::String).describe(
             "The consumer's PEM certificate signing request, `liqo_consumer_key.<name>.csr`: made on the consumer \
              cluster, whose private key never leaves it. Its common name must be `consumer_cluster_id` and its \
              organization `liqo.io` (what Liqo requires of control-plane users); the signature is checked at plan \
              time. A new CSR (a rotated key) is signed in place.",
         );
-        certificate_validity: optional_computed(Type::String).default(Value::string(DEFAULT_CERTIFICATE_VALIDITY)).check(Check::Duration).describe(
+        certificate_validity: String = optional_computed(Type::String).default(Value::string(DEFAULT_CERTIFICATE_VALIDITY)).check(Check::Duration).describe(
             "Requested lifetime of the consumer's client certificate, as a duration (default `8760h`, at least `10m`), \
              sent as the CSR's `expirationSeconds`. The cluster may issue a shorter one (kube-controller-manager \
              `--cluster-signing-duration`); `certificate_expires_at` shows what was issued. Changing it mints a new \
              certificate in place.",
         );
-        renew_before: optional_computed(Type::String).default(Value::string(DEFAULT_RENEW_BEFORE)).check(Check::Duration).describe(
+        renew_before: String = optional_computed(Type::String).default(Value::string(DEFAULT_RENEW_BEFORE)).check(Check::Duration).describe(
             "How long before `certificate_expires_at` the plan proposes a new certificate (default `720h`; at least \
              `10m` shorter than `certificate_validity`). Renewal happens on the next `terraform apply` after that point: \
              Liqo does not renew certificates it did not issue.",
         );
-        client_certificate: computed(Type::String).output().describe(
+        client_certificate: Value = computed(Type::String).output().describe(
             "PEM client certificate this cluster issued for `csr` (public; the key stays on the consumer). Pass it \
              to `liqo_peer.client_certificate`.",
         );
-        cluster_ca_certificate: computed(Type::String).describe(
+        cluster_ca_certificate: Value = computed(Type::String).describe(
             "PEM CA the consumer trusts for `api_server_url`: `api_server_ca`, else this cluster's CA. Pass it to \
              `liqo_peer.cluster_ca_certificate`.",
         );
-        certificate_expires_at: computed(Type::String).output()
+        certificate_expires_at: Option<String> = computed(Type::String).output()
             .describe("Expiry of `client_certificate` (RFC 3339, UTC).");
-        authz_policy: computed(Type::String).describe(
+        // A state from before `authz_policy` existed is of a Tenant this resource created, and so is every plan
+        // but a handshake Tenant's (`plan::refine`).
+        authz_policy: String = computed(Type::String).default(Value::string(AUTHZ_POLICY_TOLERATE_NO_HANDSHAKE)).describe(
             "The Tenant's `authzPolicy`: `TolerateNoHandshake` when this resource created it and signs the \
              consumer's `csr`; `KeysExchange` when it was imported from Liqo's authentication handshake \
              (`liqoctl peer`). Liqo signed that consumer's certificate and renews it itself, so this resource never \
@@ -130,19 +135,18 @@ pub const DESCRIPTION: &str = "Authenticates a consumer cluster on this provider
 
 /// The CSR against the consumer it names, and the certificate lifetime against its renewal window.
 pub fn validate(c: &mut Validator<'_>) {
-    let config = c.config;
-    if let Some(csr) = config.get(attr::csr).as_str()
+    let config = attr::Tenant::of(c.config);
+    // An unknown consumer ID reads as "", which is no DNS label either.
+    let consumer = Some(config.consumer_cluster_id.as_str()).filter(|id| crate::validate::check_dns_label(id).is_ok());
+    if let Some(csr) = &config.csr
         // An invalid consumer ID has its own error; comparing the CSR with it would only add noise.
-        && let Err((summary, detail)) = check_csr(
-            csr,
-            config.get(attr::consumer_cluster_id).as_str().filter(|id| crate::validate::check_dns_label(id).is_ok()),
-        )
+        && let Err((summary, detail)) = check_csr(csr, consumer)
     {
         c.error(attr::csr.path(), summary, detail);
     }
     // Cross-field rules on the effective values (defaults when unset); unknown values are checked at the next plan.
-    let validity = effective_duration(config, attr::certificate_validity, DEFAULT_CERTIFICATE_VALIDITY);
-    let renew = effective_duration(config, attr::renew_before, DEFAULT_RENEW_BEFORE);
+    let validity = config.lifetime();
+    let renew = config.renewal_window();
     let validity_in_range =
         validity.is_some_and(|v| (MIN_CERTIFICATE_VALIDITY..=MAX_CERTIFICATE_VALIDITY).contains(&v));
     if let Some(v) = validity.filter(|_| !validity_in_range) {
@@ -176,12 +180,20 @@ pub fn validate(c: &mut Validator<'_>) {
     }
 }
 
-/// The duration an attribute stands for: its value, the default when null, `None` when unknown or invalid.
-pub fn effective_duration(v: &Value, key: Key, default: &str) -> Option<Duration> {
-    match v.get(key) {
-        Value::Null => parse_duration(default).ok(),
-        Value::String(s) => parse_duration(s).ok(),
-        _ => None,
+/// What the durations and the condition stand for. A duration is `None` when unknown (it reads as "") or invalid.
+impl attr::Tenant {
+    /// The requested lifetime of the certificate (`certificate_validity`).
+    pub fn lifetime(&self) -> Option<Duration> {
+        parse_duration(&self.certificate_validity).ok()
+    }
+
+    /// How long before its expiry a certificate is renewed (`renew_before`).
+    pub fn renewal_window(&self) -> Option<Duration> {
+        parse_duration(&self.renew_before).ok()
+    }
+
+    pub fn drained(&self) -> bool {
+        self.tenant_condition == TENANT_CONDITION_DRAINED
     }
 }
 

@@ -13,8 +13,8 @@ use time::OffsetDateTime;
 
 use super::TenantResource;
 use super::objects::{
-    Inputs, binds_consumer, control_plane_role_selector, cordon_changes, cordoned_read, csr_name, csr_object,
-    csr_selector, pick_control_plane_role, role_binding, tenant_object,
+    binds_consumer, control_plane_role_selector, cordon_changes, cordoned_read, csr_name, csr_object, csr_selector,
+    pick_control_plane_role, role_binding, tenant_object,
 };
 use super::schema::attr;
 use super::state::{handshake_state, rfc3339};
@@ -423,8 +423,8 @@ fn a_handshake_tenant_never_gets_credentials_issued() {
     let p = Plan::run::<TenantResource>(&imported, moved.clone(), &generated);
     assert!(p.planned.get(attr::client_certificate).is_null() && p.replace.is_empty());
     assert!(p.planned.get(attr::cluster_ca_certificate).is_null());
-    let inputs = Inputs::from_value(&p.planned);
-    assert_eq!(tenant_object(&inputs).spec.authz_policy.as_deref(), Some(AUTHZ_POLICY_KEYS_EXCHANGE));
+    let tenant = attr::Tenant::of(&p.planned);
+    assert_eq!(tenant_object(&tenant).spec.authz_policy.as_deref(), Some(AUTHZ_POLICY_KEYS_EXCHANGE));
     // A replacement is a new Tenant, made by this resource.
     let mut other = imported.clone();
     other.set(attr::consumer_cluster_id, Value::string("naples"));
@@ -440,10 +440,10 @@ fn a_handshake_tenant_never_gets_credentials_issued() {
 #[test]
 fn the_proxy_url_is_the_tenants_and_changes_in_place() {
     let proxy = Value::string("http://proxy.example.com:8118");
-    let inputs = Inputs::from_value(&config(&[(attr::proxy_url, proxy.clone())]));
-    let t = serde_json::to_value(tenant_object(&inputs)).unwrap();
+    let tenant = attr::Tenant::of(&config(&[(attr::proxy_url, proxy.clone())]));
+    let t = serde_json::to_value(tenant_object(&tenant)).unwrap();
     assert_eq!(t["spec"]["proxyURL"], "http://proxy.example.com:8118");
-    let none = serde_json::to_value(tenant_object(&Inputs::from_value(&config(&[])))).unwrap();
+    let none = serde_json::to_value(tenant_object(&attr::Tenant::of(&config(&[])))).unwrap();
     assert!(none["spec"].get("proxyURL").is_none(), "unset, not written");
 
     let prior = applied_state(&in_days(334));
@@ -464,8 +464,8 @@ fn the_proxy_url_is_the_tenants_and_changes_in_place() {
 
 #[test]
 fn objects_carry_liqo_labels_and_no_controller_fields() {
-    let inputs = Inputs::from_value(&config(&[(attr::tenant_condition, Value::string("Cordoned"))]));
-    let t = serde_json::to_value(tenant_object(&inputs)).unwrap();
+    let tenant = attr::Tenant::of(&config(&[(attr::tenant_condition, Value::string("Cordoned"))]));
+    let t = serde_json::to_value(tenant_object(&tenant)).unwrap();
     assert_eq!(t["apiVersion"], "authentication.liqo.io/v1beta1");
     assert_eq!(t["metadata"]["name"], "rome");
     assert_eq!(t["metadata"]["namespace"], "liqo-tenant-rome");
@@ -476,7 +476,7 @@ fn objects_carry_liqo_labels_and_no_controller_fields() {
     );
     assert!(t.get("status").is_none(), "status belongs to Liqo");
 
-    let rb = serde_json::to_value(role_binding(&inputs, "liqo-remote-controlplane")).unwrap();
+    let rb = serde_json::to_value(role_binding(&tenant, "liqo-remote-controlplane")).unwrap();
     assert_eq!(rb["metadata"]["name"], "liqo-binding-liqo-remote-controlplane");
     assert_eq!(rb["metadata"]["labels"]["liqo.io/remote-cluster-id"], "rome");
     assert_eq!(
@@ -487,7 +487,7 @@ fn objects_carry_liqo_labels_and_no_controller_fields() {
         rb["subjects"],
         serde_json::json!([{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "rome"}])
     );
-    let rb = role_binding(&inputs, "liqo-remote-controlplane");
+    let rb = role_binding(&tenant, "liqo-remote-controlplane");
     assert!(binds_consumer(&rb, "rome", "liqo-remote-controlplane"));
     assert!(!binds_consumer(&rb, "naples", "liqo-remote-controlplane"));
     assert!(!binds_consumer(&rb, "rome", "other-remote-controlplane"));
@@ -499,8 +499,8 @@ fn objects_carry_liqo_labels_and_no_controller_fields() {
 fn the_control_plane_role_is_the_one_labelled_for_liqo() {
     assert_eq!(control_plane_role_selector(), "app.kubernetes.io/name=remote-controlplane");
     let role = pick_control_plane_role(vec!["acme-remote-controlplane".into()]).unwrap();
-    let inputs = Inputs::from_value(&config(&[]));
-    let rb = role_binding(&inputs, &role);
+    let tenant = attr::Tenant::of(&config(&[]));
+    let rb = role_binding(&tenant, &role);
     assert_eq!(rb.metadata.name.as_deref(), Some("liqo-binding-acme-remote-controlplane"));
     assert_eq!(rb.role_ref.name, "acme-remote-controlplane");
 
@@ -554,8 +554,8 @@ fn csr_wait_reports_denial_and_returns_the_certificate() {
 
 #[test]
 fn tenant_wait_needs_our_namespace() {
-    let inputs = Inputs::from_value(&config(&[]));
-    let mut t = tenant_object(&inputs);
+    let tenant = attr::Tenant::of(&config(&[]));
+    let mut t = tenant_object(&tenant);
     assert!(matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", false), Verdict::Pending(_)));
     t.status =
         Some(liqo_schema::liqo::TenantStatus { tenant_namespace: Some("liqo-tenant-rome".into()), auth_params: None });
@@ -570,8 +570,8 @@ fn tenant_wait_needs_our_namespace() {
 /// finalizer shows that Liqo has taken the Tenant, so that is what a Drained create waits for.
 #[test]
 fn drained_tenant_wait_needs_only_liqos_finalizer() {
-    let inputs = Inputs::from_value(&config(&[(attr::tenant_condition, Value::string("Drained"))]));
-    let mut t = tenant_object(&inputs);
+    let tenant = attr::Tenant::of(&config(&[(attr::tenant_condition, Value::string("Drained"))]));
+    let mut t = tenant_object(&tenant);
     assert!(
         matches!(tenant_ready(Some(&t), "liqo-tenant-rome", "rome", true), Verdict::Pending(s) if s.contains("tenant.liqo.io/finalizer"))
     );
@@ -619,8 +619,10 @@ fn a_handshake_tenant_imports_with_liqos_csr_and_plans_empty() {
             ..Default::default()
         }),
     });
-    let imported =
-        owned(handshake_state(&tenant, "liqo-tenant-rome", "rome", TENANT_CONDITION_ACTIVE.into()), &Value::Null);
+    let imported = owned(
+        handshake_state(&tenant, "liqo-tenant-rome", "rome", TENANT_CONDITION_ACTIVE.into()).value(),
+        &Value::Null,
+    );
     assert_eq!(imported.get(attr::csr).as_str(), Some(csr.as_str()));
     assert!(imported.get(attr::client_certificate).is_null() && imported.get(attr::cluster_ca_certificate).is_null());
     // What `-generate-config-out` writes: the state without its computed-only attributes.
@@ -733,19 +735,19 @@ async fn a_denial_from_liqos_stale_cache_is_retried() {
         ctx: &ctx,
         deadline: crate::resources::lifecycle::Deadline::after(Duration::from_secs(60)),
     };
-    let inputs = Inputs::from_value(&config(&[]));
+    let tenant = attr::Tenant::of(&config(&[]));
     let tenants = |url: &str| {
         let client = crate::kube::client::build(kube::Config::new(url.parse().unwrap())).unwrap();
         kube::Api::<liqo_schema::liqo::Tenant>::namespaced(client, "liqo-tenant-rome")
     };
 
     let (url, seen) = crate::kube::tests::fake_api_server(vec![(403, DENIED), (200, NONE), (200, TENANT)]).await;
-    TenantResource::apply_tenant(&op, &tenants(&url), &inputs).await.expect("applied once Liqo's cache caught up");
+    TenantResource::apply_tenant(&op, &tenants(&url), &tenant).await.expect("applied once Liqo's cache caught up");
     let seen = seen.lock().unwrap().clone();
     assert!(seen[0].starts_with("PATCH") && seen[1].starts_with("GET") && seen[2].starts_with("PATCH"), "{seen:?}");
 
     let (url, seen) = crate::kube::tests::fake_api_server(vec![(403, DENIED), (200, ONE)]).await;
-    let err = TenantResource::apply_tenant(&op, &tenants(&url), &inputs).await.unwrap_err();
+    let err = TenantResource::apply_tenant(&op, &tenants(&url), &tenant).await.unwrap_err();
     assert!(err.to_string().contains("forbidden") || format!("{err:?}").contains("already exists"), "{err:?}");
     assert_eq!(seen.lock().unwrap().len(), 2, "a Tenant the API server shows is a real conflict: not retried");
 }
@@ -803,8 +805,8 @@ fn cordon_changes_follow_the_set_and_liqos_annotation_rule() {
     assert!(cordon_changes(&slices, &set(&["b", "c"]), &set(&["a", "b", "c"])).is_empty());
 
     // Read: the cordoned slices, and a named slice that is gone (not drift).
-    let read = cordoned_read(&slices, &slice_set(&["a", "gone"]));
-    assert_eq!(read, slice_set(&["b", "c", "gone"]));
+    let read = cordoned_read(&slices, &set(&["a", "gone"]));
+    assert_eq!(read, set(&["b", "c", "gone"]));
 }
 
 /// The wait ends once each changed slice's Quota says what Liqo's rule says for the slice; a tenant's cordon keeps
