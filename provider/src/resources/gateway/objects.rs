@@ -32,6 +32,7 @@ pub type GatewayObj = Side<GatewayServer, GatewayClient>;
 /// Everything apply needs, read from a wholly known planned (or prior) state.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GatewaySpec {
+    /// The state the objects are built from.
     pub planned: attr::Gateway,
     /// `remote_public_key`'s 32 bytes.
     pub public_key: Vec<u8>,
