@@ -144,17 +144,19 @@ impl GatewayResource {
         let (path, name, found, kind, plural, default) = match &spec.role {
             Role::Server(s) => {
                 let api: Api<WgGatewayServerTemplate> = Api::namespaced(client, &liqo_ns);
-                let found = crate::kube::get_opt(ctx, &api, &s.template_name).await?.is_some();
+                let name = s.template_name.as_deref().unwrap_or_default();
+                let found = crate::kube::get_opt(ctx, &api, name).await?.is_some();
                 let default = labels::WIREGUARD_SERVER_TEMPLATE;
                 let path = attr::server.path().attr(attr::server::template_name);
-                (path, &s.template_name, found, "WgGatewayServerTemplate", "wggatewayservertemplates", default)
+                (path, name, found, "WgGatewayServerTemplate", "wggatewayservertemplates", default)
             }
             Role::Client(c) => {
                 let api: Api<WgGatewayClientTemplate> = Api::namespaced(client, &liqo_ns);
-                let found = crate::kube::get_opt(ctx, &api, &c.template_name).await?.is_some();
+                let name = c.template_name.as_deref().unwrap_or_default();
+                let found = crate::kube::get_opt(ctx, &api, name).await?.is_some();
                 let default = labels::WIREGUARD_CLIENT_TEMPLATE;
                 let path = attr::client.path().attr(attr::client::template_name);
-                (path, &c.template_name, found, "WgGatewayClientTemplate", "wggatewayclienttemplates", default)
+                (path, name, found, "WgGatewayClientTemplate", "wggatewayclienttemplates", default)
             }
         };
         if found {
@@ -195,7 +197,7 @@ impl GatewayResource {
             object: format!("{} {}/{}", if matches!(spec.role, Role::Server(_)) { "GatewayServer" } else { "GatewayClient" }, apis.namespace, spec.name()),
             reason: format!(
                 "Another gateway for peer `{}` already exists in the namespace: {}. Liqo supports exactly one gateway per peer and tenant namespace.",
-                spec.remote_cluster_id,
+                spec.planned.remote_cluster_id,
                 others.join(", ")
             ),
             hint: "Delete it (`liqoctl network disconnect`, or destroy the liqo_gateway that owns it), or import it with `terraform import` instead of creating a new one.".into(),
@@ -203,11 +205,11 @@ impl GatewayResource {
     }
 
     async fn wait_key_secret(ctx: &Ctx, apis: &Apis, spec: &GatewaySpec, deadline: &Deadline) -> Result<(), OpError> {
-        let Some(key_secret_name) = &spec.key_secret_name else {
+        let Some(key_secret_name) = &spec.planned.key_secret_name else {
             return Ok(());
         };
         let budget = SECRET_WAIT.min(deadline.left());
-        let remote = spec.remote_cluster_id.clone();
+        let remote = spec.planned.remote_cluster_id.clone();
         let res =
             crate::kube::wait_for(ctx, &apis.secrets, key_secret_name, "the WireGuard key Secret", budget, move |s| {
                 key_secret_check(s, &remote)
@@ -216,7 +218,7 @@ impl GatewayResource {
         match res {
             Err(OpError::Timeout { object, .. }) => Err(OpError::Failed {
                 object,
-                reason: format!("The WireGuard key Secret `{key_secret_name}` does not exist in namespace {}.", spec.namespace),
+                reason: format!("The WireGuard key Secret `{key_secret_name}` does not exist in namespace {}.", spec.planned.tenant_namespace),
                 hint: "Create it with liqo_generate (pass its `key_secret_name` and `tenant_namespace` to this resource so Terraform orders them), or set key_secret_name to the existing key Secret.".into(),
             }),
             other => other,
@@ -314,9 +316,13 @@ impl GatewayResource {
             Role::Client(c) => {
                 let applied = crate::kube::apply(ctx, &apis.clients, &spec.gateway_client(c, &liqo_ns)).await?;
                 let uid = applied.metadata.uid.clone();
-                if spec.wait_for_connection {
-                    let endpoint =
-                        format!("{}:{}/{}", c.addresses.first().cloned().unwrap_or_default(), c.port, c.protocol);
+                if spec.planned.wait_for_connection {
+                    let endpoint = format!(
+                        "{}:{}/{}",
+                        c.addresses.first().cloned().unwrap_or_default(),
+                        c.port.unwrap_or_default(),
+                        c.protocol.as_deref().unwrap_or_default()
+                    );
                     Self::wait_connected(ctx, apis, spec, uid.as_deref(), preexisting, &endpoint, deadline).await?;
                     return Ok(Outputs { endpoint: None, connection_status: CONNECTION_CONNECTED.into(), remapped });
                 }
@@ -559,8 +565,10 @@ impl GatewayResource {
     }
 }
 
-fn inputs(state: &Value) -> Option<(&str, &str)> {
-    Some((state.get(attr::tenant_namespace).as_str()?, state.get(attr::remote_cluster_id).as_str()?))
+/// The tenant namespace and the name of the objects a state records; `None` when it lacks them.
+fn names(state: &attr::Gateway) -> Option<(&str, &str)> {
+    let (ns, name) = (state.tenant_namespace.as_str(), state.remote_cluster_id.as_str());
+    (!ns.is_empty() && !name.is_empty()).then_some((ns, name))
 }
 
 #[async_trait]
@@ -596,7 +604,7 @@ impl Lifecycle for GatewayResource {
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
         let spec = GatewaySpec::from_value(planned)?;
         self.check_template(op.ctx, &spec).await?;
-        let apis = self.apis(&spec.namespace).await?;
+        let apis = self.apis(&spec.planned.tenant_namespace).await?;
         let preexisting = Self::write_configuration(op.ctx, &apis, &spec).await?;
         // From here on the Configuration exists: a failure records the planned state, its unknown outputs null (a
         // state must be wholly known), so Terraform taints the resource and the next apply or destroy cleans up
@@ -613,7 +621,7 @@ impl Lifecycle for GatewayResource {
     async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
         let spec = GatewaySpec::from_value(planned)?;
         self.check_template(op.ctx, &spec).await?;
-        let apis = self.apis(&spec.namespace).await?;
+        let apis = self.apis(&spec.planned.tenant_namespace).await?;
         let preexisting = Self::write_configuration(op.ctx, &apis, &spec).await?;
         let recreate = plan::server_needs_recreate(prior, planned);
         let out = self.write_gateway(op.ctx, &apis, &spec, &preexisting, recreate, &op.deadline).await?;
@@ -622,19 +630,21 @@ impl Lifecycle for GatewayResource {
 
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
         // A state without its names holds nothing this resource could find: it is simply forgotten.
-        let Some((ns, name)) = inputs(prior) else {
+        let prior = attr::Gateway::of(prior);
+        let Some((ns, name)) = names(&prior) else {
             return Ok(());
         };
         let apis = self.apis(ns).await?;
-        Ok(Self::delete_all(op.ctx, &apis, name, side_of(prior), &op.deadline).await?)
+        Ok(Self::delete_all(op.ctx, &apis, name, side_of(&prior), &op.deadline).await?)
     }
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
-        let Some((ns, name)) = inputs(state) else {
+        let prior = attr::Gateway::of(state);
+        let Some((ns, name)) = names(&prior) else {
             return Ok(Value::Null.into());
         };
         let apis = self.apis(ns).await?;
-        let side = side_of(state);
+        let side = side_of(&prior);
         let Some(obs) = Self::observe_gateway(ctx, &apis, name, side).await? else {
             return Ok(Value::Null.into());
         };
@@ -651,7 +661,7 @@ impl Lifecycle for GatewayResource {
             );
             return Ok(Done::from(Value::Null).with_warning(warning));
         }
-        Ok(state_from_observed(state, &obs, ns, name).into())
+        Ok(state_from_observed(&prior, &obs, ns, name).value().into())
     }
 
     async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
@@ -692,20 +702,19 @@ impl Lifecycle for GatewayResource {
             )
             .into());
         };
-        let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true))]);
-        let state = state_from_observed(&defaults, &obs, &ns, &name);
+        let state = state_from_observed(&attr::Gateway::defaults(), &obs, &ns, &name);
         // Read looks objects up by the remote cluster ID, so it must be the name for the state to stay readable.
-        if state.get(attr::remote_cluster_id).as_str() != Some(name.as_str()) {
+        if state.remote_cluster_id != name {
             return Err(Diagnostic::error(
                 format!("Cannot import liqo_gateway {id}"),
                 format!(
                     "The gateway `{name}` is labelled {}={}, but liqo_gateway manages objects named after the peer's cluster ID. Recreate the objects with that name (or let this resource create them after `liqoctl network disconnect`).",
                     labels::REMOTE_CLUSTER_ID,
-                    state.get(attr::remote_cluster_id).as_str().unwrap_or_default()
+                    state.remote_cluster_id
                 ),
             )
             .into());
         }
-        Ok(state)
+        Ok(state.value())
     }
 }

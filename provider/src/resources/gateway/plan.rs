@@ -41,7 +41,7 @@ fn planned_inputs_differ(prior: &Value, planned: &Value) -> bool {
 /// A gateway imported from `liqoctl peer` names no key Secret (Liqo generates its own): it keeps none.
 pub fn defaults(plan: &mut Plan) {
     if plan.config.get(attr::key_secret_name).is_null() {
-        let liqo_keys = !plan.creating() && plan.prior.get(attr::key_secret_name).is_null();
+        let liqo_keys = !plan.creating() && attr::Gateway::of(plan.prior).key_secret_name.is_none();
         let default_keys = if liqo_keys { Value::Null } else { Value::string(labels::KEY_SECRET_NAME) };
         plan.planned.set(attr::key_secret_name, default_keys);
     }

@@ -1,4 +1,6 @@
 //! `liqo_gateway`'s attributes, their defaults and its plan-time checks.
+use std::collections::BTreeMap;
+
 use liqo_schema::liqo::labels;
 use liqo_schema::tf::{Nesting, Type, Value};
 
@@ -26,54 +28,58 @@ pub mod attr {
     use super::*;
     use crate::attributes::*;
 
+    // A value the Liqo objects may lack is an `Option` (the state read back from them shows null, even for a
+    // required argument); the outputs are `Value`s, since apply fills only those the plan left unknown.
     attributes! {
-        id: computed(Type::String).describe("`<tenant_namespace>/<remote_cluster_id>`: namespace and name of the gateway object (also the import ID).");
-        tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
+        struct Gateway;
+        id: Unset = computed(Type::String).describe("`<tenant_namespace>/<remote_cluster_id>`: namespace and name of the gateway object (also the import ID).");
+        tenant_namespace: String = required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Tenant namespace for the peer on this cluster (liqo_generate's `tenant_namespace`). All objects live there. Changing it replaces the resource.",
         );
-        remote_cluster_id: required(Type::String).replace_on_change().check(Check::ClusterId).describe(
+        remote_cluster_id: String = required(Type::String).replace_on_change().check(Check::ClusterId).describe(
             "Cluster ID of the peer (the peer's liqo_generate `cluster_id`). Objects are named after it and labelled `liqo.io/remote-cluster-id`. Changing it replaces the resource.",
         );
-        remote_pod_cidrs: required(Type::list(Type::String)).check(Check::Cidr)
+        remote_pod_cidrs: Vec<String> = required(Type::list(Type::String)).check(Check::Cidr)
             .describe("The peer's pod CIDR(s) (the peer's liqo_generate `pod_cidrs`). Updated in place.");
-        remote_external_cidr: required(Type::String).check(Check::Cidr)
+        remote_external_cidr: Option<String> = required(Type::String).check(Check::Cidr)
             .describe("The peer's external CIDR (the peer's liqo_generate `external_cidr`). Updated in place.");
-        remote_public_key: required(Type::String).check(Check::WireguardKey).describe(
+        remote_public_key: Option<String> = required(Type::String).check(Check::WireguardKey).describe(
             "The peer's WireGuard public key (the peer's liqo_generate `wireguard_public_key`: 32 bytes in standard base64). A wrong key leaves the tunnel in `Error`. Updated in place.",
         );
-        key_secret_name: optional_computed(Type::String)
+        /// None: Liqo generates the gateway's keys (`gw-<gateway>`), as for a gateway `liqoctl peer` made.
+        key_secret_name: Option<String> = optional_computed(Type::String)
             .check(Check::ObjectName { kind: "Secret", fix: "Use liqo_generate's `key_secret_name`." })
             .describe(format!(
             "Name of this cluster's WireGuard key Secret in the tenant namespace (liqo_generate's `key_secret_name`, default `{}`). The private key never enters Terraform. Updated in place. A gateway imported from `liqoctl peer` has none (null): Liqo generates its keys (Secret `gw-<gateway>`), and the gateway keeps them.",
             labels::KEY_SECRET_NAME
         ));
-        mtu: optional_computed(Type::Number).default(Value::Number(DEFAULT_MTU as f64)).describe(format!(
+        mtu: Option<i64> = optional_computed(Type::Number).default(Value::Number(DEFAULT_MTU as f64)).describe(format!(
             "MTU of the WireGuard interface (default `{DEFAULT_MTU}`, {}–{}); must be equal on both sides. Updated in place.",
             MTU_RANGE.start(),
             MTU_RANGE.end()
         ));
-        server: nested(Nesting::Single, server::declared()).replace_on_presence_change().describe(
+        server: Option<server::Server> = nested(Nesting::Single, server::declared()).replace_on_presence_change().describe(
             "Make this cluster the WireGuard **server** (usually the provider cluster). Exactly one of `server` and `client` must be set; switching between them replaces the resource.",
         );
-        client: nested(Nesting::Single, client::declared()).replace_on_presence_change().describe(
+        client: Option<client::Client> = nested(Nesting::Single, client::declared()).replace_on_presence_change().describe(
             "Make this cluster the WireGuard **client** (usually the consumer cluster), dialling the peer's server. Exactly one of `server` and `client` must be set; switching between them replaces the resource.",
         );
-        wait_for_connection: optional_computed(Type::Bool).default(Value::Bool(true)).describe(
+        wait_for_connection: bool = optional_computed(Type::Bool).default(Value::Bool(true)).describe(
             "Client side: wait until the gateway's Connection is `Connected` (default `true`); an `Error` lasting more than 60s fails the apply. When `false`, the client waits only until Liqo has rendered the gateway. The server side never waits for the Connection (its client is created after it) but reports it in `connection_status`.",
         );
-        endpoint_addresses: computed(Type::list(Type::String)).output().describe(
+        endpoint_addresses: Value = computed(Type::list(Type::String)).output().describe(
             "Server side: the addresses Liqo exposes the gateway on (`status.endpoint.addresses`); feed them to the peer's `client.addresses`. Null on the client side.",
         );
-        endpoint_port: computed(Type::Number).output().describe(
+        endpoint_port: Value = computed(Type::Number).output().describe(
             "Server side: the port Liqo exposes the gateway on (`status.endpoint.port`, the node port for `NodePort`); feed it to the peer's `client.port`. Null on the client side.",
         );
-        remapped_pod_cidrs: computed(Type::list(Type::String)).output().describe(
+        remapped_pod_cidrs: Value = computed(Type::list(Type::String)).output().describe(
             "The addresses this cluster reaches the peer's pods at: `remote_pod_cidrs` as Liqo's IPAM mapped them, in the same order (the Configuration's `status.remote.cidr.pod`, as `liqoctl info peer` shows it). A CIDR that overlaps one this cluster uses (two clusters made with kind's default pod CIDR) is given another range; one that does not is kept as it is. Use them for routes and firewall rules towards the peer. Refreshed on every read.",
         );
-        remapped_external_cidr: computed(Type::String).output().describe(
+        remapped_external_cidr: Value = computed(Type::String).output().describe(
             "`remote_external_cidr` as Liqo's IPAM mapped it on this cluster (the Configuration's `status.remote.cidr.external`), like `remapped_pod_cidrs`. Refreshed on every read.",
         );
-        connection_status: computed(Type::String).output().describe(
+        connection_status: Value = computed(Type::String).output().describe(
             "`status.value` of the gateway's Connection: `Connecting`, `Connected` or `Error`; empty while the gateway has not created it yet. Refreshed on every read.",
         );
     }
@@ -83,24 +89,25 @@ pub mod attr {
         use super::*;
 
         attributes! {
-            service_type: optional_computed(Type::String).default(Value::string(DEFAULT_SERVICE_TYPE)).check(Check::OneOf(SERVICE_TYPES)).describe(format!(
+            struct Server;
+            service_type: String = optional_computed(Type::String).default(Value::string(DEFAULT_SERVICE_TYPE)).check(Check::OneOf(SERVICE_TYPES)).describe(format!(
                 "How the gateway is exposed: `NodePort`, `LoadBalancer` or `ClusterIP` (default `{DEFAULT_SERVICE_TYPE}`, as liqoctl). Changing it recreates the GatewayServer (new endpoint) inside the update."
             ));
-            port: optional_computed(Type::Number).default(Value::Number(DEFAULT_SERVER_PORT as f64)).check(Check::Port(1..=65535)).describe(format!(
+            port: Option<i64> = optional_computed(Type::Number).default(Value::Number(DEFAULT_SERVER_PORT as f64)).check(Check::Port(1..=65535)).describe(format!(
                 "WireGuard listen port and Service port (default `{DEFAULT_SERVER_PORT}`). Changing it recreates the GatewayServer inside the update."
             ));
-            node_port: optional(Type::Number).check(Check::Port(NODE_PORT_RANGE)).describe(
+            node_port: Option<i64> = optional(Type::Number).check(Check::Port(NODE_PORT_RANGE)).describe(
                 "Fixed NodePort (30000–32767) for `NodePort` or `LoadBalancer` services, making the endpoint predictable. Changing it recreates the GatewayServer inside the update.",
             );
-            load_balancer_ip: optional(Type::String).describe(
+            load_balancer_ip: Option<String> = optional(Type::String).describe(
                 "Fixed load-balancer IP for `LoadBalancer` services. Changing it recreates the GatewayServer inside the update.",
             );
-            service_annotations: optional(Type::map(Type::String)).describe(
+            service_annotations: Option<BTreeMap<String, String>> = optional(Type::map(Type::String)).describe(
                 "Annotations for the gateway's Service, e.g. cloud load-balancer settings (Liqo 1.2.0 or later). Updated in place.",
             );
-            service_labels: optional(Type::map(Type::String))
+            service_labels: Option<BTreeMap<String, String>> = optional(Type::map(Type::String))
                 .describe("Labels for the gateway's Service (Liqo 1.2.0 or later). Updated in place.");
-            template_name: optional_computed(Type::String)
+            template_name: Option<String> = optional_computed(Type::String)
                 .default(Value::string(labels::WIREGUARD_SERVER_TEMPLATE))
                 .check(Check::ObjectName { kind: "template", fix: TEMPLATE_FIX })
                 .describe(format!(
@@ -118,15 +125,16 @@ pub mod attr {
         use super::*;
 
         attributes! {
-            addresses: required(Type::list(Type::String)).describe(
+            struct Client;
+            addresses: Vec<String> = required(Type::list(Type::String)).describe(
                 "Addresses (IPs or host names) of the server's endpoint; Liqo dials the first. Usually the server's `endpoint_addresses`. Updated in place.",
             );
-            port: required(Type::Number).check(Check::Port(1..=65535))
+            port: Option<i64> = required(Type::Number).check(Check::Port(1..=65535))
                 .describe("Port of the server's endpoint, usually the server's `endpoint_port`. Updated in place.");
-            protocol: optional_computed(Type::String).default(Value::string(DEFAULT_PROTOCOL)).describe(format!(
+            protocol: Option<String> = optional_computed(Type::String).default(Value::string(DEFAULT_PROTOCOL)).describe(format!(
                 "Transport of the endpoint: only `{DEFAULT_PROTOCOL}` (the default), because Liqo's WireGuard server listens on UDP only (its gateway Service template exposes a UDP port); `TCP` is refused at plan time. Updated in place."
             ));
-            template_name: optional_computed(Type::String)
+            template_name: Option<String> = optional_computed(Type::String)
                 .default(Value::string(labels::WIREGUARD_CLIENT_TEMPLATE))
                 .check(Check::ObjectName { kind: "template", fix: TEMPLATE_FIX })
                 .describe(format!(

@@ -100,7 +100,8 @@ fn plan_create(cfg: &Value) -> Planned {
     plan(&Value::Null, cfg.clone(), cfg)
 }
 
-/// The state after a successful create of `cfg` (outputs as a server/client would report them).
+/// The state after a successful create of `cfg` (outputs as a server/client would report them), as the driver
+/// records it.
 fn applied(cfg: &Value) -> Value {
     let planned = plan_create(cfg).planned;
     let out = Outputs {
@@ -108,7 +109,7 @@ fn applied(cfg: &Value) -> Value {
         connection_status: "Connected".into(),
         remapped: remapped(),
     };
-    fill_outputs(&planned, &out)
+    owned(fill_outputs(&planned, &out), planned.get(TIMEOUTS))
 }
 
 /// The peer's CIDRs as Liqo's IPAM remapped them in these tests (the peer's pod CIDR overlapped; its external
@@ -452,7 +453,13 @@ fn gateways_name_their_template() {
         let reference = &object["spec"][format!("{role}TemplateRef")];
         assert_eq!(reference["kind"], kind);
         assert_eq!((reference["name"].as_str(), reference["namespace"].as_str()), (Some("gpu-gateway"), Some("liqo")));
-        let read = state_from_observed(&custom, &observed(&s, Some("Connected")), "liqo-tenant-rome", "rome");
+        let read = state_from_observed(
+            &attr::Gateway::of(&custom),
+            &observed(&s, Some("Connected")),
+            "liqo-tenant-rome",
+            "rome",
+        )
+        .value();
         assert_eq!(read.get_named(role).get_named("template_name"), &Value::string("gpu-gateway"), "{role}");
 
         let d = validate(&with(config(role), &template, Value::string("GPU_gateway")));
@@ -536,7 +543,13 @@ fn read_of_unchanged_objects_matches_the_state() {
         let prior = applied(&config(role));
         let s = GatewaySpec::from_value(&prior).unwrap();
         let state = owned(
-            state_from_observed(&prior, &observed(&s, Some("Connected")), "liqo-tenant-rome", "rome"),
+            state_from_observed(
+                &attr::Gateway::of(&prior),
+                &observed(&s, Some("Connected")),
+                "liqo-tenant-rome",
+                "rome",
+            )
+            .value(),
             prior.get(TIMEOUTS),
         );
         let want = if role == "client" {
@@ -555,8 +568,10 @@ fn read_of_unchanged_objects_matches_the_state() {
 #[test]
 fn import_builds_a_state_that_plans_empty() {
     let s = spec("server");
-    let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true))]);
-    let state = owned(state_from_observed(&defaults, &observed(&s, None), "liqo-tenant-rome", "rome"), &Value::Null);
+    let state = owned(
+        state_from_observed(&attr::Gateway::defaults(), &observed(&s, None), "liqo-tenant-rome", "rome").value(),
+        &Value::Null,
+    );
     assert_eq!(state.get(attr::connection_status), &Value::string(""));
     assert_eq!(state.get(attr::endpoint_addresses), &Value::string_list(["10.0.0.5"]));
     let r = plan_update(&state, &config("server"));
@@ -574,7 +589,7 @@ fn out_of_band_changes_show_as_drift() {
         g.spec.mtu = Some(1200);
         g.status = None; // gateway restarting: endpoint outputs keep their last known value
     }
-    let state = state_from_observed(&prior, &obs, "liqo-tenant-rome", "rome");
+    let state = state_from_observed(&attr::Gateway::of(&prior), &obs, "liqo-tenant-rome", "rome").value();
     assert_eq!(state.get(attr::mtu), &Value::Number(1200.0));
     assert_ne!(state.get(attr::remote_public_key), prior.get(attr::remote_public_key));
     assert_eq!(state.get(attr::endpoint_addresses), prior.get(attr::endpoint_addresses));
@@ -590,8 +605,7 @@ fn a_liqoctl_gateway_with_an_empty_secret_ref_imports_without_a_key_secret() {
     if let GatewayObj::Server(g) = &mut obs.gateway {
         g.spec.secret_ref = Some(SecretReference { name: Some(String::new()) });
     }
-    let defaults = Value::object([(attr::wait_for_connection, Value::Bool(true)), (TIMEOUTS, Value::Null)]);
-    let state = state_from_observed(&defaults, &obs, "liqo-tenant-rome", "rome");
+    let state = state_from_observed(&attr::Gateway::defaults(), &obs, "liqo-tenant-rome", "rome").value();
     assert!(state.get(attr::key_secret_name).is_null(), "{state:?}");
 }
 
@@ -600,7 +614,8 @@ fn empty_service_maps_keep_the_configured_form() {
     let cfg = with(config("server"), "server.service_labels", Value::Map(BTreeMap::new()));
     let prior = applied(&cfg);
     let s = GatewaySpec::from_value(&prior).unwrap();
-    let state = state_from_observed(&prior, &observed(&s, None), "liqo-tenant-rome", "rome");
+    let state =
+        state_from_observed(&attr::Gateway::of(&prior), &observed(&s, None), "liqo-tenant-rome", "rome").value();
     assert_eq!(state.get(attr::server).get(attr::server::service_labels), &Value::Map(BTreeMap::new()));
     assert!(state.get(attr::server).get(attr::server::service_annotations).is_null());
 }
@@ -765,7 +780,7 @@ fn remapped_cidrs_follow_the_peers_cidrs() {
     obs.configuration.status.as_mut().unwrap().remote = Some(ClusterConfig {
         cidr: Some(ClusterConfigCidr { pod: Some(vec!["10.72.0.0/18".into()]), external: None }),
     });
-    let read = state_from_observed(&prior, &obs, "liqo-tenant-rome", "rome");
+    let read = state_from_observed(&attr::Gateway::of(&prior), &obs, "liqo-tenant-rome", "rome").value();
     assert_eq!(read.get(attr::remapped_pod_cidrs), &Value::string_list(["10.72.0.0/18"]), "read from the status");
     assert_eq!(read.get(attr::remapped_external_cidr), &Value::Null, "none written yet");
 }

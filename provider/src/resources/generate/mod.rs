@@ -25,7 +25,7 @@
 //! generated goes with its gateway.
 //!
 //! Files: `schema.rs` (attributes, plan-time checks, schema versions), `plan.rs` (plan rules, the default
-//! namespace), `state.rs` (the inputs and the full state), `objects.rs` (the Namespace, the key Secret, Liqo's
+//! namespace), `state.rs` (the full state), `objects.rs` (the Namespace, the key Secret, Liqo's
 //! gateway Deployment), `status.rs` (when the Namespace is ready), `operations.rs` (create / delete / observe /
 //! import), `tests.rs`.
 use std::sync::Arc;

@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::{Namespace, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use liqo_schema::liqo::labels;
 
-use super::state::Inputs;
+use super::schema::attr;
 use crate::kube::created_by_provider;
 
 /// The labels Liqo looks the tenant namespace up by, plus Pod Security `privileged` (as Liqo ≥1.1 sets them).
@@ -22,14 +22,18 @@ pub fn tenant_namespace_labels(remote: &str) -> BTreeMap<String, String> {
 }
 
 /// The tenant Namespace as this resource applies it; `ours` adds the marker that makes destroy delete it.
-pub fn namespace_object(inputs: &Inputs, ours: bool) -> Namespace {
-    let mut l = tenant_namespace_labels(&inputs.remote);
+pub fn namespace_object(generate: &attr::Generate, ours: bool) -> Namespace {
+    let mut l = tenant_namespace_labels(&generate.remote_cluster_id);
     if ours {
         let (mark, by) = crate::kube::provider_mark();
         l.insert(mark, by);
     }
     Namespace {
-        metadata: ObjectMeta { name: Some(inputs.namespace.clone()), labels: Some(l), ..ObjectMeta::default() },
+        metadata: ObjectMeta {
+            name: Some(generate.tenant_namespace.clone()),
+            labels: Some(l),
+            ..ObjectMeta::default()
+        },
         ..Namespace::default()
     }
 }
@@ -66,12 +70,12 @@ fn key_secret_labels(remote: &str) -> BTreeMap<String, String> {
     ])
 }
 
-pub fn key_secret_object(inputs: &Inputs, keys: &crate::crypto::wireguard::KeyPair) -> Secret {
+pub fn key_secret_object(generate: &attr::Generate, keys: &crate::crypto::wireguard::KeyPair) -> Secret {
     Secret {
         metadata: ObjectMeta {
             name: Some(labels::KEY_SECRET_NAME.to_string()),
-            namespace: Some(inputs.namespace.clone()),
-            labels: Some(key_secret_labels(&inputs.remote)),
+            namespace: Some(generate.tenant_namespace.clone()),
+            labels: Some(key_secret_labels(&generate.remote_cluster_id)),
             ..ObjectMeta::default()
         },
         type_: Some("Opaque".to_string()),

@@ -15,7 +15,7 @@ use super::objects::{
     namespace_object, peer_of, pod_selector, tenant_namespace_selector,
 };
 use super::schema::attr;
-use super::state::{Inputs, state_of};
+use super::state::state_of;
 use super::status::namespace_check;
 use super::{GenerateResource, plan, schema};
 use crate::attributes::{Decl, Key};
@@ -43,24 +43,29 @@ pub(super) fn key_pair_lost(namespace: &str) -> Diagnostic {
 
 impl GenerateResource {
     /// Liqo finds the tenant namespace of a peer by label and fails on duplicates: refuse to label a second one.
-    async fn check_unique_namespace(&self, ctx: &Ctx, api: &Api<Namespace>, inputs: &Inputs) -> Result<(), Failure> {
-        let others: Vec<String> = crate::kube::list(ctx, api, &tenant_namespace_selector(&inputs.remote))
+    async fn check_unique_namespace(
+        &self,
+        ctx: &Ctx,
+        api: &Api<Namespace>,
+        generate: &attr::Generate,
+    ) -> Result<(), Failure> {
+        let others: Vec<String> = crate::kube::list(ctx, api, &tenant_namespace_selector(&generate.remote_cluster_id))
             .await?
             .into_iter()
             .filter_map(|n| n.metadata.name)
-            .filter(|n| n != &inputs.namespace)
+            .filter(|n| n != &generate.tenant_namespace)
             .collect();
         if others.is_empty() {
             return Ok(());
         }
         Err(Diagnostic::error(
-            format!("Another tenant namespace exists for {}", inputs.remote),
+            format!("Another tenant namespace exists for {}", generate.remote_cluster_id),
             format!(
                 "Namespace {} is already labelled {}={} and {}, and Liqo accepts only one tenant namespace per peer. Set \
                  `tenant_namespace = \"{}\"` to use it (or import it: `terraform import <address> {}`), or delete it if it is stale.",
                 others.join(", "),
                 labels::REMOTE_CLUSTER_ID,
-                inputs.remote,
+                generate.remote_cluster_id,
                 labels::TENANT_NAMESPACE,
                 others[0],
                 others[0]
@@ -72,8 +77,13 @@ impl GenerateResource {
 
     /// Liqo's gateway finds its key Secret by label and fails on duplicates (e.g. a `gw-<gateway>` Secret Liqo
     /// generated for an earlier peering): refuse to add a second one.
-    async fn check_unique_key_secret(&self, ctx: &Ctx, api: &Api<Secret>, inputs: &Inputs) -> Result<(), Failure> {
-        let others: Vec<String> = crate::kube::list(ctx, api, &key_secret_selector(&inputs.remote))
+    async fn check_unique_key_secret(
+        &self,
+        ctx: &Ctx,
+        api: &Api<Secret>,
+        generate: &attr::Generate,
+    ) -> Result<(), Failure> {
+        let others: Vec<String> = crate::kube::list(ctx, api, &key_secret_selector(&generate.remote_cluster_id))
             .await?
             .into_iter()
             .filter_map(|s| s.metadata.name)
@@ -83,13 +93,13 @@ impl GenerateResource {
             return Ok(());
         }
         Err(Diagnostic::error(
-            format!("Another WireGuard key Secret exists in namespace {}", inputs.namespace),
+            format!("Another WireGuard key Secret exists in namespace {}", generate.tenant_namespace),
             format!(
                 "Secret {} is labelled {}={} and {}=true, and Liqo's gateway accepts only one key Secret per peer. Delete \
                  it (it is left over from an earlier peering made without Terraform), then apply again.",
-                others.iter().map(|n| format!("{}/{n}", inputs.namespace)).collect::<Vec<_>>().join(", "),
+                others.iter().map(|n| format!("{}/{n}", generate.tenant_namespace)).collect::<Vec<_>>().join(", "),
                 labels::REMOTE_CLUSTER_ID,
-                inputs.remote,
+                generate.remote_cluster_id,
                 labels::GATEWAY_RESOURCE
             ),
         )
@@ -98,17 +108,22 @@ impl GenerateResource {
 
     /// Checks that the tenant Namespace can be used for this peer, without writing anything; returns whether it
     /// is (or will be) ours, i.e. created by this provider. A Namespace still terminating is waited for.
-    async fn prepare_namespace(&self, op: &Op<'_>, api: &Api<Namespace>, inputs: &Inputs) -> Result<bool, Failure> {
-        self.check_unique_namespace(op.ctx, api, inputs).await?;
+    async fn prepare_namespace(
+        &self,
+        op: &Op<'_>,
+        api: &Api<Namespace>,
+        generate: &attr::Generate,
+    ) -> Result<bool, Failure> {
+        self.check_unique_namespace(op.ctx, api, generate).await?;
         // A namespace still being deleted (e.g. by the destroy half of a replacement) cannot be reused.
-        let existing = crate::kube::settle(op.ctx, api, &inputs.namespace, op.deadline.left()).await?;
-        if let Some(other) = existing.as_ref().and_then(peer_of).filter(|o| *o != inputs.remote) {
+        let existing = crate::kube::settle(op.ctx, api, &generate.tenant_namespace, op.deadline.left()).await?;
+        if let Some(other) = existing.as_ref().and_then(peer_of).filter(|o| *o != generate.remote_cluster_id) {
             return Err(Diagnostic::error(
-                format!("Namespace {} belongs to another peer", inputs.namespace),
+                format!("Namespace {} belongs to another peer", generate.tenant_namespace),
                 format!(
                     "It is labelled {}={other}, not {}. Choose another `tenant_namespace` (each peer needs its own).",
                     labels::REMOTE_CLUSTER_ID,
-                    inputs.remote
+                    generate.remote_cluster_id
                 ),
             )
             .at(attr::tenant_namespace.path())
@@ -122,14 +137,14 @@ impl GenerateResource {
         &self,
         op: &Op<'_>,
         api: &Api<Namespace>,
-        inputs: &Inputs,
+        generate: &attr::Generate,
         ours: bool,
     ) -> Result<(), OpError> {
-        crate::kube::apply(op.ctx, api, &namespace_object(inputs, ours)).await?;
+        crate::kube::apply(op.ctx, api, &namespace_object(generate, ours)).await?;
         crate::kube::wait_for(
             op.ctx,
             api,
-            &inputs.namespace,
+            &generate.tenant_namespace,
             "status.phase = Active",
             op.deadline.left(),
             namespace_check,
@@ -138,11 +153,11 @@ impl GenerateResource {
     }
 
     /// Makes a key pair and writes it to `gw-keys`; returns its public key.
-    async fn write_key_pair(&self, ctx: &Ctx, api: &Api<Secret>, inputs: &Inputs) -> Result<String, Failure> {
-        self.check_unique_key_secret(ctx, api, inputs).await?;
+    async fn write_key_pair(&self, ctx: &Ctx, api: &Api<Secret>, generate: &attr::Generate) -> Result<String, Failure> {
+        self.check_unique_key_secret(ctx, api, generate).await?;
         let keys = crate::crypto::wireguard::KeyPair::generate()
             .map_err(|why| Diagnostic::error("Cannot generate a WireGuard key", why))?;
-        crate::kube::apply(ctx, api, &key_secret_object(inputs, &keys)).await?;
+        crate::kube::apply(ctx, api, &key_secret_object(generate, &keys)).await?;
         Ok(keys.public_key())
     }
 
@@ -180,20 +195,22 @@ impl GenerateResource {
         &self,
         ctx: &Ctx,
         client: &kube::Client,
-        inputs: &Inputs,
+        generate: &attr::Generate,
         key_secret: Option<&str>,
     ) -> Result<Option<Option<String>>, OpError> {
         let namespaces: Api<Namespace> = Api::all(client.clone());
-        match crate::kube::get_opt(ctx, &namespaces, &inputs.namespace).await? {
-            Some(ns) if ns.metadata.deletion_timestamp.is_none() && namespace_drift(&ns, &inputs.remote).is_none() => {}
+        match crate::kube::get_opt(ctx, &namespaces, &generate.tenant_namespace).await? {
+            Some(ns)
+                if ns.metadata.deletion_timestamp.is_none()
+                    && namespace_drift(&ns, &generate.remote_cluster_id).is_none() => {}
             _ => return Ok(None),
         }
         let Some(key_secret) = key_secret else {
             return Ok(Some(None));
         };
-        let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &generate.tenant_namespace);
         let secret = crate::kube::get_opt(ctx, &secrets, key_secret).await?;
-        Ok(Some(secret.and_then(|s| key_secret_public_key(&s, &inputs.remote).ok())))
+        Ok(Some(secret.and_then(|s| key_secret_public_key(&s, &generate.remote_cluster_id).ok())))
     }
 }
 
@@ -224,26 +241,27 @@ impl Lifecycle for GenerateResource {
     }
 
     async fn create(&self, op: &Op<'_>, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        let inputs = Inputs::from_value(planned);
+        let generate = attr::Generate::of(planned);
         let client = self.cluster.client().await?;
         // Read the facts first: without Liqo installed there is nothing to prepare, and nothing gets written.
         let facts = ClusterFacts::read(op.ctx, &self.cluster).await?;
         let namespaces: Api<Namespace> = Api::all(client.clone());
-        let ours = self.prepare_namespace(op, &namespaces, &inputs).await?;
+        let ours = self.prepare_namespace(op, &namespaces, &generate).await?;
         // From here on the Namespace may be written: a failure records it (without a public key) so a destroy, or
         // the replacement of the now tainted resource, cleans it up.
-        let namespace_only = state_of(&inputs, &facts, None);
-        self.write_namespace(op, &namespaces, &inputs, ours)
+        let key_secret_name = Some(labels::KEY_SECRET_NAME.to_string());
+        let namespace_only = state_of(&generate, &facts, key_secret_name.clone(), None).value();
+        self.write_namespace(op, &namespaces, &generate, ours)
             .await
             .map_err(|e| Failure::from(e).after_writing(namespace_only.clone()))?;
-        let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &generate.tenant_namespace);
         let public_key = self
-            .write_key_pair(op.ctx, &secrets, &inputs)
+            .write_key_pair(op.ctx, &secrets, &generate)
             .await
             .map_err(|failure| failure.after_writing(namespace_only))?;
-        let state = state_of(&inputs, &facts, Some(public_key));
+        let state = state_of(&generate, &facts, key_secret_name, Some(public_key)).value();
         // A gateway already running in the namespace (the pair was rewritten after drift) holds the old key.
-        let restarted = self.restart_gateways(op, &client, &inputs.namespace).await.map_err(|e| {
+        let restarted = self.restart_gateways(op, &client, &generate.tenant_namespace).await.map_err(|e| {
             // Unusually for a failure, the whole state is recorded: the key pair is written and its public key is
             // what the peer needs; only the restart is left to the user.
             Failure::from(e)
@@ -251,7 +269,7 @@ impl Lifecycle for GenerateResource {
                     "The new key pair is written, but the gateway pods that still hold the old key could not be \
                      restarted: restart them (kubectl -n {} delete pods of the gw-* Deployment), or the tunnel stays \
                      down.",
-                    inputs.namespace
+                    generate.tenant_namespace
                 ))
                 .after_writing(state.clone())
         })?;
@@ -259,12 +277,12 @@ impl Lifecycle for GenerateResource {
             return Ok(state.into());
         }
         Ok(Done::from(state).with_warning(Diagnostic::warning(
-            format!("Restarted the WireGuard gateway of {} for its new key pair", inputs.namespace),
+            format!("Restarted the WireGuard gateway of {} for its new key pair", generate.tenant_namespace),
             format!(
                 "A new key pair was written to Secret {}/{}, and Liqo's gateway reads its key \
                  only at start, so the pods of Deployment(s) {} were restarted. The peer's liqo_gateway \
                  receives the new public key through its reference to `wireguard_public_key` in this apply.",
-                inputs.namespace,
+                generate.tenant_namespace,
                 labels::KEY_SECRET_NAME,
                 restarted.join(", ")
             ),
@@ -276,19 +294,20 @@ impl Lifecycle for GenerateResource {
     /// Key Secret first, then the Namespace if this resource created it (deleting everything left in it); an
     /// adopted Namespace only gets back to the labels it had.
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
-        let inputs = Inputs::from_value(prior);
+        let generate = attr::Generate::of(prior);
         let client = self.cluster.client().await?;
-        let secrets: Api<Secret> = Api::namespaced(client.clone(), &inputs.namespace);
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &generate.tenant_namespace);
         let namespaces: Api<Namespace> = Api::all(client);
         crate::kube::delete_and_wait(op.ctx, &secrets, labels::KEY_SECRET_NAME, op.deadline.left()).await?;
-        match crate::kube::get_opt(op.ctx, &namespaces, &inputs.namespace).await? {
+        match crate::kube::get_opt(op.ctx, &namespaces, &generate.tenant_namespace).await? {
             // Labelled for another peer (relabelled out of band): not ours to delete or to change.
-            Some(ns) if peer_of(&ns).is_some_and(|p| p != inputs.remote) => {}
+            Some(ns) if peer_of(&ns).is_some_and(|p| p != generate.remote_cluster_id) => {}
             Some(ns) if created_by_provider(&ns) => {
-                crate::kube::delete_and_wait(op.ctx, &namespaces, &inputs.namespace, op.deadline.left()).await?
+                crate::kube::delete_and_wait(op.ctx, &namespaces, &generate.tenant_namespace, op.deadline.left())
+                    .await?
             }
             Some(ns) if ns.metadata.deletion_timestamp.is_none() => {
-                crate::kube::apply(op.ctx, &namespaces, &bare_namespace(&inputs.namespace)).await?;
+                crate::kube::apply(op.ctx, &namespaces, &bare_namespace(&generate.tenant_namespace)).await?;
             }
             _ => {}
         }
@@ -296,25 +315,23 @@ impl Lifecycle for GenerateResource {
     }
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
-        let inputs = Inputs::from_value(state);
+        let generate = attr::Generate::of(state);
         let client = self.cluster.client().await?;
-        let key_secret = state.get(attr::key_secret_name).as_str();
-        let public_key = match self.left_on_cluster(ctx, &client, &inputs, key_secret).await? {
+        let key_secret = generate.key_secret_name.as_deref();
+        let public_key = match self.left_on_cluster(ctx, &client, &generate, key_secret).await? {
             // Imported without a key pair (a peering without networking): nothing to check.
             Some(None) if key_secret.is_none() => None,
-            Some(Some(k)) if state.get(attr::wireguard_public_key).as_str() == Some(k.as_str()) => Some(k),
+            Some(Some(k)) if generate.wireguard_public_key.as_deref() == Some(k.as_str()) => Some(k),
             // The namespace is intact but the key pair is gone or not the one recorded: say in the plan what the
             // re-creation will do to a running gateway.
-            Some(_) => return Ok(Done::from(Value::Null).with_warning(key_pair_lost(&inputs.namespace))),
+            Some(_) => return Ok(Done::from(Value::Null).with_warning(key_pair_lost(&generate.tenant_namespace))),
             // Gone or changed: recreate, which writes a fresh pair (the peer's gateway then receives the new public
             // key through its reference to `wireguard_public_key`).
             None => return Ok(Value::Null.into()),
         };
         // Refresh the cluster's facts: a change in Liqo's installation shows up as drift for the peer's resources.
         let facts = ClusterFacts::read(ctx, &self.cluster).await?;
-        let mut state_now = state_of(&inputs, &facts, public_key);
-        state_now.set(attr::key_secret_name, Value::opt_string(key_secret.map(str::to_string)));
-        Ok(state_now.into())
+        Ok(state_of(&generate, &facts, generate.key_secret_name.clone(), public_key).value().into())
     }
 
     async fn find(ctx: &Ctx, client: kube::Client, remote: Option<&str>) -> Result<Vec<Found>, OpError> {
@@ -345,13 +362,17 @@ impl Lifecycle for GenerateResource {
         let remote = peer_of(&ns).map(str::to_string).ok_or_else(|| {
             cannot(format!("Namespace {id} has no {} label, so it is not a Liqo tenant namespace. Create the resource instead of importing it.", labels::REMOTE_CLUSTER_ID))
         })?;
-        let inputs = Inputs { remote, namespace: id.to_string() };
+        let generate = attr::Generate {
+            remote_cluster_id: remote,
+            tenant_namespace: id.to_string(),
+            ..attr::Generate::defaults()
+        };
         let secrets: Api<Secret> = Api::namespaced(client, id);
         let secret = match crate::kube::get_opt(ctx, &secrets, labels::KEY_SECRET_NAME).await? {
             Some(ours) => Some(ours),
             // Liqo's gateway finds its key Secret by these labels: the one it uses is the one to adopt.
             None => {
-                let selector = key_secret_selector(&inputs.remote);
+                let selector = key_secret_selector(&generate.remote_cluster_id);
                 let mut found = crate::kube::list(ctx, &secrets, &selector).await?;
                 if found.len() > 1 {
                     let names: Vec<String> = found.iter().filter_map(|s| s.metadata.name.clone()).collect();
@@ -366,7 +387,7 @@ impl Lifecycle for GenerateResource {
         let key = match secret {
             Some(secret) => {
                 let name = secret.metadata.name.clone().unwrap_or_default();
-                let public_key = key_secret_public_key(&secret, &inputs.remote).map_err(|why| {
+                let public_key = key_secret_public_key(&secret, &generate.remote_cluster_id).map_err(|why| {
                     cannot(format!("Secret {id}/{name} is not a usable WireGuard key Secret: {why}. Create the resource instead of importing it: it writes a fresh key pair."))
                 })?;
                 Some((name, public_key))
@@ -374,8 +395,7 @@ impl Lifecycle for GenerateResource {
             None => None,
         };
         let facts = ClusterFacts::read(ctx, &self.cluster).await?;
-        let mut state = state_of(&inputs, &facts, key.as_ref().map(|(_, k)| k.clone()));
-        state.set(attr::key_secret_name, Value::opt_string(key.map(|(name, _)| name)));
-        Ok(state)
+        let (key_secret_name, public_key) = key.unzip();
+        Ok(state_of(&generate, &facts, key_secret_name, public_key).value())
     }
 }

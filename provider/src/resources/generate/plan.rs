@@ -31,7 +31,7 @@ pub fn refine(plan: &mut Plan) {
     let name = if plan.fresh() {
         Value::string(labels::KEY_SECRET_NAME)
     } else {
-        plan.prior.get(attr::key_secret_name).clone()
+        Value::opt_string(attr::Generate::of(plan.prior).key_secret_name)
     };
     plan.planned.set(attr::key_secret_name, name);
 }

@@ -10,7 +10,7 @@ use super::objects::{
 };
 use super::operations::key_pair_lost;
 use super::schema::attr;
-use super::state::{Inputs, state_of};
+use super::state::state_of;
 use super::status::namespace_check;
 use crate::attributes::Key;
 use crate::cluster_facts::ClusterFacts;
@@ -48,16 +48,19 @@ fn facts() -> ClusterFacts {
     }
 }
 
+/// The peering side with Rome, in Liqo's tenant namespace for it.
+fn rome() -> attr::Generate {
+    attr::Generate {
+        remote_cluster_id: "rome".into(),
+        tenant_namespace: "liqo-tenant-rome".into(),
+        ..attr::Generate::defaults()
+    }
+}
+
 /// The state a successful create leaves.
 fn applied() -> Value {
-    owned(
-        state_of(
-            &Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() },
-            &facts(),
-            Some("A".repeat(43) + "="),
-        ),
-        &Value::Null,
-    )
+    let key_secret_name = Some(labels::KEY_SECRET_NAME.to_string());
+    owned(state_of(&rome(), &facts(), key_secret_name, Some("A".repeat(43) + "=")).value(), &Value::Null)
 }
 
 fn error_paths(d: &Diagnostics) -> Vec<String> {
@@ -80,18 +83,14 @@ fn schema_describes_everything_and_holds_no_secret() {
     assert!(ns.optional && ns.computed);
     assert_eq!(s.block.attribute("pod_cidrs").unwrap().ty, Some(Type::list(Type::String)));
     assert_eq!(s.block.blocks[0].type_name, "timeouts");
-    // The state holds exactly the schema's attributes (but the Go provider's names, always null).
+    // The state holds exactly the schema's attributes, the Go provider's names always null.
     let Value::Object(state) = applied() else { unreachable!() };
-    let mut names: Vec<&str> = s
-        .block
-        .attributes
-        .iter()
-        .filter(|a| !a.description.starts_with(crate::attributes::REMOVED_NOTE))
-        .map(|a| a.name.as_str())
-        .chain([TIMEOUTS.name()])
-        .collect();
+    let mut names: Vec<&str> = s.block.attributes.iter().map(|a| a.name.as_str()).chain([TIMEOUTS.name()]).collect();
     names.sort();
     assert_eq!(state.keys().map(String::as_str).collect::<Vec<_>>(), names);
+    for removed in s.block.attributes.iter().filter(|a| a.description.starts_with(crate::attributes::REMOVED_NOTE)) {
+        assert!(state[&removed.name].is_null(), "{}", removed.name);
+    }
 }
 
 #[test]
@@ -180,8 +179,7 @@ fn timeouts_update_in_place() {
 
 #[test]
 fn namespace_carries_liqo_and_pod_security_labels() {
-    let inputs = Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() };
-    let ns = namespace_object(&inputs, true);
+    let ns = namespace_object(&rome(), true);
     let l = ns.metadata.labels.clone().unwrap();
     assert_eq!(l["liqo.io/remote-cluster-id"], "rome");
     assert_eq!(l["liqo.io/tenant-namespace"], "true");
@@ -196,7 +194,7 @@ fn namespace_carries_liqo_and_pod_security_labels() {
     assert_eq!(json["kind"], "Namespace");
     assert!(json.get("spec").is_none() && json.get("status").is_none());
 
-    let adopted = namespace_object(&inputs, false);
+    let adopted = namespace_object(&rome(), false);
     assert!(!created_by_provider(&adopted));
 
     let mut drifted = ns.clone();
@@ -224,9 +222,8 @@ fn namespace_carries_liqo_and_pod_security_labels() {
 
 #[test]
 fn key_secret_holds_raw_keys_and_is_checked_against_its_labels() {
-    let inputs = Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() };
     let keys = crate::crypto::wireguard::KeyPair::generate().unwrap();
-    let secret = key_secret_object(&inputs, &keys);
+    let secret = key_secret_object(&rome(), &keys);
     assert_eq!(secret.metadata.name.as_deref(), Some("gw-keys"));
     assert_eq!(secret.metadata.namespace.as_deref(), Some("liqo-tenant-rome"));
     let l = secret.metadata.labels.clone().unwrap();
@@ -249,11 +246,10 @@ fn key_secret_holds_raw_keys_and_is_checked_against_its_labels() {
 
 #[test]
 fn state_never_contains_the_private_key() {
-    let inputs = Inputs { remote: "rome".into(), namespace: "liqo-tenant-rome".into() };
     let keys = crate::crypto::wireguard::KeyPair::generate().unwrap();
-    let secret = key_secret_object(&inputs, &keys);
+    let secret = key_secret_object(&rome(), &keys);
     let private = serde_json::to_value(&secret).unwrap()["data"]["privateKey"].as_str().unwrap().to_string();
-    let state = state_of(&inputs, &facts(), Some(keys.public_key()));
+    let state = state_of(&rome(), &facts(), Some(labels::KEY_SECRET_NAME.into()), Some(keys.public_key())).value();
     let dump = format!("{state:?}");
     assert!(dump.contains(&keys.public_key()));
     assert!(!dump.contains(&private));
