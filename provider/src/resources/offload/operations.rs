@@ -24,40 +24,6 @@ use crate::validate::Validator;
 const OFFLOADING: &str = labels::NAMESPACE_OFFLOADING_NAME;
 
 impl OffloadResource {
-    /// Create and update alike: the objects are applied whole, so an update converges from whatever is there.
-    async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        // The prior state had `create_namespace = true`.
-        let managed_namespace_before = attr::Offload::of(prior).create_namespace;
-        let client = self.cluster.client().await?;
-        let off = attr::Offload::of(planned);
-        let namespace_written = self.provide_namespace(op, &client, &off, managed_namespace_before).await?;
-        let api: Api<NamespaceOffloading> = Api::namespaced(client, &off.namespace);
-        let generation = match write_offloading(op, &api, &off).await {
-            Ok(generation) => generation,
-            Err(e) if namespace_written => return Err(failed_after_writing(op.ctx, &api, planned, e).await),
-            Err(e) => return Err(e.into()),
-        };
-        let waited = crate::kube::wait_for(
-            op.ctx,
-            &api,
-            OFFLOADING,
-            "status.observedGeneration = metadata.generation and offloadingPhase = Ready",
-            op.deadline.left(),
-            |o| offloading_check(o, generation),
-        )
-        .await;
-        let outcome = match waited {
-            Ok(outcome) => outcome,
-            Err(e) => return Err(failed_after_writing(op.ctx, &api, planned, e).await),
-        };
-        let done = Done::from(applied_state(planned, Some(&outcome)));
-        Ok(if outcome.phase == OFFLOADING_PHASE_NO_CLUSTER_SELECTED {
-            done.with_warning(no_cluster_warning(&off.namespace))
-        } else {
-            done
-        })
-    }
-
     /// The namespace as `create_namespace` wants it. True when it wrote the namespace as this resource's: from
     /// then on a failure must record the state, or destroy would never delete that namespace.
     async fn provide_namespace(
@@ -133,13 +99,39 @@ impl Lifecycle for OffloadResource {
         OffloadResource { cluster }
     }
 
-    async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        self.converge(op, &Value::Null, planned, config).await
-    }
-
+    /// Create and update alike: the objects are applied whole, so an update converges from whatever is there.
     /// Every in-place change, `timeouts` alone included, re-applies the objects and waits for Liqo again.
-    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        self.converge(op, prior, planned, config).await
+    async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        // The prior state had `create_namespace = true`.
+        let managed_namespace_before = attr::Offload::of(prior).create_namespace;
+        let client = self.cluster.client().await?;
+        let off = attr::Offload::of(planned);
+        let namespace_written = self.provide_namespace(op, &client, &off, managed_namespace_before).await?;
+        let api: Api<NamespaceOffloading> = Api::namespaced(client, &off.namespace);
+        let generation = match write_offloading(op, &api, &off).await {
+            Ok(generation) => generation,
+            Err(e) if namespace_written => return Err(failed_after_writing(op.ctx, &api, planned, e).await),
+            Err(e) => return Err(e.into()),
+        };
+        let waited = crate::kube::wait_for(
+            op.ctx,
+            &api,
+            OFFLOADING,
+            "status.observedGeneration = metadata.generation and offloadingPhase = Ready",
+            op.deadline.left(),
+            |o| offloading_check(o, generation),
+        )
+        .await;
+        let outcome = match waited {
+            Ok(outcome) => outcome,
+            Err(e) => return Err(failed_after_writing(op.ctx, &api, planned, e).await),
+        };
+        let done = Done::from(applied_state(planned, Some(&outcome)));
+        Ok(if outcome.phase == OFFLOADING_PHASE_NO_CLUSTER_SELECTED {
+            done.with_warning(no_cluster_warning(&off.namespace))
+        } else {
+            done
+        })
     }
 
     fn cleanup_command(prior: &Value) -> String {
