@@ -15,10 +15,11 @@ use super::schema::attr;
 use super::{VirtualNodeResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
-use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, label, namespaced_id};
+use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, namespaced_id};
 use crate::kube::{OpError, Verdict, is_terminating};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
+use crate::resources::peer::slice_provider;
 use crate::resources::shared::virtual_node_wait::{node_check, wait_for_virtual_node};
 use crate::validate::Validator;
 
@@ -98,7 +99,7 @@ async fn check_slice(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Res
         )
         .into());
     }
-    let provider = label(&rs.metadata, labels::REMOTE_CLUSTER_ID).or(rs.spec.provider_cluster_id.as_deref());
+    let provider = slice_provider(&rs);
     if provider.is_some_and(|p| p != wanted.provider_cluster_id) {
         return Err(Diagnostic::attr_error(
             attr::provider_cluster_id,
