@@ -1,6 +1,5 @@
-//! The objects `liqo_peer` owns: the peering a plan asks for, the control-plane identity Secret and the
-//! ResourceSlice built from it, the state an apply records, and whose the identity Secret is.
-use crate::resources::lifecycle::known_string;
+//! The objects `liqo_peer` owns: the control-plane identity Secret and the ResourceSlice built from the planned
+//! peering, the state an apply records, and whose the identity Secret is.
 use std::collections::BTreeMap;
 
 use k8s_openapi::ByteString;
@@ -11,16 +10,28 @@ use liqo_schema::liqo::{RESOURCE_SLICE_CLASS_DEFAULT, ResourceSlice, ResourceSli
 use liqo_schema::tf::{Diagnostic, Value};
 use secrecy::SecretString;
 
-use super::schema::ISSUED;
-use super::schema::attr;
+use super::schema::{Flow, attr};
 use crate::attributes::Key;
+use crate::import_id::label;
+use crate::resources::lifecycle::known_string;
 
 /// Name of the control-plane identity Secret for `provider` (the name Liqo's Identity controller would use).
 pub fn identity_secret_name(provider: &str) -> String {
     format!("kubeconfig-controlplane-{provider}")
 }
 
-/// How this cluster's Liqo authenticates to the provider.
+/// The provider cluster a ResourceSlice asks: its `liqo.io/remote-cluster-id` label, else `spec.providerClusterID`.
+pub fn slice_provider(rs: &ResourceSlice) -> Option<&str> {
+    label(&rs.metadata, labels::REMOTE_CLUSTER_ID).or(rs.spec.provider_cluster_id.as_deref())
+}
+
+/// `virtual_node_name`, the same rule at plan, apply and read: Liqo names the virtual node it makes for a slice
+/// after the slice, and makes none when `create_virtual_node` is false.
+pub fn virtual_node_name<T>(create_virtual_node: bool, slice_name: T) -> Option<T> {
+    create_virtual_node.then_some(slice_name)
+}
+
+/// How this cluster's Liqo authenticates to the provider ([`Flow`]), with what it needs.
 #[derive(Clone, Debug)]
 pub enum Credentials {
     /// Public parts from liqo_tenant; the key stays in the Secret `key_secret` of this cluster.
@@ -32,52 +43,35 @@ pub enum Credentials {
     Liqo,
 }
 
-/// The known inputs of a planned state.
-#[derive(Clone, Debug)]
-pub struct Peering {
-    pub tenant_namespace: String,
-    pub provider_cluster_id: String,
-    pub provider_tenant_namespace: String,
-    pub credentials: Credentials,
-    pub resources: Option<BTreeMap<String, String>>,
-    pub class: String,
-    pub create_virtual_node: bool,
-    pub slice_name: String,
-    pub wait_for_virtual_node: bool,
-}
-
-impl Peering {
-    /// `v` is the planned state; `config` supplies the write-only `kubeconfig_wo`, which no state carries.
-    pub fn from_value(v: &Value, config: &Value) -> Result<Peering, Diagnostic> {
-        let s = |key: Key| known_string(v, key);
-        let resources = v.get(attr::resources).string_entries();
-        Ok(Peering {
-            tenant_namespace: s(attr::tenant_namespace)?,
-            provider_cluster_id: s(attr::provider_cluster_id)?,
-            provider_tenant_namespace: s(attr::provider_tenant_namespace)?,
-            credentials: match config.get(attr::kubeconfig_wo).as_str() {
-                Some(kubeconfig) => Credentials::Brought(SecretString::from(kubeconfig)),
-                None if v.get(attr::kubeconfig_wo_version).is_null() && ISSUED.iter().all(|a| v.get(*a).is_null()) => {
-                    Credentials::Liqo
-                }
-                None => Credentials::Issued {
-                    proxy_url: v.get(attr::proxy_url).as_str().map(str::to_owned),
-                    server: s(attr::api_server_url)?,
-                    ca_pem: s(attr::cluster_ca_certificate)?,
-                    cert_pem: s(attr::client_certificate)?,
-                    key_secret: s(attr::client_key_secret)?,
-                },
+/// The peering a plan asks for (every value known at apply time).
+impl attr::Peer {
+    /// The credentials the configuration names; `config` supplies the write-only `kubeconfig_wo`, which no plan
+    /// carries.
+    pub fn credentials(&self, config: &Value) -> Result<Credentials, Diagnostic> {
+        // Validation requires the four together, and apply sees every planned value known: a miss is a bug.
+        let known = |key: Key, value: &Option<String>| {
+            value.clone().ok_or_else(|| known_string(&Value::Null, key).unwrap_err())
+        };
+        Ok(match Flow::of(config) {
+            Flow::Brought => Credentials::Brought(SecretString::from(known_string(config, attr::kubeconfig_wo)?)),
+            Flow::Minted => Credentials::Liqo,
+            Flow::Issued => Credentials::Issued {
+                proxy_url: self.proxy_url.clone(),
+                server: known(attr::api_server_url, &self.api_server_url)?,
+                ca_pem: known(attr::cluster_ca_certificate, &self.cluster_ca_certificate)?,
+                cert_pem: known(attr::client_certificate, &self.client_certificate)?,
+                key_secret: known(attr::client_key_secret, &self.client_key_secret)?,
             },
-            resources,
-            class: s(attr::class)?,
-            create_virtual_node: v.get(attr::create_virtual_node).as_bool().unwrap_or(true),
-            slice_name: s(attr::resource_slice_name)?,
-            wait_for_virtual_node: v.get(attr::wait_for_virtual_node).as_bool().unwrap_or(true),
         })
     }
 
+    /// The provider's cluster ID, as planned (known).
+    pub fn provider(&self) -> &str {
+        self.provider_cluster_id.as_deref().unwrap_or_default()
+    }
+
     pub fn secret_name(&self) -> String {
-        identity_secret_name(&self.provider_cluster_id)
+        identity_secret_name(self.provider())
     }
 
     /// The control-plane identity Secret around `kubeconfig`, exactly as Liqo's crd-replicator expects it
@@ -89,11 +83,11 @@ impl Peering {
                 namespace: Some(self.tenant_namespace.clone()),
                 labels: Some(BTreeMap::from([
                     (labels::IDENTITY_TYPE.to_string(), labels::IDENTITY_TYPE_CONTROL_PLANE.to_string()),
-                    (labels::REMOTE_CLUSTER_ID.to_string(), self.provider_cluster_id.clone()),
+                    (labels::REMOTE_CLUSTER_ID.to_string(), self.provider().to_string()),
                 ])),
                 annotations: Some(BTreeMap::from([(
                     labels::REMOTE_TENANT_NAMESPACE.to_string(),
-                    self.provider_tenant_namespace.clone(),
+                    self.provider_tenant_namespace.clone().unwrap_or_default(),
                 )])),
                 ..Default::default()
             },
@@ -109,40 +103,41 @@ impl Peering {
     /// written by Liqo's consumer controller and never claimed here.
     pub fn resource_slice(&self) -> ResourceSlice {
         let spec = ResourceSliceSpec {
-            provider_cluster_id: Some(self.provider_cluster_id.clone()),
-            class: Some(self.class.clone()),
+            provider_cluster_id: self.provider_cluster_id.clone(),
+            class: self.class.clone(),
             resources: self
                 .resources
                 .as_ref()
                 .map(|r| r.iter().map(|(k, q)| (k.clone(), Quantity(q.clone()))).collect()),
             ..Default::default()
         };
-        let mut rs = ResourceSlice::new(&self.slice_name, spec);
+        let mut rs = ResourceSlice::new(&self.resource_slice_name, spec);
         rs.metadata.namespace = Some(self.tenant_namespace.clone());
         rs.metadata.labels = Some(BTreeMap::from([
-            (labels::REMOTE_CLUSTER_ID.to_string(), self.provider_cluster_id.clone()),
-            (labels::REMOTE_ID.to_string(), self.provider_cluster_id.clone()),
+            (labels::REMOTE_CLUSTER_ID.to_string(), self.provider().to_string()),
+            (labels::REMOTE_ID.to_string(), self.provider().to_string()),
             (labels::REPLICATION.to_string(), labels::TRUE.to_string()),
         ]));
+        let create_virtual_node = self.create_virtual_node == Some(true);
         rs.metadata.annotations =
-            Some(BTreeMap::from([(labels::CREATE_VIRTUAL_NODE.to_string(), self.create_virtual_node.to_string())]));
+            Some(BTreeMap::from([(labels::CREATE_VIRTUAL_NODE.to_string(), create_virtual_node.to_string())]));
         rs
     }
 
     /// Liqo's built-in class grants exactly what is requested, so a wait can tell the new grant from the old.
     pub fn grants_request(&self) -> bool {
-        self.class.is_empty() || self.class == RESOURCE_SLICE_CLASS_DEFAULT
+        self.class.as_deref().is_none_or(|class| class.is_empty() || class == RESOURCE_SLICE_CLASS_DEFAULT)
     }
 
     /// The state after a (possibly partial) apply: planned values with every computed output resolved.
-    pub fn state(&self, planned: &Value, accepted: Option<&BTreeMap<String, String>>) -> Value {
-        let mut s = planned.clone();
-        s.set(
-            attr::virtual_node_name,
-            if self.create_virtual_node { Value::string(&self.slice_name) } else { Value::Null },
-        );
-        s.set(attr::accepted_resources, accepted.map(|a| Value::string_map(a.clone())).unwrap_or(Value::Null));
-        s
+    pub fn state(&self, accepted: Option<&BTreeMap<String, String>>) -> Value {
+        let create_virtual_node = self.create_virtual_node == Some(true);
+        attr::Peer {
+            virtual_node_name: virtual_node_name(create_virtual_node, self.resource_slice_name.clone()),
+            accepted_resources: accepted.cloned(),
+            ..self.clone()
+        }
+        .value()
     }
 }
 

@@ -11,7 +11,7 @@ use liqo_schema::liqo::{Identity, ResourceSlice, VirtualNode, labels};
 use liqo_schema::tf::{Diagnostic, Diagnostics, Value};
 
 use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate};
-use super::objects::{Credentials, Peering, identity_secret_name, owning_identity};
+use super::objects::{Credentials, identity_secret_name, owning_identity, slice_provider};
 use super::observed::observed_state;
 use super::schema::attr;
 use super::status::{AUTHENTICATION_DENIAL_GRACE, OnAuthDenial, slice_check};
@@ -30,12 +30,13 @@ impl PeerResource {
     /// Writes both objects and waits for Liqo; create and update alike. A failure after the first write records
     /// what was written (a failed create is tainted and replaced), so nothing is orphaned.
     async fn converge(&self, op: &Op<'_>, _prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        let peering = Peering::from_value(planned, config)?;
+        let peering = attr::Peer::of(planned);
+        let credentials = peering.credentials(config)?;
         let client = self.cluster.client().await?;
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &peering.tenant_namespace);
         let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &peering.tenant_namespace);
-        let kubeconfig = self.identity_kubeconfig(op, &client, &peering).await?;
-        let written = |accepted: Option<&BTreeMap<String, String>>| peering.state(planned, accepted);
+        let kubeconfig = self.identity_kubeconfig(op, &client, &peering, &credentials).await?;
+        let written = |accepted: Option<&BTreeMap<String, String>>| peering.state(accepted);
 
         // The Secret first: the crd-replicator needs it to replicate the slice. A new kubeconfig (a renewed
         // certificate, a rotated key) replaces the old one in place, and Liqo's crd-replicator reconnects with it.
@@ -47,7 +48,8 @@ impl PeerResource {
             Some(_) => Failure::from(e).after_writing(written(None)),
             None => Failure::from(e),
         };
-        crate::kube::settle(op.ctx, &slices, &peering.slice_name, op.deadline.left()).await.map_err(before_slice)?;
+        let slice_name = &peering.resource_slice_name;
+        crate::kube::settle(op.ctx, &slices, slice_name, op.deadline.left()).await.map_err(before_slice)?;
         crate::kube::apply(op.ctx, &slices, &peering.resource_slice()).await.map_err(before_slice)?;
 
         let waiting_for = if peering.grants_request() && peering.resources.is_some() {
@@ -57,7 +59,7 @@ impl PeerResource {
         };
         let (slices, peering) = (&slices, &peering);
         let wait = |on_auth_denial, timeout| {
-            crate::kube::wait_for(op.ctx, slices, &peering.slice_name, waiting_for, timeout, move |rs| {
+            crate::kube::wait_for(op.ctx, slices, slice_name, waiting_for, timeout, move |rs| {
                 slice_check(rs, peering, on_auth_denial)
             })
         };
@@ -71,16 +73,10 @@ impl PeerResource {
         }
         let granted = granted.map_err(|e| Failure::from(e).after_writing(written(None)))?;
 
-        if peering.create_virtual_node && peering.wait_for_virtual_node {
-            wait_for_virtual_node(
-                op,
-                &client,
-                &peering.tenant_namespace,
-                &peering.slice_name,
-                &peering.provider_cluster_id,
-            )
-            .await
-            .map_err(|e| Failure::from(e).after_writing(written(Some(&granted))))?;
+        if peering.create_virtual_node == Some(true) && peering.wait_for_virtual_node {
+            wait_for_virtual_node(op, &client, &peering.tenant_namespace, slice_name, peering.provider())
+                .await
+                .map_err(|e| Failure::from(e).after_writing(written(Some(&granted))))?;
         }
         Ok(written(Some(&granted)).into())
     }
@@ -91,17 +87,18 @@ impl PeerResource {
         &self,
         op: &Op<'_>,
         client: &kube::Client,
-        peering: &Peering,
+        peering: &attr::Peer,
+        credentials: &Credentials,
     ) -> Result<Option<zeroize::Zeroizing<String>>, OpError> {
         let secrets: Api<Secret> = Api::namespaced(client.clone(), &peering.tenant_namespace);
         // An identity Secret deleted out of band stays until Liqo has nothing replicated: take the slice down
         // first, then rebuild both (this apply is a re-creation anyway).
         let secret = crate::kube::get_opt(op.ctx, &secrets, &peering.secret_name()).await?;
         if secret.as_ref().is_some_and(is_terminating) {
-            self.unpeer_slice(op, client, &peering.tenant_namespace, &peering.slice_name).await?;
+            self.unpeer_slice(op, client, &peering.tenant_namespace, &peering.resource_slice_name).await?;
             crate::kube::settle(op.ctx, &secrets, &peering.secret_name(), op.deadline.left()).await?;
         }
-        Ok(match &peering.credentials {
+        Ok(match credentials {
             Credentials::Issued { server, proxy_url, ca_pem, cert_pem, key_secret } => {
                 let found = crate::kube::get_opt(op.ctx, &secrets, key_secret).await?;
                 let object = crate::kube::describe::<Secret>(Some(&peering.tenant_namespace), key_secret);
@@ -112,8 +109,8 @@ impl PeerResource {
                     ca_pem,
                     cert_pem,
                     key_pem: &key,
-                    cluster_name: &peering.provider_cluster_id,
-                    namespace: &peering.provider_tenant_namespace,
+                    cluster_name: peering.provider(),
+                    namespace: peering.provider_tenant_namespace.as_deref().unwrap_or_default(),
                 }))
             }
             Credentials::Brought(kubeconfig) => Some(zeroize::Zeroizing::new(kubeconfig.expose_secret().to_string())),
@@ -135,9 +132,9 @@ impl PeerResource {
 
     /// Liqo's teardown order (reference §6); each step waits for the object to be gone.
     async fn remove(&self, op: &Op<'_>, client: &kube::Client, prior: &Value) -> Result<(), OpError> {
-        let ns = prior.get(attr::tenant_namespace).as_str().unwrap_or_default();
-        let name = prior.get(attr::resource_slice_name).as_str().unwrap_or_default();
-        let provider = prior.get(attr::provider_cluster_id).as_str().unwrap_or_default();
+        let prior = attr::Peer::of(prior);
+        let (ns, name) = (prior.tenant_namespace.as_str(), prior.resource_slice_name.as_str());
+        let provider = prior.provider();
         self.unpeer_slice(op, client, ns, name).await?;
 
         // Other slices for the same provider still need the shared identity Secret (and would hold its finalizer).
@@ -221,13 +218,11 @@ impl Lifecycle for PeerResource {
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
         let client = self.cluster.client().await?;
-        let ns = state.get(attr::tenant_namespace).as_str().unwrap_or_default().to_string();
-        let name = state.get(attr::resource_slice_name).as_str().unwrap_or_default().to_string();
-        let provider = state.get(attr::provider_cluster_id).as_str().unwrap_or_default().to_string();
-        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &ns);
-        let secrets: Api<Secret> = Api::namespaced(client, &ns);
-        let rs = crate::kube::get_opt(ctx, &slices, &name).await?;
-        let secret = crate::kube::get_opt(ctx, &secrets, &identity_secret_name(&provider)).await?;
+        let peering = attr::Peer::of(state);
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &peering.tenant_namespace);
+        let secrets: Api<Secret> = Api::namespaced(client, &peering.tenant_namespace);
+        let rs = crate::kube::get_opt(ctx, &slices, &peering.resource_slice_name).await?;
+        let secret = crate::kube::get_opt(ctx, &secrets, &peering.secret_name()).await?;
         Ok(match (rs, secret) {
             (Some(rs), Some(secret)) if !is_terminating(&rs) && !is_terminating(&secret) => {
                 observed_state(state, &rs, &secret)
@@ -261,25 +256,18 @@ impl Lifecycle for PeerResource {
                  cluster), or create the peering with this resource instead.",
             )
         })?;
-        let provider = rs
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(labels::REMOTE_CLUSTER_ID))
-            .cloned()
-            .or_else(|| rs.spec.provider_cluster_id.clone())
-            .ok_or_else(|| {
-                Diagnostic::error(
-                    format!("ResourceSlice {ns}/{name} names no provider cluster"),
-                    format!(
-                        "It has neither the `{}` label nor `spec.providerClusterID`, so it is not a peering \
+        let provider = slice_provider(&rs).ok_or_else(|| {
+            Diagnostic::error(
+                format!("ResourceSlice {ns}/{name} names no provider cluster"),
+                format!(
+                    "It has neither the `{}` label nor `spec.providerClusterID`, so it is not a peering \
                          liqo_peer can manage.",
-                        labels::REMOTE_CLUSTER_ID
-                    ),
-                )
-            })?;
+                    labels::REMOTE_CLUSTER_ID
+                ),
+            )
+        })?;
         let secrets: Api<Secret> = Api::namespaced(client, &ns);
-        let secret_name = identity_secret_name(&provider);
+        let secret_name = identity_secret_name(provider);
         let secret = crate::kube::get_opt(ctx, &secrets, &secret_name).await?.ok_or_else(|| {
             Diagnostic::error(
                 format!("Secret {ns}/{secret_name} not found"),

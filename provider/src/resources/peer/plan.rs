@@ -2,6 +2,7 @@
 //! until the provider answers.
 use liqo_schema::tf::Value;
 
+use super::objects::virtual_node_name;
 use super::schema::attr;
 use crate::resources::lifecycle::{Plan, PlanRules};
 
@@ -19,14 +20,14 @@ pub fn defaults(plan: &mut Plan) {
     }
 }
 
+/// The virtual node's name ([`virtual_node_name`]): unknown while `create_virtual_node` is.
 pub fn refine(plan: &mut Plan) {
     let slice = plan.planned.get(attr::resource_slice_name).clone();
-    let virtual_node_name = match plan.planned.get(attr::create_virtual_node) {
-        Value::Bool(true) => slice,
-        Value::Bool(false) => Value::Null,
-        _ => Value::Unknown,
+    let name = match plan.planned.get(attr::create_virtual_node).as_bool() {
+        Some(create_virtual_node) => virtual_node_name(create_virtual_node, slice).unwrap_or_default(),
+        None => Value::Unknown,
     };
-    plan.planned.set(attr::virtual_node_name, virtual_node_name);
+    plan.planned.set(attr::virtual_node_name, name);
     // The grant only changes when the request does (or on a new slice, which the rules cover).
     if plan.changed(attr::resources) {
         plan.recompute(attr::accepted_resources);

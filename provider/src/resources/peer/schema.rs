@@ -1,4 +1,6 @@
 //! `liqo_peer`'s attributes and its plan-time checks.
+use std::collections::BTreeMap;
+
 use liqo_schema::liqo::RESOURCE_SLICE_CLASS_DEFAULT;
 use liqo_schema::tf::{Type, Value};
 
@@ -12,57 +14,91 @@ pub const SCHEMA_VERSION: i64 = 1;
 pub const ISSUED: [Key; 4] =
     [attr::api_server_url, attr::cluster_ca_certificate, attr::client_certificate, attr::client_key_secret];
 
+/// How this cluster's Liqo authenticates to the provider.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Flow {
+    /// The issued certificate's public parts (from liqo_tenant) and this cluster's key ([`ISSUED`]).
+    Issued,
+    /// A kubeconfig the user brings (`kubeconfig_wo`).
+    Brought,
+    /// No credentials: the identity Liqo minted in its handshake (`liqoctl peer`) is kept as it is.
+    Minted,
+}
+
+impl Flow {
+    /// The flow a configuration, plan or state names, decided here for validation, apply and read alike (a value
+    /// set, known or not, names its flow). A configuration brings a kubeconfig by `kubeconfig_wo`; a plan or a state,
+    /// which never hold that write-only value, by its version, unless they set the issued-certificate attributes
+    /// (beside which validation lets a version stand, versioning nothing). Naming both flows is a conflict that
+    /// validation reports.
+    pub fn of(block: &Value) -> Flow {
+        if !block.get(attr::kubeconfig_wo).is_null() {
+            Flow::Brought
+        } else if ISSUED.iter().any(|key| !block.get(*key).is_null()) {
+            Flow::Issued
+        } else if !block.get(attr::kubeconfig_wo_version).is_null() {
+            Flow::Brought
+        } else {
+            Flow::Minted
+        }
+    }
+}
+
 /// `liqo_peer`'s attributes.
 pub mod attr {
     use super::*;
     use crate::attributes::*;
 
     attributes! {
-        id: computed(Type::String)
+        struct Peer;
+        id: Unset = computed(Type::String)
             .describe("`<tenant_namespace>/<resource_slice_name>`; also the import ID.");
-        tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
+        tenant_namespace: String = required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Tenant namespace for the provider on this (consumer) cluster, usually \
              `liqo_generate.<consumer>.tenant_namespace`. The identity Secret and the ResourceSlice are created in \
              it: Liqo only replicates ResourceSlices from the namespace of the identity Secret. Changing it \
              replaces the resource.",
         );
-        provider_cluster_id: required(Type::String).replace_on_change().check(Check::ClusterId).describe(
+        // Null in a read whose objects have lost it (repaired in place, see `plan.rs`), as the provider's tenant
+        // namespace, the class and whether Liqo makes a virtual node may be.
+        provider_cluster_id: Option<String> = required(Type::String).replace_on_change().check(Check::ClusterId).describe(
             "Liqo cluster ID of the provider cluster (the one sharing resources), e.g. \
              `liqo_generate.<provider>.cluster_id`. Changing it replaces the resource.",
         );
-        provider_tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
+        provider_tenant_namespace: Option<String> = required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Tenant namespace for this consumer on the provider cluster, where Liqo replicates the ResourceSlice: \
              `liqo_tenant.<name>.tenant_namespace`. Changing it replaces the resource.",
         );
-        api_server_url: optional(Type::String).describe(
+        api_server_url: Option<String> = optional(Type::String).describe(
             "URL of the provider cluster's API server as this cluster reaches it: `liqo_tenant.<name>.api_server_url`. \
              One of the four attributes of the issued-certificate flow (with `cluster_ca_certificate`, \
              `client_certificate` and `client_key_secret`), which carries no secret through Terraform. A new value \
              updates the identity Secret in place.",
         );
-        proxy_url: optional(Type::String).check(Check::ProxyUrl).describe(
+        proxy_url: Option<String> = optional(Type::String).check(Check::ProxyUrl).describe(
             "URL of an HTTP proxy through which this cluster's Liqo reaches the provider's API server, e.g. \
              `http://proxy.example.com:8118` (`liqoctl peer --proxy-url`): the control-plane identity's kubeconfig \
              names it (`proxy-url`). Give the provider's liqo_tenant the same URL (`liqo_tenant.<name>.proxy_url`), \
              which Liqo passes on to the virtual kubelets' credentials. With the issued-certificate flow only (a \
              brought kubeconfig names its own proxy). A new value updates the identity Secret in place.",
         );
-        cluster_ca_certificate: optional(Type::String).describe(
+        cluster_ca_certificate: Option<String> = optional(Type::String).describe(
             "PEM CA that verifies `api_server_url`: `liqo_tenant.<name>.cluster_ca_certificate`. A new value updates \
              the identity Secret in place.",
         );
-        client_certificate: optional(Type::String).describe(
+        client_certificate: Option<String> = optional(Type::String).describe(
             "PEM client certificate the provider issued for this cluster's key: \
              `liqo_tenant.<name>.client_certificate`. It must be issued for the key in `client_key_secret` (checked \
              before the identity Secret is written). A renewed certificate updates the identity Secret in place, \
              and Liqo reconnects with it.",
         );
-        client_key_secret: optional(Type::String).describe(
+        client_key_secret: Option<String> = optional(Type::String).describe(
             "Name of the Secret in `tenant_namespace` holding this cluster's private key (data `privateKey`): \
              `liqo_consumer_key.<name>.key_secret_name`. The key is read inside this cluster and written into the \
              identity Secret; it never reaches Terraform.",
         );
-        kubeconfig_wo: optional(Type::String).sensitive().write_only().describe(
+        // Write-only: no plan or state holds it; apply reads it from the configuration (`Peer::credentials`).
+        kubeconfig_wo: Unset = optional(Type::String).sensitive().write_only().describe(
             "A kubeconfig you bring instead of the issued-certificate flow, for provider clusters that cannot issue \
              client certificates (e.g. EKS: a token or an `exec` plugin). **Write-only**: Terraform passes it to the \
              provider on each apply and never stores it in state or plans (Terraform 1.11 or OpenTofu 1.11 and \
@@ -71,88 +107,89 @@ pub mod attr {
              identity Secret on this cluster. Set `kubeconfig_wo_version` with it and change that number to push a \
              new kubeconfig.",
         );
-        kubeconfig_wo_version: optional(Type::Number).describe(
+        // The user's number, kept as written.
+        kubeconfig_wo_version: Value = optional(Type::Number).describe(
             "Version of `kubeconfig_wo`: Terraform cannot see a write-only value change, so change this number (e.g. \
              increment it) to have the identity Secret rewritten with the current `kubeconfig_wo`. Required with \
              `kubeconfig_wo`.",
         );
-        resources: optional(Type::map(Type::String)).check(Check::Quantities).describe(
+        resources: Option<BTreeMap<String, String>> = optional(Type::map(Type::String)).check(Check::Quantities).describe(
             "Resources requested from the provider, as Kubernetes quantities keyed by resource name: `cpu`, \
              `memory`, `pods`, `ephemeral-storage` or any extended resource (e.g. `nvidia.com/gpu`), e.g. \
              `{ cpu = \"4\", memory = \"8Gi\", pods = \"110\" }`. Omitted keys (or the whole map) get the \
              provider's defaults. Changing it updates the ResourceSlice in place and waits until the provider has \
              accepted the new request.",
         );
-        class: optional_computed(Type::String).replace_on_change().default(Value::string(RESOURCE_SLICE_CLASS_DEFAULT)).describe(
+        class: Option<String> = optional_computed(Type::String).replace_on_change().default(Value::string(RESOURCE_SLICE_CLASS_DEFAULT)).describe(
             "ResourceSlice class (default `default`, served by Liqo's built-in controller, which grants exactly \
              what is requested; other classes are served by custom controllers on the provider). Changing it \
              replaces the resource.",
         );
-        create_virtual_node: optional_computed(Type::Bool).replace_on_change().default(Value::Bool(true)).describe(
+        create_virtual_node: Option<bool> = optional_computed(Type::Bool).replace_on_change().default(Value::Bool(true)).describe(
             "Whether Liqo creates a virtual node for this slice once it is accepted (default `true`). Changing it \
              replaces the resource.",
         );
-        resource_slice_name: optional_computed(Type::String).replace_on_change().describe(
+        resource_slice_name: String = optional_computed(Type::String).replace_on_change().describe(
             "Name of the ResourceSlice and of the virtual node Liqo derives from it (default: the provider cluster \
              ID). Must be unique among this cluster's ResourceSlices. Changing it replaces the resource.",
         );
-        wait_for_virtual_node: optional_computed(Type::Bool).default(Value::Bool(true)).describe(
+        wait_for_virtual_node: bool = optional_computed(Type::Bool).default(Value::Bool(true)).describe(
             "Whether create and update also wait for the VirtualNode to run and its Node to be `Ready` (default \
              `true`). With networking configured for the provider, Liqo keeps the Node NotReady until the \
              Connection is `Connected`, so make this resource depend on the client `liqo_gateway` (whose create \
              waits for it); a timeout names the Connection and its state. Has no effect when \
              `create_virtual_node` is `false`. Changing it never touches the cluster.",
         );
-        virtual_node_name: computed(Type::String).describe(
+        virtual_node_name: Option<String> = computed(Type::String).describe(
             "Name of the VirtualNode and of the core Node that represent the provider on this cluster (null when \
              `create_virtual_node` is `false`).",
         );
-        accepted_resources: computed(Type::map(Type::String)).output().describe(
+        accepted_resources: Option<BTreeMap<String, String>> = computed(Type::map(Type::String)).output().describe(
             "Resources the provider granted (the ResourceSlice's `status.resources`), refreshed on every read.",
         );
         // Names of the Go provider 0.0.x (Liqo 0.x) and 0.1.x (`liqoctl peer`'s flags); module variables are
         // examples/modules/peering's.
-        cluster_id: removed("`provider_cluster_id` (the provider's `data.liqo_cluster` `cluster_id`).");
-        cluster_name: removed("nothing: Liqo 1.x knows clusters by cluster ID only.");
-        cluster_authurl: removed(
+        cluster_id: Unset = removed("`provider_cluster_id` (the provider's `data.liqo_cluster` `cluster_id`).");
+        cluster_name: Unset = removed("nothing: Liqo 1.x knows clusters by cluster ID only.");
+        cluster_authurl: Unset = removed(
             "`api_server_url`: Liqo 1.x has no authentication endpoint; the consumer reaches the provider's API server \
              (`liqo_tenant.<name>.api_server_url`).",
         );
-        cluster_token: removed("no token in Liqo 1.x: the provider signs the consumer's own key (liqo_consumer_key, liqo_tenant, liqo_peer), so no secret passes through Terraform.");
-        liqo_namespace: removed("`liqo_namespace` in the provider block.");
-        remote_kubeconfig: removed(
+        cluster_token: Unset = removed("no token in Liqo 1.x: the provider signs the consumer's own key (liqo_consumer_key, liqo_tenant, liqo_peer), so no secret passes through Terraform.");
+        liqo_namespace: Unset = removed("`liqo_namespace` in the provider block.");
+        remote_kubeconfig: Unset = removed(
             "a provider block for the provider cluster (`provider \"liqo\" { alias = \"provider\" ... }`) and the \
              module with `providers = { liqo.provider = liqo.provider, liqo.consumer = liqo }`.",
         );
-        remote_liqo_namespace: removed("`liqo_namespace` in the provider cluster's provider block.");
-        timeout: removed("a `timeouts` block: `timeouts { create = \"10m\" }`.");
-        skip_validation: removed("nothing: every resource checks its inputs at plan, before any cluster is touched.");
-        networking_disabled: removed(
+        remote_liqo_namespace: Unset = removed("`liqo_namespace` in the provider cluster's provider block.");
+        timeout: Unset = removed("a `timeouts` block: `timeouts { create = \"10m\" }`.");
+        skip_validation: Unset = removed("nothing: every resource checks its inputs at plan, before any cluster is touched.");
+        networking_disabled: Unset = removed(
             "leave `liqo_gateway` out (declare the resources instead of the module): the peering works without it.",
         );
-        gw_server_service_type: removed("the module's `gateway_service_type` (liqo_gateway `server.service_type`).");
-        gw_server_service_port: removed("the module's `gateway_port` (liqo_gateway `server.port`).");
-        gw_server_service_nodeport: removed("the module's `gateway_node_port` (liqo_gateway `server.node_port`).");
-        gw_server_service_loadbalancer_ip: removed(
+        gw_server_service_type: Unset = removed("the module's `gateway_service_type` (liqo_gateway `server.service_type`).");
+        gw_server_service_port: Unset = removed("the module's `gateway_port` (liqo_gateway `server.port`).");
+        gw_server_service_nodeport: Unset = removed("the module's `gateway_node_port` (liqo_gateway `server.node_port`).");
+        gw_server_service_loadbalancer_ip: Unset = removed(
             "the module's `gateway_load_balancer_ip` (liqo_gateway `server.load_balancer_ip`).",
         );
-        gw_client_address: removed("the module's `gateway_client_addresses` (liqo_gateway `client.addresses`).");
-        gw_client_port: removed("the module's `gateway_client_port` (liqo_gateway `client.port`).");
-        mtu: removed("the module's `mtu` (liqo_gateway `mtu`, the same on both sides).");
-        create_resource_slice: removed(
+        gw_client_address: Unset = removed("the module's `gateway_client_addresses` (liqo_gateway `client.addresses`).");
+        gw_client_port: Unset = removed("the module's `gateway_client_port` (liqo_gateway `client.port`).");
+        mtu: Unset = removed("the module's `mtu` (liqo_gateway `mtu`, the same on both sides).");
+        create_resource_slice: Unset = removed(
             "nothing: liqo_peer is the ResourceSlice; for a peering without one, declare it without liqo_peer.",
         );
-        resource_slice_class: removed("`class` (the module's `resource_slice_class`).");
-        in_band: removed(
+        resource_slice_class: Unset = removed("`class` (the module's `resource_slice_class`).");
+        in_band: Unset = removed(
             "`api_server_url`: the consumer reaches the provider's API server at that URL, through `proxy_url` if \
              given (with liqo_tenant's `proxy_url`). In-band peering (`liqoctl peer --in-band`: the API server \
              through the WireGuard tunnel, at Liqo's remapped address of the provider's API-server proxy) is not \
              offered yet: it is not yet proven on real Liqo here (docs/guides/liqoctl-flags.md).",
         );
-        cpu: removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
-        memory: removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
-        pods: removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
-        peer_status: removed(
+        cpu: Unset = removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
+        memory: Unset = removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
+        pods: Unset = removed("`resources = { cpu = \"4\", memory = \"8Gi\", pods = \"110\" }` (the module's `resources`).");
+        peer_status: Unset = removed(
             "`data.liqo_peering`'s `healthy` and module statuses; liqo_peer's apply itself waits for the peering.",
         );
     }
@@ -181,7 +218,7 @@ pub fn validate(c: &mut Validator<'_>) {
             ),
         );
     }
-    if config.get(attr::class).as_str() == Some("") {
+    if attr::Peer::of(config).class.as_deref() == Some("") {
         c.error(
             attr::class.path(),
             "Empty ResourceSlice class for `class`",
@@ -202,12 +239,21 @@ fn check_credentials(c: &mut Validator<'_>) {
     let set = |key: Key| !config.get(key).is_null();
     let known_set = |key: Key| set(key) && !config.get(key).is_unknown();
     let issued: Vec<Key> = ISSUED.iter().copied().filter(|a| set(*a)).collect();
-    let brought = set(attr::kubeconfig_wo);
-    let one_known = known_set(attr::kubeconfig_wo) || ISSUED.iter().any(|a| known_set(*a));
-    if brought && !issued.is_empty() && !one_known {
+    let flows = "Either pass the issued-certificate flow's four attributes (`api_server_url`, `cluster_ca_certificate` \
+                 and `client_certificate` from the provider's liqo_tenant, `client_key_secret` from liqo_consumer_key \
+                 on this cluster), or bring a kubeconfig as `kubeconfig_wo` with `kubeconfig_wo_version`.";
+    if set(attr::kubeconfig_wo) && !issued.is_empty() {
+        if known_set(attr::kubeconfig_wo) || ISSUED.iter().any(|a| known_set(*a)) {
+            c.error(
+                attr::kubeconfig_wo.path(),
+                "Conflicting credentials for liqo_peer",
+                format!("`kubeconfig_wo` and {} are both set. {flows}", quoted(&issued)),
+            );
+        }
         return;
     }
-    if issued.is_empty() && set(attr::proxy_url) {
+    let flow = Flow::of(config);
+    if flow != Flow::Issued && set(attr::proxy_url) {
         c.error(
             attr::proxy_url.path(),
             "`proxy_url` goes with the issued-certificate flow",
@@ -216,60 +262,52 @@ fn check_credentials(c: &mut Validator<'_>) {
              cluster); the identity Liqo minted keeps its own.",
         );
     }
-    let flows = "Either pass the issued-certificate flow's four attributes (`api_server_url`, `cluster_ca_certificate` \
-                 and `client_certificate` from the provider's liqo_tenant, `client_key_secret` from liqo_consumer_key \
-                 on this cluster), or bring a kubeconfig as `kubeconfig_wo` with `kubeconfig_wo_version`.";
-    if brought && !issued.is_empty() {
-        c.error(
+    match flow {
+        // The identity Liqo minted in its handshake (`liqoctl peer`) is kept; apply fails if there is none.
+        Flow::Minted => {}
+        Flow::Brought if !set(attr::kubeconfig_wo) => c.error(
             attr::kubeconfig_wo.path(),
-            "Conflicting credentials for liqo_peer",
-            format!("`kubeconfig_wo` and {} are both set. {flows}", quoted(&issued)),
-        );
-        return;
-    }
-    // Neither: the identity Liqo minted in its handshake (`liqoctl peer`) is kept; apply fails if there is none.
-    if !brought && issued.is_empty() {
-        if set(attr::kubeconfig_wo_version) {
-            c.error(
-                attr::kubeconfig_wo.path(),
-                "`kubeconfig_wo` is required with `kubeconfig_wo_version`",
-                format!(
-                    "`kubeconfig_wo_version` only versions a brought kubeconfig. {flows} Set none of them to keep \
-                     the identity Liqo minted (an adopted `liqoctl peer` peering)."
-                ),
-            );
+            "`kubeconfig_wo` is required with `kubeconfig_wo_version`",
+            format!(
+                "`kubeconfig_wo_version` only versions a brought kubeconfig. {flows} Set none of them to keep \
+                 the identity Liqo minted (an adopted `liqoctl peer` peering)."
+            ),
+        ),
+        Flow::Brought => {
+            if !set(attr::kubeconfig_wo_version) {
+                c.error(
+                    attr::kubeconfig_wo_version.path(),
+                    "`kubeconfig_wo_version` is required with `kubeconfig_wo`",
+                    "Terraform never stores `kubeconfig_wo`, so it cannot tell when it changes: set \
+                     `kubeconfig_wo_version = 1` and increase it whenever the kubeconfig changes.",
+                );
+            }
+            if let Some(kubeconfig) = config.get(attr::kubeconfig_wo).as_str()
+                && let Err(why) = check_kubeconfig(kubeconfig)
+            {
+                // Never echo the value: it may hold a key or a token.
+                c.error(
+                    attr::kubeconfig_wo.path(),
+                    "Invalid kubeconfig for `kubeconfig_wo`",
+                    format!("{why}. Pass a kubeconfig for the provider cluster, e.g. `file(\"milan.kubeconfig\")`."),
+                );
+            }
         }
-        return;
+        Flow::Issued => check_issued(c, &issued, flows),
     }
-    if brought {
-        if !set(attr::kubeconfig_wo_version) {
-            c.error(
-                attr::kubeconfig_wo_version.path(),
-                "`kubeconfig_wo_version` is required with `kubeconfig_wo`",
-                "Terraform never stores `kubeconfig_wo`, so it cannot tell when it changes: set \
-                 `kubeconfig_wo_version = 1` and increase it whenever the kubeconfig changes.",
-            );
-        }
-        if let Some(kubeconfig) = config.get(attr::kubeconfig_wo).as_str()
-            && let Err(why) = check_kubeconfig(kubeconfig)
-        {
-            // Never echo the value: it may hold a key or a token.
-            c.error(
-                attr::kubeconfig_wo.path(),
-                "Invalid kubeconfig for `kubeconfig_wo`",
-                format!("{why}. Pass a kubeconfig for the provider cluster, e.g. `file(\"milan.kubeconfig\")`."),
-            );
-        }
-        return;
-    }
+}
+
+/// The issued-certificate flow, of which `issued` are set: all four attributes, and their values.
+fn check_issued(c: &mut Validator<'_>, issued: &[Key], flows: &str) {
     for missing in ISSUED.iter().filter(|a| !issued.contains(a)) {
         c.error(
             missing.path(),
-            format!("`{missing}` is required with {}", quoted(&issued)),
+            format!("`{missing}` is required with {}", quoted(issued)),
             format!("The issued-certificate flow needs all four attributes. {flows}"),
         );
     }
     // Checked only once the flow is complete: an incomplete one has its own errors above.
+    let config = c.config;
     for (key, check) in [
         (attr::api_server_url, Check::ApiServerUrl("Pass the provider's `liqo_tenant.<name>.api_server_url`.")),
         (
@@ -279,7 +317,8 @@ fn check_credentials(c: &mut Validator<'_>) {
     ] {
         c.check(&check, key.path(), config.get(key));
     }
-    if let Some(cert) = config.get(attr::client_certificate).as_str()
+    let peer = attr::Peer::of(config);
+    if let Some(cert) = &peer.client_certificate
         && let Err(why) = crypto::certificate_public_key(cert.as_bytes())
     {
         c.error(
@@ -288,7 +327,7 @@ fn check_credentials(c: &mut Validator<'_>) {
             format!("The value is not one PEM certificate: {why}. Pass the provider's `liqo_tenant.<name>.client_certificate`."),
         );
     }
-    if let Some(name) = config.get(attr::client_key_secret).as_str()
+    if let Some(name) = &peer.client_key_secret
         && let Err(why) = check_dns_label(name)
     {
         c.error(

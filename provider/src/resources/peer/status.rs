@@ -8,7 +8,7 @@ use liqo_schema::liqo::{
     RESOURCE_SLICE_CONDITION_AUTHENTICATION, RESOURCE_SLICE_CONDITION_RESOURCES, RESOURCE_SLICE_DENIED, ResourceSlice,
 };
 
-use super::objects::Peering;
+use super::schema::attr;
 use crate::kube::Verdict;
 use crate::quantity;
 
@@ -24,21 +24,23 @@ fn condition_summary(rs: &ResourceSlice) -> String {
     )
 }
 
-fn denied_hint(condition: &str, peer: &Peering) -> String {
+fn denied_hint(condition: &str, peer: &attr::Peer) -> String {
     if condition == RESOURCE_SLICE_CONDITION_AUTHENTICATION {
         format!(
             "The provider cluster `{}` did not accept this consumer's credentials for the slice. Check that the \
              liqo_tenant for this consumer exists in the provider's tenant namespace `{}`, that this namespace is \
              labelled for this consumer cluster, and that the provider runs Liqo 1.0.3 or later (1.0.2 denies \
              slices of TolerateNoHandshake tenants). Then run apply again.",
-            peer.provider_cluster_id, peer.provider_tenant_namespace
+            peer.provider(),
+            peer.provider_tenant_namespace.as_deref().unwrap_or_default()
         )
     } else {
         format!(
             "The provider cluster `{}` refused the requested resources: its Tenant for this consumer may be \
              Cordoned or Drained (liqo_tenant `tenant_condition`), or the controller of ResourceSlice class `{}` \
              declined the request. Fix that (or ask for less), then run apply again.",
-            peer.provider_cluster_id, peer.class
+            peer.provider(),
+            peer.class.as_deref().unwrap_or_default()
         )
     }
 }
@@ -63,7 +65,7 @@ pub enum OnAuthDenial {
 /// Slice accepted (and, for the built-in class, granting the current request) → the granted resources.
 pub fn slice_check(
     rs: Option<&ResourceSlice>,
-    peer: &Peering,
+    peer: &attr::Peer,
     on_auth_denial: OnAuthDenial,
 ) -> Verdict<BTreeMap<String, String>> {
     let Some(rs) = rs else {

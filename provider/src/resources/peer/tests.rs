@@ -14,10 +14,9 @@ use liqo_schema::tf::{AttributePath, Diagnostics, Nesting, Severity, Value};
 
 use super::PeerResource;
 use super::kubeconfig::{KubeconfigParts, PublicParts, assemble_kubeconfig, key_for_certificate, public_parts};
-use super::objects::{Credentials, Peering, minted_by_liqo, owning_identity};
+use super::objects::{Credentials, minted_by_liqo, owning_identity};
 use super::observed::observed_state;
-use super::schema::ISSUED;
-use super::schema::attr;
+use super::schema::{Flow, ISSUED, attr};
 use super::status::{OnAuthDenial, slice_check};
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
@@ -95,16 +94,13 @@ fn plan(prior: &Value, proposed: &Value, config: &Value) -> (Value, Vec<Attribut
     (p.planned, p.replace)
 }
 
-fn planned_peer() -> (Value, Peering) {
+fn planned_peer() -> attr::Peer {
     let (planned, _) = plan(&Value::Null, &config(), &config());
-    let mut known = planned.clone();
-    known.set(attr::accepted_resources, Value::Null);
-    let peer = Peering::from_value(&known, &config()).unwrap();
-    (planned, peer)
+    attr::Peer::of(&planned)
 }
 
 /// The identity Secret this provider writes for `peer`, from the test's issued certificate and key.
-fn our_identity_secret(peer: &Peering) -> Secret {
+fn our_identity_secret(peer: &attr::Peer) -> Secret {
     peer.identity_secret(&assemble_kubeconfig(&KubeconfigParts {
         server: "https://milan.example.com:6443",
         proxy_url: None,
@@ -121,7 +117,7 @@ fn cond(t: &str, s: &str) -> LiqoCondition {
 }
 
 fn slice_with(conditions: Vec<LiqoCondition>, granted: &[(&str, &str)]) -> ResourceSlice {
-    let (_, peer) = planned_peer();
+    let peer = planned_peer();
     let mut rs = peer.resource_slice();
     rs.status = Some(ResourceSliceStatus {
         conditions: Some(conditions),
@@ -285,7 +281,7 @@ fn credentials_are_one_complete_flow() {
     version_only.set(attr::kubeconfig_wo_version, Value::Number(1.0));
     assert_eq!(error_paths(&validate(&version_only)), [attr::kubeconfig_wo]);
     let (planned, _) = plan(&Value::Null, &none, &none);
-    assert!(matches!(Peering::from_value(&planned, &none).unwrap().credentials, Credentials::Liqo));
+    assert!(matches!(attr::Peer::of(&planned).credentials(&none).unwrap(), Credentials::Liqo));
     let mut partial = config();
     partial.set(attr::client_key_secret, Value::Null);
     partial.set(attr::api_server_url, Value::Unknown);
@@ -307,12 +303,39 @@ fn credentials_are_one_complete_flow() {
     assert_eq!(error_paths(&validate(&bad_proxy)), [attr::proxy_url]);
 }
 
+/// Validation, apply and read take the flow from one decision: a configuration's `kubeconfig_wo`, else the issued
+/// attributes, else the version a plan or state keeps of a brought kubeconfig; nothing keeps Liqo's identity.
+#[test]
+fn one_decision_names_the_flow_of_a_configuration_plan_or_state() {
+    assert_eq!(Flow::of(&config()), Flow::Issued);
+    let mut none = config();
+    for a in ISSUED {
+        none.set(a, Value::Null);
+    }
+    assert_eq!(Flow::of(&none), Flow::Minted);
+    let mut partly_known = none.clone();
+    partly_known.set(attr::api_server_url, Value::Unknown);
+    assert_eq!(Flow::of(&partly_known), Flow::Issued, "an unknown value counts as set");
+    let mut brought = none.clone();
+    brought.set(attr::kubeconfig_wo, Value::string("clusters: [{name: milan}]\nusers: [{name: u}]\n"));
+    brought.set(attr::kubeconfig_wo_version, Value::Number(1.0));
+    assert_eq!(Flow::of(&brought), Flow::Brought);
+    let mut state = brought.clone();
+    state.set(attr::kubeconfig_wo, Value::Null);
+    assert_eq!(Flow::of(&state), Flow::Brought, "a plan or state keeps only the version");
+    let mut versioned = config();
+    versioned.set(attr::kubeconfig_wo_version, Value::Number(1.0));
+    assert_eq!(Flow::of(&versioned), Flow::Issued, "a version beside the issued attributes versions nothing");
+    assert!(validate(&versioned).is_empty());
+}
+
 /// The assembled kubeconfig has Liqo's shape and loads in kube-rs with the P-256 key; its public parts read
 /// back for drift detection, the key never does.
 #[tokio::test]
 async fn the_identity_kubeconfig_joins_the_public_parts_to_the_local_key() {
-    let (_, peer) = planned_peer();
-    let Credentials::Issued { server, ca_pem, cert_pem, .. } = &peer.credentials else { panic!("issued flow") };
+    let peer = planned_peer();
+    let credentials = peer.credentials(&config()).unwrap();
+    let Credentials::Issued { server, ca_pem, cert_pem, .. } = &credentials else { panic!("issued flow") };
     let key = key_for_certificate(Some(&key_secret(&issued().key)), "Secret liqo-tenant-milan/k", cert_pem).unwrap();
     let yaml = assemble_kubeconfig(&KubeconfigParts {
         server,
@@ -347,8 +370,7 @@ async fn the_identity_kubeconfig_joins_the_public_parts_to_the_local_key() {
     );
 
     // Read reflects those parts and never the key.
-    let (planned, _) = planned_peer();
-    let prior = peer.state(&planned, None);
+    let prior = peer.state(None);
     let rs = peer.resource_slice();
     let s = observed_state(&prior, &rs, &peer.identity_secret(&yaml));
     for a in ISSUED {
@@ -384,12 +406,12 @@ fn the_key_must_be_the_certified_one() {
 /// A brought kubeconfig comes from the configuration only and never shows in Debug output.
 #[test]
 fn a_brought_kubeconfig_comes_from_the_configuration() {
-    let (planned, _) = planned_peer();
+    let (planned, _) = plan(&Value::Null, &config(), &config());
     let mut cfg = config();
     cfg.set(attr::kubeconfig_wo, Value::string("clusters: [{}]\nusers: [{user: {token: SECRET-TOKEN}}]"));
-    let peer = Peering::from_value(&planned, &cfg).unwrap();
-    assert!(matches!(&peer.credentials, Credentials::Brought(k) if k.expose_secret().contains("SECRET-TOKEN")));
-    assert!(!format!("{peer:?}").contains("SECRET-TOKEN"));
+    let credentials = attr::Peer::of(&planned).credentials(&cfg).unwrap();
+    assert!(matches!(&credentials, Credentials::Brought(k) if k.expose_secret().contains("SECRET-TOKEN")));
+    assert!(!format!("{credentials:?}").contains("SECRET-TOKEN"));
 }
 
 /// Apply validates again, every value known: two flows that plan could not tell apart (unknown values) fail
@@ -442,8 +464,9 @@ fn create_plan_fills_defaults_and_leaves_the_grant_unknown() {
 
 #[test]
 fn resizing_updates_in_place_and_renaming_replaces() {
-    let (planned, peer) = planned_peer();
-    let prior = peer.state(&planned, Some(&BTreeMap::from([("cpu".to_string(), "4".to_string())])));
+    let peer = planned_peer();
+    // As the driver completes it (`id`, `timeouts`).
+    let prior = owned(peer.state(Some(&BTreeMap::from([("cpu".to_string(), "4".to_string())]))), &Value::Null);
 
     // Same config: nothing changes, the grant is kept.
     let (again, replace) = plan(&prior, &prior, &config());
@@ -497,7 +520,7 @@ fn resizing_updates_in_place_and_renaming_replaces() {
 
 #[test]
 fn objects_carry_liqo_labels_and_never_claim_liqo_fields() {
-    let (_, peer) = planned_peer();
+    let peer = planned_peer();
     let secret = serde_json::to_value(peer.identity_secret("apiVersion: v1\n")).unwrap();
     assert_eq!(secret["metadata"]["name"], "kubeconfig-controlplane-milan");
     assert_eq!(secret["metadata"]["namespace"], "liqo-tenant-milan");
@@ -527,7 +550,7 @@ fn objects_carry_liqo_labels_and_never_claim_liqo_fields() {
     );
     assert!(rs.get("status").is_none());
 
-    let no_vn = Peering { create_virtual_node: false, resources: None, ..peer };
+    let no_vn = attr::Peer { create_virtual_node: Some(false), resources: None, ..peer };
     let rs = serde_json::to_value(no_vn.resource_slice()).unwrap();
     assert_eq!(rs["metadata"]["annotations"]["liqo.io/create-virtual-node"], "false");
     assert!(rs["spec"].get("resources").is_none(), "no request: no null, the provider's defaults apply");
@@ -535,7 +558,7 @@ fn objects_carry_liqo_labels_and_never_claim_liqo_fields() {
 
 #[test]
 fn slice_wait_follows_the_conditions() {
-    let (_, peer) = planned_peer();
+    let peer = planned_peer();
     assert!(matches!(slice_check(None, &peer, OnAuthDenial::Fail), Verdict::Pending(_)));
 
     let rs = slice_with(vec![cond("Authentication", "Accepted")], &[]);
@@ -578,7 +601,7 @@ fn slice_wait_follows_the_conditions() {
     assert_eq!(granted.len(), 4);
 
     // A custom class may grant something else: accepted is enough.
-    let custom = Peering { class: "gold".into(), ..peer };
+    let custom = attr::Peer { class: Some("gold".into()), ..peer };
     let rs = slice_with(accepted, &[("cpu", "1")]);
     assert!(matches!(slice_check(Some(&rs), &custom, OnAuthDenial::Fail), Verdict::Ready(_)));
 }
@@ -643,7 +666,7 @@ fn a_node_timeout_names_the_connection_and_its_state() {
 /// A `liqoctl peer` identity: its Secret is owned by an Identity; import and read never take its key.
 #[test]
 fn an_identity_liqo_minted_is_kept_without_reading_its_key() {
-    let (planned, peer) = planned_peer();
+    let peer = planned_peer();
     let rs = slice_with(vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")], &[("cpu", "4")]);
     let mut secret = our_identity_secret(&peer);
     assert!(!minted_by_liqo(&secret));
@@ -664,7 +687,7 @@ fn an_identity_liqo_minted_is_kept_without_reading_its_key() {
     for attr in ISSUED {
         assert!(imported.get(attr).is_null(), "import must not read Liqo's identity into state: {attr}");
     }
-    let mut kept = peer.state(&planned, None);
+    let mut kept = peer.state(None);
     for attr in ISSUED {
         kept.set(attr, Value::Null);
     }
@@ -678,13 +701,13 @@ fn an_identity_liqo_minted_is_kept_without_reading_its_key() {
     let (replanned, replace) = plan(&imported, &imported, &generated);
     assert!(replace.is_empty() && ISSUED.iter().all(|a| replanned.get(*a).is_null()));
     assert!(validate(&generated).is_empty());
-    assert!(matches!(Peering::from_value(&replanned, &generated).unwrap().credentials, Credentials::Liqo));
+    assert!(matches!(attr::Peer::of(&replanned).credentials(&generated).unwrap(), Credentials::Liqo));
 }
 
 #[test]
 fn read_reflects_drift_and_keeps_equal_spellings() {
-    let (planned, peer) = planned_peer();
-    let prior = peer.state(&planned, Some(&BTreeMap::new()));
+    let peer = planned_peer();
+    let prior = peer.state(Some(&BTreeMap::new()));
     let mut rs = slice_with(
         vec![cond("Authentication", "Accepted"), cond("Resources", "Accepted")],
         &[("cpu", "4"), ("memory", "8Gi"), ("pods", "110")],
@@ -773,8 +796,8 @@ fn import_ids_are_namespace_slash_name() {
 
 #[test]
 fn failure_state_has_no_unknowns() {
-    let (planned, peer) = planned_peer();
-    let s = peer.state(&planned, None);
+    let peer = planned_peer();
+    let s = peer.state(None);
     assert!(s.is_wholly_known());
     assert!(s.get(attr::accepted_resources).is_null());
 }

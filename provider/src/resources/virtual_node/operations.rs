@@ -10,15 +10,16 @@ use kube::api::Api;
 use liqo_schema::liqo::{Identity, ResourceSlice, VirtualNode, labels};
 use liqo_schema::tf::{Diagnostic, Value};
 
-use super::objects::{Wanted, keeping_liqos_keys, observed_state};
+use super::objects::{keeping_liqos_keys, observed_state};
 use super::schema::attr;
 use super::{VirtualNodeResource, plan, schema};
 use crate::attributes::{Decl, Key};
 use crate::cluster_api::ClusterApi;
-use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, label, namespaced_id};
+use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, namespaced_id};
 use crate::kube::{OpError, Verdict, is_terminating};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
+use crate::resources::peer::slice_provider;
 use crate::resources::shared::virtual_node_wait::{node_check, wait_for_virtual_node};
 use crate::validate::Validator;
 
@@ -27,54 +28,48 @@ impl VirtualNodeResource {
     /// once the VirtualNode is written records the planned state (a failed create is tainted and replaced).
     async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
         let client = self.cluster.client().await?;
-        let wanted = Wanted::from_value(planned)?;
-        let slice = check_slice(op, &client, &wanted).await?;
-        let wanted = wanted.with_slice_classes(&slice);
-        let mut planned = planned.clone();
-        wanted.classes.set_in(&mut planned);
-        let kubeconfig_secret = slice_kubeconfig(op, &client, &wanted).await?;
+        let mut node = attr::VirtualNode::of(planned);
+        let slice = check_slice(op, &client, &node).await?;
+        node.take_slice_classes(&slice);
+        let kubeconfig_secret = slice_kubeconfig(op, &client, &node).await?;
 
-        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &wanted.tenant_namespace);
-        let live = crate::kube::settle(op.ctx, &vns, &wanted.name, op.deadline.left()).await?;
-        let vn = keeping_liqos_keys(wanted.virtual_node(&kubeconfig_secret), live.as_ref(), prior);
+        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &node.tenant_namespace);
+        let live = crate::kube::settle(op.ctx, &vns, &node.name, op.deadline.left()).await?;
+        let vn = keeping_liqos_keys(node.virtual_node(&kubeconfig_secret), live.as_ref(), prior);
         crate::kube::apply(op.ctx, &vns, &vn).await?;
-        let written = |e: OpError| Failure::from(e).after_writing(planned.clone());
+        let written = |e: OpError| Failure::from(e).after_writing(node.value());
 
-        wait_for_virtual_node(op, &client, &wanted.tenant_namespace, &wanted.name, &wanted.provider_cluster_id)
+        wait_for_virtual_node(op, &client, &node.tenant_namespace, &node.name, node.provider())
             .await
             .map_err(written)?;
-        let removed: Vec<String> = prior
-            .get(attr::labels)
-            .entries()
-            .into_iter()
-            .flatten()
-            .map(|(k, _)| k.clone())
-            .filter(|k| !wanted.labels.contains_key(k))
-            .collect();
-        let prior_taints = Wanted::taints_of(prior);
-        let untainted: Vec<&Taint> = prior_taints.iter().filter(|t| !wanted.taints.contains(t)).collect();
+        let prior = attr::VirtualNode::of(prior);
+        let wanted_labels = node.labels.clone().unwrap_or_default();
+        let removed: Vec<String> =
+            prior.labels.iter().flatten().map(|(k, _)| k.clone()).filter(|k| !wanted_labels.contains_key(k)).collect();
+        let (wanted_taints, prior_taints) = (node.taints.clone().unwrap_or_default(), prior.taints.unwrap_or_default());
+        let untainted: Vec<&Taint> = prior_taints.iter().filter(|t| !wanted_taints.contains(t)).collect();
         let nodes: Api<Node> = Api::all(client);
         crate::kube::wait_for(
             op.ctx,
             &nodes,
-            &wanted.name,
+            &node.name,
             "the labels and taints of liqo_virtual_node",
             op.deadline.left(),
-            |n| match labels_check(n, &wanted.labels, &removed) {
-                Verdict::Ready(()) => taints_check(n, &wanted.taints, &untainted),
+            |n| match labels_check(n, &wanted_labels, &removed) {
+                Verdict::Ready(()) => taints_check(n, &wanted_taints, &untainted),
                 pending => pending,
             },
         )
         .await
         .map_err(written)?;
-        Ok(planned.into())
+        Ok(node.value().into())
     }
 }
 
 /// The slice must exist, be for this provider and leave the virtual node to this resource. Returns it.
-async fn check_slice(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Result<ResourceSlice, Failure> {
-    let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &wanted.tenant_namespace);
-    let (ns, name) = (&wanted.tenant_namespace, &wanted.resource_slice_name);
+async fn check_slice(op: &Op<'_>, client: &kube::Client, node: &attr::VirtualNode) -> Result<ResourceSlice, Failure> {
+    let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &node.tenant_namespace);
+    let (ns, name) = (&node.tenant_namespace, node.slice_name());
     let Some(rs) = crate::kube::get_opt(op.ctx, &slices, name).await? else {
         return Err(Diagnostic::attr_error(
             attr::resource_slice_name,
@@ -98,14 +93,14 @@ async fn check_slice(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Res
         )
         .into());
     }
-    let provider = label(&rs.metadata, labels::REMOTE_CLUSTER_ID).or(rs.spec.provider_cluster_id.as_deref());
-    if provider.is_some_and(|p| p != wanted.provider_cluster_id) {
+    let provider = slice_provider(&rs);
+    if provider.is_some_and(|p| p != node.provider()) {
         return Err(Diagnostic::attr_error(
             attr::provider_cluster_id,
             format!(
                 "ResourceSlice {ns}/{name} asks provider {}, not {}",
                 provider.unwrap_or_default(),
-                wanted.provider_cluster_id
+                node.provider()
             ),
             "Pass the slice's own provider: `liqo_peer.<name>.provider_cluster_id`.",
         )
@@ -115,15 +110,15 @@ async fn check_slice(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Res
 }
 
 /// The kubeconfig Secret of the slice's Identity, which Liqo makes once the provider has accepted the slice.
-async fn slice_kubeconfig(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -> Result<String, OpError> {
-    let identities: Api<Identity> = Api::namespaced(client.clone(), &wanted.tenant_namespace);
+async fn slice_kubeconfig(op: &Op<'_>, client: &kube::Client, node: &attr::VirtualNode) -> Result<String, OpError> {
+    let identities: Api<Identity> = Api::namespaced(client.clone(), &node.tenant_namespace);
     // Found as Liqo's getters find it: by provider and slice labels, of type ResourceSlice.
     let selector = format!(
         "{}={},{}={}",
         labels::REMOTE_CLUSTER_ID,
-        wanted.provider_cluster_id,
+        node.provider(),
         labels::RESOURCE_SLICE_NAME,
-        wanted.resource_slice_name
+        node.slice_name()
     );
     let target = crate::kube::WaitTarget::labelled(&identities, &selector, "status.kubeconfigSecretRef");
     crate::kube::wait_until(op.ctx, &identities, target, op.deadline.left(), |found: &[Identity]| {
@@ -134,7 +129,7 @@ async fn slice_kubeconfig(op: &Op<'_>, client: &kube::Client, wanted: &Wanted) -
             (_, Some(secret)) => Verdict::Ready(secret),
             (None, _) => Verdict::Pending(format!(
                 "no Identity yet: Liqo makes it once the provider has accepted ResourceSlice {}",
-                wanted.resource_slice_name
+                node.slice_name()
             )),
             (Some(_), None) => Verdict::Pending("the Identity names no kubeconfig Secret yet".into()),
         }
@@ -215,16 +210,17 @@ impl Lifecycle for VirtualNodeResource {
     }
 
     fn cleanup_command(prior: &Value) -> String {
-        let ns = prior.get(attr::tenant_namespace).as_str().unwrap_or("<tenant_namespace>");
-        let name = prior.get(attr::name).as_str().unwrap_or("<name>");
+        let prior = attr::VirtualNode::of(prior);
+        let or = |value: String, placeholder: &str| if value.is_empty() { placeholder.to_owned() } else { value };
+        let (ns, name) = (or(prior.tenant_namespace, "<tenant_namespace>"), or(prior.name, "<name>"));
         format!("kubectl delete virtualnode -n {ns} {name}")
     }
 
     /// Liqo's finalizer drains the Node and stops the virtual kubelet; the Node goes last.
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {
         let client = self.cluster.client().await?;
-        let ns = prior.get(attr::tenant_namespace).as_str().unwrap_or_default();
-        let name = prior.get(attr::name).as_str().unwrap_or_default();
+        let prior = attr::VirtualNode::of(prior);
+        let (ns, name) = (prior.tenant_namespace.as_str(), prior.name.as_str());
         let vns: Api<VirtualNode> = Api::namespaced(client.clone(), ns);
         crate::kube::delete_and_wait(op.ctx, &vns, name, op.deadline.left()).await?;
         let nodes: Api<Node> = Api::all(client);
@@ -241,10 +237,9 @@ impl Lifecycle for VirtualNodeResource {
 
     async fn observe(&self, ctx: &Ctx, state: &Value) -> Result<Done, Failure> {
         let client = self.cluster.client().await?;
-        let ns = state.get(attr::tenant_namespace).as_str().unwrap_or_default();
-        let name = state.get(attr::name).as_str().unwrap_or_default();
-        let vns: Api<VirtualNode> = Api::namespaced(client, ns);
-        Ok(match crate::kube::get_opt(ctx, &vns, name).await? {
+        let node = attr::VirtualNode::of(state);
+        let vns: Api<VirtualNode> = Api::namespaced(client, &node.tenant_namespace);
+        Ok(match crate::kube::get_opt(ctx, &vns, &node.name).await? {
             Some(vn) if !is_terminating(&vn) => observed_state(state, &vn),
             // Gone or going: plan to create it again (apply waits out the deletion first).
             _ => Value::Null,

@@ -1,7 +1,10 @@
 //! `liqo_virtual_node`'s attributes and its plan-time checks.
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Taint, Toleration};
 use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{LIQO_RUNTIME_CLASS, VIRTUAL_NODE_TAINT};
-use liqo_schema::tf::{Nesting, Type};
+use liqo_schema::tf::{Nesting, Type, Value};
 
 use crate::resources::shared::node_selector::{self, Wording};
 use crate::validate::{Validator, check_dns_label, check_object_name, check_qualified_name};
@@ -12,20 +15,23 @@ pub mod attr {
     use crate::attributes::*;
 
     attributes! {
-        id: computed(Type::String).describe("`<tenant_namespace>/<name>`; also the import ID.");
-        name: required(Type::String).replace_on_change().describe(
+        struct VirtualNode;
+        id: Unset = computed(Type::String).describe("`<tenant_namespace>/<name>`; also the import ID.");
+        name: String = required(Type::String).replace_on_change().describe(
             "Name of the VirtualNode and of the core Node Liqo registers for it. Must be unique among this \
              cluster's nodes. Changing it replaces the resource.",
         );
-        tenant_namespace: required(Type::String).replace_on_change().check(Check::Namespace).describe(
+        tenant_namespace: String = required(Type::String).replace_on_change().check(Check::Namespace).describe(
             "Tenant namespace for the provider on this (consumer) cluster, where the ResourceSlice is: \
              `liqo_peer.<name>.tenant_namespace`. Changing it replaces the resource.",
         );
-        provider_cluster_id: required(Type::String).replace_on_change().check(Check::ClusterId).describe(
+        // These two are null in a read of a VirtualNode that lacks them (one `liqoctl create virtualnode` made names
+        // no slice); the plan repairs them in place (`plan.rs`). So may `resources` be (`observed_map`).
+        provider_cluster_id: Option<String> = required(Type::String).replace_on_change().check(Check::ClusterId).describe(
             "Liqo cluster ID of the provider cluster the node runs pods on: `liqo_peer.<name>.provider_cluster_id`. \
              Changing it replaces the resource.",
         );
-        resource_slice_name: required(Type::String).replace_on_change().check(Check::ObjectName {
+        resource_slice_name: Option<String> = required(Type::String).replace_on_change().check(Check::ObjectName {
             kind: "ResourceSlice",
             fix: "Use `liqo_peer.<name>.resource_slice_name`.",
         }).describe(
@@ -33,49 +39,50 @@ pub mod attr {
              of a liqo_peer with `create_virtual_node = false` (with `true`, Liqo makes a virtual node of its own for \
              the slice, and apply refuses to make a second one). Changing it replaces the resource.",
         );
-        resources: required(Type::map(Type::String)).check(Check::Quantities).describe(
+        resources: Option<BTreeMap<String, String>> = required(Type::map(Type::String)).check(Check::Quantities).describe(
             "Resources the node offers, as Kubernetes quantities keyed by resource name: usually \
              `liqo_peer.<name>.accepted_resources`, what the provider granted the slice (a resize of the slice then \
              updates the node in the same apply). Updated in place.",
         );
-        labels: optional(Type::map(Type::String)).check(Check::Labels).describe(
+        labels: Option<BTreeMap<String, String>> = optional(Type::map(Type::String)).check(Check::Labels).describe(
             "Labels of the Node, besides Liqo's own (`liqo.io/type`, `liqo.io/remote-cluster-id`, …), e.g. \
              `{ \"example.com/accelerator\" = \"gpu\" }`: what workloads select this node by (`nodeSelector`, \
              affinity) and what liqo_offload's `cluster_selector` matches. Updated in place: Liqo's virtual kubelet \
              relabels the Node.",
         );
-        annotations: optional(Type::map(Type::String)).check(Check::QualifiedName { what: "annotation key", example: KEY_EXAMPLE }).describe(
+        annotations: Option<BTreeMap<String, String>> = optional(Type::map(Type::String)).check(Check::QualifiedName { what: "annotation key", example: KEY_EXAMPLE }).describe(
             "Annotations of the Node, besides those Liqo and Kubernetes put there, e.g. \
              `{ \"example.com/owner\" = \"gpu-team\" }` (Liqo's VirtualNode `spec.annotations`). Keys are qualified \
              names; values are free. Updated in place: Liqo's virtual kubelet reannotates the Node.",
         );
-        taints: nested(Nesting::List, taints::declared()).describe(
+        // Kubernetes' own types, read and written by their `Field` impls (`objects.rs`).
+        taints: Option<Vec<Taint>> = nested(Nesting::List, taints::declared()).describe(
             "Taints of the Node (`liqoctl create virtualnode` has none; Liqo's VirtualNode `spec.taints`): only pods \
              that tolerate them are scheduled on this node, e.g. `{ key = \"example.com/gpu\", value = \"true\", \
              effect = \"NoSchedule\" }` keeps every other workload off a GPU slice. Liqo's own taint \
              (`virtual-node.liqo.io/not-allowed`, tolerated by the pods of offloaded namespaces) stays. Updated in \
              place: Liqo's virtual kubelet retaints the Node.",
         );
-        node_selector: optional(Type::map(Type::String)).check(Check::Labels).describe(
+        node_selector: Option<BTreeMap<String, String>> = optional(Type::map(Type::String)).check(Check::Labels).describe(
             "Labels of the **provider's** nodes that every pod offloaded through this node must run on, e.g. \
              `{ \"example.com/pool\" = \"liqo\" }` (`liqoctl create virtualnode --node-selector`; Liqo's \
              `offloadingPatch.nodeSelector`): Liqo's virtual kubelet adds them to the `nodeSelector` of each pod's \
              copy on the provider cluster. Updated in place: Liqo restarts the node's virtual kubelet, and pods \
              offloaded from then on get the new selector.",
         );
-        runtime_class_name: optional(Type::String).check(Check::ObjectName { kind: "RuntimeClass", fix: RUNTIME_CLASS_FIX }).describe(
+        runtime_class_name: Option<String> = optional(Type::String).check(Check::ObjectName { kind: "RuntimeClass", fix: RUNTIME_CLASS_FIX }).describe(
             "RuntimeClass of each pod's copy on the **provider** cluster (`liqoctl create virtualnode \
              --runtime-class-name`; Liqo's `offloadingPatch.runtimeClassName`), for pods that name none of their own \
              (a pod's own `runtimeClassName`, or its `liqo.io/remote-runtime-class-name` annotation, wins). The \
              RuntimeClass must exist on the provider, or Liqo cannot create the copies. Updated in place, as \
              `node_selector`.",
         );
-        tolerations: nested(Nesting::List, tolerations::declared()).describe(
+        tolerations: Option<Vec<Toleration>> = nested(Nesting::List, tolerations::declared()).describe(
             "Tolerations Liqo's virtual kubelet appends to each pod's copy on the **provider** cluster (Liqo's \
              `offloadingPatch.tolerations`), so that offloaded pods may run on provider nodes tainted for them. \
              Updated in place, as `node_selector`.",
         );
-        vk_options_template: optional(Type::String).replace_on_change().describe(
+        vk_options_template: Option<String> = optional(Type::String).replace_on_change().describe(
             "The VkOptionsTemplate the node's virtual kubelet is made from, as `<namespace>/<name>` (`liqoctl create \
              virtualnode --vk-options-template`; Liqo's `spec.vkOptionsTemplateRef`): where the virtual kubelet \
              itself runs on this cluster (its tolerations, resources, replicas), its extra arguments and the keys \
@@ -83,7 +90,7 @@ pub mod attr {
              exist when the node is made (Liqo's webhook refuses the node otherwise). Liqo reads it only then, so \
              changing it replaces the resource.",
         );
-        labels_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName { what: "label key", example: KEY_EXAMPLE }).describe(
+        labels_not_reflected: Option<BTreeSet<String>> = optional(Type::set(Type::String)).check(Check::QualifiedName { what: "label key", example: KEY_EXAMPLE }).describe(
             "Label keys Liqo's virtual kubelet leaves off what it reflects to the **provider** cluster through this \
              node — each pod's copy, and the Services, ConfigMaps, Secrets and other objects of offloaded \
              namespaces (Liqo's `offloadingPatch.labelsNotReflected`), e.g. `[\"example.com/internal\"]`. Liqo \
@@ -92,13 +99,14 @@ pub mod attr {
              import it reads as unset. Updated in place, as \
              `node_selector`.",
         );
-        annotations_not_reflected: optional(Type::set(Type::String)).check(Check::QualifiedName { what: "annotation key", example: KEY_EXAMPLE }).describe(
+        annotations_not_reflected: Option<BTreeSet<String>> = optional(Type::set(Type::String)).check(Check::QualifiedName { what: "annotation key", example: KEY_EXAMPLE }).describe(
             "Annotation keys left off what the virtual kubelet reflects, as `labels_not_reflected` (Liqo's \
              `offloadingPatch.annotationsNotReflected`; Liqo adds its VkOptionsTemplate's keys, chart value \
              `offloading.reflection.skip.annotations`, e.g. `cloud.google.com/neg`). On import it reads as unset. \
              Updated in place, as `node_selector`.",
         );
-        required_node_affinity: nested(Nesting::List, node_selector::term::declared()).describe(
+        // `node_selector`'s terms, read and written there.
+        required_node_affinity: Value = nested(Nesting::List, node_selector::term::declared()).describe(
             "Node selector terms, any of which a **provider** node must match (OR) for a pod offloaded through this \
              node to run there (Liqo's `offloadingPatch.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution`), \
              e.g. `[{ match_expressions = [{ key = \"topology.kubernetes.io/zone\", operator = \"In\", values = \
@@ -106,14 +114,15 @@ pub mod attr {
              Liqo's virtual kubelet appends them to the required terms of each pod's copy. Updated in place, as \
              `node_selector`.",
         );
-        preferred_node_affinity: nested(Nesting::List, node_selector::weighted_term::declared()).describe(
+        preferred_node_affinity: Value = nested(Nesting::List, node_selector::weighted_term::declared()).describe(
             "Weighted node selector terms the scheduler of the **provider** prefers for a pod offloaded through this \
              node (Liqo's `offloadingPatch.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution`), \
              e.g. `[{ weight = 50, match_expressions = [{ key = \"example.com/pool\", operator = \"In\", values = \
              [\"liqo\"] }] }]`. Liqo's virtual kubelet appends them to each pod's copy. Updated in place, as \
              `node_selector`.",
         );
-        storage_classes: optional_computed(Type::list(Type::String)).replace_on_change().check(Check::ObjectName {
+        // Unknown at apply when left out, until read from the slice (`objects::Classes`).
+        storage_classes: Value = optional_computed(Type::list(Type::String)).replace_on_change().check(Check::ObjectName {
             kind: "StorageClass",
             fix: CLASS_FIX,
         }).describe(
@@ -125,7 +134,7 @@ pub mod attr {
              removing it later keeps the node's. Liqo reads them only when the node is made, so changing them \
              replaces the resource.",
         );
-        ingress_classes: optional_computed(Type::list(Type::String)).replace_on_change().check(Check::ObjectName {
+        ingress_classes: Value = optional_computed(Type::list(Type::String)).replace_on_change().check(Check::ObjectName {
             kind: "IngressClass",
             fix: CLASS_FIX,
         }).describe(
@@ -134,7 +143,7 @@ pub mod attr {
              with the default class. Left out, the slice's; changing them replaces the resource, as \
              `storage_classes`.",
         );
-        load_balancer_classes: optional_computed(Type::list(Type::String)).replace_on_change().check(Check::QualifiedName {
+        load_balancer_classes: Value = optional_computed(Type::list(Type::String)).replace_on_change().check(Check::QualifiedName {
             what: "load-balancer class",
             example: "example.com/internal-vip",
         }).describe(
@@ -215,6 +224,7 @@ pub const DESCRIPTION: &str = "A virtual node of this (consumer) cluster for a p
 /// taint; taints and tolerations follow Kubernetes' rules, which the API server would otherwise apply mid-apply.
 pub fn validate(c: &mut Validator<'_>) {
     let config = c.config;
+    let node = attr::VirtualNode::of(config);
     for (i, taint) in config.get(attr::taints).elements().iter().enumerate() {
         let path = attr::taints.path().index(i as i64).attr(attr::taints::key);
         match taint.get(attr::taints::key).as_str() {
@@ -232,7 +242,7 @@ pub fn validate(c: &mut Validator<'_>) {
             None => {}
         }
     }
-    if let Some(reference) = config.get(attr::vk_options_template).as_str()
+    if let Some(reference) = &node.vk_options_template
         && let Err(why) = check_namespaced_name(reference)
     {
         c.error(
@@ -244,7 +254,7 @@ pub fn validate(c: &mut Validator<'_>) {
             ),
         );
     }
-    if config.get(attr::runtime_class_name).as_str() == Some(LIQO_RUNTIME_CLASS) {
+    if node.runtime_class_name.as_deref() == Some(LIQO_RUNTIME_CLASS) {
         c.error(
             attr::runtime_class_name.path(),
             format!("`{LIQO_RUNTIME_CLASS}` is Liqo's RuntimeClass"),
@@ -292,7 +302,7 @@ pub fn validate(c: &mut Validator<'_>) {
             ),
         );
     }
-    if config.get(attr::labels).entries().is_some_and(|l| l.contains_key(labels::REMOTE_CLUSTER_ID)) {
+    if node.labels.is_some_and(|l| l.contains_key(labels::REMOTE_CLUSTER_ID)) {
         c.error(
             attr::labels.path().key(labels::REMOTE_CLUSTER_ID),
             format!("`{}` is Liqo's label", labels::REMOTE_CLUSTER_ID),

@@ -5,7 +5,7 @@ use liqo_schema::liqo::{VirtualNode, labels};
 use liqo_schema::tf::{AttributePath, Value};
 
 use super::VirtualNodeResource;
-use super::objects::{Wanted, keeping_liqos_keys, observed_state};
+use super::objects::{keeping_liqos_keys, observed_state};
 use super::operations::{labels_check, taints_check};
 use super::schema::attr;
 use crate::kube::Verdict;
@@ -42,7 +42,7 @@ fn plan(prior: &Value, proposed: &Value) -> (Value, Vec<AttributePath>) {
 
 /// What Liqo holds after an apply of [`config`] (its webhook adds a template; the virtual kubelet reports status).
 fn live() -> VirtualNode {
-    let mut vn = Wanted::from_value(&config()).unwrap().virtual_node("kubeconfig-gpu");
+    let mut vn = attr::VirtualNode::of(&config()).virtual_node("kubeconfig-gpu");
     vn.spec.labels.as_mut().unwrap().insert("liqo.io/added-by-someone".into(), "x".into());
     vn.spec
         .resource_quota
@@ -122,7 +122,7 @@ fn labels_and_resources_change_in_place_the_rest_replaces() {
 
 #[test]
 fn the_virtual_node_is_the_one_liqoctl_forges_for_a_slice() {
-    let vn = Wanted::from_value(&config()).unwrap().virtual_node("kubeconfig-gpu");
+    let vn = attr::VirtualNode::of(&config()).virtual_node("kubeconfig-gpu");
     assert_eq!(vn.metadata.name.as_deref(), Some("milan-gpu"));
     assert_eq!(vn.metadata.namespace.as_deref(), Some("liqo-tenant-milan"));
     let meta = vn.metadata.labels.as_ref().unwrap();
@@ -301,7 +301,7 @@ fn taints_and_tolerations_are_checked_at_plan() {
 /// them; each changes in place; read back from Liqo they are the plan (no drift), and a change out of band shows.
 #[test]
 fn placement_is_written_updated_in_place_and_read_back() {
-    let vn = Wanted::from_value(&placed()).unwrap().virtual_node("kubeconfig-gpu");
+    let vn = attr::VirtualNode::of(&placed()).virtual_node("kubeconfig-gpu");
     let taints = vn.spec.taints.clone().unwrap();
     assert_eq!(
         taints,
@@ -331,7 +331,7 @@ fn placement_is_written_updated_in_place_and_read_back() {
     let json = serde_json::to_value(&vn.spec).unwrap();
     assert_eq!(json["offloadingPatch"]["nodeSelector"]["example.com/pool"], "liqo");
     assert_eq!(json["taints"][0]["effect"], "NoSchedule");
-    let none = Wanted::from_value(&config()).unwrap().virtual_node("kubeconfig-gpu");
+    let none = attr::VirtualNode::of(&config()).virtual_node("kubeconfig-gpu");
     assert!(none.spec.taints.is_none() && none.spec.offloading_patch.is_none(), "nothing set, nothing written");
 
     let (prior, _) = plan(&Value::Null, &placed());
@@ -414,7 +414,7 @@ fn the_node_is_done_when_retainted() {
 #[test]
 fn an_update_keeps_the_keys_liqo_added_when_the_node_was_made() {
     let (prior, _) = plan(&Value::Null, &placed());
-    let mut live = Wanted::from_value(&prior).unwrap().virtual_node("kubeconfig-gpu");
+    let mut live = attr::VirtualNode::of(&prior).virtual_node("kubeconfig-gpu");
     let made = live.spec.offloading_patch.as_mut().unwrap();
     made.annotations_not_reflected = Some(vec!["example.com/audit".into(), "cloud.google.com/neg".into()]);
     made.labels_not_reflected = Some(vec!["example.com/internal".into(), "example.com/liqo-template".into()]);
@@ -422,7 +422,7 @@ fn an_update_keeps_the_keys_liqo_added_when_the_node_was_made() {
     let mut next = prior.clone();
     next.set(attr::annotations_not_reflected, Value::Set(vec![Value::string("example.com/other")]));
     next.set(attr::labels_not_reflected, Value::Null);
-    let vn = keeping_liqos_keys(Wanted::from_value(&next).unwrap().virtual_node("kubeconfig-gpu"), Some(&live), &prior);
+    let vn = keeping_liqos_keys(attr::VirtualNode::of(&next).virtual_node("kubeconfig-gpu"), Some(&live), &prior);
     let patch = vn.spec.offloading_patch.unwrap();
     assert_eq!(
         patch.annotations_not_reflected,
@@ -431,7 +431,7 @@ fn an_update_keeps_the_keys_liqo_added_when_the_node_was_made() {
     );
     assert_eq!(patch.labels_not_reflected, Some(vec!["example.com/liqo-template".to_owned()]), "unset: Liqo's stay");
 
-    let untouched = Wanted::from_value(&config()).unwrap().virtual_node("kubeconfig-gpu");
+    let untouched = attr::VirtualNode::of(&config()).virtual_node("kubeconfig-gpu");
     let kept = keeping_liqos_keys(untouched.clone(), Some(&live), &config());
     assert_eq!(kept.spec.offloading_patch, untouched.spec.offloading_patch, "never set: never written");
 }
@@ -518,7 +518,7 @@ fn affinity_and_classes_are_checked_at_plan() {
 /// planned; the classes go to the spec, the first the default, and a change replaces the node.
 #[test]
 fn affinity_and_classes_are_written_and_read_back() {
-    let vn = Wanted::from_value(&with_affinity_and_classes()).unwrap().virtual_node("kubeconfig-gpu");
+    let vn = attr::VirtualNode::of(&with_affinity_and_classes()).virtual_node("kubeconfig-gpu");
     let json = serde_json::to_value(&vn.spec).unwrap();
     let affinity = &json["offloadingPatch"]["affinity"]["nodeAffinity"];
     let required = &affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0];
@@ -579,18 +579,18 @@ fn classes_left_out_are_the_slices() {
         ]),
         ..Default::default()
     });
-    let wanted = Wanted::from_value(&planned).unwrap().with_slice_classes(&slice);
-    let mut state = planned.clone();
-    wanted.classes.set_in(&mut state);
+    let mut node = attr::VirtualNode::of(&planned);
+    node.take_slice_classes(&slice);
+    let state = node.value();
     assert_eq!(state.get(attr::storage_classes), &Value::string_list(["ssd", "standard"]), "the default first");
     assert_eq!(state.get(attr::ingress_classes), &Value::List(vec![]));
-    let vn = wanted.virtual_node("kubeconfig-gpu");
+    let vn = node.virtual_node("kubeconfig-gpu");
     assert_eq!(vn.spec.storage_classes.unwrap()[0].storage_class_name, "ssd");
     assert!(vn.spec.ingress_classes.is_none(), "none reported, none written");
 
     let (own, _) = plan(&Value::Null, &with_affinity_and_classes());
-    let wanted = Wanted::from_value(&own).unwrap().with_slice_classes(&slice);
-    let mut state = own.clone();
-    wanted.classes.set_in(&mut state);
+    let mut node = attr::VirtualNode::of(&own);
+    node.take_slice_classes(&slice);
+    let state = node.value();
     assert_eq!(state.get(attr::storage_classes), &Value::string_list(["fast", "slow"]), "the configuration's");
 }
