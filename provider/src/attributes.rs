@@ -29,9 +29,9 @@ macro_rules! attributes {
         }
 
         impl $crate::attributes::Field for $model {
-            fn read(value: &liqo_schema::tf::Value) -> $model {
+            fn read(block: &liqo_schema::tf::Value) -> $model {
                 let decls = declared();
-                $model { $($name: $crate::attributes::read_declared(&decls, value, $name),)+ }
+                $model { $($name: $crate::attributes::read_declared(&decls, block, $name),)+ }
             }
             fn write(&self) -> liqo_schema::tf::Value {
                 liqo_schema::tf::Value::object([$(($name, $crate::attributes::Field::write(&self.$name))),+])
@@ -41,9 +41,9 @@ macro_rules! attributes {
         // A nested block's model may be reached only through its parent's.
         #[allow(dead_code)]
         impl $model {
-            /// The block's values as [`Field::read`] makes them of `value`.
-            pub fn of(value: &liqo_schema::tf::Value) -> $model {
-                $crate::attributes::Field::read(value)
+            /// The block's values as [`Field::read`] makes them of `block`.
+            pub fn of(block: &liqo_schema::tf::Value) -> $model {
+                $crate::attributes::Field::read(block)
             }
             /// Every attribute at its declared default (null, empty or `None` where it has none): the seed of a
             /// state built from the cluster, such as an import's.

@@ -43,9 +43,6 @@ mod status;
 #[cfg(test)]
 mod tests;
 
-/// `liqo_virtual_node` checks its slice's provider as liqo_peer reads it.
-pub(super) use objects::slice_provider;
-
 pub struct PeerResource {
     cluster: Arc<ClusterApi>,
 }

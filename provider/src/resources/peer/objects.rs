@@ -12,17 +12,11 @@ use secrecy::SecretString;
 
 use super::schema::{Flow, attr};
 use crate::attributes::Key;
-use crate::import_id::label;
 use crate::resources::lifecycle::known_string;
 
 /// Name of the control-plane identity Secret for `provider` (the name Liqo's Identity controller would use).
 pub fn identity_secret_name(provider: &str) -> String {
     format!("kubeconfig-controlplane-{provider}")
-}
-
-/// The provider cluster a ResourceSlice asks: its `liqo.io/remote-cluster-id` label, else `spec.providerClusterID`.
-pub fn slice_provider(rs: &ResourceSlice) -> Option<&str> {
-    label(&rs.metadata, labels::REMOTE_CLUSTER_ID).or(rs.spec.provider_cluster_id.as_deref())
 }
 
 /// `virtual_node_name`, the same rule at plan, apply and read: Liqo names the virtual node it makes for a slice

@@ -6,12 +6,13 @@ use liqo_schema::liqo::{ResourceSlice, labels};
 use liqo_schema::tf::Value;
 
 use super::kubeconfig::public_parts;
-use super::objects::{minted_by_liqo, slice_provider, virtual_node_name};
+use super::objects::{minted_by_liqo, virtual_node_name};
 use super::schema::{Flow, attr};
 use crate::attributes::Field;
 use crate::quantity;
 use crate::resources::lifecycle::observed_map;
 use crate::resources::shared::control_plane_key;
+use crate::resources::shared::resource_slice::slice_provider;
 
 /// The state as the cluster has it. `prior` is the previous state (Null on import): values the cluster does
 /// not hold (the wait flag) come from it, and quantities equal in value keep the user's spelling.

@@ -11,7 +11,7 @@ use liqo_schema::liqo::{Identity, ResourceSlice, VirtualNode, labels};
 use liqo_schema::tf::{Diagnostic, Diagnostics, Value};
 
 use super::kubeconfig::{KubeconfigParts, assemble_kubeconfig, key_for_certificate};
-use super::objects::{Credentials, identity_secret_name, owning_identity, slice_provider};
+use super::objects::{Credentials, identity_secret_name, owning_identity};
 use super::observed::observed_state;
 use super::schema::attr;
 use super::status::{AUTHENTICATION_DENIAL_GRACE, OnAuthDenial, slice_check};
@@ -22,65 +22,12 @@ use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label, n
 use crate::kube::{OpError, is_terminating};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
+use crate::resources::shared::resource_slice::slice_provider;
 use crate::resources::shared::virtual_node_wait::wait_for_virtual_node;
 use crate::validate::Validator;
 use secrecy::ExposeSecret;
 
 impl PeerResource {
-    /// Writes both objects and waits for Liqo; create and update alike. A failure after the first write records
-    /// what was written (a failed create is tainted and replaced), so nothing is orphaned.
-    async fn converge(&self, op: &Op<'_>, _prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        let peering = attr::Peer::of(planned);
-        let credentials = peering.credentials(config)?;
-        let client = self.cluster.client().await?;
-        let secrets: Api<Secret> = Api::namespaced(client.clone(), &peering.tenant_namespace);
-        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &peering.tenant_namespace);
-        let kubeconfig = self.identity_kubeconfig(op, &client, &peering, &credentials).await?;
-        let written = |accepted: Option<&BTreeMap<String, String>>| peering.state(accepted);
-
-        // The Secret first: the crd-replicator needs it to replicate the slice. A new kubeconfig (a renewed
-        // certificate, a rotated key) replaces the old one in place, and Liqo's crd-replicator reconnects with it.
-        if let Some(kubeconfig) = &kubeconfig {
-            crate::kube::apply(op.ctx, &secrets, &peering.identity_secret(kubeconfig)).await?;
-        }
-        // A kept identity (Liqo's) is not written: until the slice is, this apply has nothing to record.
-        let before_slice = |e: OpError| match &kubeconfig {
-            Some(_) => Failure::from(e).after_writing(written(None)),
-            None => Failure::from(e),
-        };
-        let slice_name = &peering.resource_slice_name;
-        crate::kube::settle(op.ctx, &slices, slice_name, op.deadline.left()).await.map_err(before_slice)?;
-        crate::kube::apply(op.ctx, &slices, &peering.resource_slice()).await.map_err(before_slice)?;
-
-        let waiting_for = if peering.grants_request() && peering.resources.is_some() {
-            "conditions Authentication and Resources = Accepted, granting the requested resources"
-        } else {
-            "conditions Authentication and Resources = Accepted"
-        };
-        let (slices, peering) = (&slices, &peering);
-        let wait = |on_auth_denial, timeout| {
-            crate::kube::wait_for(op.ctx, slices, slice_name, waiting_for, timeout, move |rs| {
-                slice_check(rs, peering, on_auth_denial)
-            })
-        };
-        let mut granted = wait(OnAuthDenial::Fail, op.deadline.left()).await;
-        if matches!(granted, Err(OpError::Failed { .. })) {
-            // A Resources denial fails again at once; an Authentication denial gets the grace, then counts.
-            granted = match wait(OnAuthDenial::Wait, AUTHENTICATION_DENIAL_GRACE.min(op.deadline.left())).await {
-                Err(OpError::Timeout { .. }) => wait(OnAuthDenial::Fail, op.deadline.left()).await,
-                other => other,
-            };
-        }
-        let granted = granted.map_err(|e| Failure::from(e).after_writing(written(None)))?;
-
-        if peering.create_virtual_node == Some(true) && peering.wait_for_virtual_node {
-            wait_for_virtual_node(op, &client, &peering.tenant_namespace, slice_name, peering.provider())
-                .await
-                .map_err(|e| Failure::from(e).after_writing(written(Some(&granted))))?;
-        }
-        Ok(written(Some(&granted)).into())
-    }
-
     /// The kubeconfig to write into the identity Secret; `None` keeps the identity Liqo minted. Writes no object, so
     /// a failure here leaves Terraform's state as it was.
     async fn identity_kubeconfig(
@@ -201,14 +148,59 @@ impl Lifecycle for PeerResource {
         PeerResource { cluster }
     }
 
-    async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        self.converge(op, &Value::Null, planned, config).await
-    }
+    /// Writes both objects and waits for Liqo; create and update alike (every in-place change: credentials,
+    /// resources, the wait flag, timeouts). A failure after the first write records what was written (a failed
+    /// create is tainted and replaced), so nothing is orphaned.
+    async fn converge(&self, op: &Op<'_>, _prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
+        let peering = attr::Peer::of(planned);
+        let credentials = peering.credentials(config)?;
+        let client = self.cluster.client().await?;
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), &peering.tenant_namespace);
+        let slices: Api<ResourceSlice> = Api::namespaced(client.clone(), &peering.tenant_namespace);
+        let kubeconfig = self.identity_kubeconfig(op, &client, &peering, &credentials).await?;
+        let written = |accepted: Option<&BTreeMap<String, String>>| peering.state(accepted);
 
-    /// Every in-place change (credentials, resources, the wait flag, timeouts) converges the same way: the objects
-    /// are written again and Liqo's answer awaited.
-    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        self.converge(op, prior, planned, config).await
+        // The Secret first: the crd-replicator needs it to replicate the slice. A new kubeconfig (a renewed
+        // certificate, a rotated key) replaces the old one in place, and Liqo's crd-replicator reconnects with it.
+        if let Some(kubeconfig) = &kubeconfig {
+            crate::kube::apply(op.ctx, &secrets, &peering.identity_secret(kubeconfig)).await?;
+        }
+        // A kept identity (Liqo's) is not written: until the slice is, this apply has nothing to record.
+        let before_slice = |e: OpError| match &kubeconfig {
+            Some(_) => Failure::from(e).after_writing(written(None)),
+            None => Failure::from(e),
+        };
+        let slice_name = &peering.resource_slice_name;
+        crate::kube::settle(op.ctx, &slices, slice_name, op.deadline.left()).await.map_err(before_slice)?;
+        crate::kube::apply(op.ctx, &slices, &peering.resource_slice()).await.map_err(before_slice)?;
+
+        let waiting_for = if peering.grants_request() && peering.resources.is_some() {
+            "conditions Authentication and Resources = Accepted, granting the requested resources"
+        } else {
+            "conditions Authentication and Resources = Accepted"
+        };
+        let (slices, peering) = (&slices, &peering);
+        let wait = |on_auth_denial, timeout| {
+            crate::kube::wait_for(op.ctx, slices, slice_name, waiting_for, timeout, move |rs| {
+                slice_check(rs, peering, on_auth_denial)
+            })
+        };
+        let mut granted = wait(OnAuthDenial::Fail, op.deadline.left()).await;
+        if matches!(granted, Err(OpError::Failed { .. })) {
+            // A Resources denial fails again at once; an Authentication denial gets the grace, then counts.
+            granted = match wait(OnAuthDenial::Wait, AUTHENTICATION_DENIAL_GRACE.min(op.deadline.left())).await {
+                Err(OpError::Timeout { .. }) => wait(OnAuthDenial::Fail, op.deadline.left()).await,
+                other => other,
+            };
+        }
+        let granted = granted.map_err(|e| Failure::from(e).after_writing(written(None)))?;
+
+        if peering.create_virtual_node == Some(true) && peering.wait_for_virtual_node {
+            wait_for_virtual_node(op, &client, &peering.tenant_namespace, slice_name, peering.provider())
+                .await
+                .map_err(|e| Failure::from(e).after_writing(written(Some(&granted))))?;
+        }
+        Ok(written(Some(&granted)).into())
     }
 
     async fn delete(&self, op: &Op<'_>, prior: &Value) -> Result<(), Failure> {

@@ -4,4 +4,5 @@
 //! Each module is one such fact, named for what it is.
 pub mod control_plane_key;
 pub mod node_selector;
+pub mod resource_slice;
 pub mod virtual_node_wait;

@@ -19,52 +19,9 @@ use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, namespaced_id};
 use crate::kube::{OpError, Verdict, is_terminating};
 use crate::protocol::Ctx;
 use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
-use crate::resources::peer::slice_provider;
+use crate::resources::shared::resource_slice::slice_provider;
 use crate::resources::shared::virtual_node_wait::{node_check, wait_for_virtual_node};
 use crate::validate::Validator;
-
-impl VirtualNodeResource {
-    /// Create and update alike: the VirtualNode is applied whole and its Node awaited with the labels. A failure
-    /// once the VirtualNode is written records the planned state (a failed create is tainted and replaced).
-    async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
-        let client = self.cluster.client().await?;
-        let mut node = attr::VirtualNode::of(planned);
-        let slice = check_slice(op, &client, &node).await?;
-        node.take_slice_classes(&slice);
-        let kubeconfig_secret = slice_kubeconfig(op, &client, &node).await?;
-
-        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &node.tenant_namespace);
-        let live = crate::kube::settle(op.ctx, &vns, &node.name, op.deadline.left()).await?;
-        let vn = keeping_liqos_keys(node.virtual_node(&kubeconfig_secret), live.as_ref(), prior);
-        crate::kube::apply(op.ctx, &vns, &vn).await?;
-        let written = |e: OpError| Failure::from(e).after_writing(node.value());
-
-        wait_for_virtual_node(op, &client, &node.tenant_namespace, &node.name, node.provider())
-            .await
-            .map_err(written)?;
-        let prior = attr::VirtualNode::of(prior);
-        let wanted_labels = node.labels.clone().unwrap_or_default();
-        let removed: Vec<String> =
-            prior.labels.iter().flatten().map(|(k, _)| k.clone()).filter(|k| !wanted_labels.contains_key(k)).collect();
-        let (wanted_taints, prior_taints) = (node.taints.clone().unwrap_or_default(), prior.taints.unwrap_or_default());
-        let untainted: Vec<&Taint> = prior_taints.iter().filter(|t| !wanted_taints.contains(t)).collect();
-        let nodes: Api<Node> = Api::all(client);
-        crate::kube::wait_for(
-            op.ctx,
-            &nodes,
-            &node.name,
-            "the labels and taints of liqo_virtual_node",
-            op.deadline.left(),
-            |n| match labels_check(n, &wanted_labels, &removed) {
-                Verdict::Ready(()) => taints_check(n, &wanted_taints, &untainted),
-                pending => pending,
-            },
-        )
-        .await
-        .map_err(written)?;
-        Ok(node.value().into())
-    }
-}
 
 /// The slice must exist, be for this provider and leave the virtual node to this resource. Returns it.
 async fn check_slice(op: &Op<'_>, client: &kube::Client, node: &attr::VirtualNode) -> Result<ResourceSlice, Failure> {
@@ -199,14 +156,46 @@ impl Lifecycle for VirtualNodeResource {
         VirtualNodeResource { cluster }
     }
 
-    async fn create(&self, op: &Op<'_>, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        self.converge(op, &Value::Null, planned, config).await
-    }
+    /// Create and update alike (labels and resources change in place): the VirtualNode is applied whole and its
+    /// Node awaited with the labels. A failure once the VirtualNode is written records the planned state (a failed
+    /// create is tainted and replaced).
+    async fn converge(&self, op: &Op<'_>, prior: &Value, planned: &Value, _config: &Value) -> Result<Done, Failure> {
+        let client = self.cluster.client().await?;
+        let mut node = attr::VirtualNode::of(planned);
+        let slice = check_slice(op, &client, &node).await?;
+        node.take_slice_classes(&slice);
+        let kubeconfig_secret = slice_kubeconfig(op, &client, &node).await?;
 
-    /// Labels and resources change in place: the VirtualNode is applied again and the Node awaited with the new
-    /// labels.
-    async fn update(&self, op: &Op<'_>, prior: &Value, planned: &Value, config: &Value) -> Result<Done, Failure> {
-        self.converge(op, prior, planned, config).await
+        let vns: Api<VirtualNode> = Api::namespaced(client.clone(), &node.tenant_namespace);
+        let live = crate::kube::settle(op.ctx, &vns, &node.name, op.deadline.left()).await?;
+        let vn = keeping_liqos_keys(node.virtual_node(&kubeconfig_secret), live.as_ref(), prior);
+        crate::kube::apply(op.ctx, &vns, &vn).await?;
+        let written = |e: OpError| Failure::from(e).after_writing(node.value());
+
+        wait_for_virtual_node(op, &client, &node.tenant_namespace, &node.name, node.provider())
+            .await
+            .map_err(written)?;
+        let prior = attr::VirtualNode::of(prior);
+        let wanted_labels = node.labels.clone().unwrap_or_default();
+        let removed: Vec<String> =
+            prior.labels.iter().flatten().map(|(k, _)| k.clone()).filter(|k| !wanted_labels.contains_key(k)).collect();
+        let (wanted_taints, prior_taints) = (node.taints.clone().unwrap_or_default(), prior.taints.unwrap_or_default());
+        let untainted: Vec<&Taint> = prior_taints.iter().filter(|t| !wanted_taints.contains(t)).collect();
+        let nodes: Api<Node> = Api::all(client);
+        crate::kube::wait_for(
+            op.ctx,
+            &nodes,
+            &node.name,
+            "the labels and taints of liqo_virtual_node",
+            op.deadline.left(),
+            |n| match labels_check(n, &wanted_labels, &removed) {
+                Verdict::Ready(()) => taints_check(n, &wanted_taints, &untainted),
+                pending => pending,
+            },
+        )
+        .await
+        .map_err(written)?;
+        Ok(node.value().into())
     }
 
     fn cleanup_command(prior: &Value) -> String {
