@@ -7,10 +7,14 @@
 //! Status written by Liqo's controllers is never drift: every "plan is empty" check runs after Liqo has written
 //! status for the objects just (re)created.
 //!
-//! The cases run in rounds (one plan, one apply and one plan for several objects, where each case alone took its
-//! own three): a round's objects belong to different resources, none of which depends on another's (a regenerated
-//! key flows to the gateways, the Tenant and the peer's credentials to each other), so the plan of each owner shows
-//! its own object's drift, not another's; the test checks that the owners of a round are distinct.
+//! The cases run in rounds (one plan, one apply and one plan for a few objects, where each case alone took its own
+//! three). A round's owners are distinct (the test checks it) and none reads another's attributes in the chain, so
+//! the plan of each owner shows its own object's drift, not an unknown value passed on by another: the server
+//! gateway's endpoint feeds the client gateway, the consumer key the Tenant and the peer, the Tenant the peer, and
+//! a liqo_generate made anew (its key Secret gone or edited) every other resource, so a round pairs a gateway case
+//! with a tenant, key, peer or offload case, and a liqo_generate case is a round of its own. Nor does Liqo couple
+//! them: a RoleBinding that lost the consumer's user while a peer apply waits for its slice (its crd-replicator
+//! backs off) would tie the tenant to the peer, so the tenant cases share no round with a peer case either.
 //!
 //! Each client gets a ground of its own (`milan` + `rome`), so both run at the same time; the tenant Namespaces
 //! themselves are left out of the deletion table (deleting one deletes every object of the peering inside it,
@@ -89,13 +93,14 @@ const OFFLOADING: Owned = owned("liqo_offload.demo", ROME, NAMESPACE_OFFLOADING,
 
 /// Every owned object except the tenant Namespaces (see the module comment), in rounds (see the module comment).
 const DELETIONS: &[&[Owned]] = &[
-    &[SERVER_CONFIGURATION, CLIENT_PUBLIC_KEY, PEER_IDENTITY, OFFLOADING],
-    &[SERVER_PUBLIC_KEY, CLIENT_GATEWAY, PEER_SLICE],
-    &[SERVER_GATEWAY, CLIENT_CONFIGURATION, TENANT_BINDING],
-    // New WireGuard keys flow to both gateways.
-    &[GENERATE_MILAN_KEYS, GENERATE_ROME_KEYS, TENANT_TENANT],
-    // A new consumer key flows to the Tenant's CSR and the peer's certificate.
-    &[CONSUMER_KEY],
+    &[SERVER_CONFIGURATION, PEER_IDENTITY],
+    &[SERVER_PUBLIC_KEY, PEER_SLICE],
+    &[SERVER_GATEWAY, TENANT_BINDING],
+    &[CLIENT_CONFIGURATION, TENANT_TENANT],
+    &[CLIENT_PUBLIC_KEY, CONSUMER_KEY],
+    &[CLIENT_GATEWAY, OFFLOADING],
+    &[GENERATE_MILAN_KEYS],
+    &[GENERATE_ROME_KEYS],
 ];
 
 /// A field the owning resource sets, changed out of band with a JSON merge patch; `pointer` locates it in the
@@ -221,12 +226,13 @@ const OFFLOADING_STRATEGY: Edit = Edit {
 
 /// Every field case, in rounds (see the module comment).
 const EDITS: &[&[&Edit]] = &[
-    &[&NAMESPACE_LABEL, &SERVER_EXTERNAL_CIDR, &CLIENT_MTU, &IDENTITY_ANNOTATION, &OFFLOADING_STRATEGY],
-    &[&SERVER_PEER_KEY, &CLIENT_PORT, &IDENTITY_KUBECONFIG],
-    &[&SERVER_MTU, &SLICE_CPU],
-    // rome's new key flows to milan's gateway.
-    &[&ROME_PUBLIC_KEY, &BOUND_USER],
-    &[&TENANT_CONDITION],
+    &[&SERVER_EXTERNAL_CIDR, &IDENTITY_ANNOTATION, &OFFLOADING_STRATEGY],
+    &[&SERVER_PEER_KEY, &IDENTITY_KUBECONFIG],
+    &[&SERVER_MTU, &BOUND_USER],
+    &[&CLIENT_MTU, &TENANT_CONDITION],
+    &[&CLIENT_PORT, &SLICE_CPU],
+    &[&NAMESPACE_LABEL],
+    &[&ROME_PUBLIC_KEY],
 ];
 
 /// The liqo_offload appended to the full chain; the test fills in its namespace.
