@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the upstream binaries the tests run, from their Go modules, pinned below, into a cache outside the
-# repository keyed by version: etcd, kube-apiserver, kube-controller-manager and kube-scheduler (the ground), and
+# repository keyed by version: etcd, kube-apiserver, kube-controller-manager and kube-scheduler (the ground), kubectl
+# (what the provider's warnings tell a user to run, which the tests run as printed), and
 # the three clients the acceptance suite proves the provider with — Terraform 1.16.4 and OpenTofu 1.11.7 (the
 # newest releases, the whole suite) and Terraform 1.0.11 (the oldest line with plugin protocol 6, a subset; README
 # "Supported versions"); and Terraform 1.16.4 again with its experiments allowed, for `-allow-deferral`.
@@ -45,10 +46,10 @@ GO
   go build -trimpath -ldflags='-s -w' -o "$out" .
 }
 
-# kube-apiserver, kube-controller-manager and kube-scheduler (which places the pods of Liqo's Deployments on the
-# ground's fake nodes) in one build, as they share most packages. OUT is kube-scheduler, the newest of the three in
-# this script: the other two land beside it first, so a cached kube-scheduler means all three are there, and a cache
-# filled before the scheduler was added gets all three anew.
+# kube-apiserver, kube-controller-manager, kube-scheduler (which places the pods of Liqo's Deployments on the
+# ground's fake nodes) and kubectl in one build, as they share most packages. OUT is kubectl, the newest of the four
+# in this script: the other three land beside it first, so a cached kubectl means all four are there, and a cache
+# filled before kubectl was added gets all four anew.
 build_kubernetes() {
   local out=$1 work=$2 dir staging
   # k8s.io/kubernetes cannot be `go install`ed: its go.mod points the k8s.io/* staging modules at ./staging.
@@ -73,15 +74,17 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
   cd "$work"
   go mod tidy
   go build -trimpath -ldflags='-s -w' -o "$work/out/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl
   mv "$work/out/kube-apiserver" "$bin/kube-apiserver-$KUBERNETES_VERSION"
   mv "$work/out/kube-controller-manager" "$bin/kube-controller-manager-$KUBERNETES_VERSION"
-  mv "$work/out/kube-scheduler" "$out"
+  mv "$work/out/kube-scheduler" "$bin/kube-scheduler-$KUBERNETES_VERSION"
+  mv "$work/out/kubectl" "$out"
 }
 
 # A client built from its module (their go.mod files have replace directives, so `go install` refuses them); checks
@@ -167,7 +170,7 @@ build_tfplugindocs() {
 }
 
 cached_build "etcd $ETCD_VERSION" "$bin/etcd-$ETCD_VERSION" build_etcd
-cached_build "kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION" "$bin/kube-scheduler-$KUBERNETES_VERSION" build_kubernetes
+cached_build "kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $KUBERNETES_VERSION" "$bin/kubectl-$KUBERNETES_VERSION" build_kubernetes
 cached_build "Terraform $TERRAFORM_VERSION" "$bin/terraform-$TERRAFORM_VERSION" build_terraform
 cached_build "Terraform $TERRAFORM_VERSION with experiments" "$bin/terraform-$TERRAFORM_VERSION-experiments" build_terraform_experiments
 cached_build "OpenTofu $OPENTOFU_VERSION" "$bin/tofu-$OPENTOFU_VERSION" build_opentofu
@@ -177,6 +180,7 @@ ln -sfn "etcd-$ETCD_VERSION" "$bin/etcd"
 ln -sfn "kube-apiserver-$KUBERNETES_VERSION" "$bin/kube-apiserver"
 ln -sfn "kube-controller-manager-$KUBERNETES_VERSION" "$bin/kube-controller-manager"
 ln -sfn "kube-scheduler-$KUBERNETES_VERSION" "$bin/kube-scheduler"
+ln -sfn "kubectl-$KUBERNETES_VERSION" "$bin/kubectl"
 ln -sfn "terraform-$TERRAFORM_VERSION" "$bin/terraform"
 ln -sfn "tofu-$OPENTOFU_VERSION" "$bin/tofu"
 ln -sfn "terraform-$TERRAFORM_1_0_VERSION" "$bin/terraform-1.0"

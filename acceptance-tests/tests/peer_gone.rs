@@ -15,9 +15,8 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::Api;
 use liqo_acceptance::chain::example;
 use liqo_acceptance::ground::Down;
 use liqo_acceptance::observe::eventually;
@@ -115,7 +114,8 @@ async fn gone_case(cli: Cli, ground: &Ground, gone: &str, down: Down) -> Result<
         )?;
     }
 
-    let destroyed = work.destroy_with(&[&gone_var(gone)]).await.context("destroy with the opt-in")?;
+    // As JSON: the warnings' text unwrapped, so that the cleanup command they print can be run as printed.
+    let destroyed = work.destroy_with(&[&gone_var(gone), "-json"]).await.context("destroy with the opt-in")?;
     let all = format!("{}{}", destroyed.stdout, destroyed.stderr);
     for needle in [
         "left the state without its cluster",
@@ -129,6 +129,26 @@ async fn gone_case(cli: Cli, ground: &Ground, gone: &str, down: Down) -> Result<
     let replan = work.plan_with(&["-destroy", &gone_var(gone)]).await?;
     ensure!(replan.is_empty(), "a destroy plan after the destroy is not empty:\n{}", replan.run().stdout);
     Ok((work, destroyed))
+}
+
+/// The cleanup command the warnings of a `destroy -json` print for a cluster gone for good (each resource of that
+/// cluster prints it; they must agree).
+fn printed_cleanup(destroyed: &Run) -> Result<String> {
+    const BEFORE: &str = "remove them there with:\n  ";
+    let commands: std::collections::BTreeSet<String> = destroyed
+        .stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|message| {
+            let detail = message["diagnostic"]["detail"].as_str()?;
+            let (_, command) = detail.split_once(BEFORE)?;
+            Some(command.lines().next().unwrap_or_default().to_string())
+        })
+        .collect();
+    match commands.len() {
+        1 => Ok(commands.into_iter().next().unwrap_or_default()),
+        _ => anyhow::bail!("the destroy's warnings print {} cleanup commands, not one: {commands:?}", commands.len()),
+    }
 }
 
 /// The one client `tf::assignment` gives the running case: each case runs once, in the whole matrix too.
@@ -149,40 +169,26 @@ async fn peers_again(work: &Workdir, ground: &Ground, what: &str) -> Result<()> 
 #[tokio::test]
 async fn provider_gone_killed_then_back() -> Result<()> {
     let ground = Ground::start(&[MILAN, ROME]).await?;
-    let (work, _) = gone_case(the_client(), &ground, MILAN, Down::Killed).await?;
+    let (work, destroyed) = gone_case(the_client(), &ground, MILAN, Down::Killed).await?;
 
-    // milan comes back with what it had; the cleanup the warnings print, run there, leaves nothing; then the
-    // same configuration peers again.
+    // milan comes back with what it had; the cleanup the warnings print, run there as printed, leaves nothing; then
+    // the same configuration peers again.
     ground.bring_api_server_back(MILAN, Down::Killed).await?;
+    let cleanup = printed_cleanup(&destroyed)?;
+    eprintln!("[peer_gone] running on milan what the destroy's warnings print: {cleanup}");
+    // `kubectl delete namespace` waits until the namespace is gone, which takes Kubernetes' own controllers on milan
+    // a while after its API server came back: in one run, milan's kube-controller-manager began deleting the
+    // namespace's content 114 s after the delete (the audit log shows no request of its namespace controller before
+    // then; its watches had backed off while the API server was down, and some were refused while the restarted
+    // API server's RBAC warmed up), and the gateway pod's 30 s grace period comes on top. What is checked is that
+    // the printed commands leave nothing, not how soon Kubernetes acts on them.
+    let ran = ground.shell_on(MILAN, &cleanup, Duration::from_secs(420)).await?;
+    eprintln!("[peer_gone] the printed cleanup finished in {:.0}s", ran.wall.as_secs_f64());
     let milan = ground.client(MILAN).await?;
-    let foreign: Api<ForeignCluster> = Api::all(milan.clone());
-    let annotate = Patch::Merge(serde_json::json!({
-        "metadata": {"annotations": {"liqo.io/foreign-cluster-permanently-unreachable": "true"}}
-    }));
-    foreign.patch(ROME, &PatchParams::default(), &annotate).await.context("kubectl annotate foreignclusters rome")?;
-    let namespaces: Api<Namespace> = Api::all(milan.clone());
-    namespaces.delete("liqo-tenant-rome", &DeleteParams::default()).await.context("kubectl delete namespace")?;
-    let csrs: Api<CertificateSigningRequest> = Api::all(milan);
-    let signed_for_rome = ListParams::default().labels("liqo.io/remote-cluster-id=rome");
-    csrs.delete_collection(&DeleteParams::default(), &signed_for_rome)
-        .await
-        .context("kubectl delete certificatesigningrequests")?;
-    // Kubernetes' own controllers on milan take their time after its API server came back: in one run, milan's
-    // kube-controller-manager began deleting the namespace's content 114 s after the delete (the audit log shows
-    // no request of its namespace controller before then; its watches had backed off while the API server was
-    // down, and some were refused while the restarted API server's RBAC warmed up), and the gateway pod's 30 s
-    // grace period comes on top. What is checked is that the printed commands leave nothing, not how soon Kubernetes acts on them.
-    let deleted = std::time::Instant::now();
-    eventually(Duration::from_secs(300), "milan's tenant namespace for rome to go", || async {
-        Ok(namespaces.get_opt("liqo-tenant-rome").await?.is_none().then_some(()))
-    })
-    .await?;
-    eprintln!("[peer_gone] milan's tenant namespace went {:.0}s after its deletion", deleted.elapsed().as_secs_f64());
-    foreign.delete(ROME, &DeleteParams::default()).await.context("kubectl delete foreignclusters rome")?;
-    eventually(Duration::from_secs(120), "milan's ForeignCluster rome to go", || async {
-        Ok(foreign.get_opt(ROME).await?.is_none().then_some(()))
-    })
-    .await?;
+    let namespace = Api::<Namespace>::all(milan.clone()).get_opt("liqo-tenant-rome").await?;
+    ensure!(namespace.is_none(), "milan's tenant namespace for rome is still there after the printed cleanup");
+    let foreign = Api::<ForeignCluster>::all(milan).get_opt(ROME).await?;
+    ensure!(foreign.is_none(), "milan's ForeignCluster rome is still there after the printed cleanup");
     inventory::nothing_left(&ground, &[MILAN]).await.context("milan after the cleanup the warnings print")?;
 
     peers_again(&work, &ground, "peering again once milan is back").await

@@ -658,20 +658,44 @@ impl Ground {
         let (dir, version) = (state.bin.clone(), state.version.clone());
         let liqoctl =
             tokio::task::spawn_blocking(move || liqo::liqoctl(&dir, &version)).await.context("finding liqoctl")??;
-        let output = tempfile::tempdir_in(self.dir()).context("a directory for liqoctl's output")?;
-        let (out, err) = (output.path().join("stdout"), output.path().join("stderr"));
         let mut command = std::process::Command::new(&liqoctl);
-        command.args(args).stdin(std::process::Stdio::null()).stdout(File::create(&out)?).stderr(File::create(&err)?);
+        command.args(args);
         // Timed from here: the first call may wait for liqoctl's build.
+        self.run_client(command, &format!("liqoctl {}", args.join(" ")), Duration::from_secs(600)).await
+    }
+
+    /// Runs `shell` (a command line a user would type, e.g. one a warning of the provider prints) with `sh -c`,
+    /// kubectl on its PATH and `cluster`'s admin kubeconfig as KUBECONFIG; fails with its output after `timeout`.
+    pub async fn shell_on(&self, cluster: &str, shell: &str, timeout: Duration) -> Result<ClientRun> {
+        let kubectl = tokio::task::spawn_blocking(Upstream::locate).await.context("locating kubectl")??.kubectl;
+        let bin = kubectl.parent().context("kubectl's directory")?;
+        let path = std::env::join_paths(
+            std::iter::once(bin.to_path_buf())
+                .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+        )?;
+        // coreutils' timeout signals the shell's whole process group, so no kubectl outlives a timed-out command
+        // (the backstop below would kill the shell alone); exit status 124 says it timed out.
+        let mut command = std::process::Command::new("timeout");
+        command
+            .args(["--kill-after=10s", &format!("{}s", timeout.as_secs()), "sh", "-c", shell])
+            .env("PATH", path)
+            .env("KUBECONFIG", &self.cluster(cluster).kubeconfig);
+        self.run_client(command, &format!("`{shell}` on {cluster}"), timeout + Duration::from_secs(30)).await
+    }
+
+    /// Runs a client command to completion with its output in files of the ground's directory; fails with that
+    /// output when it fails or outlives `timeout`.
+    async fn run_client(&self, mut command: std::process::Command, what: &str, timeout: Duration) -> Result<ClientRun> {
+        let output = tempfile::tempdir_in(self.dir()).context("a directory for a client's output")?;
+        let (out, err) = (output.path().join("stdout"), output.path().join("stderr"));
+        command.stdin(std::process::Stdio::null()).stdout(File::create(&out)?).stderr(File::create(&err)?);
         let started = Instant::now();
-        let (status, cpu) = process::run_to_completion(command, Duration::from_secs(600))
-            .await
-            .with_context(|| format!("running {}", liqoctl.display()))?;
+        let (status, cpu) =
+            process::run_to_completion(command, timeout).await.with_context(|| format!("running {what}"))?;
         let wall = started.elapsed();
         if !status.success() {
             bail!(
-                "liqoctl {} failed ({status}):\n{}{}",
-                args.join(" "),
+                "{what} failed ({status}):\n{}{}",
                 std::fs::read_to_string(&out).unwrap_or_default(),
                 std::fs::read_to_string(&err).unwrap_or_default()
             );

@@ -1,5 +1,5 @@
-//! Locating the upstream binaries (the ground's etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
-//! the pinned clients), building them with `scripts/build-upstream.sh` when the version-keyed cache does not have
+//! Locating the upstream binaries (the ground's etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+//! kubectl and the pinned clients), building them with `scripts/build-upstream.sh` when the version-keyed cache does not have
 //! them yet.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -14,6 +14,8 @@ pub struct Upstream {
     pub kube_controller_manager: PathBuf,
     /// Places the pods of real Liqo's Deployments on the fake node (real-Liqo grounds).
     pub kube_scheduler: PathBuf,
+    /// What the provider's warnings tell a user to run (a cleanup after a cluster gone for good).
+    pub kubectl: PathBuf,
     /// Terraform 1.16.4.
     pub terraform: PathBuf,
     /// Terraform 1.0.11.
@@ -24,11 +26,12 @@ pub struct Upstream {
     pub terraform_experiments: PathBuf,
 }
 
-const NAMES: [&str; 8] = [
+const NAMES: [&str; 9] = [
     "etcd",
     "kube-apiserver",
     "kube-controller-manager",
     "kube-scheduler",
+    "kubectl",
     "terraform",
     "terraform-1.0",
     "tofu",
@@ -72,6 +75,7 @@ impl Upstream {
             kube_apiserver: dir.join("kube-apiserver"),
             kube_controller_manager: dir.join("kube-controller-manager"),
             kube_scheduler: dir.join("kube-scheduler"),
+            kubectl: dir.join("kubectl"),
             terraform: dir.join("terraform"),
             terraform_1_0: dir.join("terraform-1.0"),
             tofu: dir.join("tofu"),

@@ -10,8 +10,8 @@ use liqo_schema::tf::{Diagnostic, Value};
 
 use super::objects::{key_secret, sound};
 use super::schema::attr;
-use super::{ConsumerKeyResource, plan, schema};
-use crate::attributes::{Decl, Key};
+use super::{ConsumerKeyResource, schema};
+use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::read_cluster_id;
 use crate::crypto;
@@ -19,7 +19,7 @@ use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label};
 use crate::kube::OpError;
 use crate::kube::is_terminating;
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
+use crate::resources::lifecycle::{Declared, Done, Failure, Lifecycle, Op, Timeouts};
 use crate::resources::shared::control_plane_key::{CSR, PRIVATE_KEY, key_secret_name};
 
 impl ConsumerKeyResource {
@@ -35,8 +35,7 @@ impl ConsumerKeyResource {
 impl Lifecycle for ConsumerKeyResource {
     const TYPE_NAME: &'static str = "liqo_consumer_key";
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(120));
-    const DESCRIPTION: &'static str = schema::DESCRIPTION;
-    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const DECLARED: Declared = schema::DECLARED;
     const IMPORT_ID: ImportId = ImportId {
         parts: &[TENANT_NAMESPACE_PART, ("provider_cluster_id", "Liqo cluster ID of the provider the key is for.")],
         attributes: &[attr::tenant_namespace, attr::provider_cluster_id],
@@ -44,7 +43,6 @@ impl Lifecycle for ConsumerKeyResource {
         names: "the tenant namespace on this consumer cluster and the provider the key is for",
     };
     const LISTED_FOR_PEER: &'static str = "the key for that provider";
-    const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::provider_cluster_id);
     const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str =

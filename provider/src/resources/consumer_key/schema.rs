@@ -1,6 +1,8 @@
 //! `liqo_consumer_key`'s attributes and its plan-time checks.
 use liqo_schema::tf::Type;
 
+use crate::resources::lifecycle::Declared;
+
 /// `liqo_consumer_key`'s attributes.
 pub mod attr {
     use super::*;
@@ -38,3 +40,7 @@ pub const DESCRIPTION: &str = "Makes the consumer cluster's control-plane key fo
              provider plugin and written straight to a Secret in this cluster's tenant namespace; only a \
              certificate signing request leaves the cluster. Use it with the provider block of the **consumer** \
              cluster. Replace it (`terraform apply -replace=...`) to rotate the key.";
+
+/// What `liqo_consumer_key` declares to the lifecycle driver.
+pub const DECLARED: Declared =
+    Declared { description: DESCRIPTION, attributes: attr::declared, rules: super::plan::RULES, ..Declared::NONE };

@@ -25,14 +25,13 @@ use super::status::{
     pick_connection, status_value,
 };
 use super::{GatewayResource, plan, schema};
-use crate::attributes::{Decl, Key};
+use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label, namespaced_id};
 use crate::kube::events::{regarding, warnings_about};
 use crate::kube::{OpError, WaitTarget};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Deadline, Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
-use crate::validate::Validator;
+use crate::resources::lifecycle::{Deadline, Declared, Done, Failure, Lifecycle, Op, Timeouts};
 
 /// How long to wait for the key Secret to appear (it may be created concurrently by liqo_generate when the
 /// configuration passes names as literals rather than references).
@@ -579,8 +578,7 @@ impl Lifecycle for GatewayResource {
         update: Duration::from_secs(600),
         delete: Duration::from_secs(300),
     };
-    const DESCRIPTION: &'static str = schema::DESCRIPTION;
-    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const DECLARED: Declared = schema::DECLARED;
     const IMPORT_ID: ImportId = ImportId {
         parts: &[
             TENANT_NAMESPACE_PART,
@@ -591,8 +589,6 @@ impl Lifecycle for GatewayResource {
         names: "the namespace and name of the GatewayServer or GatewayClient, named after the peer's cluster ID",
     };
     const LISTED_FOR_PEER: &'static str = "the gateway to that peer";
-    const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
-    const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::remote_cluster_id);
     const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str = "the Configuration, PublicKey and GatewayServer or GatewayClient (with what Liqo made of them) in the tenant namespace";

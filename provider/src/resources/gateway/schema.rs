@@ -5,6 +5,7 @@ use liqo_schema::liqo::labels;
 use liqo_schema::tf::{Nesting, Type, Value};
 
 use crate::attributes::{Check, Key};
+use crate::resources::lifecycle::Declared;
 use crate::validate::Validator;
 
 pub const DEFAULT_MTU: i64 = 1340;
@@ -255,3 +256,12 @@ fn whole_number(c: &mut Validator, key: Key, range: std::ops::RangeInclusive<i64
         );
     }
 }
+
+/// What `liqo_gateway` declares to the lifecycle driver.
+pub const DECLARED: Declared = Declared {
+    description: DESCRIPTION,
+    attributes: attr::declared,
+    validate,
+    rules: super::plan::RULES,
+    ..Declared::NONE
+};

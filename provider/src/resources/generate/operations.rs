@@ -17,14 +17,14 @@ use super::objects::{
 use super::schema::attr;
 use super::state::state_of;
 use super::status::namespace_check;
-use super::{GenerateResource, plan, schema};
-use crate::attributes::{Decl, Key};
+use super::{GenerateResource, schema};
+use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::cluster_facts::ClusterFacts;
 use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label};
 use crate::kube::{OpError, created_by_provider};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
+use crate::resources::lifecycle::{Declared, Done, Failure, Lifecycle, Op, Timeouts};
 
 /// The warning the plan shows when the key Secret is gone or holds another pair: what the next apply will do.
 pub(super) fn key_pair_lost(namespace: &str) -> Diagnostic {
@@ -222,8 +222,7 @@ impl Lifecycle for GenerateResource {
         update: Duration::from_secs(120),
         delete: Duration::from_secs(300),
     };
-    const DESCRIPTION: &'static str = schema::DESCRIPTION;
-    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const DECLARED: Declared = schema::DECLARED;
     const IMPORT_ID: ImportId = ImportId {
         parts: &[TENANT_NAMESPACE_PART],
         attributes: &[attr::tenant_namespace],
@@ -231,7 +230,6 @@ impl Lifecycle for GenerateResource {
         names: "the tenant namespace",
     };
     const LISTED_FOR_PEER: &'static str = "tenant namespaces for that peer";
-    const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::remote_cluster_id);
     const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str = "the tenant Namespace and its WireGuard key Secret";

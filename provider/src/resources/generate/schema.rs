@@ -1,6 +1,8 @@
 //! `liqo_generate`'s attributes, its plan-time checks and the schema versions its state may come in.
 use liqo_schema::tf::Type;
 
+use crate::resources::lifecycle::Declared;
+
 /// `liqo_generate`'s attributes.
 pub mod attr {
     use super::*;
@@ -52,3 +54,7 @@ pub const DESCRIPTION: &str = "Prepares this cluster for a peering with one remo
              the peer and a WireGuard key pair for the gateway, generated inside the provider and written straight to \
              the cluster, and exposes the values the peer needs (cluster ID, CIDRs, API server URL, public key). \
              Declare one per cluster and peer, each with the provider block of its own cluster.";
+
+/// What `liqo_generate` declares to the lifecycle driver.
+pub const DECLARED: Declared =
+    Declared { description: DESCRIPTION, attributes: attr::declared, rules: super::plan::RULES, ..Declared::NONE };

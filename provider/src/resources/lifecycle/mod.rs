@@ -123,28 +123,42 @@ impl From<OpError> for Failure {
     }
 }
 
+/// What a type's schema.rs declares, which the driver reads for the schema Terraform sees, the checks and the plan:
+/// `Declared { description, attributes: attr::declared, ..Declared::NONE }` and what else the type has.
+pub struct Declared {
+    /// The resource's description in its schema (the docs page's lead).
+    pub description: &'static str,
+    /// Its attributes, each declared once (`attributes!`): the schema, the declared checks and plan rules come
+    /// from them.
+    pub attributes: fn() -> Vec<Decl>,
+    /// Checks of the resource block the declarations cannot say (across attributes, or particular to the type),
+    /// run after the declared ones (values may be unknown). Must not call any API.
+    pub validate: fn(&mut Validator<'_>),
+    /// Its plan hooks (plan.rs), if its attributes do not declare all its plan.
+    pub rules: PlanRules,
+    /// Bumped when the state layout changes ([`Lifecycle::upgrade`] reads the older ones).
+    pub version: i64,
+}
+
+impl Declared {
+    /// What a type leaves out: no description or attributes (each type gives its own), no checks across
+    /// attributes, no plan hooks, schema version 0.
+    pub const NONE: Declared =
+        Declared { description: "", attributes: Vec::new, validate: |_| {}, rules: PlanRules::NONE, version: 0 };
+}
+
 /// What a managed resource type declares and does; [`Driven`] runs it.
 #[async_trait]
 pub trait Lifecycle: Send + Sync + Sized + 'static {
     const TYPE_NAME: &'static str;
     /// Default budgets of the `timeouts` block.
     const TIMEOUTS: Timeouts;
-    /// Bumped when the state layout changes ([`Lifecycle::upgrade`] reads the older ones).
-    const SCHEMA_VERSION: i64 = 0;
-    /// The resource's description in its schema (the docs page's lead).
-    const DESCRIPTION: &'static str;
-    /// Its attributes, each declared once (schema.rs, `attributes!`): the schema, the declared checks and plan
-    /// rules come from them.
-    const ATTRIBUTES: fn() -> Vec<Decl>;
+    /// What its schema.rs declares: description, attributes, checks across them, plan hooks, schema version.
+    const DECLARED: Declared;
     /// Its import ID: parsed by `import`, built as `id`, the identity of its list resource.
     const IMPORT_ID: ImportId;
     /// What `remote_cluster_id` of its list resource narrows the list to (for the list block's docs).
     const LISTED_FOR_PEER: &'static str;
-    /// Checks of the resource block the declarations cannot say (across attributes, or particular to the type),
-    /// run after the declared ones (values may be unknown). Must not call any API.
-    const VALIDATE: fn(&mut Validator<'_>) = |_| {};
-    /// Its plan hooks (plan.rs), if its attributes do not declare all its plan.
-    const RULES: PlanRules = PlanRules::NONE;
     /// The attribute that holds the peer cluster's ID; `None` for a type that serves every peer (liqo_offload).
     const PEER: Option<Key>;
     /// The attribute that holds the tenant namespace it lives in; `None` for a type that lives elsewhere.
@@ -234,15 +248,16 @@ impl<L: Lifecycle> Driven<L> {
 
     pub fn schema() -> Schema {
         Schema {
-            version: L::SCHEMA_VERSION,
-            block: crate::attributes::block(L::DESCRIPTION, &(L::ATTRIBUTES)()).with_block(timeouts_block(L::TIMEOUTS)),
+            version: L::DECLARED.version,
+            block: crate::attributes::block(L::DECLARED.description, &(L::DECLARED.attributes)())
+                .with_block(timeouts_block(L::TIMEOUTS)),
         }
     }
 
     /// When `state` is an object the Go provider 0.x made (it holds one of its names), what to say of it: an error
     /// where an operation would change or destroy it, a warning where it is only kept.
     fn made_by_the_go_provider(state: &Value, error: bool) -> Option<Diagnostic> {
-        let decls = (L::ATTRIBUTES)();
+        let decls = (L::DECLARED.attributes)();
         let names: Vec<&str> = crate::attributes::removed_set(&decls, state).iter().map(|d| d.key.name()).collect();
         (!names.is_empty()).then(|| crate::errors::made_by_the_go_provider(L::TYPE_NAME, &names, error))
     }
@@ -251,12 +266,12 @@ impl<L: Lifecycle> Driven<L> {
     /// written for the Go provider 0.x.
     pub fn validate(config: &Value) -> Diagnostics {
         let mut c = Validator::new(config);
-        let decls = (L::ATTRIBUTES)();
+        let decls = (L::DECLARED.attributes)();
         if c.removed(L::TYPE_NAME, &decls) {
             return c.finish();
         }
         c.declared(&decls, config, None);
-        (L::VALIDATE)(&mut c);
+        (L::DECLARED.validate)(&mut c);
         c.declared(&timeouts::attr::declared(), config.get(TIMEOUTS), Some(&TIMEOUTS.path()));
         c.finish()
     }
@@ -382,7 +397,7 @@ impl<L: Lifecycle> Resource for Driven<L> {
         let mut invalid = Self::validate(&req.config);
         if req.prior.is_null() {
             let mut check = Validator::new(&req.config);
-            check.required(&(L::ATTRIBUTES)());
+            check.required(&(L::DECLARED.attributes)());
             invalid.extend(check.finish());
         }
         invalid.0.retain(|d| d.severity == Severity::Error);
@@ -448,10 +463,10 @@ impl<L: Lifecycle> Resource for Driven<L> {
 
     fn upgrade(&self, version: i64, state: serde_json::Value) -> Result<serde_json::Value, Diagnostics> {
         // Whatever its version, a state of the Go provider 0.x is not one of this provider's older ones.
-        if let Some(state) = crate::attributes::go_provider_state(&(L::ATTRIBUTES)(), &state) {
+        if let Some(state) = crate::attributes::go_provider_state(&(L::DECLARED.attributes)(), &state) {
             return Ok(state);
         }
-        let current = L::SCHEMA_VERSION;
+        let current = L::DECLARED.version;
         if version == current {
             return Ok(state);
         }

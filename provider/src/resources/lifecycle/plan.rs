@@ -18,7 +18,7 @@ pub struct PlanRules {
 }
 
 impl PlanRules {
-    /// A type whose attributes declare all its plan: what [`super::Lifecycle::RULES`] is unless the type says
+    /// A type whose attributes declare all its plan: what [`super::Declared::rules`] is unless the type says
     /// otherwise, and what a type's rules start from (`PlanRules { refine, ..PlanRules::NONE }`).
     pub const NONE: PlanRules = PlanRules { repair_missing_in_place: false, defaults: no_hook, refine: no_hook };
 }
@@ -40,8 +40,8 @@ impl<'a> Plan<'a> {
     /// so a configuration plans while a cluster is unreachable or not yet created.
     pub fn run<L: Lifecycle>(prior: &'a Value, proposed: Value, config: &'a Value) -> Plan<'a> {
         let mut plan = Plan { prior, config, planned: proposed, replace: Vec::new(), diagnostics: Diagnostics::new() };
-        let rules = &L::RULES;
-        let decls = (L::ATTRIBUTES)();
+        let rules = &L::DECLARED.rules;
+        let decls = (L::DECLARED.attributes)();
         plan.declared_defaults(&decls);
         (rules.defaults)(&mut plan);
         plan.planned.set(super::ID, L::IMPORT_ID.value(&plan.planned));

@@ -12,14 +12,13 @@ use liqo_schema::tf::{Diagnostic, Value};
 use super::objects::observed_state;
 use super::schema::attr;
 use super::status::{Outcome, applied_state, no_cluster_warning, offloading_check};
-use super::{OffloadResource, plan, schema};
-use crate::attributes::{Decl, Key};
+use super::{OffloadResource, schema};
+use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::import_id::{Found, ImportId};
 use crate::kube::{OpError, created_by_provider, is_terminating};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
-use crate::validate::Validator;
+use crate::resources::lifecycle::{Declared, Done, Failure, Lifecycle, Op, Timeouts};
 
 const OFFLOADING: &str = labels::NAMESPACE_OFFLOADING_NAME;
 
@@ -79,8 +78,7 @@ impl Lifecycle for OffloadResource {
     /// liqoctl allows 20 s to offload and 120 s to unoffload; remote namespace deletion can take longer when the
     /// provider still runs offloaded pods, so every step gets a few minutes.
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
-    const DESCRIPTION: &'static str = schema::DESCRIPTION;
-    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const DECLARED: Declared = schema::DECLARED;
     const IMPORT_ID: ImportId = ImportId {
         parts: &[("namespace", "The offloaded namespace (holding NamespaceOffloading `offloading`).")],
         attributes: &[attr::namespace],
@@ -88,8 +86,6 @@ impl Lifecycle for OffloadResource {
         names: "the name of the offloaded namespace",
     };
     const LISTED_FOR_PEER: &'static str = "namespaces offloaded to that provider";
-    const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
-    const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = None;
     const TENANT_NAMESPACE: Option<Key> = None;
     const OBJECTS: &'static str =

@@ -5,6 +5,7 @@ use liqo_schema::liqo::{
 };
 use liqo_schema::tf::{Nesting, Type, Value};
 
+use crate::resources::lifecycle::Declared;
 use crate::resources::shared::node_selector::{self, Wording};
 use crate::validate::Validator;
 
@@ -133,3 +134,12 @@ pub fn generated_config(mut config: Value) -> Value {
     }
     config
 }
+
+/// What `liqo_offload` declares to the lifecycle driver.
+pub const DECLARED: Declared = Declared {
+    description: DESCRIPTION,
+    attributes: attr::declared,
+    validate,
+    rules: super::plan::RULES,
+    ..Declared::NONE
+};

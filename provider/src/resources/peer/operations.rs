@@ -15,16 +15,15 @@ use super::objects::{Credentials, identity_secret_name, owning_identity};
 use super::observed::observed_state;
 use super::schema::attr;
 use super::status::{AUTHENTICATION_DENIAL_GRACE, OnAuthDenial, slice_check};
-use super::{PeerResource, plan, schema};
-use crate::attributes::{Decl, Key};
+use super::{PeerResource, schema};
+use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, by_peer, label, namespaced_id};
 use crate::kube::{OpError, is_terminating};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
+use crate::resources::lifecycle::{Declared, Done, Failure, Lifecycle, Op, Timeouts, upgrade_dropping_v0};
 use crate::resources::shared::resource_slice::slice_provider;
 use crate::resources::shared::virtual_node_wait::wait_for_virtual_node;
-use crate::validate::Validator;
 use secrecy::ExposeSecret;
 
 impl PeerResource {
@@ -127,9 +126,7 @@ impl Lifecycle for PeerResource {
     const TYPE_NAME: &'static str = "liqo_peer";
     /// liqoctl gives `peer` 10 minutes end to end; a virtual kubelet may take a while to register its node.
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(600));
-    const SCHEMA_VERSION: i64 = schema::SCHEMA_VERSION;
-    const DESCRIPTION: &'static str = schema::DESCRIPTION;
-    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const DECLARED: Declared = schema::DECLARED;
     const IMPORT_ID: ImportId = ImportId {
         parts: &[TENANT_NAMESPACE_PART, ("resource_slice_name", "Name of the ResourceSlice.")],
         attributes: &[attr::tenant_namespace, attr::resource_slice_name],
@@ -137,8 +134,6 @@ impl Lifecycle for PeerResource {
         names: "the namespace and name of the ResourceSlice on the consumer cluster",
     };
     const LISTED_FOR_PEER: &'static str = "ResourceSlices asking that provider";
-    const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
-    const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::provider_cluster_id);
     const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str =

@@ -6,6 +6,7 @@ use liqo_schema::tf::{Type, Value};
 
 use crate::attributes::{Check, Key};
 use crate::crypto;
+use crate::resources::lifecycle::Declared;
 use crate::validate::{Validator, check_dns_label};
 
 /// 1: `kubeconfig` (with the consumer's private key) replaced by the public parts and the key Secret's name.
@@ -357,3 +358,12 @@ fn check_kubeconfig(text: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// What `liqo_peer` declares to the lifecycle driver.
+pub const DECLARED: Declared = Declared {
+    description: DESCRIPTION,
+    attributes: attr::declared,
+    validate,
+    rules: super::plan::RULES,
+    version: SCHEMA_VERSION,
+};

@@ -26,15 +26,14 @@ use super::status::{
     Endpoint, ROOT_CA_KEY, capped, csr_issued, quotas_follow, root_ca_published, slices_drained, tenant_ready,
     tls_verdict,
 };
-use super::{TenantResource, plan, schema};
-use crate::attributes::{Decl, Key};
+use super::{TenantResource, schema};
+use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::crypto;
 use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, namespaced_id};
 use crate::kube::{OpError, WaitTarget};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts, upgrade_dropping_v0};
-use crate::validate::Validator;
+use crate::resources::lifecycle::{Declared, Done, Failure, Lifecycle, Op, Timeouts, upgrade_dropping_v0};
 
 const APPROVAL_REASON: &str = "TerraformProviderLiqoApproval";
 /// ConfigMap Kubernetes publishes in every namespace with the CA that verifies the API server.
@@ -401,9 +400,7 @@ async fn cordon_slices(
 impl Lifecycle for TenantResource {
     const TYPE_NAME: &'static str = "liqo_tenant";
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
-    const SCHEMA_VERSION: i64 = schema::SCHEMA_VERSION;
-    const DESCRIPTION: &'static str = schema::DESCRIPTION;
-    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const DECLARED: Declared = schema::DECLARED;
     const IMPORT_ID: ImportId = ImportId {
         parts: &[TENANT_NAMESPACE_PART, ("consumer_cluster_id", "Name of the Tenant: the consumer's cluster ID.")],
         attributes: &[attr::tenant_namespace, attr::consumer_cluster_id],
@@ -411,8 +408,6 @@ impl Lifecycle for TenantResource {
         names: "the namespace and name of the Tenant on the provider cluster",
     };
     const LISTED_FOR_PEER: &'static str = "the Tenant of that consumer";
-    const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
-    const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::consumer_cluster_id);
     const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str =

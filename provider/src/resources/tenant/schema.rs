@@ -9,6 +9,7 @@ use liqo_schema::liqo::{
 use liqo_schema::tf::{Type, Value};
 
 use crate::crypto;
+use crate::resources::lifecycle::Declared;
 use crate::validate::{Validator, parse_duration};
 
 /// 1: `kubeconfig` (with the consumer's private key) replaced by `csr` → `client_certificate`.
@@ -229,3 +230,12 @@ pub fn check_csr(csr: &str, consumer: Option<&str>) -> Result<(), (String, Strin
     }
     Ok(())
 }
+
+/// What `liqo_tenant` declares to the lifecycle driver.
+pub const DECLARED: Declared = Declared {
+    description: DESCRIPTION,
+    attributes: attr::declared,
+    validate,
+    rules: super::plan::RULES,
+    version: SCHEMA_VERSION,
+};

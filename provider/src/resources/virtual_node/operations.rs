@@ -12,16 +12,15 @@ use liqo_schema::tf::{Diagnostic, Value};
 
 use super::objects::{keeping_liqos_keys, observed_state};
 use super::schema::attr;
-use super::{VirtualNodeResource, plan, schema};
-use crate::attributes::{Decl, Key};
+use super::{VirtualNodeResource, schema};
+use crate::attributes::Key;
 use crate::cluster_api::ClusterApi;
 use crate::import_id::{Found, ImportId, TENANT_NAMESPACE_PART, namespaced_id};
 use crate::kube::{OpError, Verdict, is_terminating};
 use crate::protocol::Ctx;
-use crate::resources::lifecycle::{Done, Failure, Lifecycle, Op, PlanRules, Timeouts};
+use crate::resources::lifecycle::{Declared, Done, Failure, Lifecycle, Op, Timeouts};
 use crate::resources::shared::resource_slice::slice_provider;
 use crate::resources::shared::virtual_node_wait::{node_check, wait_for_virtual_node};
-use crate::validate::Validator;
 
 /// The slice must exist, be for this provider and leave the virtual node to this resource. Returns it.
 async fn check_slice(op: &Op<'_>, client: &kube::Client, node: &attr::VirtualNode) -> Result<ResourceSlice, Failure> {
@@ -137,8 +136,7 @@ impl Lifecycle for VirtualNodeResource {
     /// liqoctl waits for the node without a bound of its own; a virtual kubelet starts within a minute, and Liqo
     /// drains the node before removing it.
     const TIMEOUTS: Timeouts = Timeouts::uniform(Duration::from_secs(300));
-    const DESCRIPTION: &'static str = schema::DESCRIPTION;
-    const ATTRIBUTES: fn() -> Vec<Decl> = attr::declared;
+    const DECLARED: Declared = schema::DECLARED;
     const IMPORT_ID: ImportId = ImportId {
         parts: &[TENANT_NAMESPACE_PART, ("name", "Name of the VirtualNode.")],
         attributes: &[attr::tenant_namespace, attr::name],
@@ -146,8 +144,6 @@ impl Lifecycle for VirtualNodeResource {
         names: "the namespace and name of the VirtualNode on the consumer cluster",
     };
     const LISTED_FOR_PEER: &'static str = "virtual nodes for that provider made outside its ResourceSlices";
-    const VALIDATE: fn(&mut Validator<'_>) = schema::validate;
-    const RULES: PlanRules = plan::RULES;
     const PEER: Option<Key> = Some(attr::provider_cluster_id);
     const TENANT_NAMESPACE: Option<Key> = Some(attr::tenant_namespace);
     const OBJECTS: &'static str = "the VirtualNode (and the Node Liqo registers for it)";

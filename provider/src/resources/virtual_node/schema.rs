@@ -6,6 +6,7 @@ use liqo_schema::liqo::labels;
 use liqo_schema::liqo::{LIQO_RUNTIME_CLASS, VIRTUAL_NODE_TAINT};
 use liqo_schema::tf::{Nesting, Type, Value};
 
+use crate::resources::lifecycle::Declared;
 use crate::resources::shared::node_selector::{self, Wording};
 use crate::validate::{Validator, check_dns_label, check_object_name, check_qualified_name};
 
@@ -311,3 +312,12 @@ pub fn validate(c: &mut Validator<'_>) {
         );
     }
 }
+
+/// What `liqo_virtual_node` declares to the lifecycle driver.
+pub const DECLARED: Declared = Declared {
+    description: DESCRIPTION,
+    attributes: attr::declared,
+    validate,
+    rules: super::plan::RULES,
+    ..Declared::NONE
+};
