@@ -1,6 +1,6 @@
 //! Locating the upstream binaries (the ground's etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
-//! kubectl and the pinned clients), building them with `scripts/build-upstream.sh` when the version-keyed cache does not have
-//! them yet.
+//! kubectl and the pinned clients), building them with `scripts/build-upstream.sh` when the version-keyed cache does
+//! not have them yet.
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

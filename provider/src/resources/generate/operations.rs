@@ -41,6 +41,16 @@ pub(super) fn key_pair_lost(namespace: &str) -> Diagnostic {
     )
 }
 
+/// The names of the objects `selector` finds besides `ours`: Liqo finds a peer's tenant namespace and key Secret by
+/// label and fails on duplicates, so any such name is one too many.
+async fn others_labelled<K>(ctx: &Ctx, api: &Api<K>, selector: &str, ours: &str) -> Result<Vec<String>, OpError>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let found = crate::kube::list(ctx, api, selector).await?;
+    Ok(found.into_iter().filter_map(|o| o.meta().name.clone()).filter(|n| n != ours).collect())
+}
+
 impl GenerateResource {
     /// Liqo finds the tenant namespace of a peer by label and fails on duplicates: refuse to label a second one.
     async fn check_unique_namespace(
@@ -49,12 +59,8 @@ impl GenerateResource {
         api: &Api<Namespace>,
         generate: &attr::Generate,
     ) -> Result<(), Failure> {
-        let others: Vec<String> = crate::kube::list(ctx, api, &tenant_namespace_selector(&generate.remote_cluster_id))
-            .await?
-            .into_iter()
-            .filter_map(|n| n.metadata.name)
-            .filter(|n| n != &generate.tenant_namespace)
-            .collect();
+        let selector = tenant_namespace_selector(&generate.remote_cluster_id);
+        let others = others_labelled(ctx, api, &selector, &generate.tenant_namespace).await?;
         if others.is_empty() {
             return Ok(());
         }
@@ -83,12 +89,8 @@ impl GenerateResource {
         api: &Api<Secret>,
         generate: &attr::Generate,
     ) -> Result<(), Failure> {
-        let others: Vec<String> = crate::kube::list(ctx, api, &key_secret_selector(&generate.remote_cluster_id))
-            .await?
-            .into_iter()
-            .filter_map(|s| s.metadata.name)
-            .filter(|n| n != labels::KEY_SECRET_NAME)
-            .collect();
+        let selector = key_secret_selector(&generate.remote_cluster_id);
+        let others = others_labelled(ctx, api, &selector, labels::KEY_SECRET_NAME).await?;
         if others.is_empty() {
             return Ok(());
         }
